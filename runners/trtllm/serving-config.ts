@@ -43,7 +43,7 @@ export interface ServingConfig {
     model_name: string;
     precision?: string;
     model_dir_name?: string;
-    supported_gpus: string[];
+    supported_gpus?: string[];
     dataset_file?: string;
     accuracy?: { datasets?: AccuracyDataset[] };
     metrics?: MetricsOverride;
@@ -66,6 +66,9 @@ export interface ServingConfig {
     input_length: number;
     output_length: number;
     multi_round?: number;
+    /** The SA client's --random-range-ratio (use_nv_sa_benchmark). */
+    benchmark_ratio?: number;
+    use_nv_sa_benchmark?: boolean;
     dataset_file?: string;
     enable_benchmark?: boolean;
     failed_requests_tolerance?: number;

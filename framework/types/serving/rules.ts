@@ -15,7 +15,18 @@ import {
 } from '../../../runners/trtllm/serving-config.ts';
 import { parseEnvAssignments, splitShellWords } from '../../../runners/trtllm/shell.ts';
 
-type Rule = (config: ServingConfig) => RuleViolation[];
+/** Where the config lives: its category decides which upstream harness it mirrors. */
+interface RuleContext {
+  category?: string;
+}
+
+type Rule = (config: ServingConfig, context: RuleContext) => RuleViolation[];
+
+/**
+ * perf-sanity configs are run upstream by test_perf_sanity.py, which does not apply
+ * utils/config_validator.py's key reads; every other category goes through that validator.
+ */
+const PERF_SANITY = 'perf-sanity';
 
 const violation = (path: KeyPath, message: string): RuleViolation => ({ path, message });
 
@@ -34,11 +45,25 @@ const mtpTokens: Rule = (config) => {
 const streaming: Rule = (config) =>
   config.benchmark.streaming === true ? [] : [violation(['benchmark', 'streaming'], 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)')];
 
-/** 3. ctx.max_seq_len > input_length; gen.max_seq_len > input_length + output_length. */
-const sequenceLengths: Rule = (config) => {
+/**
+ * 3. ctx.max_seq_len > input_length; gen.max_seq_len > input_length + output_length. Without
+ * max_seq_len upstream's validator fails with a KeyError (outside perf-sanity, where the engine's
+ * default applies and nothing is compared).
+ */
+const sequenceLengths: Rule = (config, context) => {
   const { input_length: isl, output_length: osl } = config.benchmark;
   const out: RuleViolation[] = [];
   const ctx = config.worker_config.ctx;
+  if (context.category !== PERF_SANITY) {
+    const roles: Array<['ctx' | 'gen', WorkerConfig | undefined]> = [['gen', config.worker_config.gen], ['ctx', ctx]];
+    for (const [role, worker] of roles) {
+      if (worker && worker.max_seq_len === undefined) {
+        out.push(violation(['worker_config', role, 'max_seq_len'],
+          `is required but missing: upstream's utils/config_validator.py reads it and fails with a KeyError without it ` +
+          `(only perf-sanity configs, which upstream runs without that validator, may leave it to the engine's default)`));
+      }
+    }
+  }
   if (ctx?.max_seq_len !== undefined && launchesContextServers(config.benchmark.mode) && !(ctx.max_seq_len > isl)) {
     out.push(violation(['worker_config', 'ctx', 'max_seq_len'], `${ctx.max_seq_len} must be greater than input_length = ${isl}`));
   }
@@ -208,19 +233,40 @@ const unsupportedRequests: Rule = (config) => {
   if (typeof env.trtllm_repo === 'string' && env.trtllm_repo.trim() !== '') out.push(violation(['environment', 'trtllm_repo'], install));
   if (typeof env.trtllm_wheel_path === 'string' && env.trtllm_wheel_path.trim() !== '') out.push(violation(['environment', 'trtllm_wheel_path'], install));
   if (env.build_wheel === true) out.push(violation(['environment', 'build_wheel'], install));
-  if (config.benchmark.use_nv_sa_benchmark === true && config.commands?.client === undefined) {
-    out.push(violation(['benchmark', 'use_nv_sa_benchmark'], 'the SemiAnalysis client is not built in: set commands.client to its command, or set this to false for benchmark_serving'));
+  return out;
+};
+
+/**
+ * use_nv_sa_benchmark: true runs serve-bench's SA mode (engine-defaults.ts). Refused where
+ * upstream's submit.py refuses or its client would fail.
+ */
+const saBenchmark: Rule = (config) => {
+  const bench = config.benchmark;
+  if (bench.use_nv_sa_benchmark !== true || config.commands?.client !== undefined) return [];
+  const out: RuleViolation[] = [];
+  if (bench.mode === 'gen_only') {
+    out.push(violation(['benchmark', 'use_nv_sa_benchmark'],
+      'the SA benchmark client does not support mode gen_only (upstream\'s submit.py stops with "SA benchmark client script is not supported for gen_only mode"): use mode e2e or set this to false'));
+  }
+  const ratio = bench.benchmark_ratio;
+  if (ratio === undefined) {
+    out.push(violation(['benchmark', 'benchmark_ratio'],
+      'is required with use_nv_sa_benchmark: true: it is the SA client\'s --random-range-ratio (upstream\'s submit.py fails with a KeyError without it)'));
+  } else if (ratio > 1) {
+    out.push(violation(['benchmark', 'benchmark_ratio'],
+      `${ratio} is above 1: the SA client draws lengths from [len * ratio, len] and upstream's fails there (numpy randint with low > high)`));
   }
   return out;
 };
 
 const rules: Rule[] = [
   mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, shellStrings, commandTemplates,
-  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests,
+  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, saBenchmark,
 ];
 
 /** Every rule's findings at once. */
-export function servingRules(config: Record<string, unknown>): RuleViolation[] {
+export function servingRules(config: Record<string, unknown>, source?: { file: string; category?: string }): RuleViolation[] {
   const typed = servingConfig(config);
-  return rules.flatMap((rule) => rule(typed));
+  const context: RuleContext = { category: source?.category };
+  return rules.flatMap((rule) => rule(typed, context));
 }
