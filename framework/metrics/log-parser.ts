@@ -34,7 +34,7 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     }
     let result: ExtractResult;
     try {
-      result = extractor(text, spec);
+      result = extractor(text, spec, file);
     } catch (error) {
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;

@@ -217,16 +217,53 @@ describe('accuracy datasets', () => {
 });
 
 describe('what the job does not do', () => {
-  test('installing the engine or the SemiAnalysis client is refused, not ignored', () => {
+  test('installing the engine is refused, not ignored', () => {
     expect(rules({ environment: { trtllm_repo: '', build_wheel: false, trtllm_wheel_path: '' }, benchmark: { use_nv_sa_benchmark: false } })).toEqual([]);
     const install = 'installing the engine in the job is not supported: use a container image (environment.container_image) that has it';
-    expect(rules({ environment: { trtllm_repo: '/src/trtllm', build_wheel: true, trtllm_wheel_path: '/w.whl' }, benchmark: { use_nv_sa_benchmark: true } })).toEqual([
+    expect(rules({ environment: { trtllm_repo: '/src/trtllm', build_wheel: true, trtllm_wheel_path: '/w.whl' } })).toEqual([
       { path: ['environment', 'trtllm_repo'], message: install },
       { path: ['environment', 'trtllm_wheel_path'], message: install },
       { path: ['environment', 'build_wheel'], message: install },
-      { path: ['benchmark', 'use_nv_sa_benchmark'], message: 'the SemiAnalysis client is not built in: set commands.client to its command, or set this to false for benchmark_serving' },
     ]);
-    expect(rules({ benchmark: { use_nv_sa_benchmark: true }, commands: { client: 'sa-bench --port {port}' } })).toEqual([]);
+  });
+});
+
+describe('the benchmark client a config selects (as upstream)', () => {
+  test('use_nv_sa_benchmark runs the built-in SA client; gen_only and a ratio above 1 are refused as upstream would', () => {
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.8 } })).toEqual([]);
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0 } })).toEqual([]);
+    const genOnly = rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.8, mode: 'gen_only' } });
+    expect(genOnly).toHaveLength(1);
+    expect(genOnly[0].path).toEqual(['benchmark', 'use_nv_sa_benchmark']);
+    expect(genOnly[0].message).toMatch(/does not support mode gen_only \(upstream's submit.py stops with "SA benchmark client script is not supported for gen_only mode"\)/);
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 1.5 } })[0].message).toMatch(/1.5 is above 1: .*numpy randint with low > high/);
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true } })[0]).toMatchObject({ path: ['benchmark', 'benchmark_ratio'], message: expect.stringMatching(/KeyError/) });
+    // The user's own client command wins over the built-in one, and its needs are the user's.
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, mode: 'gen_only' }, commands: { client: 'sa-bench --port {port}' } })).toEqual([]);
+  });
+
+  test('aiperf needs the mooncake trace it replays', () => {
+    expect(rules({ commands: { client: 'aiperf' }, benchmark: { dataset_file: '/data/trace.jsonl' } })).toEqual([]);
+    expect(rules({ commands: { client: 'aiperf' } })).toEqual([
+      { path: ['benchmark', 'dataset_file'], message: expect.stringMatching(/required with commands.client: aiperf: .*run_benchmark_aiperf.sh/) },
+    ]);
+  });
+});
+
+describe('max_seq_len: required where upstream\'s validator reads it', () => {
+  const without = (role: 'ctx' | 'gen') => {
+    const config = baseConfig();
+    delete ((config.worker_config as Record<string, Record<string, unknown>>)[role]).max_seq_len;
+    return config;
+  };
+  test('missing outside perf-sanity: refused, naming upstream\'s KeyError', () => {
+    for (const role of ['ctx', 'gen'] as const) {
+      const found = servingRules(without(role), { file: '/x.yaml', category: 'perf' });
+      expect(found).toEqual([{ path: ['worker_config', role, 'max_seq_len'], message: expect.stringMatching(/upstream's utils\/config_validator.py reads it and fails with a KeyError/) }]);
+    }
+  });
+  test('missing in perf-sanity (run upstream without that validator): accepted', () => {
+    expect(servingRules(without('gen'), { file: '/x.yaml', category: 'perf-sanity' })).toEqual([]);
   });
 });
 

@@ -14,6 +14,7 @@ import {
   type ServingConfig, type WorkerConfig,
 } from '../../../runners/trtllm/serving-config.ts';
 import { parseEnvAssignments, splitShellWords } from '../../../runners/trtllm/shell.ts';
+import { clientRequirements } from './client-rules.ts';
 
 /** Where the config lives: its category decides which upstream harness it mirrors. */
 interface RuleContext {
@@ -236,32 +237,9 @@ const unsupportedRequests: Rule = (config) => {
   return out;
 };
 
-/**
- * use_nv_sa_benchmark: true runs serve-bench's SA mode (engine-defaults.ts). Refused where
- * upstream's submit.py refuses or its client would fail.
- */
-const saBenchmark: Rule = (config) => {
-  const bench = config.benchmark;
-  if (bench.use_nv_sa_benchmark !== true || config.commands?.client !== undefined) return [];
-  const out: RuleViolation[] = [];
-  if (bench.mode === 'gen_only') {
-    out.push(violation(['benchmark', 'use_nv_sa_benchmark'],
-      'the SA benchmark client does not support mode gen_only (upstream\'s submit.py stops with "SA benchmark client script is not supported for gen_only mode"): use mode e2e or set this to false'));
-  }
-  const ratio = bench.benchmark_ratio;
-  if (ratio === undefined) {
-    out.push(violation(['benchmark', 'benchmark_ratio'],
-      'is required with use_nv_sa_benchmark: true: it is the SA client\'s --random-range-ratio (upstream\'s submit.py fails with a KeyError without it)'));
-  } else if (ratio > 1) {
-    out.push(violation(['benchmark', 'benchmark_ratio'],
-      `${ratio} is above 1: the SA client draws lengths from [len * ratio, len] and upstream's fails there (numpy randint with low > high)`));
-  }
-  return out;
-};
-
 const rules: Rule[] = [
   mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, shellStrings, commandTemplates,
-  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, saBenchmark,
+  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, clientRequirements,
 ];
 
 /** Every rule's findings at once. */
