@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { discoverConfigs, type ConfigFile } from '../framework/config/discover.ts';
 import { formatIssue } from '../framework/config/issue.ts';
 import { resolveConfig } from '../framework/config/resolve.ts';
@@ -32,7 +33,7 @@ const userEnv: NodeJS.ProcessEnv = {
   SLURM_ACCOUNT: 'account',
 };
 
-interface FileResult {
+export interface FileResult {
   file: string;
   id: string;
   gpus: string[];
@@ -44,9 +45,8 @@ interface FileResult {
 
 async function check(file: ConfigFile, scratch: string): Promise<FileResult> {
   const planned = loadPlannedTest(file, { gpuType: undefined, source: 'none' }, userEnv);
-  const raw = planned.config as { metadata?: { supported_gpus?: string[] } } | undefined;
   const type = testType(file.testType);
-  const gpus = type && raw ? (type.supportedGpus(raw as Record<string, unknown>) ?? []) : [];
+  const gpus = planned.supportedGpus ?? [];
   const result: FileResult = { file: file.displayFile, id: file.id, gpus, listing: {}, issues: planned.issues.map(formatIssue) };
   // What `GPU_TYPE=<gpu> disagg-bench list` says of it, for each GPU type it names.
   for (const gpu of gpus) {
@@ -70,65 +70,96 @@ async function check(file: ConfigFile, scratch: string): Promise<FileResult> {
 
 const escape = (text: string) => text.replace(/\|/g, '\\|');
 
-async function main(argv: string[]): Promise<number> {
-  const folder = argv.find((a) => !a.startsWith('--'));
-  if (!folder) {
-    console.error('usage: npx tsx scripts/check-upstream-corpus.ts <folder with test_configs/ and testlist/> [--all]');
-    return 2;
-  }
-  const workDir = path.resolve(folder);
+export interface ListResult {
+  list: string;
+  ids?: number;
+  matched?: number;
+  unknown: string[];
+  error?: string;
+}
+
+export interface CorpusReport {
+  results: FileResult[];
+  refused: FileResult[];
+  accepted: FileResult[];
+  misplaced: string[];
+  lists: ListResult[];
+}
+
+/** Validates, lists and builds every config of `workDir`, and matches its test lists. */
+export async function checkCorpus(workDir: string): Promise<CorpusReport> {
   const scratch = mkdtempSync(path.join(tmpdir(), 'upstream-corpus-'));
   try {
     const discovery = discoverConfigs(workDir);
     const results: FileResult[] = [];
     for (const file of discovery.files) results.push(await check(file, scratch));
     const refused = results.filter((r) => r.issues.length > 0 || r.build);
-    const accepted = results.filter((r) => !refused.includes(r));
-    const byCategory = new Map<string, [number, number]>();
-    for (const r of results) {
-      const key = r.file.split('/').slice(1, 3).join('/');
-      const [a, t] = byCategory.get(key) ?? [0, 0];
-      byCategory.set(key, [a + (refused.includes(r) ? 0 : 1), t + 1]);
-    }
-    console.log(`## Configs: ${accepted.length} of ${results.length} accepted (validated, listed RUN on each supported GPU type, job built)\n`);
-    console.log('| folder | accepted | files |\n|---|---|---|');
-    for (const [key, [a, t]] of [...byCategory].sort()) console.log(`| ${key} | ${a} | ${t} |`);
-    const notRun = accepted.filter((r) => Object.values(r.listing).some((s) => s !== 'RUN'));
-    if (notRun.length) console.log(`\nAccepted but not RUN on a GPU type they name: ${notRun.map((r) => r.id).join(', ')}`);
-    if (discovery.misplaced.length) console.log(`\nIgnored (not at test_configs/<type>/<category>/): ${discovery.misplaced.join(', ')}`);
-    console.log('\n## Refused configs\n\n| file | reason (and what upstream does) |\n|---|---|');
-    for (const r of refused) {
-      const reasons = r.build ? [r.build] : r.issues.map((i) => i.replace(`${r.file}:`, ''));
-      console.log(`| ${escape(r.file)} | ${escape(reasons.join('<br>'))} |`);
-    }
-    if (argv.includes('--all')) {
-      console.log('\n## Accepted configs\n\n| id | GPU types (RUN) |\n|---|---|');
-      for (const r of accepted) console.log(`| ${r.id} | ${r.gpus.join(', ')} |`);
-    }
-    const listDir = path.join(workDir, 'testlist');
-    let lists: string[] = [];
+    const lists: ListResult[] = [];
+    let names: string[] = [];
     try {
-      lists = readdirSync(listDir).filter((f) => f.endsWith('.txt')).sort();
+      names = readdirSync(path.join(workDir, 'testlist')).filter((f) => f.endsWith('.txt')).sort();
     } catch {
       // no test lists in this folder
     }
-    if (lists.length) {
-      console.log('\n## Test lists\n\n| list | ids | match a config | ids that match none |\n|---|---|---|---|');
-      for (const list of lists) {
-        try {
-          const parsed = readTestList(path.join('testlist', list), workDir);
-          const selection = selectByTestList(discovery.files, parsed);
-          const unknown = selection.unknown.map((u) => `${u.id} (line ${u.line})`).join('<br>');
-          console.log(`| ${list} | ${parsed.ids.length} | ${selection.selected.length} | ${escape(unknown) || '-'} |`);
-        } catch (error) {
-          console.log(`| ${list} | - | - | ${escape((error as Error).message)} |`);
-        }
+    for (const list of names) {
+      try {
+        const parsed = readTestList(path.join('testlist', list), workDir);
+        const selection = selectByTestList(discovery.files, parsed);
+        lists.push({ list, ids: parsed.ids.length, matched: selection.selected.length, unknown: selection.unknown.map((u) => `${u.id} (line ${u.line})`) });
+      } catch (error) {
+        lists.push({ list, unknown: [], error: (error as Error).message });
       }
     }
-    return 0;
+    return { results, refused, accepted: results.filter((r) => !refused.includes(r)), misplaced: discovery.misplaced, lists };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+/** The report as Markdown (docs/trtllm-compatibility.md's tables). */
+export function formatCorpusReport(report: CorpusReport, all = false): string {
+  const out: string[] = [];
+  const { results, refused, accepted } = report;
+  const byCategory = new Map<string, [number, number]>();
+  for (const r of results) {
+    const key = r.file.split('/').slice(1, 3).join('/');
+    const [a, t] = byCategory.get(key) ?? [0, 0];
+    byCategory.set(key, [a + (refused.includes(r) ? 0 : 1), t + 1]);
+  }
+  out.push(`## Configs: ${accepted.length} of ${results.length} accepted (validated, listed RUN on each supported GPU type, job built)`, '');
+  out.push('| folder | accepted | files |', '|---|---|---|');
+  for (const [key, [a, t]] of [...byCategory].sort()) out.push(`| ${key} | ${a} | ${t} |`);
+  const notRun = accepted.filter((r) => Object.values(r.listing).some((s) => s !== 'RUN'));
+  if (notRun.length) out.push('', `Accepted but not RUN on a GPU type they name: ${notRun.map((r) => r.id).join(', ')}`);
+  if (report.misplaced.length) out.push('', `Ignored (not at test_configs/<type>/<category>/): ${report.misplaced.join(', ')}`);
+  out.push('', '## Refused configs', '', '| file | reason (and what upstream does) |', '|---|---|');
+  for (const r of refused) {
+    const reasons = r.build ? [r.build] : r.issues.map((i) => i.replace(`${r.file}:`, ''));
+    out.push(`| ${escape(r.file)} | ${escape(reasons.join('<br>'))} |`);
+  }
+  if (all) {
+    out.push('', '## Accepted configs', '', '| id | GPU types (RUN) |', '|---|---|');
+    for (const r of accepted) out.push(`| ${r.id} | ${r.gpus.join(', ')} |`);
+  }
+  if (report.lists.length) {
+    out.push('', '## Test lists', '', '| list | ids | match a config | ids that match none |', '|---|---|---|---|');
+    for (const l of report.lists) {
+      out.push(l.error ? `| ${l.list} | - | - | ${escape(l.error)} |` : `| ${l.list} | ${l.ids} | ${l.matched} | ${escape(l.unknown.join('<br>')) || '-'} |`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const folder = argv.find((a) => !a.startsWith('--'));
+  if (!folder) {
+    console.error('usage: npx tsx scripts/check-upstream-corpus.ts <folder with test_configs/ and testlist/> [--all]');
+    return 2;
+  }
+  process.stdout.write(formatCorpusReport(await checkCorpus(path.resolve(folder)), argv.includes('--all')));
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

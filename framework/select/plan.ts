@@ -20,6 +20,8 @@ export interface PlannedTest extends ConfigFile {
   issues: ConfigIssue[];
   /** Set when the test must not run here (GPU type...). */
   skipReason?: string;
+  /** The GPU types it names (read even from an invalid config); undefined = needs no GPU. */
+  supportedGpus?: string[];
 }
 
 export interface Plan {
@@ -51,7 +53,8 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   test.issues.push(...validateConfig(type, parsed, file.displayFile, file.absFile, file.category));
   // As upstream: a config for another GPU type is skipped, valid or not (its errors stay in
   // test.issues for `disagg-bench validate`, and fail it on a GPU it supports).
-  test.skipReason = gpuSkipReason(supportedGpusOf(type, parsed.data), gpu);
+  test.supportedGpus = supportedGpusOf(type, parsed.data);
+  test.skipReason = gpuSkipReason(test.supportedGpus, gpu);
   if (test.issues.length > 0) return test;
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);
