@@ -31,6 +31,7 @@ const userEnv: NodeJS.ProcessEnv = {
   SCRIPT_DIR: '/scripts',
   SLURM_PARTITION: 'batch',
   SLURM_ACCOUNT: 'account',
+  HF_HOME_DIR: '/hf-home',
 };
 
 export interface FileResult {

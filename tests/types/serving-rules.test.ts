@@ -22,7 +22,7 @@ describe('MTP: gen.max_num_tokens >= gen.max_batch_size * (T + 1)', () => {
 
   test('too few tokens for MTP 3 is named with the numbers', () => {
     expect(mtp(3, 32)).toEqual([
-      { path: ['worker_config', 'gen', 'max_num_tokens'], message: '32 is below max_batch_size * (mtp + 1) = 128' },
+      { path: ['worker_config', 'gen', 'max_num_tokens'], message: '32 is below max_batch_size * (mtp + 1) = 128 (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('exactly enough, more than enough, and MTP off pass', () => {
@@ -36,7 +36,7 @@ describe('MTP: gen.max_num_tokens >= gen.max_batch_size * (T + 1)', () => {
 describe('streaming', () => {
   test('false is refused', () => {
     expect(rules({ benchmark: { streaming: false } })).toEqual([
-      { path: ['benchmark', 'streaming'], message: 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)' },
+      { path: ['benchmark', 'streaming'], message: 'must be true (TTFT, TPOT and ITL are measured on streamed tokens) (upstream\'s config_validator refuses it too)' },
     ]);
   });
 });
@@ -44,13 +44,13 @@ describe('streaming', () => {
 describe('max_seq_len bounds', () => {
   test('ctx.max_seq_len must exceed input_length', () => {
     expect(rules({ worker_config: { ctx: { max_seq_len: 1024 } } })).toEqual([
-      { path: ['worker_config', 'ctx', 'max_seq_len'], message: '1024 must be greater than input_length = 1024' },
+      { path: ['worker_config', 'ctx', 'max_seq_len'], message: '1024 must be greater than input_length = 1024 (upstream\'s config_validator refuses it too)' },
     ]);
     expect(rules({ worker_config: { ctx: { max_seq_len: 1025 } } })).toEqual([]);
   });
   test('gen.max_seq_len must exceed input_length + output_length', () => {
     expect(rules({ worker_config: { gen: { max_seq_len: 2048 } } })).toEqual([
-      { path: ['worker_config', 'gen', 'max_seq_len'], message: '2048 must be greater than input_length + output_length = 2048' },
+      { path: ['worker_config', 'gen', 'max_seq_len'], message: '2048 must be greater than input_length + output_length = 2048 (upstream\'s config_validator refuses it too)' },
     ]);
     expect(rules({ worker_config: { gen: { max_seq_len: 2049 } } })).toEqual([]);
   });
@@ -65,20 +65,20 @@ describe('concurrency bounds', () => {
   test('with attention DP the bound is max_batch_size * tensor_parallel_size', () => {
     expect(rules({ benchmark: { concurrency_list: '64 128' } })).toEqual([]);
     expect(rules({ benchmark: { concurrency_list: '64 129 256' } })).toEqual([
-      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 129 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP)' },
-      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 256 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP)' },
+      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 129 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP) (upstream\'s config_validator refuses it too)' },
+      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 256 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP) (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('without attention DP the bound is max_batch_size', () => {
     const noDp = { worker_config: { gen: { enable_attention_dp: false } } };
     expect(rules({ ...noDp, benchmark: { concurrency_list: '32' } })).toEqual([]);
     expect(rules({ ...noDp, benchmark: { concurrency_list: '33' } })).toEqual([
-      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 33 exceeds gen max_batch_size = 32' },
+      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 33 exceeds gen max_batch_size = 32 (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('a list form points at the offending item', () => {
     expect(rules({ benchmark: { concurrency_list: [8, 200] } })).toEqual([
-      { path: ['benchmark', 'concurrency_list', 1], message: 'concurrency 200 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP)' },
+      { path: ['benchmark', 'concurrency_list', 1], message: 'concurrency 200 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP) (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('an empty list is refused', () => {
@@ -88,7 +88,7 @@ describe('concurrency bounds', () => {
   });
   test("the seed's minimal example breaks it (36 > gen max_batch_size 32 without attention DP)", () => {
     const seedLike = { benchmark: { concurrency_list: '1 2 4 8 16 36' }, worker_config: { gen: { enable_attention_dp: false } } };
-    expect(rules(seedLike).map((v) => v.message)).toEqual(['concurrency 36 exceeds gen max_batch_size = 32']);
+    expect(rules(seedLike).map((v) => v.message)).toEqual(['concurrency 36 exceeds gen max_batch_size = 32 (upstream\'s config_validator refuses it too)']);
   });
 });
 
@@ -286,6 +286,6 @@ describe('through the validator', () => {
       '',
     ].join('\n');
     const issues = validateConfig(disaggType, parseYaml(yaml, 'x.yaml'), 'x.yaml');
-    expect(issues.map(formatIssue)).toEqual(['x.yaml:11:5 worker_config.gen.max_num_tokens: 32 is below max_batch_size * (mtp + 1) = 128']);
+    expect(issues.map(formatIssue)).toEqual(['x.yaml:11:5 worker_config.gen.max_num_tokens: 32 is below max_batch_size * (mtp + 1) = 128 (upstream\'s config_validator refuses it too)']);
   });
 });

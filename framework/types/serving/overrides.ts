@@ -43,6 +43,8 @@ export const servingEnvOverrides: EnvOverride[] = [
     },
   },
   { path: ['environment', 'work_dir'], env: 'SCRIPT_DIR' },
+  // Upstream's accuracy configs leave `HF_HOME: <hf_home_path>` for HF_HOME_DIR (utils/common.py).
+  { path: ['accuracy', 'env_var', 'HF_HOME'], env: 'HF_HOME_DIR' },
   // Replace the serving stack's commands for a whole run (runners/trtllm/engine-defaults.ts).
   ...commandKinds.map((kind): EnvOverride => ({ path: ['commands', kind], env: commandEnvVars[kind] })),
 ];

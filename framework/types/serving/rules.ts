@@ -31,6 +31,10 @@ const PERF_SANITY = 'perf-sanity';
 
 const violation = (path: KeyPath, message: string): RuleViolation => ({ path, message });
 
+/** Rules 1-4 are upstream's own (utils/config_validator.py): its test fails on the same config. */
+export const UPSTREAM_REFUSES_TOO = " (upstream's config_validator refuses it too)";
+const upstreamRule = (path: KeyPath, message: string) => violation(path, message + UPSTREAM_REFUSES_TOO);
+
 /** 1. With MTP (T > 0), gen.max_num_tokens >= gen.max_batch_size * (T + 1). */
 const mtpTokens: Rule = (config) => {
   const gen = config.worker_config.gen;
@@ -39,12 +43,12 @@ const mtpTokens: Rule = (config) => {
   const needed = gen.max_batch_size * (t + 1);
   return gen.max_num_tokens >= needed
     ? []
-    : [violation(['worker_config', 'gen', 'max_num_tokens'], `${gen.max_num_tokens} is below max_batch_size * (mtp + 1) = ${needed}`)];
+    : [upstreamRule(['worker_config', 'gen', 'max_num_tokens'], `${gen.max_num_tokens} is below max_batch_size * (mtp + 1) = ${needed}`)];
 };
 
 /** 2. The client measures streamed tokens: streaming must be on. */
 const streaming: Rule = (config) =>
-  config.benchmark.streaming === true ? [] : [violation(['benchmark', 'streaming'], 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)')];
+  config.benchmark.streaming === true ? [] : [upstreamRule(['benchmark', 'streaming'], 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)')];
 
 /**
  * 3. ctx.max_seq_len > input_length; gen.max_seq_len > input_length + output_length. Without
@@ -66,11 +70,11 @@ const sequenceLengths: Rule = (config, context) => {
     }
   }
   if (ctx?.max_seq_len !== undefined && launchesContextServers(config.benchmark.mode) && !(ctx.max_seq_len > isl)) {
-    out.push(violation(['worker_config', 'ctx', 'max_seq_len'], `${ctx.max_seq_len} must be greater than input_length = ${isl}`));
+    out.push(upstreamRule(['worker_config', 'ctx', 'max_seq_len'], `${ctx.max_seq_len} must be greater than input_length = ${isl}`));
   }
   const gen = config.worker_config.gen;
   if (gen.max_seq_len !== undefined && !(gen.max_seq_len > isl + osl)) {
-    out.push(violation(['worker_config', 'gen', 'max_seq_len'], `${gen.max_seq_len} must be greater than input_length + output_length = ${isl + osl}`));
+    out.push(upstreamRule(['worker_config', 'gen', 'max_seq_len'], `${gen.max_seq_len} must be greater than input_length + output_length = ${isl + osl}`));
   }
   return out;
 };
@@ -90,7 +94,7 @@ const concurrencyBounds: Rule = (config) => {
   const limit = dp ? gen.max_batch_size * (gen.tensor_parallel_size ?? 1) : gen.max_batch_size;
   const what = dp ? `gen max_batch_size * tensor_parallel_size = ${limit} (attention DP)` : `gen max_batch_size = ${limit}`;
   const asList = Array.isArray(config.benchmark.concurrency_list);
-  return list.flatMap((c, i) => (c > limit ? [violation(asList ? [...path, i] : path, `concurrency ${c} exceeds ${what}`)] : []));
+  return list.flatMap((c, i) => (c > limit ? [upstreamRule(asList ? [...path, i] : path, `concurrency ${c} exceeds ${what}`)] : []));
 };
 
 /** Context servers exist unless the mode runs without them; every server fits its nodes. */

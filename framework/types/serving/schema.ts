@@ -184,7 +184,9 @@ export function servingSchema(title: string): JsonSchema {
         ['mode', 'streaming', 'concurrency_list', 'input_length', 'output_length'],
       ),
       hardware: section(
-        { gpus_per_node: int(1), num_ctx_servers: int(0), num_gen_servers: int(1) },
+        // gpu_type: in one upstream config, read by none of upstream's framework versions checked
+        // (the run's type is GPU_TYPE): accepted and unused (docs/trtllm-compatibility.md).
+        { gpus_per_node: int(1), num_ctx_servers: int(0), num_gen_servers: int(1), gpu_type: nonEmpty },
         ['gpus_per_node', 'num_ctx_servers', 'num_gen_servers'],
       ),
       environment: section(
