@@ -42,9 +42,11 @@ export interface FileResult {
   listing: Record<string, string>;
   issues: string[];
   build?: string;
+  /** Where its job was built (kept only when checkCorpus is given a jobs folder). */
+  jobDir?: string;
 }
 
-async function check(file: ConfigFile, scratch: string): Promise<FileResult> {
+async function check(file: ConfigFile, scratch: string, jobsDir: string): Promise<FileResult> {
   const planned = loadPlannedTest(file, { gpuType: undefined, source: 'none' }, userEnv);
   const type = testType(file.testType);
   const gpus = planned.supportedGpus ?? [];
@@ -56,13 +58,14 @@ async function check(file: ConfigFile, scratch: string): Promise<FileResult> {
   }
   if (result.issues.length > 0 || !type || !planned.config) return result;
   const resolved = resolveConfig(planned.config, type.envOverrides, userEnv).config;
-  const logDir = path.join(scratch, 'slurm_logs', file.id);
+  const logDir = path.join(jobsDir, 'slurm_logs', file.id);
   try {
     const built = await type.buildJob({
       testId: file.id, category: file.category, config: resolved, logDir, workDir: path.dirname(scratch), packageRoot,
       gpuType: gpus[0] ? gpuTypeFromName(gpus[0]) : undefined,
     });
     execFileSync('bash', ['-n', built.scriptPath], { stdio: 'pipe' });
+    result.jobDir = logDir;
   } catch (error) {
     result.build = (error as Error).message.split('\n')[0];
   }
@@ -75,6 +78,8 @@ export interface ListResult {
   list: string;
   ids?: number;
   matched?: number;
+  /** Ids whose config is refused (upstream cannot run them either; see the refused table). */
+  refused?: string[];
   unknown: string[];
   error?: string;
 }
@@ -87,13 +92,16 @@ export interface CorpusReport {
   lists: ListResult[];
 }
 
-/** Validates, lists and builds every config of `workDir`, and matches its test lists. */
-export async function checkCorpus(workDir: string): Promise<CorpusReport> {
+/**
+ * Validates, lists and builds every config of `workDir`, and matches its test lists. The jobs are
+ * built in a scratch folder removed afterwards, or under `jobsDir` (kept) when given.
+ */
+export async function checkCorpus(workDir: string, jobsDir?: string): Promise<CorpusReport> {
   const scratch = mkdtempSync(path.join(tmpdir(), 'upstream-corpus-'));
   try {
     const discovery = discoverConfigs(workDir);
     const results: FileResult[] = [];
-    for (const file of discovery.files) results.push(await check(file, scratch));
+    for (const file of discovery.files) results.push(await check(file, scratch, jobsDir ?? scratch));
     const refused = results.filter((r) => r.issues.length > 0 || r.build);
     const lists: ListResult[] = [];
     let names: string[] = [];
@@ -106,7 +114,14 @@ export async function checkCorpus(workDir: string): Promise<CorpusReport> {
       try {
         const parsed = readTestList(path.join('testlist', list), workDir);
         const selection = selectByTestList(discovery.files, parsed);
-        lists.push({ list, ids: parsed.ids.length, matched: selection.selected.length, unknown: selection.unknown.map((u) => `${u.id} (line ${u.line})`) });
+        const refusedIds = new Set(refused.map((r) => r.id));
+        lists.push({
+          list,
+          ids: parsed.ids.length,
+          matched: selection.selected.length,
+          refused: selection.selected.filter((f) => refusedIds.has(f.id)).map((f) => f.id),
+          unknown: selection.unknown.map((u) => `${u.id} (line ${u.line})`),
+        });
       } catch (error) {
         lists.push({ list, unknown: [], error: (error as Error).message });
       }
@@ -143,9 +158,13 @@ export function formatCorpusReport(report: CorpusReport, all = false): string {
     for (const r of accepted) out.push(`| ${r.id} | ${r.gpus.join(', ')} |`);
   }
   if (report.lists.length) {
-    out.push('', '## Test lists', '', '| list | ids | match a config | ids that match none |', '|---|---|---|---|');
+    out.push('', '## Test lists', '', '| list | ids | match a config | of which refused | ids that match none |', '|---|---|---|---|---|');
     for (const l of report.lists) {
-      out.push(l.error ? `| ${l.list} | - | - | ${escape(l.error)} |` : `| ${l.list} | ${l.ids} | ${l.matched} | ${escape(l.unknown.join('<br>')) || '-'} |`);
+      out.push(
+        l.error
+          ? `| ${l.list} | - | - | - | ${escape(l.error)} |`
+          : `| ${l.list} | ${l.ids} | ${l.matched} | ${escape((l.refused ?? []).join('<br>')) || '-'} | ${escape(l.unknown.join('<br>')) || '-'} |`,
+      );
     }
   }
   return `${out.join('\n')}\n`;
