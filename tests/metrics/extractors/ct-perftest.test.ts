@@ -55,6 +55,7 @@ describe('sequential-ct-perftest extractor', () => {
     ],
     startNs: 0,
     preparedNs: 1 * ms,
+    isolationStartNs: 2 * ms,
     finishedNs: 30 * ms,
     epochOffsetNs: 1e18,
     settings: {},

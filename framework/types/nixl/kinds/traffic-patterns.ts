@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
 import type { MetricSpec } from '../../../metrics/metric.ts';
 import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
+import { MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 
 const either = (values: readonly string[]) => ({ enum: [...values, ...values.map((v) => v.toUpperCase()), ...values.map((v) => v.toLowerCase())] });
@@ -84,13 +85,13 @@ export function checkSequentialRunOptions(o: SequentialRunOptions, section: stri
   return [{ path: [section, 'share_buffers'], message: 'shared buffers put every pattern in the same window, so verify_buffers cannot check them: drop one' }];
 }
 
-/** A matrix file (relative to the config's folder) that exists, parses, and is ranks x ranks. */
+/** A matrix file (relative: the config's folder, else the working directory) that exists, parses, and is ranks x ranks. */
 export function checkMatrixFile(configDir: string, file: string, ranks: number, at: KeyPath): RuleViolation[] {
   try {
-    readMatrix(path.resolve(configDir, file), ranks);
+    readMatrix(resolveMatrixFile(configDir, file).file, ranks);
     return [];
   } catch (err) {
-    if (err instanceof MatrixError) return [{ path: at, message: err.message }];
+    if (err instanceof MatrixError || err instanceof MatrixFileNotFound) return [{ path: at, message: err.message }];
     throw err;
   }
 }
@@ -105,7 +106,7 @@ export function checkMemType(backend: string, memType: string | undefined, at: K
   return [{ path: at, message: `${memType === undefined ? 'the default mem_type cuda' : `mem_type ${memType}`} is ${memory === 'gpu' ? 'GPU' : 'host'} memory, but backend ${backend} moves ${wanted === 'gpu' ? 'GPU' : 'host'} memory: set mem_type to ${fix}` }];
 }
 
-/** A matrix file's text, read for the job's artefacts. */
+/** A matrix file's text, read for the job's artefacts (found as checkMatrixFile found it). */
 export function matrixText(configDir: string, file: string): string {
-  return readFileSync(path.resolve(configDir, file), 'utf8');
+  return readFileSync(resolveMatrixFile(configDir, file).file, 'utf8');
 }
