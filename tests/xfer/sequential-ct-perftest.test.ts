@@ -41,13 +41,18 @@ describe('sequential-ct-perftest CLI', () => {
       '  - { matrix_file: c.txt, mem_type: cpu }',
     ].join('\n'));
     const json = path.join(dir, 'seq.json');
-    const r = await cli('sequential-ct-perftest', [config, '--ranks', '4', '--backend', 'shm', '--verify-buffers', '--sleep-scale', '0.001',
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '4', '--backend', 'shm', '--verify-buffers', '--print-recv-buffers', '--sleep-scale', '0.001',
       '--warmup-iters', '1', '--isolation-iters', '4', '--workload-iters', '2', '--json-output-path', json]);
     expect(r.code, r.out).toBe(0);
+    // kvbench's --print-recv-buffers: every receive slice after every workload iteration (rank 2 gets 1 MiB from 0 and 1 in pattern 0).
+    expect(r.stdout).toMatch(/^\[rank 2\] \[iteration 2\] Recv buffer 1 \(pattern 0, 1048576 bytes from rank 1 to rank 2\): /m);
     expect(r.stdout).toMatch(/Iteration 1\/2\n +Transfer size \(GB\) +Latency \(ms\) +Isolated Latency \(ms\) +Num Senders +Mean BW \(GB\/s\)\n/);
     expect(r.stdout).toMatch(/\n +0\.004 +\d+\.\d{3} +\d+\.\d{3} +2 +\d+\.\d{3}\n/);
     const report = readReport(json);
     expect(report.iterations_results).toHaveLength(2);
+    // kvbench's sol_calculation_ts: the isolated phase starts after preparation, before the workload.
+    expect(report.metadata.sol_calculation_ts).toBeGreaterThanOrEqual(report.metadata.ts + report.metadata.prepare_tp_time);
+    expect(report.metadata.sol_calculation_ts).toBeLessThan(report.metadata.iters[0].start_ts);
     for (const iteration of report.iterations_results) {
       expect(iteration.map((x) => x.num_senders)).toEqual([2, 1, 4]);
       expect(iteration.map((x) => x.size)).toEqual([4 * 1048576 / 1e9, (786432 + 1572864) / 1e9, 764519 / 1e9]);
