@@ -55,7 +55,7 @@ export const ctMetrics = (): MetricSpec[] => [
   {
     logFile: CT_JSON,
     extractor: 'ct-perftest',
-    names: ['TOTAL_LATENCY_S', 'AVG_ITER_LATENCY_MS', 'TOTAL_SIZE_GB', 'AGGREGATE_BW_GBPS', 'AVG_BW_GBPS', 'BW_GBPS', 'MIN_BW_GBPS', 'MAX_BW_GBPS'],
+    names: ['TOTAL_LATENCY_S', 'AVG_LATENCY_PER_ITER_S', 'AVG_ITER_LATENCY_MS', 'TOTAL_SIZE_GB', 'AGGREGATE_BW_GBPS', 'AVG_BW_GBPS', 'BW_GBPS', 'MIN_BW_GBPS', 'MAX_BW_GBPS'],
   },
 ];
 
