@@ -70,9 +70,9 @@ describe('validation', () => {
     const config = patch(write, { benchmark: { ranks: 2 }, ct_perftest: { traffic_pattern: { matrix_file: 'm.txt' } } });
     const rules = nixlType.rules as (c: Json, source: { file: string }) => { path: (string | number)[]; message: string }[];
     expect(rules(config, { file: path.join(dir, 'x.yaml') })).toEqual([
-      { path: ['ct_perftest', 'traffic_pattern', 'matrix_file'], message: `${path.join(dir, 'm.txt')}:3:3 '12Q' is not a size (bytes as an integer, or a number with K, M, G: binary units)` },
+      { path: ['ct_perftest', 'traffic_pattern', 'matrix_file'], message: `${path.join(dir, 'm.txt')}:3:3 '12Q' is not a size (bytes, or a number with a unit K, M, G = 1024, 1024^2, 1024^3, or B) (row 1, column 1)` },
     ]);
-    expect(rules(patch(config, { ct_perftest: { traffic_pattern: { matrix_file: 'none.txt' } } }), { file: path.join(dir, 'x.yaml') })[0].message).toMatch(/none\.txt: cannot read the matrix file: ENOENT/);
+    expect(rules(patch(config, { ct_perftest: { traffic_pattern: { matrix_file: 'none.txt' } } }), { file: path.join(dir, 'x.yaml') })[0].message).toMatch(/matrix file none\.txt not found: neither .*none\.txt \(relative to the config's folder\) nor .*none\.txt \(relative to the working directory, where kvbench looks\) exists/);
   });
 
   test('memory the backend cannot move, shm across nodes, uneven ranks, unknown backend', () => {
@@ -198,6 +198,6 @@ describe('job builder', () => {
 
   test('a matrix that vanished before the job is built fails the build, naming the folder', async () => {
     const config = patch(write, { ct_perftest: { traffic_pattern: { matrix_file: 'matrices/gone.txt' } } });
-    await expect(build(config)).rejects.toThrow(/the job cannot be built \(config folder .*test_configs\/nixl\/perf\): ct_perftest\.traffic_pattern\.matrix_file: .*gone\.txt: cannot read the matrix file: ENOENT/);
+    await expect(build(config)).rejects.toThrow(/the job cannot be built \(config folder .*test_configs\/nixl\/perf\): ct_perftest\.traffic_pattern\.matrix_file: matrix file matrices\/gone\.txt not found: neither /);
   });
 });
