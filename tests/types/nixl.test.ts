@@ -167,6 +167,8 @@ describe('job builder', () => {
     expect(execFileSync('bash', ['-c', `${assignment}; printf %s "$LOG_DIR"`], { encoding: 'utf8' })).toBe(job.logDir);
     expect(job.built.resources).toEqual({ nodes: 1, ntasks: 4, ntasksPerNode: 4, timeLimitSec: 180, gpusPerNode: 2, partition: 'debug', account: 'acct', extraArgs: ['--comment', 'a b'] });
     expect((await build(write)).built.resources).toEqual({ nodes: 1, ntasks: 4, ntasksPerNode: 4, timeLimitSec: 300 });
+    // kvbench's --print-recv-buffers, from the section's print_recv_buffers.
+    expect((await build(patch(write, { ct_perftest: { print_recv_buffers: true } }))).script).toMatch(/ --verify-buffers --print-recv-buffers >"\$RANK_LOG"/);
   });
 
   test('the default job time is 10 minutes; several nodes split the tasks', async () => {
@@ -177,6 +179,7 @@ describe('job builder', () => {
 
   test('sequential: every matrix copied into matrices/, the options passed on', async () => {
     const job = await build(example('sequential_shm'));
+    expect((await build(patch(example('sequential_shm'), { sequential_ct_perftest: { print_recv_buffers: true } }))).script).toContain(' --verify-buffers --print-recv-buffers ');
     const seq = parse(job.read('sequential_ct_perftest.yaml')) as { traffic_patterns: Json[] };
     expect(seq.traffic_patterns.map((p) => p.matrix_file)).toEqual(['matrices/matrix_0.txt', 'matrices/matrix_1.txt', 'matrices/matrix_2.txt']);
     expect(seq.traffic_patterns[1]).toMatchObject({ xfer_op: 'READ', shards: 3, sleep_before_launch_sec: 1.2, sleep_after_launch_sec: 0.5, metadata: { isl: 2500 } });

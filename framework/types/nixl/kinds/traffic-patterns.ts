@@ -36,6 +36,7 @@ export const sequentialRunProperties = {
   warmup_iters: int(0),
   workload_iters: int(1),
   verify_buffers: { type: 'boolean' },
+  print_recv_buffers: { type: 'boolean' },
   share_buffers: { type: 'boolean' },
 };
 
@@ -45,6 +46,7 @@ export interface SequentialRunOptions {
   warmup_iters?: number;
   workload_iters?: number;
   verify_buffers?: boolean;
+  print_recv_buffers?: boolean;
   share_buffers?: boolean;
 }
 
@@ -75,6 +77,7 @@ export function sequentialRunArgs(o: SequentialRunOptions, backend: string, json
   if (o.warmup_iters !== undefined) args.push('--warmup-iters', String(o.warmup_iters));
   if (o.workload_iters !== undefined) args.push('--workload-iters', String(o.workload_iters));
   if (o.verify_buffers) args.push('--verify-buffers');
+  if (o.print_recv_buffers) args.push('--print-recv-buffers');
   if (o.share_buffers) args.push('--share-buffers');
   return args;
 }
