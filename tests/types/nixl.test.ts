@@ -55,6 +55,11 @@ describe('registration and examples', () => {
 });
 
 describe('validation', () => {
+  test("a matrix_file relative to the working directory (kvbench's base) is found there when the config's folder has none", () => {
+    const fromCwd = path.relative(process.cwd(), path.join(examples, 'matrices/seed-example.txt'));
+    expect(issues(patch(write, { ct_perftest: { traffic_pattern: { matrix_file: fromCwd } } }))).toEqual([]);
+  });
+
   test('a matrix that does not fit benchmark.ranks is located at matrix_file', () => {
     const text = readFileSync(path.join(examples, 'ct_seed_write_shm.yaml'), 'utf8').replace('ranks: 4', 'ranks: 2');
     const line = text.split('\n').findIndex((l) => l.includes('matrix_file')) + 1;
@@ -155,6 +160,7 @@ describe('job builder', () => {
     const job = await build(patch(write, { slurm: { partition: 'debug', account: 'acct', job_time: '00:03:00', extra_args: "--comment 'a b'" }, benchmark: { gpus_per_node: 2 } }));
     expect(parse(job.read('ct_perftest.yaml'))).toEqual({ iters: 20, warmup_iters: 2, traffic_pattern: { matrix_file: 'ct_matrix.txt', shards: 2, mem_type: 'cpu', xfer_op: 'WRITE' } });
     expect(job.read('ct_matrix.txt')).toBe(readFileSync(path.join(examples, 'matrices/seed-example.txt'), 'utf8'));
+    expect(job.read('matrix_sources.txt')).toBe(`ct_matrix.txt <- matrix_file matrices/seed-example.txt: read ${path.join(examples, 'matrices/seed-example.txt')}, relative to the config's folder\n`);
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     expect(job.script).toContain(
       `srun --nodes 1 --ntasks 4 --ntasks-per-node 4 '--kill-on-bad-exit=1' "$NODE_BIN" ${path.join(root, 'bin/disagg-bench.js')} ct-perftest ` +

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
-import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixText, patternSchema } from './traffic-patterns.ts';
+import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
 
 interface CtSection {
   iters?: number;
@@ -67,6 +67,7 @@ export const ctPerftestKind: NixlKind = {
       artefacts: {
         'ct_perftest.yaml': stringify(seedConfig),
         'ct_matrix.txt': matrixText(ctx.configDir, s.traffic_pattern.matrix_file),
+        'matrix_sources.txt': matrixSources(ctx.configDir, [['ct_matrix.txt', s.traffic_pattern.matrix_file]]),
       },
     };
   },

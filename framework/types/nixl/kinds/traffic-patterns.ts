@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
 import type { MetricSpec } from '../../../metrics/metric.ts';
 import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
-import { MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
+import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 
 const either = (values: readonly string[]) => ({ enum: [...values, ...values.map((v) => v.toUpperCase()), ...values.map((v) => v.toLowerCase())] });
@@ -112,4 +112,9 @@ export function checkMemType(backend: string, memType: string | undefined, at: K
 /** A matrix file's text, read for the job's artefacts (found as checkMatrixFile found it). */
 export function matrixText(configDir: string, file: string): string {
   return readFileSync(resolveMatrixFile(configDir, file).file, 'utf8');
+}
+
+/** matrix_sources.txt, a job artefact: which file each copy in the log folder was read from, and why there. */
+export function matrixSources(configDir: string, copies: [copy: string, file: string][]): string {
+  return copies.map(([copy, file]) => `${copy} <- ${matrixFileNote(file, resolveMatrixFile(configDir, file)) ?? `matrix_file ${file}: absolute`}\n`).join('');
 }
