@@ -24,7 +24,9 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '16M,64M,256M,1G' },
     iters: { type: 'string', default: '20' },
     'ranks-share-gpu': { type: 'boolean', default: false },
-    /** Extra kernel shapes to time at the largest size: threads/unroll/streaming|cached, e.g. 256/8/streaming. */
+    /** The kernel's shape for every row, threads/unroll/streaming|cached (default: the backend's). */
+    kernel: { type: 'string' },
+    /** Extra kernel shapes to time at the largest size, e.g. 256/8/streaming,512/4/cached. */
     shapes: { type: 'string', default: '' },
     out: { type: 'string' },
   },
@@ -35,6 +37,7 @@ const share = values['ranks-share-gpu'];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const GOAL = 0.9;
 const GOAL_FROM = 16 << 20;
+const kernelShape = values.kernel ? parseShape(values.kernel) : defaultKernelShape;
 
 interface Row {
   name: string;
@@ -45,6 +48,7 @@ interface Row {
 }
 
 function parseShape(raw: string): KernelShape {
+  if (!/^\d+\/\d+\/(streaming|cached)$/.test(raw)) throw new Error(`kernel shape '${raw}': expected threads/unroll/streaming|cached, e.g. 512/4/streaming`);
   const [threads, unroll, cache] = raw.split('/');
   return { threads: Number(threads), unroll: Number(unroll), streaming: cache !== 'cached' };
 }
@@ -84,7 +88,7 @@ async function rankMain(): Promise<void> {
   if (info.rank === 0) {
     const dst = cuda.ipcOpenMemHandle(Buffer.from(handles[1], 'base64')); // as the cuda backend opens peers' regions
     const stream = cuda.streamCreate();
-    const copier = new DeviceCopier(device);
+    const copier = new DeviceCopier(device, kernelShape);
     const measure = (name: string, spans: { offset: number; bytes: number }[], c = copier): Row => {
       const phase: DevicePhase = c.prepare({ copies: spans.map((s) => ({ src: buffer.address + BigInt(s.offset), dst: dst + BigInt(s.offset), bytes: s.bytes })), signals: [], timeoutNs: 0 });
       const [k, m] = timeBoth(
@@ -133,7 +137,7 @@ async function rankMain(): Promise<void> {
 function report(rows: Row[], device: number, origin: string): void {
   const gpu = nvmlDeviceNames()[device];
   const where = share ? `2 ranks sharing GPU 0 (${gpu}; allowed for this benchmark only)` : `rank 0 on GPU 0 -> rank 1 on GPU 1 (${gpu})`;
-  console.log(`\ncopy kernel vs cudaMemcpyAsync, ${where}; kernel ${JSON.stringify(defaultKernelShape)} from ${origin}; median of ${iterations}`);
+  console.log(`\ncopy kernel vs cudaMemcpyAsync, ${where}; kernel ${JSON.stringify(kernelShape)}${kernelShape === defaultKernelShape ? ' (the default)' : ''} from ${origin}; median of ${iterations}`);
   console.log(`${'copy'.padEnd(44)} ${'kernel GB/s'.padStart(12)} ${'memcpy GB/s'.padStart(12)} ${'ratio'.padStart(7)} verified`);
   for (const r of rows) {
     const v = r.verified === undefined ? '' : r.verified ? 'yes' : 'NO';
@@ -142,7 +146,7 @@ function report(rows: Row[], device: number, origin: string): void {
   const goalRows = rows.filter((r) => r.verified !== undefined && r.bytes >= GOAL_FROM);
   const verdict = goalRows.every((r) => r.verified && r.kernelGBps / r.memcpyGBps >= GOAL) ? 'PASS' : 'FAIL';
   console.log(`goal: kernel >= ${GOAL}x cudaMemcpyAsync for one block >= 16 MiB, every byte verified: ${verdict}`);
-  const line = { date: new Date().toISOString(), host: os.hostname(), gpu, sharedGpu: share, node: process.version, cudaRuntime: cudart().runtimeVersion(), kernel: defaultKernelShape, iterations, rows, goal: GOAL, verdict };
+  const line = { date: new Date().toISOString(), host: os.hostname(), gpu, sharedGpu: share, node: process.version, cudaRuntime: cudart().runtimeVersion(), kernel: kernelShape, defaultKernel: kernelShape === defaultKernelShape, iterations, rows, goal: GOAL, verdict };
   const out = values.out ?? path.join(path.dirname(here), '..', 'results', 'gpu', 'device-copy.jsonl');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.appendFileSync(out, JSON.stringify(line) + '\n');
