@@ -7,13 +7,13 @@
 // --ranks-share-gpu puts both ranks on GPU 0 (two processes can open each other's IPC handles on
 // one device): allowed for this benchmark only, which says so in its output. Without it, rank r
 // uses GPU r (2 GPUs needed): the kernel then writes over NVLink/PCIe against cudaMemcpyAsync peer.
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseSize } from '../../runners/xfer/matrix.ts';
-import { allocateGpu, checkPattern, cudart, fillPattern, nodeEntryArgv, nvmlDeviceNames, openStore, rankFromEnv, spawnLocalRanks } from '../../runners/xfer/index.ts';
+import { appendJsonLine, runAsLocalRanks } from '../lib/local-ranks.ts';
+import { allocateGpu, checkPattern, cudart, fillPattern, nvmlDeviceNames, openStore, rankFromEnv } from '../../runners/xfer/index.ts';
 import { cudaMemcpyDefault } from '../../runners/xfer/native/cudart.ts';
 import { DeviceCopier, type DevicePhase } from '../../runners/xfer/device-copy/device-copier.ts';
 import { defaultKernelShape, type KernelShape } from '../../runners/xfer/device-copy/kernel-source.ts';
@@ -148,14 +148,7 @@ function report(rows: Row[], device: number, origin: string): void {
   console.log(`goal: kernel >= ${GOAL}x cudaMemcpyAsync for one block >= 16 MiB, every byte verified: ${verdict}`);
   const line = { date: new Date().toISOString(), host: os.hostname(), gpu, sharedGpu: share, node: process.version, cudaRuntime: cudart().runtimeVersion(), kernel: kernelShape, defaultKernel: kernelShape === defaultKernelShape, iterations, rows, goal: GOAL, verdict };
   const out = values.out ?? path.join(path.dirname(here), '..', 'results', 'gpu', 'device-copy.jsonl');
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.appendFileSync(out, JSON.stringify(line) + '\n');
-  console.log(`appended to ${out}`);
+  appendJsonLine(out, line);
 }
 
-if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
-  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
-  process.exit(result.ok ? 0 : 1);
-} else {
-  await rankMain();
-}
+await runAsLocalRanks(here, 2, rankMain);

@@ -55,9 +55,12 @@ nixl() {
   ranks sweep-cuda 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
   ranks sweep-nccl 150 2 commands.mjs sweep --backend nccl "${vram[@]}" --num_iter 200 --warmup_iter 32
   local seed=(--tokens 128 --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e)
+  # GPU-initiated (one kernel per phase) against the host-posted emulation as it was measured
+  # before the kernel existed (copy engines), same bytes, verified.
   for by in gpu host; do
-    ranks ep-cuda-2-$by 120 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
-    ((gpus >= 4)) && ranks ep-cuda-4-$by 120 4 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
+    local copy=auto; [[ $by == host ]] && copy=copy-engine
+    XFER_CUDA_COPY=$copy ranks ep-cuda-2-$by 120 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
+    ((gpus >= 4)) && XFER_CUDA_COPY=$copy ranks ep-cuda-4-$by 120 4 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
   done
   ranks ep-control-2 90 2 commands.mjs ep --backend cuda --control-plane --experts-per-rank 8,32 --tokens 128 --hidden 7168 --topk 8
   ranks kvpipe-cuda 150 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
@@ -81,11 +84,15 @@ device() {
   done
   local seed=(--tokens 128 --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e --warmup 5 --iters 30)
   for by in gpu host; do
-    ranks ep-$by-2 180 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
+    local copy=auto; [[ $by == host ]] && copy=copy-engine
+    XFER_CUDA_COPY=$copy ranks ep-$by-2 180 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
   done
+  # A rank that launches nothing: the others' kernels stop waiting (0.9 x XFER_TIMEOUT_S) and name it (exit 1 expected).
+  XFER_TIMEOUT_S=4 ranks ep-gpu-silent-rank 60 2 commands.mjs ep --backend cuda --initiated-by gpu --tokens 16 --hidden 512 --mode dispatch --test-silent-rank 1
   ranks ep-gpu-4-per-message 180 4 commands.mjs ep --backend cuda --initiated-by gpu --layout per-message --tokens 64 --hidden 1024 --topk 4 --experts-per-rank 4 --mode e2e --warmup 2 --iters 5
   local share=(); ((gpus < 2)) && share=(--ranks-share-gpu)
   step device-copy 300 node $D/device-copy.mjs "${share[@]}" ${DEVICE_COPY_ARGS:-} --out "$R/device-copy.jsonl"
+  step device-copy-cached 300 node $D/device-copy.mjs "${share[@]}" --kernel 512/4/cached --out "$R/device-copy.jsonl"
 }
 
 for part in "$@"; do

@@ -52,9 +52,9 @@ describe(`CUDA driver ${driver.available ? `${cudaDriver().driverVersion()}` : `
 describe.skipIf(gpuSkip)(`copy kernel on the GPU${gpuSkip ? ` (skipped: ${gpuSkip})` : ''}`, () => {
   const bin = fileURLToPath(new URL('../../bin/disagg-bench.js', import.meta.url));
   const selftest = fileURLToPath(new URL('../../runners/xfer/selftest.ts', import.meta.url));
-  const run = async (ranks: number, argv: string[]) => {
+  const run = async (ranks: number, argv: string[], timeoutS = 60) => {
     const lines: string[] = [];
-    const r = await spawnLocalRanks(ranks, argv, { env: { XFER_TIMEOUT_S: '60' }, onLine: (rank, _s, line) => lines.push(`[rank ${rank}] ${line}`) });
+    const r = await spawnLocalRanks(ranks, argv, { env: { XFER_TIMEOUT_S: String(timeoutS) }, onLine: (rank, _s, line) => lines.push(`[rank ${rank}] ${line}`) });
     return { ok: r.ok, output: lines.join('\n') };
   };
 
@@ -70,5 +70,11 @@ describe.skipIf(gpuSkip)(`copy kernel on the GPU${gpuSkip ? ` (skipped: ${gpuSki
     expect(r.output).toContain('Initiated by: gpu-initiated (one kernel launch per phase');
     for (const mode of ['dispatch', 'combine', 'e2e']) expect(r.output).toContain(`Data Plane (${mode}): 2/2 ranks passed`);
     expect(r.ok, r.output).toBe(true);
+  });
+
+  it('a rank that launches nothing: the waiting kernel gives up and the others name it', async () => {
+    const r = await run(2, [bin, 'ep', '--backend', 'cuda', '--initiated-by', 'gpu', '--tokens', '16', '--hidden', '512', '--mode', 'dispatch', '--test-silent-rank', '1'], 4);
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/rank 0: cuda: no flag 1 from rank\(s\) 1 within 4 s \(the kernel stopped waiting\)/);
   });
 });

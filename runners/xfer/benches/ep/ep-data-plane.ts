@@ -48,8 +48,9 @@ export async function runDataPlane(info: RankInfo, store: Store, o: EpOptions, e
     regions.dispatchSend.write(0, dispatchSendBytes(layout, me));
     regions.combineSend.write(0, combineSendBytes(layout, me));
     await engine.connect();
+    const silent = o.testSilentRank === me;
     const runner: EpIterationRunner =
-      o.initiatedBy === 'gpu' ? await GpuInitiatedRunner.create(engine, store, layout) : await HostPostedRunner.create(engine, store, regions, layout);
+      o.initiatedBy === 'gpu' ? await GpuInitiatedRunner.create(engine, store, layout, silent) : await HostPostedRunner.create(engine, store, regions, layout, silent);
     let allPassed = true;
     for (const mode of o.modes) {
       if (me === 0) {

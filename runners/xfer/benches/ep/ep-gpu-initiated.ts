@@ -21,9 +21,11 @@ export class GpuInitiatedRunner implements EpIterationRunner {
     private readonly backend: CudaBackend,
     private readonly store: Store,
     private readonly phases: Record<EpPhase, SignalledPhase>,
+    private readonly silent: boolean,
   ) {}
 
-  static async create(engine: XferEngine, store: Store, layout: EpLayout): Promise<GpuInitiatedRunner> {
+  /** `silent`: the test hook that launches nothing (so writes no flags). */
+  static async create(engine: XferEngine, store: Store, layout: EpLayout, silent = false): Promise<GpuInitiatedRunner> {
     const backend = engine.backend;
     if (!(backend instanceof CudaBackend)) {
       throw new XferError(`ep: --initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC), not ${backend.name}`);
@@ -39,18 +41,15 @@ export class GpuInitiatedRunner implements EpIterationRunner {
         },
         engine.regions,
       );
-    return new GpuInitiatedRunner(backend, store, { dispatch: await phase('dispatch', dispatchRequests(layout, me)), combine: await phase('combine', combineRequests(layout, me)) });
+    const phases = { dispatch: await phase('dispatch', dispatchRequests(layout, me)), combine: await phase('combine', combineRequests(layout, me)) };
+    return new GpuInitiatedRunner(backend, store, phases, silent);
   }
 
   async iteration(phases: EpPhase[]): Promise<number> {
     const seq = ++this.sequence;
     await this.store.barrier('ep-iteration');
     const t0 = monoNs();
-    await this.backend.runSignalledPhases(
-      phases.map((p) => this.phases[p]),
-      seq,
-      this.store.defaultTimeoutMs,
-    );
+    if (!this.silent) await this.backend.runSignalledPhases(phases.map((p) => this.phases[p]), seq, this.store.defaultTimeoutMs);
     return (monoNs() - t0) / 1e3;
   }
 }

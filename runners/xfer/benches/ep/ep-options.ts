@@ -35,6 +35,8 @@ export interface EpOptions {
   memory?: MemoryKind;
   /** Test hook: this rank flips a received byte before verifying. */
   testCorruptRank?: number;
+  /** Test hook: this rank joins every barrier but moves nothing and writes no flags (the others must fail naming it). */
+  testSilentRank?: number;
 }
 
 /** --nvlink-backend of the Python tests, when --backend is not given: ipc = CUDA IPC, none/nixl = UCX. */
@@ -64,6 +66,7 @@ export function parseEpArgs(argv: string[]): EpOptions {
       'use-tcp-store': { type: 'boolean' },
       'skip-nic-discovery': { type: 'boolean' },
       'test-corrupt-rank': { type: 'string' },
+      'test-silent-rank': { type: 'string' },
     },
   });
   const hidden = intOption('hidden', v.hidden);
@@ -96,5 +99,6 @@ export function parseEpArgs(argv: string[]): EpOptions {
     initiatedBy,
     memory: v.memory === undefined ? undefined : choiceOption('memory', v.memory, ['host', 'gpu'] as const),
     testCorruptRank: v['test-corrupt-rank'] === undefined ? undefined : intOption('test-corrupt-rank', v['test-corrupt-rank'], 0),
+    testSilentRank: v['test-silent-rank'] === undefined ? undefined : intOption('test-silent-rank', v['test-silent-rank'], 0),
   };
 }
