@@ -7,8 +7,10 @@
 # comparison table is made here by bench/gpu/summarize.ts.
 set -uo pipefail
 D=${D:?bundle folder} R=${R:?results folder}
-gpus=$(nvidia-smi -L | wc -l)
-sizes=(1M 16M 64M 256M)
+# GPUS and SIZES override what is run (GPUS above the GPUs there are: ranks share them, a check
+# of the script only; NCCL refuses two ranks on one GPU).
+gpus=${GPUS:-$(nvidia-smi -L | wc -l)}
+read -ra sizes <<< "${SIZES:-1M 16M 64M 256M}"
 matrix() { # n size -> file
   local n=$1 s=$2 f=$R/a2a-$1x$2.txt i j
   for ((i = 0; i < n; i++)); do

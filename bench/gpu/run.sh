@@ -2,7 +2,8 @@
 # On the GPU machine, from the repository root: bash .gpu-bundle/run.sh PART... with PART one of
 #   engine    self-tests of every backend (verified) and the engine's peer-copy benchmark
 #   ct        CT perftest (cuda, nccl; verified runs) and a llama-405b sequential workload
-#   nixl      sweep VRAM->VRAM (cuda, nccl), EP data and control plane, KV pipe
+#   nixl      the three below: sweep VRAM->VRAM (cuda, nccl), EP data and control plane, KV pipe
+#   sweep | ep | kvpipe   one of them (ep: GPU-initiated against the host-posted emulation)
 #   alltoall  all-to-all: CT perftest (cuda: copy engines, staggered, copy kernel) vs NCCL (torch), 2 and 4 GPUs
 #   device    the copy kernel on ONE GPU (2+ ranks sharing it: correctness of every path it drives,
 #             verified) and its benchmark against cudaMemcpyAsync (device-copy.mjs)
@@ -49,23 +50,31 @@ ct() {
   ranks seq-llama-verified 90 2 commands.mjs sequential-ct-perftest "$R/llama-short/metadata.yaml" --verify-buffers --sleep-scale 0.001 --isolation-iters 3 --warmup-iters 1 --workload-iters 2 --json-output-path "$R/seq-llama-verified.json"
 }
 
-nixl() {
-  local gpus; gpus=$(nvidia-smi -L | wc -l)
+sweep() {
   local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency)
   ranks sweep-cuda 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
   ranks sweep-nccl 150 2 commands.mjs sweep --backend nccl "${vram[@]}" --num_iter 200 --warmup_iter 32
+}
+
+ep() {
+  local gpus; gpus=$(nvidia-smi -L | wc -l)
   local seed=(--tokens 128 --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e)
   # GPU-initiated (one kernel per phase) against the host-posted emulation as it was measured
-  # before the kernel existed (copy engines), same bytes, verified.
+  # before the kernel existed (copy engines), same bytes, verified; then npx tsx bench/gpu/summarize-ep.ts.
   for by in gpu host; do
     local copy=auto; [[ $by == host ]] && copy=copy-engine
     XFER_CUDA_COPY=$copy ranks ep-cuda-2-$by 120 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
     ((gpus >= 4)) && XFER_CUDA_COPY=$copy ranks ep-cuda-4-$by 120 4 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
   done
   ranks ep-control-2 90 2 commands.mjs ep --backend cuda --control-plane --experts-per-rank 8,32 --tokens 128 --hidden 7168 --topk 8
+}
+
+kvpipe() {
   ranks kvpipe-cuda 150 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
   ranks kvpipe-cuda-work 150 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 2 --simulate-work
 }
+
+nixl() { sweep; ep; kvpipe; }
 
 alltoall() { bash $D/alltoall.sh; }
 
@@ -96,6 +105,7 @@ device() {
 }
 
 for part in "$@"; do
+  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

@@ -201,17 +201,23 @@ export class CudaBackend implements Backend {
   }
 
   private kernelPhase(resolved: ResolvedRequest[], signals: bigint[], wait: { address: bigint; count: number } | undefined): DevicePhase {
-    const copies = resolved.map((r) => ({ src: r.src, dst: r.dst, bytes: r.length }));
+    // The blocks move the copies roughly in table order: in order of peer distance, every rank
+    // starts with a different peer, so no GPU receives from all the others at once.
+    const copies = this.peerDistanceOrder(resolved).map((i) => ({ src: resolved[i].src, dst: resolved[i].dst, bytes: resolved[i].length }));
     // The kernel waits a little less than the host does (the store's timeout), so it ends first and says why.
     return this.kernels().prepare({ copies, signals, wait, timeoutNs: 0.9 * this.ctx.store.defaultTimeoutMs * 1e6 });
   }
 
-  private copyEngineCopies(resolved: ResolvedRequest[]): CopyEnginePlan['copies'] {
-    const copies: CopyEnginePlan['copies'] = [];
+  /** Request indices in order of (peer - rank) mod world, request order among equals. */
+  private peerDistanceOrder(resolved: ResolvedRequest[]): number[] {
     const { rank, worldSize } = this.ctx;
     const distance = (i: number) => (resolved[i].request.peer - rank + worldSize) % worldSize;
-    const order = resolved.map((_, i) => i);
-    if (this.schedule === 'staggered') order.sort((a, b) => distance(a) - distance(b) || a - b);
+    return resolved.map((_, i) => i).sort((a, b) => distance(a) - distance(b) || a - b);
+  }
+
+  private copyEngineCopies(resolved: ResolvedRequest[]): CopyEnginePlan['copies'] {
+    const copies: CopyEnginePlan['copies'] = [];
+    const order = this.schedule === 'staggered' ? this.peerDistanceOrder(resolved) : resolved.map((_, i) => i);
     for (const request of order) {
       const r = resolved[request];
       const step = Math.min(this.chunkBytes, Math.max(r.length, 1));
