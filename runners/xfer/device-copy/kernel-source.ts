@@ -10,9 +10,10 @@
 // others move byte by byte (copy-table.ts splits copies so that this stays rare).
 //
 // Completion of a plain copy: the stream (an event after the launch). With signals or waits: each
-// block fences its writes at system scope (peers on other GPUs see them) and counts itself in `arrived`; the last block to arrive resets the counter, writes the signals and
-// waits. Only that block waits, so a phase needs no co-resident grid. A wait that outlasts
-// `timeoutNs` (the GPU's global timer) sets status = 1 and ends, so no kernel spins forever.
+// block fences its writes at system scope (peers on other GPUs see them) and counts itself in
+// `arrived`; the last block to arrive resets the counter, writes the signals and waits. Only that
+// block waits, so a phase needs no co-resident grid. A wait that outlasts `timeoutNs` (the GPU's
+// global timer) sets status = 1 and ends, so no kernel spins forever.
 
 /** The 64-bit fields of the phase descriptor, in memory order (copy-table.ts writes them). */
 export const PHASE_FIELDS = ['copies', 'copyCount', 'totalChunks', 'signals', 'signalCount', 'waits', 'waitCount', 'arrived', 'status', 'timeoutNs'] as const;
