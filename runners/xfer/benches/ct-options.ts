@@ -1,10 +1,12 @@
 // The options both CT perftests take, parsed once; each command adds its own options to the same
 // parseArgs call. kvbench's (NIXL benchmark/kvbench main.py, click): CONFIG,
 // --verify-buffers/--no-verify-buffers and --print-recv-buffers/--no-print-recv-buffers (both off
-// by default, the last of a pair wins), --json-output-path; this project's: --backend.
+// by default, the last of a pair wins), --json-output-path; this project's: --backend, --cuda-copy.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backendNames, type BackendName } from '../backends/types.ts';
+import type { BackendOptions } from '../backends/registry.ts';
 import { BenchOptionError, choiceOption } from './common/options.ts';
+import { cudaCopyPaths, type CudaCopyPath } from '../device-copy/copy-path.ts';
 
 export interface CtCommonOptions {
   configFile: string;
@@ -14,6 +16,8 @@ export interface CtCommonOptions {
   jsonOutputPath?: string;
   /** Default: cuda for GPU memory, shm for host memory. */
   backend?: BackendName;
+  /** backend cuda: copy engines, the copy kernel, or per plan (default: XFER_CUDA_COPY, else auto). */
+  cudaCopy?: CudaCopyPath;
 }
 
 type OwnOptions = NonNullable<ParseArgsConfig['options']>;
@@ -28,7 +32,7 @@ export function parseCtArgs(argv: string[], usage: string, own: OwnOptions = {})
     args: argv,
     allowPositionals: true,
     tokens: true,
-    options: { ...pairs, 'json-output-path': { type: 'string' }, backend: { type: 'string' }, ...own },
+    options: { ...pairs, 'json-output-path': { type: 'string' }, backend: { type: 'string' }, 'cuda-copy': { type: 'string' }, ...own },
   });
   if (positionals.length !== 1) throw new BenchOptionError(`expected one CONFIG file, got ${positionals.length}\n${usage}`);
   const raw = values as Record<string, string | boolean | undefined>;
@@ -48,7 +52,15 @@ export function parseCtArgs(argv: string[], usage: string, own: OwnOptions = {})
       printRecvBuffers: flag('print-recv-buffers'),
       jsonOutputPath: raw['json-output-path'] as string | undefined,
       backend: backend === undefined ? undefined : choiceOption('backend', backend, backendNames),
+      cudaCopy: raw['cuda-copy'] === undefined ? undefined : choiceOption('cuda-copy', raw['cuda-copy'] as string, cudaCopyPaths),
     },
     values: raw,
   };
+}
+
+/** The engine options the common flags ask for; --cuda-copy with another backend is refused. */
+export function ctBackendOptions(o: CtCommonOptions, backend: BackendName): BackendOptions {
+  if (o.cudaCopy === undefined) return {};
+  if (backend !== 'cuda') throw new BenchOptionError(`--cuda-copy chooses how the cuda backend copies; this run's backend is ${backend}`);
+  return { cuda: { copy: o.cudaCopy } };
 }

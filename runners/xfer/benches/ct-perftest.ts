@@ -11,13 +11,13 @@ import { readCtConfig } from './traffic-pattern.ts';
 import { describeReceived, layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { ctReport, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank } from './bench-rank.ts';
-import { parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
 
 const USAGE =
   'usage: disagg-bench ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
-  '[--json-output-path P] [--backend shm|ucx|cuda|nccl] [--ranks N]';
+  '[--json-output-path P] [--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {
@@ -76,5 +76,5 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
       },
       runs,
     );
-  });
+  }, ctBackendOptions(o, backend));
 }
