@@ -14,7 +14,7 @@ import {
 } from './serving-config.ts';
 import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
-} from './shell.ts';
+} from '../../framework/types/common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
 import { derivedContainerMounts, mountsLeftToFramework } from './container-mounts.ts';
 
