@@ -135,7 +135,8 @@ describe('secret-looking variables', () => {
     writeFileSync(script, '#!/bin/bash\n[ "$(printf %s "$HF_TOKEN" | rev)" = eulav-t3rc3s ] && echo got-it\n', { mode: 0o755 });
     const request = { name: 'secret', scriptPath: script, logDir: path.join(dir, 'logs'), workDir: dir, resources: { nodes: 1, ntasks: 1, timeLimitSec: 30 }, env: { HF_TOKEN: 's3cr3t-value' } };
     const id = await scheduler.submit(request);
-    for (let i = 0; i < 100 && !(await scheduler.poll([id])).get(id)?.terminal; i++) await new Promise((r) => setTimeout(r, 50));
+    // Until the job has ended, however long that takes here (the test's timeout bounds it).
+    while (!(await scheduler.poll([id])).get(id)?.terminal) await new Promise((r) => setTimeout(r, 50));
     await scheduler.close();
     expect(readFileSync(scheduler.logs(id, request).stdout, 'utf8')).toBe('got-it\n');
     for (const file of filesUnder(dir)) expect(readFileSync(file, 'utf8'), file).not.toContain('s3cr3t-value');
