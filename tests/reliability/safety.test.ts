@@ -8,7 +8,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
-import { recordOf, runSuite, standinConfig, testIdOf, writeWorkDir, removeWorkDirs } from '../fixtures/reliability/suite-run.ts';
+import { recordOf, repoRoot, runSuite, standinConfig, testIdOf, writeWorkDir, removeWorkDirs } from '../fixtures/reliability/suite-run.ts';
 import { readCsv } from '../fixtures/reliability/csv-read.ts';
 import { appendPerfRows, PERF_CSV_COLUMNS, perfRowsFor } from '../../framework/results/csv.ts';
 import { LocalScheduler } from '../../framework/scheduler/local.ts';
@@ -25,13 +25,14 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-const marker = () => path.join(mkdtempSync(path.join(tmpdir(), 'pwned-')), 'PWNED');
+const marker = () => path.join(mkdtempSync(path.join(tmpdir(), 'pwned-')), `PWNED-${process.pid}-${Date.now()}`);
 
 describeCluster.concurrent('hostile values on the real cluster', () => {
   it('a hostile file name, job name, partition and env values each travel as one argument and stay inert', { timeout: 180_000 }, async () => {
     const mark = marker();
     const inject = `$(touch ${mark}); \`touch ${mark}\`; touch ${mark}`;
-    const evilStem = `evil name $(touch ${path.basename(mark)}) ; x`;
+    const evilStem = `evil name 'single' "double" $(touch ${path.basename(mark)}) ; x`;
+    // WORK_DIR and OUTPUT_PATH themselves hold spaces, quotes and a command substitution.
     const { workDir, outputPath } = writeWorkDir({
       [evilStem]: await standinConfig({
         client: 'ok',
@@ -42,9 +43,12 @@ describeCluster.concurrent('hostile values on the real cluster', () => {
         },
       }),
       bad_partition: await standinConfig({ client: 'ok', partition: `debug; ${inject}` }),
-    }, 'hostile-');
+    }, `hostile it's "dir" $(touch ${path.basename(mark)}) -`);
     const { records, output } = await runSuite({ workDir, outputPath, scheduler: 'slurm', env: { ...clusterEnv(), EVIL_ENV: inject } });
     expect(existsSync(mark), `${mark} was created: a value reached a shell`).toBe(false);
+    for (const dir of [repoRoot, workDir, path.dirname(workDir), outputPath, tmpdir()]) {
+      expect(existsSync(path.join(dir, path.basename(mark))), `${path.basename(mark)} was created in ${dir}`).toBe(false);
+    }
 
     // The hostile file name is the test id, the sbatch job name and a folder name: all literal.
     const evil = recordOf(records, testIdOf(evilStem))!;
