@@ -11,6 +11,7 @@ import { VerificationError } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
 import { seededRandom } from './random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
+import { maxOf, minOf } from './benches/common/stats.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
 
@@ -66,7 +67,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
           if (m) throw new VerificationError(`rank ${me}: ${op} verification failed: ${describeMismatch('recv', stream, m)}`, m.offset, m.expected, m.got);
         });
         const spans = await store.allGather(`selftest-span`, [store.toRank0Ns(result.startNs), store.toRank0Ns(result.endNs)]);
-        worstNs = Math.max(worstNs, Math.max(...spans.map((s) => s[1])) - Math.min(...spans.map((s) => s[0])));
+        worstNs = Math.max(worstNs, maxOf(spans.map((s) => s[1])) - minOf(spans.map((s) => s[0])));
       }
       if (me === 0) {
         const total = sum(matrix.map(sum));

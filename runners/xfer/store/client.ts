@@ -179,6 +179,11 @@ export class StoreClient {
     const count = (this.callCounts.get(countKey) ?? 0) + 1;
     this.callCounts.set(countKey, count);
     const key = `${countKey}#${count}`;
+    // This rank alone: nothing to wait for, the answer is its own value (a one-rank world's
+    // barrier per iteration would otherwise cost a store round trip each).
+    if (ranks.length === 1 && ranks[0] === this.rank && !this.closed) {
+      return Promise.resolve(kind === 'gather' ? [value] : kind === 'alltoall' ? [(value as unknown[])[this.rank]] : null);
+    }
     return this.call({ op: 'collective', kind, name, key, ranks, value, timeoutMs }, `${kind} '${name}'`, timeoutMs);
   }
 
