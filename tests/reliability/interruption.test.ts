@@ -139,11 +139,11 @@ describeCluster.concurrent('interrupting a run', () => {
     await waitUntil('b_short to end unwatched', async () => (await stillQueued([jobs.b_short])).length === 0, 60_000);
 
     // c_long is adopted while it still runs, and only then released.
-    const child = startSuite({ ...options, env: { ...options.env, RESUME: '1' } });
+    const resumeRun = startSuite({ ...options, env: { ...options.env, RESUME: '1' } });
     await waitUntil('the resumed run to adopt c_long', () => statesOf(dir.outputPath, testIdOf('c_long')).includes('ADOPTED'), 120_000);
     expect((await stillQueued([jobs.c_long])).length).toBe(1);
     release(long);
-    const result = await child;
+    const result = await resumeRun;
     const resumed = { ...readOutputs(dir.outputPath), output: String(result.all), exitCode: result.exitCode };
     expect(resumed.exitCode, resumed.output).toBe(0);
     const names = ['a_fast', 'b_short', 'c_long', 'd_later'];
