@@ -44,7 +44,7 @@ export async function runAsRank<T>(
     return result;
   } catch (err) {
     await engine?.destroy().catch(() => {});
-    await store.close(5_000).catch(() => {});
+    await store.closeAfterFailure();
     const e = err as Error;
     if (!e.message.startsWith(`rank ${info.rank}:`)) e.message = `rank ${info.rank}: ${e.message}`;
     throw e;

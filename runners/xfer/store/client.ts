@@ -156,6 +156,15 @@ export class StoreClient {
     for (const hook of this.closeHooks) await hook(drainMs);
   }
 
+  /**
+   * Leaving after a failure: rank 0 keeps serving until every other rank has left (at most the
+   * wait timeout), so each of them learns from the store which rank failed, whenever its own
+   * wait or transfer gives up (a transfer to a dead peer may take seconds to fail).
+   */
+  async closeAfterFailure(): Promise<void> {
+    await this.close(this.defaultTimeoutMs).catch(() => {});
+  }
+
   /** Runs `hook` at the end of close() (rank 0 stops its server there). */
   afterClose(hook: (drainMs?: number) => Promise<void>): void {
     this.closeHooks.push(hook);
