@@ -15,6 +15,7 @@ import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
 import { maxOf, minOf } from './benches/common/stats.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
+import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';
 
 export interface SelftestOptions {
   backend: BackendName;
@@ -25,6 +26,8 @@ export interface SelftestOptions {
   shards: number;
   memory?: MemoryKind;
   ucxTls?: string;
+  /** backend cuda: copy engines, the copy kernel, or per plan. */
+  cudaCopy?: CudaCopyPath;
   dieRank?: number;
   dieAt?: 'connect' | 'transfer';
   flipByteRank?: number;
@@ -44,7 +47,13 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
   const store = await openStore(info);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ backend: o.backend, rank: info, store, ucx: o.ucxTls ? { tls: o.ucxTls } : undefined });
+    engine = await XferEngine.create({
+      backend: o.backend,
+      rank: info,
+      store,
+      ucx: o.ucxTls ? { tls: o.ucxTls } : undefined,
+      cuda: o.cudaCopy ? { copy: o.cudaCopy } : undefined,
+    });
     const matrix = randomMatrix(info.worldSize, o.seed, o.maxBytes);
     const { row, col } = sliceOffsets(matrix);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -77,7 +86,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
       if (me === 0) {
         const total = sum(matrix.map(sum));
         console.log(
-          `selftest ok: backend=${o.backend} op=${op} ranks=${info.worldSize} iterations=${o.iterations} shards=${o.shards} ` +
+          `selftest ok: backend=${o.backend}${o.cudaCopy ? ` cuda-copy=${o.cudaCopy}` : ''} op=${op} ranks=${info.worldSize} iterations=${o.iterations} shards=${o.shards} ` +
             `bytes=${total} verified, slowest iteration ${(worstNs / 1e6).toFixed(3)} ms`,
         );
       }
@@ -105,6 +114,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
       shards: { type: 'string', default: '1' },
       memory: { type: 'string' },
       'ucx-tls': { type: 'string' },
+      'cuda-copy': { type: 'string' },
       'die-rank': { type: 'string' },
       'die-at': { type: 'string', default: 'transfer' },
       'flip-byte-rank': { type: 'string' },
@@ -125,6 +135,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     shards: Math.max(1, Number(values.shards)),
     memory: values.memory as MemoryKind | undefined,
     ucxTls: values['ucx-tls'],
+    cudaCopy: values['cuda-copy'] === undefined ? undefined : parseCudaCopyPath(values['cuda-copy'], '--cuda-copy'),
     dieRank: num(values['die-rank']),
     dieAt: values['die-at'] as 'connect' | 'transfer',
     flipByteRank: num(values['flip-byte-rank']),
