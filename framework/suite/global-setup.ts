@@ -1,8 +1,9 @@
 // Runs once per test-type project in Vitest's main process. It names the run (one id shared by
 // every project of one invocation), checks the environment (variables, test list, OUTPUT_PATH)
-// before any job goes out (a mistake: one line per problem, exit 2), and cancels whatever the run's ledger says is still in flight: at once on SIGINT/SIGTERM
-// (Vitest's main process exits a millisecond later, see jobs/interrupt.ts) and at teardown, the
-// backstop for workers that were killed before they could cancel their jobs.
+// before any job goes out (a mistake: one line per problem, exit 2), and cancels whatever the
+// run's ledger says is still in flight: at once on SIGINT/SIGTERM (Vitest's main process exits a
+// millisecond later, see jobs/interrupt.ts) and at teardown, the backstop for workers that were
+// killed before they could cancel their jobs.
 import { constants } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { readSettings } from '../settings.ts';
