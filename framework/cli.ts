@@ -22,7 +22,7 @@ export const commands: Record<string, Command> = {
 };
 
 function usage(): string {
-  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  const width = Object.keys(commands).reduce((w, c) => Math.max(w, c.length), 0);
   return [
     'usage: disagg-bench <command> [options]',
     '',

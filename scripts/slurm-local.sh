@@ -6,6 +6,7 @@
 #   scripts/slurm-local.sh down     cancel the cluster's jobs, stop the daemons (by pid)
 #   scripts/slurm-local.sh status   print nodes and jobs; exit 0 when up, 3 when down
 #   scripts/slurm-local.sh env      print `export SLURM_CONF=...` for `eval "$(... env)"`
+#   scripts/slurm-local.sh pids     print the pids of the cluster's live daemons, one per line
 #   scripts/slurm-local.sh restart-controller   stop slurmctld (by pid) and start it again
 #   scripts/slurm-local.sh stop-controller      stop slurmctld (by pid); `up` starts it again
 #   scripts/slurm-local.sh kill-node NODE       a power loss of NODE: SIGKILL its slurmd and every
@@ -407,6 +408,15 @@ cmd_kill_node() {
   log "killed $node: ${#victims[@]} process(es) (slurmd and its jobs' steps)"
 }
 
+cmd_pids() {
+  local file name
+  for file in "$(munged_pidfile)" "$(ctld_pidfile)" "$DIR"/run/slurmd-*.pid; do
+    case $file in *munged.pid) name=munged ;; *slurmctld.pid) name=slurmctld ;; *) name=slurmd ;; esac
+    pid_alive "$file" "$name" && read_pid "$file"
+  done
+  return 0
+}
+
 cmd_status() {
   if ! pid_alive "$(ctld_pidfile)" slurmctld; then
     echo "down (no slurmctld for $CONF)"
@@ -422,11 +432,12 @@ up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
 env) echo "export SLURM_CONF=$CONF" ;;
+pids) cmd_pids ;;
 restart-controller) cmd_restart_controller ;;
 stop-controller) cmd_stop_controller ;;
 kill-node) cmd_kill_node "${2:-}" ;;
 *)
-  echo "usage: $0 up|down|status|env|restart-controller|stop-controller|kill-node NODE" >&2
+  echo "usage: $0 up|down|status|env|pids|restart-controller|stop-controller|kill-node NODE" >&2
   exit 2
   ;;
 esac

@@ -1,4 +1,6 @@
 // Summary statistics for benchmark samples (nearest-rank percentiles: every figure is a sample).
+// minOf/maxOf: the project's loops (never Math.min(...xs), which overflows on long sample arrays).
+export { maxOf, minOf } from '../../runners/xfer/benches/common/stats.ts';
 
 function sorted(xs: readonly number[]): number[] {
   if (xs.length === 0) throw new RangeError('no samples');

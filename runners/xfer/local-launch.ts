@@ -3,6 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { totalmem } from 'node:os';
+import { XferError } from './errors.ts';
 
 export interface LocalLaunchOptions {
   /** Extra environment for every rank (on top of process.env). */
@@ -67,8 +69,35 @@ export async function localStoreEndpoint(): Promise<{ port: number; job: string 
   return { port, job: `local:${process.pid}:${randomBytes(4).toString('hex')}` };
 }
 
+/** Memory a rank process takes at least (Node, the engine, its buffers aside). */
+const RANK_PROCESS_BYTES = 64 * 1024 * 1024;
+const MOST_LOCAL_RANKS = 512;
+
+/**
+ * How many ranks may start on this machine: what its memory holds at RANK_PROCESS_BYTES each, at
+ * most 512, or XFER_MAX_LOCAL_RANKS. A mistyped `--ranks 1000` is refused, not a fork bomb.
+ */
+export function maxLocalRanks(env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env.XFER_MAX_LOCAL_RANKS);
+  if (Number.isInteger(set) && set > 0) return set;
+  return Math.max(1, Math.min(MOST_LOCAL_RANKS, Math.floor(totalmem() / RANK_PROCESS_BYTES)));
+}
+
+/** Throws when `worldSize` ranks cannot start here, saying why (before any process starts). */
+export function checkLocalWorld(worldSize: number): void {
+  if (!Number.isInteger(worldSize) || worldSize < 1) throw new XferError(`a world of ${worldSize} ranks: expected a whole number of ranks >= 1`);
+  const most = maxLocalRanks();
+  if (worldSize > most) {
+    throw new XferError(
+      `${worldSize} ranks cannot start on this machine: at most ${most} (one process each, ${RANK_PROCESS_BYTES / 2 ** 20} MiB or more, ` +
+        `${(totalmem() / 2 ** 30).toFixed(0)} GiB of memory here); start ranks across nodes with srun or mpirun, or set XFER_MAX_LOCAL_RANKS`,
+    );
+  }
+}
+
 /** Starts `worldSize` ranks of `node <argv>` and resolves when all have exited. */
 export async function spawnLocalRanks(worldSize: number, argv: string[], options: LocalLaunchOptions = {}): Promise<LocalLaunchResult> {
+  checkLocalWorld(worldSize);
   const store = await localStoreEndpoint();
   const ranks = options.only ?? Array.from({ length: worldSize }, (_, i) => i);
   const print = options.onLine ?? ((rank, stream, line) => (stream === 'stdout' ? process.stdout : process.stderr).write(`[rank ${rank}] ${line}\n`));

@@ -8,6 +8,7 @@
 //   Mean throughput: 70.97 ± 7.66 GB/s           All data verified successfully!
 // Per-commit figures become avg/min/max over the commits; per-round ones carry {round}.
 import type { ExtractResult, Metric } from '../metric.ts';
+import { maxOf, mean, minOf } from '../../../runners/xfer/benches/common/stats.ts';
 
 const NUM = '(\\d+(?:\\.\\d+)?)';
 const COMMIT = new RegExp(
@@ -22,7 +23,6 @@ const VERIFIED = /All data verified successfully!/;
 const MISMATCH = /(Data mismatch.*|verification failure.*|[Vv]erification failed.*)$/;
 
 const GIB_TO_GB = 2 ** 30 / 1e9;
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export function extractLmcacheMetrics(text: string): ExtractResult {
   const metrics: Metric[] = [];
@@ -81,8 +81,8 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
   ] as const) {
     if (values.length === 0) continue;
     add(`${name}_AVG`, mean(values), unit, true);
-    add(`${name}_MIN`, Math.min(...values), unit, true);
-    add(`${name}_MAX`, Math.max(...values), unit, true);
+    add(`${name}_MIN`, minOf(values), unit, true);
+    add(`${name}_MAX`, maxOf(values), unit, true);
   }
   if (verified > 0) add('VERIFIED_ROUNDS', verified, 'count', true);
   if (metrics.length === 0) problems.push('no LMCache transfer lines (Transfer completed / Sent N objects / Throughput / Mean throughput) in the log');

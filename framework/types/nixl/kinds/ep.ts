@@ -20,6 +20,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
 import { controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, flagWords } from './kind-values.ts';
@@ -77,7 +78,7 @@ export const epKind: NixlKind = {
     const s = section(config);
     const out: RuleViolation[] = [];
     if ((s.hidden ?? 4096) % 128) out.push({ path: [SECTION, 'hidden'], message: `hidden ${s.hidden} must be a multiple of 128 (one fp32 scale per 128 values)` });
-    const fewest = Math.min(...expertsList(s)) * benchmark.ranks;
+    const fewest = minOf(expertsList(s)) * benchmark.ranks;
     if ((s.topk ?? 2) > fewest) out.push({ path: [SECTION, 'topk'], message: `topk ${s.topk} exceeds the ${fewest} experts of ${benchmark.ranks} ranks` });
     if (modesOf(s).length === 0 && !controlPlane(s)) out.push({ path: [SECTION, 'modes'], message: 'nothing to run: list modes or set control_plane' });
     checkBackendMemory(benchmark.backend, s.memory, [SECTION, 'memory'], out);

@@ -40,7 +40,7 @@ export async function runEpRank(o: EpOptions, info: RankInfo = rankFromEnv()): P
     await store.close();
     return passed ? 0 : 1;
   } catch (err) {
-    await store.close(5_000).catch(() => {});
+    await store.closeAfterFailure();
     throw new Error(`rank ${info.rank}: ${(err as Error).message}`, { cause: err });
   }
 }

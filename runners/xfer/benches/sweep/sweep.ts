@@ -14,7 +14,7 @@ import type { XferOp } from '../../backends/types.ts';
 import { runAsRanks } from '../common/rank-launch.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
-import { mean, percentile } from '../common/stats.ts';
+import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
 import { adjustIterations, parseSweepArgs, type SweepOptions } from './sweep-options.ts';
 import {
@@ -62,7 +62,7 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
   const roles = sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
   const isInitiator = me < roles.initiators;
   const kind: MemoryKind = (isInitiator ? o.initiatorSegType : o.targetSegType) === 'VRAM' ? 'gpu' : 'host';
-  const largest = Math.max(...Array.from({ length: info.worldSize }, (_, r) => bufferBytes(roles, r, o)));
+  const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bufferBytes(roles, r, o)));
   if (largest > o.totalBufferSize) {
     throw new Error(
       `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x num_threads x its peers), ` +
