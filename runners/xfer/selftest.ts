@@ -23,6 +23,8 @@ export interface SelftestOptions {
   shards: number;
   memory?: MemoryKind;
   ucxTls?: string;
+  /** libfabric provider (tcp, shm, ...); default FI_PROVIDER's choice. */
+  fiProvider?: string;
   dieRank?: number;
   dieAt?: 'connect' | 'transfer';
   flipByteRank?: number;
@@ -40,7 +42,13 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
   const store = await openStore(info);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ backend: o.backend, rank: info, store, ucx: o.ucxTls ? { tls: o.ucxTls } : undefined });
+    engine = await XferEngine.create({
+      backend: o.backend,
+      rank: info,
+      store,
+      ucx: o.ucxTls ? { tls: o.ucxTls } : undefined,
+      libfabric: o.fiProvider ? { provider: o.fiProvider } : undefined,
+    });
     const matrix = randomMatrix(info.worldSize, o.seed, o.maxBytes);
     const { row, col } = sliceOffsets(matrix);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -99,6 +107,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
       shards: { type: 'string', default: '1' },
       memory: { type: 'string' },
       'ucx-tls': { type: 'string' },
+      'fi-provider': { type: 'string' },
       'die-rank': { type: 'string' },
       'die-at': { type: 'string', default: 'transfer' },
       'flip-byte-rank': { type: 'string' },
@@ -118,6 +127,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     shards: Math.max(1, Number(values.shards)),
     memory: values.memory as MemoryKind | undefined,
     ucxTls: values['ucx-tls'],
+    fiProvider: values['fi-provider'],
     dieRank: num(values['die-rank']),
     dieAt: values['die-at'] as 'connect' | 'transfer',
     flipByteRank: num(values['flip-byte-rank']),

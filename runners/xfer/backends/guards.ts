@@ -10,7 +10,7 @@ export function requireMemoryKind(backend: BackendName, kinds: readonly MemoryKi
 }
 
 /** Same-node backends (shm, cuda) refuse a peer on another node, and say what reaches it. */
-export function requireSameNode(backend: BackendName, ctx: BackendContext, peer: PeerView, means: string, instead: BackendName): void {
+export function requireSameNode(backend: BackendName, ctx: BackendContext, peer: PeerView, means: string, instead: string): void {
   if (peer.node === ctx.node) return;
   throw new TransferError(
     `${backend}: rank ${peer.rank} is on node '${peer.node}', rank ${ctx.rank} on '${ctx.node}': ${means} reaches the same node only (use ${instead})`,

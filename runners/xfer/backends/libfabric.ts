@@ -1,0 +1,316 @@
+// libfabric: host (and, where the provider has FI_HMEM, GPU) memory on any node through OFI's
+// reliable datagram endpoints (FI_EP_RDM), as NIXL's LIBFABRIC backend and seed 003 (EFA) use it.
+// One fabric/domain/endpoint/CQ/AV per rank; the endpoint's address goes to the peers through the
+// store and into their address vectors. Regions are registered honouring the provider's FI_MR_*
+// mode bits (see register()). WRITE = fi_write, READ = fi_read, posted one after the other without
+// waiting (the provider's queue and the context pool are the only limits), completed out of order
+// from the CQ; every operation asks FI_DELIVERY_COMPLETE, so a WRITE is complete at the target when
+// its completion arrives. Provider: LibfabricOptions.provider, else FI_PROVIDER (libfabric's own
+// filter), else libfabric's first that offers RMA on RDM endpoints (efa or verbs where present).
+import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
+import { TransferError, XferError } from '../errors.ts';
+import type { MemoryKind, Region } from '../memory.ts';
+import { cudart } from '../native/cudart.ts';
+import * as A from '../native/libfabric-abi.ts';
+import { libfabric, type CqOps, type FabricInfo, type Fid, type Libfabric, type RmaOps } from '../native/libfabric.ts';
+import { requireMemoryKind, requireSameNode } from './guards.ts';
+import { FabricContexts, type FabricRun } from './libfabric-contexts.ts';
+import { LibfabricProgressDriver } from './libfabric-progress.ts';
+import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
+import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
+
+export interface LibfabricOptions {
+  /** Provider name ('tcp', 'shm', 'efa', 'verbs', ...; 'tcp' matches 'tcp;ofi_rxm'). Default: FI_PROVIDER's choice. */
+  provider?: string;
+  /** Domain (NIC or interface: 'eth0', 'lo', 'efa_0', 'mlx5_0'). Default: the provider's first. */
+  domain?: string;
+}
+
+/** Memory registration modes the backend can honour (the provider keeps those it needs). */
+const MR_MODES = A.FI_MR_LOCAL | A.FI_MR_VIRT_ADDR | A.FI_MR_ALLOCATED | A.FI_MR_PROV_KEY | A.FI_MR_ENDPOINT;
+const CAPS = A.FI_RMA | A.FI_READ | A.FI_WRITE | A.FI_REMOTE_READ | A.FI_REMOTE_WRITE;
+const ACCESS = A.FI_READ | A.FI_WRITE | A.FI_REMOTE_READ | A.FI_REMOTE_WRITE;
+
+interface Registration {
+  mr: Fid;
+  desc: bigint | null;
+}
+
+interface Peer {
+  fiAddr: bigint;
+  regions: Map<string, RemoteRegion & { key: bigint }>;
+}
+
+interface FabricPlan extends PreparedPlan {
+  resolved: (ResolvedRequest & { fiAddr: bigint; key: bigint; desc: bigint | null })[];
+}
+
+export class LibfabricBackend implements Backend {
+  readonly name = 'libfabric' as const;
+  readonly memoryKinds: readonly MemoryKind[];
+  readonly twoSided = false;
+  /** Set for the shm provider: it reaches the ranks of one node only. */
+  readonly nodeLocal?: { means: string; instead: string };
+  /** The provider and domain in use, and its memory registration modes (for logs and errors). */
+  readonly provider: string;
+  private readonly lf: Libfabric;
+  private readonly info: FabricInfo;
+  private readonly infoList: bigint | null;
+  private readonly fabric: Fid;
+  private readonly domain: Fid;
+  private readonly cq: Fid;
+  private readonly av: Fid;
+  private readonly ep: Fid;
+  private readonly rma: RmaOps;
+  private readonly cqOps: CqOps;
+  private readonly contexts: FabricContexts;
+  private readonly driver: LibfabricProgressDriver;
+  private readonly registrations = new Map<Region, Registration>();
+  private readonly peers = new Map<number, Peer>();
+  /** fi_addr of every address inserted so far (reconnects reuse them). */
+  private readonly addresses = new Map<string, bigint>();
+  private nextKey = 1n;
+
+  constructor(
+    private readonly ctx: BackendContext,
+    options: LibfabricOptions = {},
+  ) {
+    this.lf = libfabric();
+    const gpu = (probeValue(() => cudart().deviceCount()) ?? 0) > 0;
+    const found = findInfo(this.lf, options, gpu);
+    this.info = found.info;
+    this.infoList = found.list;
+    this.provider = `${this.info.provider} (domain ${this.info.domain}, mr_mode ${mrModeNames(this.info.mrMode)})`;
+    this.memoryKinds = (this.info.caps & A.FI_HMEM) !== 0n ? ['host', 'gpu'] : ['host'];
+    if (this.info.provider.split(';')[0] === 'shm') {
+      this.nodeLocal = { means: "libfabric's shm provider", instead: 'libfabric with FI_PROVIDER=tcp (or efa, verbs)' };
+      // shm's fast RMA (one process_vm_writev/readv by the initiator, complete when it returns)
+      // is off under FI_DELIVERY_COMPLETE, which would make every operation wait for the target
+      // to progress. Without CMA (FI_SHM_DISABLE_CMA) completions need the flag again.
+      if (!truthy(process.env.FI_SHM_DISABLE_CMA)) this.lf.setTxOpFlags(this.info.ptr, 0n);
+    }
+    const lf = this.lf;
+    this.fabric = lf.openFabric(this.info.ptr);
+    this.domain = lf.openDomain(this.fabric, this.info.ptr);
+    const withFd = lf.openCq(this.domain, 4096, true);
+    this.cq = withFd ?? lf.openCq(this.domain, 4096, false)!;
+    this.av = lf.openAv(this.domain, Math.max(ctx.worldSize, 1));
+    this.ep = lf.openEndpoint(this.domain, this.info.ptr);
+    lf.bind(this.ep, this.av, 0n, 'fi_ep_bind(av)');
+    lf.bind(this.ep, this.cq, A.FI_SEND | A.FI_RECV, 'fi_ep_bind(cq)');
+    lf.enable(this.ep, 'fi_enable(ep)');
+    this.rma = lf.rmaOps(this.ep);
+    this.cqOps = lf.cqOps(this.cq);
+    this.contexts = new FabricContexts(Math.min(Math.max(this.info.txSize, 16), 1024));
+    let waitFd: number | undefined;
+    if (withFd) waitFd = probeValue(() => lf.cqWaitFd(this.cq));
+    this.driver = new LibfabricProgressDriver(() => this.drain(), waitFd === undefined ? undefined : { fd: waitFd, armed: () => lf.tryWait(this.fabric, this.cq) });
+    this.driver.start();
+  }
+
+  localInfo(): unknown {
+    return { address: this.lf.getName(this.ep), provider: this.info.provider };
+  }
+
+  /**
+   * fi_mr_reg with every access; the provider's modes decide the rest: FI_MR_PROV_KEY (else keys
+   * are chosen here, unique in the domain), FI_MR_VIRT_ADDR (peers address the target by virtual
+   * address, else by offset in the region), FI_MR_ENDPOINT (bound to the endpoint and enabled),
+   * FI_MR_LOCAL (local buffers carry their descriptor: always passed), FI_MR_ALLOCATED (regions
+   * are mapped before they are registered), FI_MR_HMEM (GPU regions through fi_mr_regattr).
+   */
+  register(region: Region): unknown {
+    requireMemoryKind('libfabric', this.memoryKinds, region);
+    const mode = this.info.mrMode;
+    const requestedKey = mode & A.FI_MR_PROV_KEY ? 0n : this.nextKey++;
+    const gpuDevice = region.kind === 'gpu' ? region.device ?? this.ctx.device : undefined;
+    const mr = this.lf.mrReg(this.domain, region.address, Math.max(region.size, 1), ACCESS, requestedKey, gpuDevice);
+    try {
+      if (mode & A.FI_MR_ENDPOINT) {
+        this.lf.bind(mr, this.ep, 0n, 'fi_mr_bind(ep)');
+        this.lf.enable(mr, 'fi_mr_enable');
+      }
+    } catch (err) {
+      this.lf.close(mr, 'mr');
+      throw err;
+    }
+    this.registrations.set(region, { mr, desc: this.lf.mrDesc(mr) });
+    return { key: this.lf.mrKey(mr).toString(), virtAddr: (mode & A.FI_MR_VIRT_ADDR) !== 0 };
+  }
+
+  deregister(region: Region): void {
+    const registration = this.registrations.get(region);
+    if (!registration) return;
+    this.registrations.delete(region);
+    this.lf.close(registration.mr, `mr of region '${region.name}'`);
+  }
+
+  async connect(peers: PeerView[]): Promise<void> {
+    for (const view of peers) {
+      const { address, provider } = view.info as { address: Buffer; provider: string };
+      if (provider !== this.info.provider) {
+        throw new TransferError(
+          `libfabric: rank ${view.rank} uses provider '${provider}', rank ${this.ctx.rank} '${this.info.provider}': give every rank the same FI_PROVIDER`,
+          'libfabric',
+          view.rank,
+        );
+      }
+      if (this.nodeLocal) requireSameNode('libfabric', this.ctx, view, this.nodeLocal.means, this.nodeLocal.instead);
+      const hex = address.toString('hex');
+      let fiAddr = this.addresses.get(hex);
+      if (fiAddr === undefined) {
+        try {
+          fiAddr = this.lf.avInsert(this.av, address);
+        } catch (err) {
+          throw new TransferError(`libfabric: cannot add rank ${view.rank}'s address (${hex}) to the address vector: ${(err as Error).message}`, 'libfabric', view.rank);
+        }
+        this.addresses.set(hex, fiAddr);
+      }
+      const regions = new Map<string, RemoteRegion & { key: bigint }>();
+      for (const [name, { descriptor, extras }] of view.regions) {
+        const { key, virtAddr } = extras as { key: string; virtAddr: boolean };
+        // Without FI_MR_VIRT_ADDR a target is addressed by its offset in the region.
+        regions.set(name, { address: virtAddr ? BigInt(descriptor.address) : 0n, size: descriptor.size, key: BigInt(key) });
+      }
+      this.peers.set(view.rank, { fiAddr, regions });
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    // Reliable datagram endpoints hold no connection per peer; the address vector keeps the
+    // addresses for a reconnect.
+    this.peers.clear();
+  }
+
+  async prepare(requests: readonly XferRequest[], locals: Map<string, Region>): Promise<FabricPlan> {
+    const regions = new Map([...this.peers].map(([rank, p]) => [rank, p.regions as Map<string, RemoteRegion>]));
+    const resolved = resolveRequests('libfabric', requests, locals, regions).map((r) => {
+      const peer = this.peers.get(r.request.peer)!;
+      const desc = this.registrations.get(locals.get(r.request.local)!)?.desc ?? null;
+      if (BigInt(r.length) > this.info.maxMsgSize) {
+        throw new XferError(`libfabric: a request of ${r.length} bytes exceeds ${this.info.provider}'s largest message (${this.info.maxMsgSize} bytes)`);
+      }
+      return { ...r, fiAddr: peer.fiAddr, key: peer.regions.get(r.request.remote)!.key, desc };
+    });
+    return { requests, resolved, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
+  }
+
+  async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
+    const { resolved } = plan as FabricPlan;
+    const run = this.contexts.begin(resolved.length);
+    const startNs = monoNs();
+    const deadline = Date.now() + options.timeoutMs;
+    try {
+      for (let i = 0; i < resolved.length; i++) {
+        const r = resolved[i];
+        for (;;) {
+          const context = run.acquire(i);
+          if (context !== undefined) {
+            run.timings[i].postNs = monoNs();
+            const posted =
+              r.request.op === 'WRITE'
+                ? this.rma.write(r.local, r.length, r.desc, r.fiAddr, r.remote, r.key, context)
+                : this.rma.read(r.local, r.length, r.desc, r.fiAddr, r.remote, r.key, context);
+            if (posted) break;
+            run.release(context);
+          }
+          // The provider's queue or the context pool is full: complete something first.
+          await this.waitForProgress(run, deadline, options.timeoutMs, resolved);
+        }
+      }
+      const postedNs = monoNs();
+      while (run.open > 0 || run.failure) await this.waitForProgress(run, deadline, options.timeoutMs, resolved);
+      return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: run.timings };
+    } catch (err) {
+      throw await this.explain(err, resolved);
+    } finally {
+      run.end();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.driver.stop();
+    this.peers.clear();
+    const lf = this.lf;
+    lf.close(this.ep, 'endpoint');
+    for (const region of [...this.registrations.keys()]) this.deregister(region);
+    lf.close(this.av, 'address vector');
+    lf.close(this.cq, 'completion queue');
+    lf.close(this.domain, 'domain');
+    lf.close(this.fabric, 'fabric');
+    lf.freeInfo(this.infoList);
+  }
+
+  /** Reads the CQ and completes what it holds; true when anything completed. Throws a failed operation's error. */
+  private drain(): boolean {
+    return this.contexts.drain(this.cqOps);
+  }
+
+  private async waitForProgress(run: FabricRun, deadline: number, timeoutMs: number, resolved: FabricPlan['resolved']): Promise<void> {
+    this.driver.check();
+    const progressed = this.drain();
+    if (run.failure) throw Object.assign(new Error(run.failure.message), { requestIndex: run.failure.requestIndex });
+    if (progressed) return;
+    const waiting = run.openRequests().map((i) => resolved[i].request.peer);
+    const dead = waiting.find((peer) => this.ctx.store.deadRanks.has(peer));
+    if (dead !== undefined) throw new TransferError(`libfabric: transfer with rank ${dead} failed: rank ${dead} died (its store connection was lost)`, 'libfabric', dead);
+    if (Date.now() > deadline) {
+      const peers = [...new Set(waiting)].sort((a, b) => a - b);
+      throw new TransferError(
+        `libfabric: ${run.open} operations with rank${peers.length > 1 ? 's' : ''} ${peers.join(', ')} not complete after ${timeoutMs} ms (${this.info.provider})`,
+        'libfabric',
+        peers[0],
+      );
+    }
+    await yieldToEventLoop();
+  }
+
+  /** An operation that completed in error names its peer (and whether the store saw it die). */
+  private async explain(err: unknown, resolved: FabricPlan['resolved']): Promise<unknown> {
+    const failed = (err as { requestIndex?: number }).requestIndex;
+    if (failed === undefined) return err;
+    const { peer, op, length } = resolved[failed].request;
+    for (let waited = 0; waited < 500 && !this.ctx.store.deadRanks.has(peer); waited += 10) await sleep(10);
+    const died = this.ctx.store.deadRanks.has(peer) ? `rank ${peer} died (its store connection was lost); ` : '';
+    return new TransferError(`libfabric: ${op} of ${length} bytes with rank ${peer} failed: ${died}${(err as Error).message}`, 'libfabric', peer);
+  }
+}
+
+/** fi_getinfo for RMA on RDM endpoints: with FI_HMEM first where a GPU is there, then without. */
+function findInfo(lf: Libfabric, options: LibfabricOptions, gpu: boolean): { info: FabricInfo; list: bigint | null } {
+  const tries = gpu ? [true, false] : [false];
+  for (const hmem of tries) {
+    const { list, infos } = lf.getInfo({
+      provider: options.provider,
+      caps: CAPS | (hmem ? A.FI_HMEM : 0n),
+      mode: A.FI_CONTEXT | A.FI_CONTEXT2,
+      mrMode: MR_MODES | (hmem ? A.FI_MR_HMEM : 0),
+      txOpFlags: A.FI_DELIVERY_COMPLETE,
+    });
+    const info = infos.find((i) => options.domain === undefined || i.domain === options.domain);
+    if (info) return { info, list };
+    lf.freeInfo(list);
+  }
+  const which = [options.provider && `provider '${options.provider}'`, options.domain && `domain '${options.domain}'`].filter(Boolean).join(', ');
+  const filter = process.env.FI_PROVIDER ? ` with FI_PROVIDER=${process.env.FI_PROVIDER}` : '';
+  throw new XferError(
+    `libfabric ${lf.version()}: no provider offers RMA on reliable datagram endpoints${which ? ` for ${which}` : ''}${filter} (see \`fi_info -t FI_EP_RDM -c FI_RMA\`)`,
+  );
+}
+
+function mrModeNames(mode: number): string {
+  const names = A.MR_MODE_NAMES.filter(([bit]) => mode & bit).map(([, name]) => name);
+  return names.length ? names.join('|') : 'none';
+}
+
+function truthy(value: string | undefined): boolean {
+  return value !== undefined && /^(1|on|true|yes)$/i.test(value.trim());
+}
+
+function probeValue<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined;
+  }
+}
