@@ -6,7 +6,7 @@
 import { sleep, yieldToEventLoop } from '../clock.ts';
 import { libc } from '../native/libc.ts';
 
-const POLL_TIMEOUT_MS = 50;
+const POLL_TIMEOUT_MS = 10;
 
 export interface WaitObject {
   fd: number;

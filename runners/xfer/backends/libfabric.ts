@@ -83,7 +83,7 @@ export class LibfabricBackend implements Backend {
     this.provider = `${this.info.provider} (domain ${this.info.domain}, mr_mode ${mrModeNames(this.info.mrMode)})`;
     this.memoryKinds = (this.info.caps & A.FI_HMEM) !== 0n ? ['host', 'gpu'] : ['host'];
     if (this.info.provider.split(';')[0] === 'shm') {
-      this.nodeLocal = { means: "libfabric's shm provider", instead: 'libfabric with FI_PROVIDER=tcp (or efa, verbs)' };
+      this.nodeLocal = { means: "libfabric's shm provider", instead: 'libfabric with FI_PROVIDER=tcp, efa or verbs' };
       // shm's fast RMA (one process_vm_writev/readv by the initiator, complete when it returns)
       // is off under FI_DELIVERY_COMPLETE, which would make every operation wait for the target
       // to progress. Without CMA (FI_SHM_DISABLE_CMA) completions need the flag again.

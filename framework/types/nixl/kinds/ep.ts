@@ -21,6 +21,7 @@ import { nixlConfig } from '../common.ts';
 import { controlOperations, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, flagWords } from './kind-values.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface EpSection {
   modes?: string[];
@@ -67,7 +68,7 @@ export const epKind: NixlKind = {
       memory: { enum: ['host', 'gpu'] },
     },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
