@@ -8,7 +8,7 @@
 // its completion arrives. Provider: LibfabricOptions.provider, else FI_PROVIDER (libfabric's own
 // filter), else libfabric's first that offers RMA on RDM endpoints (efa or verbs where present).
 import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
-import { TransferError, XferError } from '../errors.ts';
+import { describeRanks, TransferError, XferError } from '../errors.ts';
 import type { MemoryKind, Region } from '../memory.ts';
 import { cudart } from '../native/cudart.ts';
 import * as A from '../native/libfabric-abi.ts';
@@ -214,8 +214,8 @@ export class LibfabricBackend implements Backend {
             if (posted) break;
             run.release(context);
           }
-          // The provider's queue or the context pool is full: complete something first.
-          await this.waitForProgress(run, deadline, options.timeoutMs, resolved);
+          // The provider's queue or the context pool is full (or the peer is not reachable yet).
+          await this.waitForProgress(run, deadline, options.timeoutMs, resolved, r.request.peer);
         }
       }
       const postedNs = monoNs();
@@ -246,21 +246,20 @@ export class LibfabricBackend implements Backend {
     return this.contexts.drain(this.cqOps);
   }
 
-  private async waitForProgress(run: FabricRun, deadline: number, timeoutMs: number, resolved: FabricPlan['resolved']): Promise<void> {
+  /** Reads the CQ once; when nothing completed, fails on a dead peer or the deadline, else yields. `posting`: the peer of a request not posted yet. */
+  private async waitForProgress(run: FabricRun, deadline: number, timeoutMs: number, resolved: FabricPlan['resolved'], posting?: number): Promise<void> {
     this.driver.check();
     const progressed = this.drain();
     if (run.failure) throw Object.assign(new Error(run.failure.message), { requestIndex: run.failure.requestIndex });
     if (progressed) return;
-    const waiting = run.openRequests().map((i) => resolved[i].request.peer);
+    const waiting = [...(posting === undefined ? [] : [posting]), ...run.openRequests().map((i) => resolved[i].request.peer)];
     const dead = waiting.find((peer) => this.ctx.store.deadRanks.has(peer));
     if (dead !== undefined) throw new TransferError(`libfabric: transfer with rank ${dead} failed: rank ${dead} died (its store connection was lost)`, 'libfabric', dead);
     if (Date.now() > deadline) {
-      const peers = [...new Set(waiting)].sort((a, b) => a - b);
-      throw new TransferError(
-        `libfabric: ${run.open} operations with rank${peers.length > 1 ? 's' : ''} ${peers.join(', ')} not complete after ${timeoutMs} ms (${this.info.provider})`,
-        'libfabric',
-        peers[0],
-      );
+      const open = [...new Set(run.openRequests().map((i) => resolved[i].request.peer))].sort((a, b) => a - b);
+      const inFlight = run.open > 0 ? `${run.open} operation(s) with ${describeRanks(open)} not complete` : '';
+      const stuck = posting === undefined ? '' : `rank ${posting} not reachable (${this.info.provider} kept answering FI_EAGAIN to a post)`;
+      throw new TransferError(`libfabric: after ${timeoutMs} ms: ${[stuck, inFlight].filter(Boolean).join('; ')}`, 'libfabric', posting ?? open[0]);
     }
     await yieldToEventLoop();
   }
@@ -271,8 +270,12 @@ export class LibfabricBackend implements Backend {
     if (failed === undefined) return err;
     const { peer, op, length } = resolved[failed].request;
     for (let waited = 0; waited < 500 && !this.ctx.store.deadRanks.has(peer); waited += 10) await sleep(10);
-    const died = this.ctx.store.deadRanks.has(peer) ? `rank ${peer} died (its store connection was lost); ` : '';
-    return new TransferError(`libfabric: ${op} of ${length} bytes with rank ${peer} failed: ${died}${(err as Error).message}`, 'libfabric', peer);
+    const dead = this.ctx.store.deadRanks;
+    const died = dead.has(peer) ? `rank ${peer} died (its store connection was lost); ` : '';
+    // A peer that gave up because a third rank died closes its endpoint: name the root cause too.
+    const others = [...dead].filter((r) => r !== peer);
+    const meanwhile = others.length > 0 ? ` (meanwhile ${describeRanks(others)} died: store connection lost)` : '';
+    return new TransferError(`libfabric: ${op} of ${length} bytes with rank ${peer} failed: ${died}${(err as Error).message}${meanwhile}`, 'libfabric', peer);
   }
 }
 
@@ -288,6 +291,12 @@ function findInfo(lf: Libfabric, options: LibfabricOptions, gpu: boolean): { inf
       txOpFlags: A.FI_DELIVERY_COMPLETE,
     });
     const info = infos.find((i) => options.domain === undefined || i.domain === options.domain);
+    if (info?.provider.split(';')[0] === 'net') {
+      lf.freeInfo(list);
+      throw new XferError(
+        `libfabric ${lf.version()}: the experimental 'net' provider reports a WRITE complete before its data has landed (the engine's verification fails with it); use tcp`,
+      );
+    }
     if (info) return { info, list };
     lf.freeInfo(list);
   }
