@@ -10,6 +10,7 @@
 #   scripts/slurm-local.sh stop-controller      stop slurmctld (by pid); `up` starts it again
 #   scripts/slurm-local.sh kill-node NODE       a power loss of NODE: SIGKILL its slurmd and every
 #                                               process of its jobs (`up` brings the node back)
+#   scripts/slurm-local.sh netns-check          exit 0 when DISAGG_SLURM_NETNS=1 works here, else 3 + why
 #
 # Settings (environment): DISAGG_SLURM_DIR (state folder, default /tmp/disagg-slurm),
 # DISAGG_SLURM_WAIT (seconds `up` waits for idle nodes, default 60). A second cluster beside the
@@ -447,8 +448,13 @@ env) echo "export SLURM_CONF=$CONF" ;;
 restart-controller) cmd_restart_controller ;;
 stop-controller) cmd_stop_controller ;;
 kill-node) cmd_kill_node "${2:-}" ;;
+netns-check)
+  # Exit 0 when DISAGG_SLURM_NETNS=1 clusters can be made here; else 3 and the reason.
+  source "$(dirname "${BASH_SOURCE[0]}")/slurm-local-netns.sh"
+  if why=$(netns_unsupported); then echo "$why"; exit 3; fi
+  ;;
 *)
-  echo "usage: $0 up|down|status|env|restart-controller|stop-controller|kill-node NODE" >&2
+  echo "usage: $0 up|down|status|env|restart-controller|stop-controller|kill-node NODE|netns-check" >&2
   exit 2
   ;;
 esac
