@@ -14,7 +14,7 @@ import { parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
 
-const USAGE = 'usage: disagg-bench ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--backend shm|ucx|cuda|nccl] [--ranks N]';
+const USAGE = 'usage: disagg-bench ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--backend shm|ucx|cuda|nccl|libfabric] [--ranks N]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {

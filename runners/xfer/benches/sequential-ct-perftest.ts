@@ -34,7 +34,7 @@ export interface SequentialOptions extends CtCommonOptions {
 
 const USAGE =
   'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--sleep-scale 1] ' +
-  '[--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] [--backend shm|ucx|cuda|nccl] [--ranks N] [--share-buffers]';
+  '[--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] [--backend shm|ucx|cuda|nccl|libfabric] [--ranks N] [--share-buffers]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseSequentialArgs(argv: string[]): SequentialOptions {
