@@ -76,8 +76,9 @@ async function main(): Promise<number> {
   const link = median(samples.iperf3 as number[]);
   const rows = transports.flatMap((t) =>
     blocks.map((b) => {
-      const gbps = median((samples[t.name] as Map<number, number[]>).get(b.bytes)!);
-      return { transport: t.name, block: b.name, gbps, ratio: gbps / link };
+      const perRound = (samples[t.name] as Map<number, number[]>).get(b.bytes)!;
+      const gbps = median(perRound);
+      return { transport: t.name, block: b.name, gbps, ratio: gbps / link, perRound };
     }),
   );
   printTable(
