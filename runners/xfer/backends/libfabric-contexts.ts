@@ -1,7 +1,8 @@
 // The libfabric backend's operation contexts: one slot of native memory per operation in flight
-// (FI_CONTEXT2 asks for 64 bytes of provider scratch there), which request of which run it
-// belongs to, and the completions read from the CQ handed to that run. A run that failed or timed
-// out leaves its slots in flight; their late completions free them and are otherwise ignored.
+// (FI_CONTEXT2 asks for 64 bytes of provider scratch there), which request of which run (one
+// execute(); several may be in flight at once) it belongs to, and the completions read from the
+// CQ handed to that run, whoever reads them. A run that failed or timed out leaves its slots in
+// flight; their late completions free them and are otherwise ignored.
 import koffi from 'koffi';
 import { monoNs } from '../clock.ts';
 import { FI_CONTEXT2_BYTES } from '../native/libfabric-abi.ts';
@@ -34,7 +35,8 @@ export class FabricContexts {
   private readonly generation: Int32Array;
   private readonly free: number[];
   private readonly entries = Buffer.alloc(8 * BATCH);
-  private current: Run | undefined;
+  /** Runs not ended, by generation. */
+  private readonly runs = new Map<number, Run>();
   private generations = 0;
 
   constructor(readonly slots: number) {
@@ -46,9 +48,9 @@ export class FabricContexts {
   }
 
   begin(requests: number): FabricRun {
-    if (this.current) throw new Error('libfabric: execute() called while another execute() of this engine runs');
-    this.current = new Run(this, ++this.generations, requests);
-    return this.current;
+    const run = new Run(this, ++this.generations, requests);
+    this.runs.set(run.gen, run);
+    return run;
   }
 
   /** Reads one batch of completions and hands them to their run; true when anything completed. */
@@ -92,12 +94,11 @@ export class FabricContexts {
 
   /** Internal (Run): the run is over. */
   finish(run: Run): void {
-    if (this.current === run) this.current = undefined;
+    this.runs.delete(run.gen);
   }
 
   private complete(slot: number, error?: string): void {
-    const run = this.current;
-    if (run && this.generation[slot] === run.gen) run.completed(this.request[slot], error);
+    this.runs.get(this.generation[slot])?.completed(this.request[slot], error);
     this.freeSlot(slot);
   }
 
