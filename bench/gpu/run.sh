@@ -4,6 +4,8 @@
 #   ct        CT perftest (cuda, nccl; verified runs) and a llama-405b sequential workload
 #   nixl      sweep VRAM->VRAM (cuda, nccl), EP data and control plane, KV pipe
 #   alltoall  all-to-all: CT perftest (cuda) vs NCCL (torch), 2 and 4 GPUs
+#   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
+#             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
 # Each part's results and logs go to $OUT/<part>.tgz; the console shows each step's tail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +63,15 @@ nixl() {
 }
 
 alltoall() { bash $D/alltoall.sh; }
+
+libfabric() {
+  step fi-info-hmem 30 bash -c 'fi_info -t FI_EP_RDM -c FI_HMEM || echo "(no fi_info there)"'
+  for p in shm tcp; do
+    ranks selftest-libfabric-$p-host 90 2 selftest.mjs --backend libfabric --fi-provider $p --max-bytes 20000000 --shards 3 --iters 2
+    ranks selftest-libfabric-$p-vram 90 2 selftest.mjs --backend libfabric --fi-provider $p --memory gpu --max-bytes 20000000 --shards 3 --iters 2
+  done
+  FI_PROVIDER=shm ranks sweep-libfabric-shm-vram 240 2 commands.mjs sweep --backend LIBFABRIC --initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency --num_iter 64 --warmup_iter 8
+}
 
 for part in "$@"; do
   export R=/tmp/gpu-results/$part
