@@ -12,23 +12,17 @@ import { describeRanks, TransferError, XferError } from '../errors.ts';
 import type { MemoryKind, Region } from '../memory.ts';
 import { cudart } from '../native/cudart.ts';
 import * as A from '../native/libfabric-abi.ts';
-import { libfabric, type CqOps, type FabricInfo, type Fid, type Libfabric, type RmaOps } from '../native/libfabric.ts';
+import { libfabric, type FabricInfo, type Fid, type Libfabric } from '../native/libfabric.ts';
 import { requireMemoryKind, requireSameNode } from './guards.ts';
 import { FabricContexts, type FabricRun } from './libfabric-contexts.ts';
+import { openFabricEndpoint, type FabricEndpoint, type ProviderChoice } from './libfabric-endpoint.ts';
 import { LibfabricProgressDriver } from './libfabric-progress.ts';
 import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
 
-export interface LibfabricOptions {
-  /** Provider name ('tcp', 'shm', 'efa', 'verbs', ...; 'tcp' matches 'tcp;ofi_rxm'). Default: FI_PROVIDER's choice. */
-  provider?: string;
-  /** Domain (NIC or interface: 'eth0', 'lo', 'efa_0', 'mlx5_0'). Default: the provider's first. */
-  domain?: string;
-}
+/** Which provider and domain (default: FI_PROVIDER's choice, the provider's first domain). */
+export type LibfabricOptions = ProviderChoice;
 
-/** Memory registration modes the backend can honour (the provider keeps those it needs). */
-const MR_MODES = A.FI_MR_LOCAL | A.FI_MR_VIRT_ADDR | A.FI_MR_ALLOCATED | A.FI_MR_PROV_KEY | A.FI_MR_ENDPOINT;
-const CAPS = A.FI_RMA | A.FI_READ | A.FI_WRITE | A.FI_REMOTE_READ | A.FI_REMOTE_WRITE;
 const ACCESS = A.FI_READ | A.FI_WRITE | A.FI_REMOTE_READ | A.FI_REMOTE_WRITE;
 
 interface Registration {
@@ -51,18 +45,9 @@ export class LibfabricBackend implements Backend {
   readonly twoSided = false;
   /** Set for the shm provider: it reaches the ranks of one node only. */
   readonly nodeLocal?: { means: string; instead: string };
-  /** The provider and domain in use, and its memory registration modes (for logs and errors). */
-  readonly provider: string;
   private readonly lf: Libfabric;
+  private readonly fabric: FabricEndpoint;
   private readonly info: FabricInfo;
-  private readonly infoList: bigint | null;
-  private readonly fabric: Fid;
-  private readonly domain: Fid;
-  private readonly cq: Fid;
-  private readonly av: Fid;
-  private readonly ep: Fid;
-  private readonly rma: RmaOps;
-  private readonly cqOps: CqOps;
   private readonly contexts: FabricContexts;
   private readonly driver: LibfabricProgressDriver;
   private readonly registrations = new Map<Region, Registration>();
@@ -75,41 +60,27 @@ export class LibfabricBackend implements Backend {
     private readonly ctx: BackendContext,
     options: LibfabricOptions = {},
   ) {
-    this.lf = libfabric();
-    const gpu = (probeValue(() => cudart().deviceCount()) ?? 0) > 0;
-    const found = findInfo(this.lf, options, gpu);
-    this.info = found.info;
-    this.infoList = found.list;
-    this.provider = `${this.info.provider} (domain ${this.info.domain}, mr_mode ${mrModeNames(this.info.mrMode)})`;
-    this.memoryKinds = (this.info.caps & A.FI_HMEM) !== 0n ? ['host', 'gpu'] : ['host'];
-    if (this.info.provider.split(';')[0] === 'shm') {
-      this.nodeLocal = { means: "libfabric's shm provider", instead: 'libfabric with FI_PROVIDER=tcp, efa or verbs' };
+    const lf = (this.lf = libfabric());
+    const shm = (provider: string) => provider.split(';')[0] === 'shm';
+    this.fabric = openFabricEndpoint(lf, options, {
+      gpu: (probeValue(() => cudart().deviceCount()) ?? 0) > 0,
+      peers: ctx.worldSize,
       // shm's fast RMA (one process_vm_writev/readv by the initiator, complete when it returns)
       // is off under FI_DELIVERY_COMPLETE, which would make every operation wait for the target
       // to progress. Without CMA (FI_SHM_DISABLE_CMA) completions need the flag again.
-      if (!truthy(process.env.FI_SHM_DISABLE_CMA)) this.lf.setTxOpFlags(this.info.ptr, 0n);
-    }
-    const lf = this.lf;
-    this.fabric = lf.openFabric(this.info.ptr);
-    this.domain = lf.openDomain(this.fabric, this.info.ptr);
-    const withFd = lf.openCq(this.domain, 4096, true);
-    this.cq = withFd ?? lf.openCq(this.domain, 4096, false)!;
-    this.av = lf.openAv(this.domain, Math.max(ctx.worldSize, 1));
-    this.ep = lf.openEndpoint(this.domain, this.info.ptr);
-    lf.bind(this.ep, this.av, 0n, 'fi_ep_bind(av)');
-    lf.bind(this.ep, this.cq, A.FI_SEND | A.FI_RECV, 'fi_ep_bind(cq)');
-    lf.enable(this.ep, 'fi_enable(ep)');
-    this.rma = lf.rmaOps(this.ep);
-    this.cqOps = lf.cqOps(this.cq);
-    this.contexts = new FabricContexts(Math.min(Math.max(this.info.txSize, 16), 1024));
-    let waitFd: number | undefined;
-    if (withFd) waitFd = probeValue(() => lf.cqWaitFd(this.cq));
-    this.driver = new LibfabricProgressDriver(() => this.drain(), waitFd === undefined ? undefined : { fd: waitFd, armed: () => lf.tryWait(this.fabric, this.cq) });
+      deliveryComplete: (provider) => !shm(provider) || truthy(process.env.FI_SHM_DISABLE_CMA),
+    });
+    const { info, fabric, cq, waitFd } = this.fabric;
+    this.info = info;
+    this.memoryKinds = (info.caps & A.FI_HMEM) !== 0n ? ['host', 'gpu'] : ['host'];
+    if (shm(info.provider)) this.nodeLocal = { means: "libfabric's shm provider", instead: 'libfabric with FI_PROVIDER=tcp, efa or verbs' };
+    this.contexts = new FabricContexts(Math.min(Math.max(info.txSize, 16), 1024));
+    this.driver = new LibfabricProgressDriver(() => this.drain(), waitFd === undefined ? undefined : { fd: waitFd, armed: () => lf.tryWait(fabric, cq) });
     this.driver.start();
   }
 
   localInfo(): unknown {
-    return { address: this.lf.getName(this.ep), provider: this.info.provider };
+    return { address: this.lf.getName(this.fabric.ep), provider: this.info.provider };
   }
 
   /**
@@ -124,10 +95,10 @@ export class LibfabricBackend implements Backend {
     const mode = this.info.mrMode;
     const requestedKey = mode & A.FI_MR_PROV_KEY ? 0n : this.nextKey++;
     const gpuDevice = region.kind === 'gpu' ? region.device ?? this.ctx.device : undefined;
-    const mr = this.lf.mrReg(this.domain, region.address, Math.max(region.size, 1), ACCESS, requestedKey, gpuDevice);
+    const mr = this.lf.mrReg(this.fabric.domain, region.address, Math.max(region.size, 1), ACCESS, requestedKey, gpuDevice);
     try {
       if (mode & A.FI_MR_ENDPOINT) {
-        this.lf.bind(mr, this.ep, 0n, 'fi_mr_bind(ep)');
+        this.lf.bind(mr, this.fabric.ep, 0n, 'fi_mr_bind(ep)');
         this.lf.enable(mr, 'fi_mr_enable');
       }
     } catch (err) {
@@ -160,7 +131,7 @@ export class LibfabricBackend implements Backend {
       let fiAddr = this.addresses.get(hex);
       if (fiAddr === undefined) {
         try {
-          fiAddr = this.lf.avInsert(this.av, address);
+          fiAddr = this.lf.avInsert(this.fabric.av, address);
         } catch (err) {
           throw new TransferError(`libfabric: cannot add rank ${view.rank}'s address (${hex}) to the address vector: ${(err as Error).message}`, 'libfabric', view.rank);
         }
@@ -209,8 +180,8 @@ export class LibfabricBackend implements Backend {
             run.timings[i].postNs = monoNs();
             const posted =
               r.request.op === 'WRITE'
-                ? this.rma.write(r.local, r.length, r.desc, r.fiAddr, r.remote, r.key, context)
-                : this.rma.read(r.local, r.length, r.desc, r.fiAddr, r.remote, r.key, context);
+                ? this.fabric.rma.write(r.local, r.length, r.desc, r.fiAddr, r.remote, r.key, context)
+                : this.fabric.rma.read(r.local, r.length, r.desc, r.fiAddr, r.remote, r.key, context);
             if (posted) break;
             run.release(context);
           }
@@ -231,19 +202,16 @@ export class LibfabricBackend implements Backend {
   async destroy(): Promise<void> {
     await this.driver.stop();
     this.peers.clear();
-    const lf = this.lf;
-    lf.close(this.ep, 'endpoint');
+    // The endpoint goes first (no operation refers to a region after), then the regions, then the rest.
+    const endpoint = this.fabric.ep;
+    this.lf.close(endpoint, 'endpoint');
     for (const region of [...this.registrations.keys()]) this.deregister(region);
-    lf.close(this.av, 'address vector');
-    lf.close(this.cq, 'completion queue');
-    lf.close(this.domain, 'domain');
-    lf.close(this.fabric, 'fabric');
-    lf.freeInfo(this.infoList);
+    this.fabric.close((fid) => fid !== endpoint);
   }
 
   /** Reads the CQ and completes what it holds; true when anything completed. Throws a failed operation's error. */
   private drain(): boolean {
-    return this.contexts.drain(this.cqOps);
+    return this.contexts.drain(this.fabric.cqOps);
   }
 
   /** Reads the CQ once; when nothing completed, fails on a dead peer or the deadline, else yields. `posting`: the peer of a request not posted yet. */
@@ -277,39 +245,6 @@ export class LibfabricBackend implements Backend {
     const meanwhile = others.length > 0 ? ` (meanwhile ${describeRanks(others)} died: store connection lost)` : '';
     return new TransferError(`libfabric: ${op} of ${length} bytes with rank ${peer} failed: ${died}${(err as Error).message}${meanwhile}`, 'libfabric', peer);
   }
-}
-
-/** fi_getinfo for RMA on RDM endpoints: with FI_HMEM first where a GPU is there, then without. */
-function findInfo(lf: Libfabric, options: LibfabricOptions, gpu: boolean): { info: FabricInfo; list: bigint | null } {
-  const tries = gpu ? [true, false] : [false];
-  for (const hmem of tries) {
-    const { list, infos } = lf.getInfo({
-      provider: options.provider,
-      caps: CAPS | (hmem ? A.FI_HMEM : 0n),
-      mode: A.FI_CONTEXT | A.FI_CONTEXT2,
-      mrMode: MR_MODES | (hmem ? A.FI_MR_HMEM : 0),
-      txOpFlags: A.FI_DELIVERY_COMPLETE,
-    });
-    const info = infos.find((i) => options.domain === undefined || i.domain === options.domain);
-    if (info?.provider.split(';')[0] === 'net') {
-      lf.freeInfo(list);
-      throw new XferError(
-        `libfabric ${lf.version()}: the experimental 'net' provider reports a WRITE complete before its data has landed (the engine's verification fails with it); use tcp`,
-      );
-    }
-    if (info) return { info, list };
-    lf.freeInfo(list);
-  }
-  const which = [options.provider && `provider '${options.provider}'`, options.domain && `domain '${options.domain}'`].filter(Boolean).join(', ');
-  const filter = process.env.FI_PROVIDER ? ` with FI_PROVIDER=${process.env.FI_PROVIDER}` : '';
-  throw new XferError(
-    `libfabric ${lf.version()}: no provider offers RMA on reliable datagram endpoints${which ? ` for ${which}` : ''}${filter} (see \`fi_info -t FI_EP_RDM -c FI_RMA\`)`,
-  );
-}
-
-function mrModeNames(mode: number): string {
-  const names = A.MR_MODE_NAMES.filter(([bit]) => mode & bit).map(([, name]) => name);
-  return names.length ? names.join('|') : 'none';
 }
 
 function truthy(value: string | undefined): boolean {

@@ -24,30 +24,18 @@ export const FI_CONTEXT = 1n << 59n;
 export const FI_CONTEXT2_BYTES = 64;
 
 // Memory registration modes (domain_attr->mr_mode).
-export const FI_MR_BASIC = 1 << 0;
-export const FI_MR_SCALABLE = 1 << 1;
 export const FI_MR_LOCAL = 1 << 2;
-export const FI_MR_RAW = 1 << 3;
 export const FI_MR_VIRT_ADDR = 1 << 4;
 export const FI_MR_ALLOCATED = 1 << 5;
 export const FI_MR_PROV_KEY = 1 << 6;
-export const FI_MR_MMU_NOTIFY = 1 << 7;
-export const FI_MR_RMA_EVENT = 1 << 8;
 export const FI_MR_ENDPOINT = 1 << 9;
 export const FI_MR_HMEM = 1 << 10;
-export const MR_MODE_NAMES: [number, string][] = [
-  [FI_MR_BASIC, 'FI_MR_BASIC'], [FI_MR_SCALABLE, 'FI_MR_SCALABLE'], [FI_MR_LOCAL, 'FI_MR_LOCAL'], [FI_MR_RAW, 'FI_MR_RAW'],
-  [FI_MR_VIRT_ADDR, 'FI_MR_VIRT_ADDR'], [FI_MR_ALLOCATED, 'FI_MR_ALLOCATED'], [FI_MR_PROV_KEY, 'FI_MR_PROV_KEY'],
-  [FI_MR_MMU_NOTIFY, 'FI_MR_MMU_NOTIFY'], [FI_MR_RMA_EVENT, 'FI_MR_RMA_EVENT'], [FI_MR_ENDPOINT, 'FI_MR_ENDPOINT'], [FI_MR_HMEM, 'FI_MR_HMEM'],
-];
 
 export const FI_EP_RDM = 3;
 export const FI_AV_TABLE = 2;
-export const FI_PROGRESS_AUTO = 1;
 export const FI_CQ_FORMAT_CONTEXT = 1;
 export const FI_WAIT_NONE = 0;
 export const FI_WAIT_FD = 3;
-export const FI_HMEM_SYSTEM = 0;
 export const FI_HMEM_CUDA = 1;
 // fi_control commands.
 export const FI_GETWAIT = 5;

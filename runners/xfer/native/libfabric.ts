@@ -21,8 +21,6 @@ export interface FabricInfo {
   caps: bigint;
   mrMode: number;
   mrKeySize: number;
-  /** data_progress is FI_PROGRESS_AUTO (else someone must read the CQ for transfers to move). */
-  autoProgress: boolean;
   txSize: number;
   maxMsgSize: bigint;
 }
@@ -151,7 +149,6 @@ export const libfabric = lazyBinding((): Libfabric => {
       caps: u64(info.caps as number),
       mrMode: Number(domain.mr_mode),
       mrKeySize: Number(domain.mr_key_size),
-      autoProgress: Number(domain.data_progress) === A.FI_PROGRESS_AUTO,
       txSize: Number(tx.size),
       maxMsgSize: u64(ep.max_msg_size),
     };
