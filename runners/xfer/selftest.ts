@@ -13,6 +13,7 @@ import { seededRandom } from './random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
+import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';
 
 export interface SelftestOptions {
   backend: BackendName;
@@ -25,6 +26,8 @@ export interface SelftestOptions {
   ucxTls?: string;
   /** libfabric provider (tcp, shm, ...); default FI_PROVIDER's choice. */
   fiProvider?: string;
+  /** backend cuda: copy engines, the copy kernel, or per plan. */
+  cudaCopy?: CudaCopyPath;
   dieRank?: number;
   dieAt?: 'connect' | 'transfer';
   flipByteRank?: number;
@@ -48,6 +51,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
       store,
       ucx: o.ucxTls ? { tls: o.ucxTls } : undefined,
       libfabric: o.fiProvider ? { provider: o.fiProvider } : undefined,
+      cuda: o.cudaCopy ? { copy: o.cudaCopy } : undefined,
     });
     const matrix = randomMatrix(info.worldSize, o.seed, o.maxBytes);
     const { row, col } = sliceOffsets(matrix);
@@ -79,7 +83,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
       if (me === 0) {
         const total = sum(matrix.map(sum));
         console.log(
-          `selftest ok: backend=${o.backend} op=${op} ranks=${info.worldSize} iterations=${o.iterations} shards=${o.shards} ` +
+          `selftest ok: backend=${o.backend}${o.cudaCopy ? ` cuda-copy=${o.cudaCopy}` : ''} op=${op} ranks=${info.worldSize} iterations=${o.iterations} shards=${o.shards} ` +
             `bytes=${total} verified, slowest iteration ${(worstNs / 1e6).toFixed(3)} ms`,
         );
       }
@@ -108,6 +112,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
       memory: { type: 'string' },
       'ucx-tls': { type: 'string' },
       'fi-provider': { type: 'string' },
+      'cuda-copy': { type: 'string' },
       'die-rank': { type: 'string' },
       'die-at': { type: 'string', default: 'transfer' },
       'flip-byte-rank': { type: 'string' },
@@ -128,6 +133,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     memory: values.memory as MemoryKind | undefined,
     ucxTls: values['ucx-tls'],
     fiProvider: values['fi-provider'],
+    cudaCopy: values['cuda-copy'] === undefined ? undefined : parseCudaCopyPath(values['cuda-copy'], '--cuda-copy'),
     dieRank: num(values['die-rank']),
     dieAt: values['die-at'] as 'connect' | 'transfer',
     flipByteRank: num(values['flip-byte-rank']),

@@ -4,9 +4,11 @@ import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
 import type { MetricSpec } from '../../metrics/metric.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
-import { jobTimeSeconds, type MetricsOverride } from '../../../runners/trtllm/serving-config.ts';
-import { splitShellWords } from '../../../runners/trtllm/shell.ts';
+import { jobTimeSeconds } from '../common/job-time.ts';
+import type { MetricsOverride } from '../common/metrics-override.ts';
+import { splitShellWords } from '../common/shell.ts';
 import type { NixlKind } from './kind.ts';
+import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -20,6 +22,8 @@ export interface NixlConfig {
     fi_provider?: string;
     /** XFER_TIMEOUT_S of the ranks: every wait and transfer (default: the engine's 300 s). */
     timeout_s?: number;
+    /** backend cuda: what moves a plan's bytes (auto | copy-engine | kernel); XFER_CUDA_COPY of the ranks. */
+    cuda_copy?: string;
     /** GPUs each node's ranks get (sbatch --gres=gpu:N; the local scheduler's CUDA_VISIBLE_DEVICES). */
     gpus_per_node?: number;
     references?: Record<string, unknown>;
@@ -66,6 +70,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           backend: nonEmpty,
           fi_provider: { type: 'string', pattern: '^[A-Za-z0-9_;^,-]+$' },
           timeout_s: { type: 'number', exclusiveMinimum: 0 },
+          cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
           references: { type: 'object' },
           metrics: section(
@@ -109,6 +114,9 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
   }
   if (benchmark.fi_provider !== undefined && benchmark.backend !== 'libfabric') {
     out.push(violation(['benchmark', 'fi_provider'], `is the libfabric provider; backend ${benchmark.backend} does not use libfabric`));
+  }
+  if (benchmark.cuda_copy !== undefined && benchmark.backend !== 'cuda') {
+    out.push(violation(['benchmark', 'cuda_copy'], `chooses how the cuda backend copies; this config's backend is ${benchmark.backend}`));
   }
   if (kind.section && config[kind.section] === undefined) out.push(missingSection(kind));
   for (const other of allKinds) {

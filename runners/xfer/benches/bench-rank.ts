@@ -9,6 +9,7 @@ import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
 import type { BackendName } from '../backends/types.ts';
 import { refuseOtherNodes } from '../backends/guards.ts';
+import type { BackendOptions } from '../backends/registry.ts';
 import { runAsRanks, takeRanksOption } from './common/rank-launch.ts';
 
 /** Without --backend: cuda for GPU memory, shm for host memory (same node; use ucx across nodes). */
@@ -27,11 +28,12 @@ export async function runAsRank<T>(
   backend: BackendName,
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
+  backendOptions: BackendOptions = {},
 ): Promise<T> {
   const store = await openStore(info);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ backend, rank: info, store });
+    engine = await XferEngine.create({ ...backendOptions, backend, rank: info, store });
     await refuseOtherNodes(engine.backend, info, store);
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
@@ -51,6 +53,11 @@ export async function runAsRank<T>(
     if (!e.message.startsWith(`rank ${info.rank}:`)) e.message = `rank ${info.rank}: ${e.message}`;
     throw e;
   }
+}
+
+/** Rank 0 says what reading the config found (a matrix_file's base, truncated cells): `note: ` lines on stderr. */
+export function printNotes(info: RankInfo, notes: readonly string[]): void {
+  if (info.rank === 0) for (const note of notes) process.stderr.write(`note: ${note}\n`);
 }
 
 /** Rank 0 writes the JSON report where --json-output-path says. */
