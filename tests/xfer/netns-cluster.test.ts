@@ -4,7 +4,7 @@
 // cluster is never touched. Checks: the nodes really are apart, the rendezvous store across
 // them, ct-perftest and sweep over ucx and libfabric (tcp) verified, shm refused, and a nixl job
 // of the libfabric backend that keeps fi_info of both nodes.
-import { readFileSync, writeFileSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,7 @@ describeNetns(`two SLURM nodes apart (own network, hostname, /dev/shm)${skipReas
     }
   }, 300_000);
   afterAll(async () => {
+    rmSync(scratch, { recursive: true, force: true });
     await netnsClusterScript('down');
   }, 180_000);
 
