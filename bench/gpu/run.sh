@@ -7,6 +7,8 @@
 #   alltoall  all-to-all: CT perftest (cuda: copy engines, staggered, copy kernel) vs NCCL (torch), 2 and 4 GPUs
 #   device    the copy kernel on ONE GPU (2+ ranks sharing it: correctness of every path it drives,
 #             verified) and its benchmark against cudaMemcpyAsync (device-copy.mjs)
+#   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
+#             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
 # Each part's results and logs go to $OUT/<part>.tgz; the console shows each step's tail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -104,8 +106,17 @@ device() {
   step device-copy-cached 300 node $D/device-copy.mjs "${share[@]}" --kernel 512/4/cached --out "$R/device-copy.jsonl"
 }
 
+libfabric() {
+  step fi-info-hmem 30 bash -c 'fi_info -t FI_EP_RDM -c FI_HMEM || echo "(no fi_info there)"'
+  for p in shm tcp; do
+    ranks selftest-libfabric-$p-host 90 2 selftest.mjs --backend libfabric --fi-provider $p --max-bytes 20000000 --shards 3 --iters 2
+    ranks selftest-libfabric-$p-vram 90 2 selftest.mjs --backend libfabric --fi-provider $p --memory gpu --max-bytes 20000000 --shards 3 --iters 2
+  done
+  FI_PROVIDER=shm ranks sweep-libfabric-shm-vram 240 2 commands.mjs sweep --backend LIBFABRIC --initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency --num_iter 64 --warmup_iter 8
+}
+
 for part in "$@"; do
-  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device)"; exit 2; }
+  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

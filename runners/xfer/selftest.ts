@@ -26,6 +26,8 @@ export interface SelftestOptions {
   shards: number;
   memory?: MemoryKind;
   ucxTls?: string;
+  /** libfabric provider (tcp, shm, ...); default FI_PROVIDER's choice. */
+  fiProvider?: string;
   /** backend cuda: copy engines, the copy kernel, or per plan. */
   cudaCopy?: CudaCopyPath;
   dieRank?: number;
@@ -52,6 +54,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
       rank: info,
       store,
       ucx: o.ucxTls ? { tls: o.ucxTls } : undefined,
+      libfabric: o.fiProvider ? { provider: o.fiProvider } : undefined,
       cuda: o.cudaCopy ? { copy: o.cudaCopy } : undefined,
     });
     const matrix = randomMatrix(info.worldSize, o.seed, o.maxBytes);
@@ -114,6 +117,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
       shards: { type: 'string', default: '1' },
       memory: { type: 'string' },
       'ucx-tls': { type: 'string' },
+      'fi-provider': { type: 'string' },
       'cuda-copy': { type: 'string' },
       'die-rank': { type: 'string' },
       'die-at': { type: 'string', default: 'transfer' },
@@ -135,6 +139,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     shards: Math.max(1, Number(values.shards)),
     memory: values.memory as MemoryKind | undefined,
     ucxTls: values['ucx-tls'],
+    fiProvider: values['fi-provider'],
     cudaCopy: values['cuda-copy'] === undefined ? undefined : parseCudaCopyPath(values['cuda-copy'], '--cuda-copy'),
     dieRank: num(values['die-rank']),
     dieAt: values['die-at'] as 'connect' | 'transfer',

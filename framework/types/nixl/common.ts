@@ -18,6 +18,8 @@ export interface NixlConfig {
     /** Default 1. */
     nodes?: number;
     backend: string;
+    /** libfabric provider of backend libfabric (tcp, shm, efa, verbs...): the ranks' FI_PROVIDER. */
+    fi_provider?: string;
     /** XFER_TIMEOUT_S of the ranks: every wait and transfer (default: the engine's 300 s). */
     timeout_s?: number;
     /** backend cuda: what moves a plan's bytes (auto | copy-engine | kernel); XFER_CUDA_COPY of the ranks. */
@@ -66,6 +68,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           ranks: int(1),
           nodes: int(1),
           backend: nonEmpty,
+          fi_provider: { type: 'string', pattern: '^[A-Za-z0-9_;^,-]+$' },
           timeout_s: { type: 'number', exclusiveMinimum: 0 },
           cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
@@ -106,6 +109,11 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     out.push(violation(['benchmark', 'backend'], `kind ${kind.name} runs on ${kind.backends.join(', ')}, not '${benchmark.backend}'`));
   } else if (nodes > 1 && SAME_NODE_BACKENDS[benchmark.backend]) {
     out.push(violation(['benchmark', 'nodes'], `backend ${benchmark.backend} reaches the ranks of one node only; across ${nodes} nodes use ${SAME_NODE_BACKENDS[benchmark.backend]}`));
+  } else if (nodes > 1 && benchmark.backend === 'libfabric' && benchmark.fi_provider?.split(/[;,]/)[0] === 'shm') {
+    out.push(violation(['benchmark', 'fi_provider'], `libfabric's shm provider reaches the ranks of one node only; across ${nodes} nodes use tcp (or efa, verbs)`));
+  }
+  if (benchmark.fi_provider !== undefined && benchmark.backend !== 'libfabric') {
+    out.push(violation(['benchmark', 'fi_provider'], `is the libfabric provider; backend ${benchmark.backend} does not use libfabric`));
   }
   if (benchmark.cuda_copy !== undefined && benchmark.backend !== 'cuda') {
     out.push(violation(['benchmark', 'cuda_copy'], `chooses how the cuda backend copies; this config's backend is ${benchmark.backend}`));

@@ -44,6 +44,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const srun = ['srun', '--nodes', nodes, '--ntasks', ranks, '--ntasks-per-node', ranks / nodes, '--kill-on-bad-exit=1'];
   const env: Record<string, string> = {
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
+    ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
     ...(cuda_copy !== undefined ? { XFER_CUDA_COPY: cuda_copy } : {}),
     ...rank.env,
   };
@@ -62,6 +63,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     lines.push('cleanup() {', ...rank.cleanup.map((l) => `  ${l}`), '}', 'trap cleanup EXIT');
   }
   if (rank.prelude?.length) lines.push(...rank.prelude);
+  if (backend === 'libfabric') lines.push(...nodeArtefactLines(plan.packageRoot, nodes));
   lines.push(
     'status=0',
     `${join(srun)} ${launch} >"$RANK_LOG" 2>&1 || status=$?`,
@@ -91,6 +93,16 @@ export function nixlResources(config: NixlConfig): JobResources {
     ...(slurm.account !== undefined ? { account: slurm.account } : {}),
     ...(slurm.extra_args !== undefined ? { extraArgs: splitShellWords(slurm.extra_args) } : {}),
   };
+}
+
+/**
+ * fi_info (and the GPU and EFA listings) of every node into the log folder, as seed 003's suite
+ * keeps them (runners/nixl/node-artefacts.ts); a failure is reported, never fatal.
+ */
+function nodeArtefactLines(packageRoot: string, nodes: number): string[] {
+  const step = join(['srun', '--nodes', nodes, '--ntasks', nodes, '--ntasks-per-node', 1]);
+  const collect = disaggBenchCommand(packageRoot, ['nixl-tool', 'node-artefacts', '--dir']);
+  return [`${step} ${collect} "$LOG_DIR" || echo "fi_info artefacts: the collection step failed (exit code $?)" >&2`];
 }
 
 function oneLine(text: string): string {

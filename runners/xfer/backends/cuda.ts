@@ -71,6 +71,7 @@ export class CudaBackend implements Backend {
   readonly name = 'cuda' as const;
   readonly memoryKinds = ['gpu'] as const;
   readonly twoSided = false;
+  readonly nodeLocal = { means: 'CUDA IPC', instead: 'nccl' };
   private readonly cuda: Cudart;
   private readonly streams: bigint[];
   private readonly events: bigint[] = [];
@@ -117,7 +118,7 @@ export class CudaBackend implements Backend {
   async connect(peers: PeerView[]): Promise<void> {
     this.cuda.setDevice(this.ctx.device);
     for (const peer of peers) {
-      requireSameNode('cuda', this.ctx, peer, 'CUDA IPC', 'nccl');
+      requireSameNode('cuda', this.ctx, peer, this.nodeLocal.means, this.nodeLocal.instead);
       const regions = new Map<string, RemoteRegion>();
       for (const [name, { descriptor }] of peer.regions) {
         if (descriptor.kind !== 'gpu') continue;

@@ -8,6 +8,7 @@ import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
 import type { BackendName } from '../backends/types.ts';
+import { refuseOtherNodes } from '../backends/guards.ts';
 import type { BackendOptions } from '../backends/registry.ts';
 import { runAsRanks, takeRanksOption } from './common/rank-launch.ts';
 
@@ -33,6 +34,7 @@ export async function runAsRank<T>(
   let engine: XferEngine | undefined;
   try {
     engine = await XferEngine.create({ ...backendOptions, backend, rank: info, store });
+    await refuseOtherNodes(engine.backend, info, store);
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
       throw new XferError(

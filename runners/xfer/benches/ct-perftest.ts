@@ -18,7 +18,7 @@ export type CtPerftestOptions = CtCommonOptions;
 
 const USAGE =
   'usage: disagg-bench ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
-  '[--json-output-path P] [--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
+  '[--json-output-path P] [--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {

@@ -35,7 +35,7 @@ export interface SequentialOptions extends CtCommonOptions {
 const USAGE =
   'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
   '[--json-output-path P] [--sleep-scale 1] [--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] ' +
-  '[--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
+  '[--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseSequentialArgs(argv: string[]): SequentialOptions {

@@ -34,7 +34,8 @@ describe('sweep options (nixlbench names and defaults)', () => {
     expect(o.expect).toEqual([{ blockSize: 67108864, gbps: 46.48 }, { blockSize: 4096, gbps: 0.08 }]);
     expect(o.ignored).toEqual(['--etcd_endpoints=http://x:2379']);
     expect(parseSweepArgs(['--nocheck_consistency']).checkConsistency).toBe(false);
-    expect(() => parseSweepArgs(['--backend', 'libfabric'])).toThrow(/--backend must be one of shm, ucx, cuda, nccl, got 'libfabric'/);
+    expect(parseSweepArgs(['--backend', 'LIBFABRIC']).backend).toBe('libfabric'); // nixlbench's name
+    expect(() => parseSweepArgs(['--backend', 'GDS'])).toThrow(/--backend must be one of shm, ucx, cuda, nccl, libfabric, got 'GDS'/);
     expect(() => parseSweepArgs(['--mode', 'MG'])).toThrow(/only SG/);
     expect(() => parseSweepArgs(['--start_block_size', '1M', '--max_block_size', '4K'])).toThrow(/must be between 1 and --max_block_size/);
     expect(() => parseSweepArgs(['--expect', '4096'])).toThrow(/BLOCK_SIZE:GBPS/);

@@ -24,6 +24,7 @@ import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
 import { controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, flagWords } from './kind-values.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface EpSection {
   modes?: string[];
@@ -72,7 +73,7 @@ export const epKind: NixlKind = {
       initiated_by: { enum: [...epInitiators] },
     },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);

@@ -26,6 +26,7 @@ import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/s
 import { schemes, segTypes, type Scheme } from '../../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { bufferBytes, sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { checkBackendMemory, checkSize, flagWords, sizeBytes, sizeSchema } from './kind-values.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface SweepSection {
   op_type?: string | string[];
@@ -86,7 +87,7 @@ export const sweepKind: NixlKind = {
       link_bw: { type: 'number', exclusiveMinimum: 0 },
     },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);

@@ -5,7 +5,7 @@ import type { MemoryKind } from '../../memory.ts';
 import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
 
 export const DTYPE_BYTES: Record<string, number> = { bf16: 2, bfloat16: 2, fp16: 2, float16: 2, fp32: 4, float32: 4, fp8: 1, uint8: 1 };
-export const kvpipeBackends = ['shm', 'ucx', 'cuda'] as const;
+export const kvpipeBackends = ['shm', 'ucx', 'cuda', 'libfabric'] as const;
 export const DEFAULT_BUFFER_BYTES = 4 * 1024 ** 3;
 
 export interface KvpipeOptions {

@@ -15,7 +15,7 @@ import { runReceiver } from './kvpipe-receiver.ts';
 import { runSender } from './kvpipe-sender.ts';
 
 export const kvpipeUsage = `usage: disagg-bench kvpipe [--ranks 2 | --role sender|receiver [--master-addr A --master-port P]] [options]
-  --backend shm|ucx|cuda --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
+  --backend shm|ucx|cuda|libfabric --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
   --num-objs 500 --obj-shape 32,2,256,1024 --dtype bf16 (32 MiB) | --obj-size 8M
   --batch-size N (objects per commit; default: as many as the buffer holds) --num-rounds 1
   --simulate-work (sender 50 ms, receiver 20 ms per 10 objects) --work-scale 1

@@ -32,7 +32,7 @@ import {
 import { hasAggregateColumns, sweepBanner, sweepTableHeader, sweepTableRow, type SweepRow } from './sweep-table.ts';
 
 export const sweepUsage = `usage: disagg-bench sweep [--ranks N] [nixlbench flags]
-  --backend shm|ucx|cuda|nccl  --initiator_seg_type/--target_seg_type DRAM|VRAM
+  --backend shm|ucx|cuda|nccl|libfabric (LIBFABRIC: provider from FI_PROVIDER)  --initiator_seg_type/--target_seg_type DRAM|VRAM
   --scheme pairwise|manytoone|onetomany|tp  --op_type READ|WRITE (or READ,WRITE)
   --start_block_size 4096 --max_block_size 64M --start_batch_size 1 --max_batch_size 1
   --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --total_buffer_size 8G
