@@ -3,7 +3,9 @@
 // (init, connect, disconnect, reconnect, destroy) that the EP control-plane test reports.
 import { monoNs } from './clock.ts';
 import { XferError } from './errors.ts';
-import { allocateGpu, allocateHost, type MemoryKind, type Region, type RegionDescriptor } from './memory.ts';
+import { allocateGpu, allocateHost, regionView, type AllocationStyle, type MemoryKind, type Region, type RegionDescriptor } from './memory.ts';
+import { allocateHugepageHost } from './memory-hugepages.ts';
+import { allocateVmmGpu } from './memory-vmm.ts';
 import { cudart } from './native/cudart.ts';
 import type { RankInfo } from './rank.ts';
 import type { Store } from './store.ts';
@@ -69,12 +71,24 @@ export class XferEngine {
     return engine;
   }
 
-  /** Allocates a region and registers it with the backend. Kind default: what the backend moves first. */
-  allocate(name: string, size: number, kind: MemoryKind = this.backend.memoryKinds[0]): Region {
+  /**
+   * Allocates a region and registers it with the backend. Kind default: what the backend moves
+   * first. `device`: the GPU of a GPU region (default this rank's); `style`: huge pages for host
+   * memory, CUDA VMM for GPU memory.
+   */
+  allocate(name: string, size: number, kind: MemoryKind = this.backend.memoryKinds[0], options: { device?: number; style?: AllocationStyle } = {}): Region {
     const t0 = monoNs();
     if (this.regions.has(name)) throw new XferError(`region '${name}' already exists on rank ${this.rank.rank}`);
     const owner = { job: this.rank.job, rank: this.rank.rank, node: this.rank.node };
-    const region = kind === 'host' ? allocateHost(name, size, owner) : allocateGpu(name, size, this.device, owner);
+    const device = () => options.device ?? this.device; // GPU regions only: this.device needs CUDA
+    const region =
+      kind === 'host'
+        ? options.style?.hugepages
+          ? allocateHugepageHost(name, size, owner)
+          : allocateHost(name, size, owner)
+        : options.style?.vmm
+          ? allocateVmmGpu(name, size, device(), owner)
+          : allocateGpu(name, size, device(), owner);
     try {
       this.extras.set(name, this.backend.register(region));
     } catch (err) {
@@ -84,6 +98,25 @@ export class XferEngine {
     this.regions.set(name, region);
     this.controlTimes.register.push(msSince(t0));
     return region;
+  }
+
+  /**
+   * Registers [offset, offset + length) of a region with the backend once more, as its own
+   * registration (nixlbench's --reregister_mem: the cost of registering memory per iteration);
+   * release() deregisters it. Peers keep using the region's original registration.
+   */
+  registerSpan(name: string, offset: number, length: number): { release(): void } {
+    const region = this.regions.get(name);
+    if (!region) throw new XferError(`no region '${name}' on rank ${this.rank.rank}`);
+    const view = regionView(region, offset, length);
+    this.backend.register(view);
+    let registered = true;
+    return {
+      release: () => {
+        if (registered) this.backend.deregister(view);
+        registered = false;
+      },
+    };
   }
 
   /** Deregisters and frees a region (after disconnect: peers may hold it open). */

@@ -3,7 +3,7 @@
 // down around a rank's work, errors that say which rank failed, the JSON report.
 import { writeFileSync } from 'node:fs';
 import { openStore, type Store } from '../store.ts';
-import { XferEngine } from '../engine.ts';
+import { XferEngine, type EngineOptions } from '../engine.ts';
 import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
@@ -26,11 +26,12 @@ export async function runAsRank<T>(
   backend: BackendName,
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
+  engineOptions: Partial<EngineOptions> = {},
 ): Promise<T> {
   const store = await openStore(info);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ backend, rank: info, store });
+    engine = await XferEngine.create({ ...engineOptions, backend, rank: info, store });
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
       throw new XferError(
