@@ -63,7 +63,7 @@ export function allocateHugepageHost(name: string, size: number, owner: { rank: 
   }
   // The descriptor stays open while the region lives: it is how peers reach the pages.
   const file = { path: `/proc/${process.pid}/fd/${fd}`, mappedBytes: mapped };
-  return hostRegion(name, size, address, owner, { shm: '', file }, () => {
+  return hostRegion(name, address, size, { shm: '', owner, file }, () => {
     c.munmap(address, mapped);
     c.close(fd);
   });

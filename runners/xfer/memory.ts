@@ -86,30 +86,34 @@ export function allocateHost(name: string, size: number, owner: { job: string; r
     c.close(fd);
   }
   trackShm(shm);
-  return hostRegion(name, size, address, owner, { shm }, () => {
+  return hostRegion(name, address, size, { shm, owner }, () => {
     c.munmap(address, mapped);
     c.shmUnlinkIfExists(shm);
     liveShmNames.delete(shm);
   });
 }
 
-/** A Region over `size` mapped host bytes at `address`; `release` unmaps them (once). */
+/**
+ * A Region over host memory at `address` that someone else allocated (allocateHost, huge pages, or
+ * a backend that allocates its own registered memory): byte access through a view, `release` once
+ * on close. Same-node peers map `shm` ('' when there is none) or, when given, `file`.
+ */
 export function hostRegion(
   name: string,
-  size: number,
   address: bigint,
-  owner: { rank: number; node: string },
-  where: { shm: string; file?: HostFile },
+  size: number,
+  where: { shm: string; owner: { rank: number; node: string }; file?: HostFile },
   release: () => void,
 ): Region {
   const bytes = new Uint8Array(koffi.view(address, Math.max(size, 1)), 0, size);
+  const { shm, owner, file } = where;
   let open = true;
   return {
     name,
     kind: 'host',
     size,
     address,
-    descriptor: () => ({ kind: 'host', name, rank: owner.rank, node: owner.node, size, address: address.toString(), ...where }),
+    descriptor: () => ({ kind: 'host', name, rank: owner.rank, node: owner.node, size, address: address.toString(), shm, ...(file ? { file } : {}) }),
     write(offset, data) {
       checkRange(name, size, offset, data.length);
       bytes.set(data, offset);
