@@ -11,7 +11,8 @@ import { checkPattern, describeMismatch, fillPattern, poisonPattern, type Patter
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import type { XferOp } from '../../backends/types.ts';
-import { runAsRanks } from '../common/rank-launch.ts';
+import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
+import { runtimeRank } from './sweep-runtime.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { chooseSweepBackend } from './sweep-backend.ts';
@@ -55,6 +56,16 @@ export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(sweepUsage);
     return 0;
+  }
+  // nixlbench's runtimes (ETCD, ASIO): processes started on their own find their ranks
+  const { ranks, rest } = takeRanksOption(argv);
+  const runtime = await runtimeRank(parseSweepArgs(rest), rankFromEnv().launcher !== 'single', ranks !== undefined);
+  if (runtime) {
+    try {
+      return await runSweepRank(parseSweepArgs(rest), runtime.info);
+    } finally {
+      await runtime.cleanup();
+    }
   }
   return runAsRanks({ command: 'sweep', argv, defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
 }
