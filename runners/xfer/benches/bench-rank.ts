@@ -2,7 +2,7 @@
 // common/rank-launch.ts), the backend choice, the store and the engine opened and always torn
 // down around a rank's work, errors that say which rank failed, the JSON report.
 import { writeFileSync } from 'node:fs';
-import { openStore, type Store } from '../store.ts';
+import { openStore, type Store, type StoreOptions } from '../store.ts';
 import { XferEngine, type EngineOptions } from '../engine.ts';
 import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
@@ -26,12 +26,12 @@ export async function runAsRank<T>(
   backend: BackendName,
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
-  engineOptions: Partial<EngineOptions> = {},
+  extras: { engine?: Partial<EngineOptions>; store?: StoreOptions } = {},
 ): Promise<T> {
-  const store = await openStore(info);
+  const store = await openStore(info, extras.store);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ ...engineOptions, backend, rank: info, store });
+    engine = await XferEngine.create({ ...extras.engine, backend, rank: info, store });
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
       throw new XferError(

@@ -23,7 +23,12 @@ export interface KvpipeOptions {
   objectShape?: string;
   /** Objects per commit; undefined = as many as the buffer holds. */
   batchSize?: number;
+  /** Pipe v2's --simulate-work: sender 50 ms, receiver 20 ms per 10 objects, inside the timed round. */
   simulateWork: boolean;
+  /** Channel v2's --simulate-workload: the sender sleeps 50 ms after each batch, left out of the timed throughput. */
+  simulateWorkload: boolean;
+  /** LMCache's --host/--port (role mode): the receiver's address; it serves the rendezvous there. */
+  receiverAddress?: { host: string; port: number };
   /** Multiplies the simulated work (sender 50 ms, receiver 20 ms per 10 objects). */
   workScale: number;
   numRounds: number;
@@ -38,8 +43,10 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
     strict: true,
     options: {
       role: { type: 'string' },
-      'master-addr': { type: 'string', default: '127.0.0.1' },
-      'master-port': { type: 'string', default: '29571' },
+      'master-addr': { type: 'string' },
+      'master-port': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
       backend: { type: 'string', default: 'shm' },
       memory: { type: 'string' },
       'buffer-size': { type: 'string' },
@@ -59,12 +66,21 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
   });
   const dtype = choiceOption('dtype', v.dtype, Object.keys(DTYPE_BYTES));
   const shape = listOption('obj-shape', v['obj-shape'], (n, raw) => intOption(n, raw));
+  const lmcacheAddress = v.host !== undefined || v.port !== undefined;
+  if (lmcacheAddress && (v['master-addr'] !== undefined || v['master-port'] !== undefined)) {
+    throw new BenchOptionError("--host/--port (LMCache's: where the receiver listens) and --master-addr/--master-port (where the sender's rendezvous is) are two ways to meet: give one pair");
+  }
+  if (lmcacheAddress && v.role === undefined) {
+    throw new BenchOptionError('--host/--port name the receiver when sender and receiver are started on their own (--role sender|receiver); with --ranks 2 both run here');
+  }
   const objectBytes = v['obj-size'] !== undefined ? sizeOption('obj-size', v['obj-size']) : shape.reduce((a, b) => a * b, DTYPE_BYTES[dtype]);
   if (objectBytes < 1) throw new BenchOptionError('objects must be at least 1 byte');
   return {
     role: v.role === undefined ? undefined : choiceOption('role', v.role, ['sender', 'receiver'] as const),
-    masterAddr: v['master-addr'],
-    masterPort: intOption('master-port', v['master-port']),
+    masterAddr: v['master-addr'] ?? '127.0.0.1',
+    masterPort: intOption('master-port', v['master-port'] ?? '29571'),
+    // LMCache's defaults: localhost:5555
+    receiverAddress: lmcacheAddress ? { host: v.host ?? 'localhost', port: intOption('port', v.port ?? '5555') } : undefined,
     backend: choiceOption('backend', v.backend, kvpipeBackends) as BackendName as KvpipeOptions['backend'],
     memory: v.memory === undefined ? undefined : choiceOption('memory', v.memory, ['host', 'gpu'] as const),
     bufferSize: v['buffer-size'] === undefined ? undefined : sizeOption('buffer-size', v['buffer-size']),
@@ -72,7 +88,8 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
     objectBytes,
     objectShape: v['obj-size'] !== undefined ? undefined : `[${shape.join(', ')}] ${dtype}`,
     batchSize: v['batch-size'] === undefined ? undefined : intOption('batch-size', v['batch-size']),
-    simulateWork: v['simulate-work'] || v['simulate-workload'],
+    simulateWork: v['simulate-work'],
+    simulateWorkload: v['simulate-workload'],
     workScale: numberOption('work-scale', v['work-scale']),
     numRounds: intOption('num-rounds', v['num-rounds']),
     testIgnoreCredits: v['test-ignore-credits'],

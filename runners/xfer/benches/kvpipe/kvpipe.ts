@@ -18,7 +18,8 @@ export const kvpipeUsage = `usage: disagg-bench kvpipe [--ranks 2 | --role sende
   --backend shm|ucx|cuda --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
   --num-objs 500 --obj-shape 32,2,256,1024 --dtype bf16 (32 MiB) | --obj-size 8M
   --batch-size N (objects per commit; default: as many as the buffer holds) --num-rounds 1
-  --simulate-work (sender 50 ms, receiver 20 ms per 10 objects) --work-scale 1
+  --simulate-work (sender 50 ms, receiver 20 ms per 10 objects, timed) --simulate-workload (sender 50 ms after each batch, not timed)
+  --work-scale 1   --host H --port P (LMCache's: the receiver's address, with --role)
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s, both printed.`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -31,14 +32,18 @@ export async function run(argv: string[]): Promise<number> {
   return runAsRanks({ command: 'kvpipe', argv, defaultRanks: 2 }, async (rest) => runKvpipeRank(parseKvpipeArgs(rest)));
 }
 
-/** Two separately started processes (the seed's two terminals) meet at --master-addr:--master-port. */
+/**
+ * Two separately started processes (the seed's two terminals) meet at --master-addr:--master-port
+ * (the sender serves), or at LMCache's --host:--port (the receiver serves, as LMCache's receiver listens).
+ */
 function roleRank(o: KvpipeOptions): RankInfo {
+  const at = o.receiverAddress ?? { host: o.masterAddr, port: o.masterPort };
   return rankFromEnv({
     RANK: String(o.role === 'sender' ? SENDER : RECEIVER),
     WORLD_SIZE: '2',
-    MASTER_ADDR: o.masterAddr,
-    MASTER_PORT: String(o.masterPort),
-    XFER_JOB_ID: `kvpipe:${o.masterAddr}:${o.masterPort}`,
+    MASTER_ADDR: at.host,
+    MASTER_PORT: String(at.port),
+    XFER_JOB_ID: `kvpipe:${at.host}:${at.port}`,
     XFER_NODE: process.env.XFER_NODE,
   });
 }
@@ -67,7 +72,7 @@ export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromE
       const ok = info.rank === SENDER ? await runSender(engine, store, o, setup) : await runReceiver(engine, store, o);
       await engine.disconnect();
       return ok ? 0 : 1;
-    });
+    }, { store: o.receiverAddress ? { serve: info.rank === RECEIVER } : undefined });
   } catch (err) {
     (err as Error).message = `${role}: ${(err as Error).message}`;
     throw err;
