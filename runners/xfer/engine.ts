@@ -7,6 +7,7 @@ import { allocateGpu, allocateHost, regionView, type AllocationStyle, type Memor
 import { allocateHugepageHost } from './memory-hugepages.ts';
 import { allocateVmmGpu } from './memory-vmm.ts';
 import { cudart } from './native/cudart.ts';
+import { describeRankDevice, placeRank, rankDeviceLine, ranksMayShareGpu } from './gpu-placement.ts';
 import type { RankInfo } from './rank.ts';
 import type { Store } from './store.ts';
 import { createBackend, type BackendOptions } from './backends/registry.ts';
@@ -39,6 +40,8 @@ export class XferEngine {
   private connectedPeers: number[] = [];
   private connects = 0;
   private destroyed = false;
+  /** GPUs whose record line this rank printed (one line per device it uses). */
+  private readonly recordedDevices = new Set<number>();
 
   private constructor(
     readonly backend: Backend,
@@ -68,6 +71,7 @@ export class XferEngine {
     );
     const engine = new XferEngine(backend, rank, store, device, options.timeoutMs ?? store.defaultTimeoutMs);
     engine.controlTimes.init.push(msSince(t0));
+    if (device !== undefined) engine.recordDevice(device);
     return engine;
   }
 
@@ -89,6 +93,7 @@ export class XferEngine {
         : options.style?.vmm
           ? allocateVmmGpu(name, size, device(), owner)
           : allocateGpu(name, size, device(), owner);
+    if (region.kind === 'gpu') this.recordDevice(region.device!);
     try {
       this.extras.set(name, this.backend.register(region));
     } catch (err) {
@@ -175,6 +180,13 @@ export class XferEngine {
     return this.execute(await this.prepare(requests, participants));
   }
 
+  /** Prints, once per device, which GPU this rank uses (index, name, bus id, node): the results keep it. */
+  private recordDevice(device: number): void {
+    if (this.recordedDevices.has(device)) return;
+    this.recordedDevices.add(device);
+    console.log(rankDeviceLine(describeRankDevice(this.rank, device)));
+  }
+
   /** Disconnects if connected, frees every region and releases the backend. Timed as 'destroy'. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
@@ -213,8 +225,9 @@ export class XferEngine {
   }
 }
 
+/** Local rank modulo the visible GPUs; more ranks than GPUs on the node only where sharing was allowed. */
 function defaultDevice(rank: RankInfo): number {
-  return rank.localRank % cudart().deviceCount();
+  return placeRank(rank, cudart().deviceCount(), ranksMayShareGpu());
 }
 
 function msSince(t0: number): number {

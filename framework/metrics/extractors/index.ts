@@ -9,6 +9,7 @@ import { extractSequentialCtPerftestMetrics } from './sequential-ct-perftest.ts'
 import { extractNixlbenchMetrics } from './nixlbench.ts';
 import { extractNixlEpMetrics } from './nixl-ep.ts';
 import { extractLmcacheMetrics } from './lmcache.ts';
+import { extractRankDevices } from './rank-devices.ts';
 
 /** Reads one log's text; never throws on bad input, reports it in `problems`. */
 export type Extractor = (text: string, spec: MetricSpec) => ExtractResult;
@@ -22,6 +23,7 @@ export const extractors: Readonly<Record<string, Extractor>> = {
   nixlbench: extractNixlbenchMetrics,
   'nixl-ep': extractNixlEpMetrics,
   lmcache: extractLmcacheMetrics,
+  'rank-devices': extractRankDevices,
 };
 
 export function extractorNames(): string[] {

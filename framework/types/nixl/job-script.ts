@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { JobResources } from '../../scheduler/scheduler.ts';
 import { jobTimeSeconds } from '../../../runners/trtllm/serving-config.ts';
 import { shellQuote, splitShellWords } from '../../../runners/trtllm/shell.ts';
-import { DEFAULT_JOB_TIME, nodesOf, type NixlConfig } from './common.ts';
+import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from './common.ts';
+import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from './kind.ts';
 
 export const JOB_SCRIPT = 'job.sh';
@@ -42,7 +43,11 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const rankLog = path.join(plan.logDir, rank.logFile);
   const launch = rank.external ? join(rank.argv) : disaggBenchCommand(plan.packageRoot, rank.argv);
   const srun = ['srun', '--nodes', nodes, '--ntasks', ranks, '--ntasks-per-node', ranks / nodes, '--kill-on-bad-exit=1'];
-  const env: Record<string, string> = { ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}), ...rank.env };
+  const env: Record<string, string> = {
+    ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
+    ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
+    ...rank.env,
+  };
   const lines = [
     '#!/usr/bin/env bash',
     `# disagg-bench nixl job for ${oneLine(plan.testId)} (kind ${oneLine(kind)}): generated from its config; rebuild it instead of editing.`,
@@ -57,6 +62,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   if (rank.cleanup?.length) {
     lines.push('cleanup() {', ...rank.cleanup.map((l) => `  ${l}`), '}', 'trap cleanup EXIT');
   }
+  if (usesGpus(config) && !rank.external) lines.push(gpuCheckLine(plan));
   if (rank.prelude?.length) lines.push(...rank.prelude);
   lines.push(
     'status=0',
@@ -71,6 +77,14 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** Before any rank starts: the node has the GPUs the config asks for (or the ranks may share them). */
+function gpuCheckLine(plan: NixlJobPlan): string {
+  const { benchmark } = plan.config;
+  const argv = ['gpu-check', '--gpus-per-node', String(benchmark.gpus_per_node ?? 0), '--ranks-per-node', String(benchmark.ranks / nodesOf(plan.config))];
+  if (benchmark.ranks_may_share_gpu) argv.push('--ranks-may-share-gpu');
+  return disaggBenchCommand(plan.packageRoot, argv);
 }
 
 /** What the job asks the scheduler for: nodes, one task per rank, the time limit, the slurm section. */

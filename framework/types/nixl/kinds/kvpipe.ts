@@ -46,6 +46,7 @@ function objectBytes(s: KvpipeSection): number {
 
 export const kvpipeKind: NixlKind = {
   name: 'kvpipe',
+  rankLog: LOG,
   section: SECTION,
   sectionSchema: {
     type: 'object',
