@@ -169,6 +169,12 @@ describe('job builder', () => {
     expect((await build(write)).built.resources).toEqual({ nodes: 1, ntasks: 4, ntasksPerNode: 4, timeLimitSec: 300 });
   });
 
+  test('benchmark.cuda_copy reaches the ranks as XFER_CUDA_COPY', async () => {
+    const job = await build(patch(write, { benchmark: { backend: 'cuda', cuda_copy: 'kernel' }, ct_perftest: { traffic_pattern: { mem_type: 'cuda' } } }));
+    expect(job.script).toContain("export XFER_CUDA_COPY=kernel");
+    expect((await build(write)).script).not.toContain('XFER_CUDA_COPY');
+  });
+
   test('the default job time is 10 minutes; several nodes split the tasks', async () => {
     const job = await build(patch(write, { slurm: { job_time: undefined }, benchmark: { backend: 'ucx', nodes: 2 } }));
     expect(job.built.resources).toMatchObject({ nodes: 2, ntasks: 4, ntasksPerNode: 2, timeLimitSec: 600 });

@@ -7,6 +7,7 @@ import { parseReferences } from '../../metrics/references.ts';
 import { jobTimeSeconds, type MetricsOverride } from '../../../runners/trtllm/serving-config.ts';
 import { splitShellWords } from '../../../runners/trtllm/shell.ts';
 import type { NixlKind } from './kind.ts';
+import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -18,6 +19,8 @@ export interface NixlConfig {
     backend: string;
     /** XFER_TIMEOUT_S of the ranks: every wait and transfer (default: the engine's 300 s). */
     timeout_s?: number;
+    /** backend cuda: what moves a plan's bytes (auto | copy-engine | kernel); XFER_CUDA_COPY of the ranks. */
+    cuda_copy?: string;
     /** GPUs each node's ranks get (sbatch --gres=gpu:N; the local scheduler's CUDA_VISIBLE_DEVICES). */
     gpus_per_node?: number;
     /**
@@ -68,6 +71,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           nodes: int(1),
           backend: nonEmpty,
           timeout_s: { type: 'number', exclusiveMinimum: 0 },
+          cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
           ranks_may_share_gpu: { type: 'boolean' },
           references: { type: 'object' },
@@ -129,6 +133,9 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     out.push(violation(['benchmark', 'backend'], `kind ${kind.name} runs on ${kind.backends.join(', ')}, not '${benchmark.backend}'`));
   } else if (nodes > 1 && SAME_NODE_BACKENDS[benchmark.backend]) {
     out.push(violation(['benchmark', 'nodes'], `backend ${benchmark.backend} reaches the ranks of one node only; across ${nodes} nodes use ${SAME_NODE_BACKENDS[benchmark.backend]}`));
+  }
+  if (benchmark.cuda_copy !== undefined && benchmark.backend !== 'cuda') {
+    out.push(violation(['benchmark', 'cuda_copy'], `chooses how the cuda backend copies; this config's backend is ${benchmark.backend}`));
   }
   if (kind.section && config[kind.section] === undefined) out.push(missingSection(kind));
   for (const other of allKinds) {

@@ -38,7 +38,7 @@ export interface NixlJobPlan {
 
 export function renderNixlJobScript(plan: NixlJobPlan): string {
   const { config, rank } = plan;
-  const { kind, ranks, backend, timeout_s } = config.benchmark;
+  const { kind, ranks, backend, timeout_s, cuda_copy } = config.benchmark;
   const nodes = nodesOf(config);
   const rankLog = path.join(plan.logDir, rank.logFile);
   const launch = rank.external ? join(rank.argv) : disaggBenchCommand(plan.packageRoot, rank.argv);
@@ -46,6 +46,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const env: Record<string, string> = {
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
     ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
+    ...(cuda_copy !== undefined ? { XFER_CUDA_COPY: cuda_copy } : {}),
     ...rank.env,
   };
   const lines = [

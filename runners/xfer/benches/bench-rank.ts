@@ -8,6 +8,7 @@ import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
 import type { BackendName } from '../backends/types.ts';
+import type { BackendOptions } from '../backends/registry.ts';
 import { runAsRanks, takeRanksOption } from './common/rank-launch.ts';
 
 /** Without --backend: cuda for GPU memory, shm for host memory (same node; use ucx across nodes). */
@@ -26,12 +27,13 @@ export async function runAsRank<T>(
   backend: BackendName,
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
-  extras: { engine?: Partial<EngineOptions>; store?: StoreOptions } = {},
+  backendOptions: BackendOptions = {},
+  storeOptions: StoreOptions = {},
 ): Promise<T> {
-  const store = await openStore(info, extras.store);
+  const store = await openStore(info, storeOptions);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ ...extras.engine, backend, rank: info, store });
+    engine = await XferEngine.create({ ...backendOptions, backend, rank: info, store });
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
       throw new XferError(

@@ -10,11 +10,11 @@ import { readCtConfig } from './traffic-pattern.ts';
 import { layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { ctReport, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
 import { defaultBackend, reportingBenchMain, runAsRank } from './bench-rank.ts';
-import { parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
 
-const USAGE = 'usage: disagg-bench ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--backend shm|ucx|cuda|nccl] [--ranks N]';
+const USAGE = 'usage: disagg-bench ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {
@@ -67,5 +67,5 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
       },
       runs,
     );
-  });
+  }, ctBackendOptions(o, backend));
 }

@@ -19,7 +19,7 @@ import { layoutBuffers, patternRanks, patternRequests, prepareVerification, regi
 import { formatSequentialReport, sequentialReport, type SequentialReport, type Span } from './sequential-report.ts';
 import { defaultBackend, reportingBenchMain, runAsRank } from './bench-rank.ts';
 import { BenchOptionError, intOption, numberOption } from './common/options.ts';
-import { parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 import { mean } from './common/stats.ts';
 
 export interface SequentialOptions extends CtCommonOptions {
@@ -34,7 +34,7 @@ export interface SequentialOptions extends CtCommonOptions {
 
 const USAGE =
   'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--sleep-scale 1] ' +
-  '[--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] [--backend shm|ucx|cuda|nccl] [--ranks N] [--share-buffers]';
+  '[--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] [--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseSequentialArgs(argv: string[]): SequentialOptions {
@@ -170,7 +170,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
         shared_buffers: o.shareBuffers,
       },
     });
-  });
+  }, ctBackendOptions(o, backend));
 }
 
 /** setTimeout(0) still costs a turn of the timer queue: no sleep at all for 0. */

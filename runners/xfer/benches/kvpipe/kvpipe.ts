@@ -72,7 +72,7 @@ export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromE
       const ok = info.rank === SENDER ? await runSender(engine, store, o, setup) : await runReceiver(engine, store, o);
       await engine.disconnect();
       return ok ? 0 : 1;
-    }, { store: o.receiverAddress ? { serve: info.rank === RECEIVER } : undefined });
+    }, {}, o.receiverAddress ? { serve: info.rank === RECEIVER } : {});
   } catch (err) {
     (err as Error).message = `${role}: ${(err as Error).message}`;
     throw err;

@@ -1,7 +1,7 @@
 // What a sweep rank asks of the engine beyond the backend: the NIC of --device_list (UCX's
 // UCX_NET_DEVICES for this rank, as nixlbench passes device_list[rank] to its UCX backend), the
 // progress thread of --enable_pt, and the lines rank 0 announces about the flags.
-import type { EngineOptions } from '../../engine.ts';
+import type { BackendOptions } from '../../backends/registry.ts';
 import type { RankInfo } from '../../rank.ts';
 import { backendAvailability } from '../../backends/registry.ts';
 import { ucxHasCudaSupport } from '../../backends/ucx.ts';
@@ -30,7 +30,7 @@ export function deviceOfRank(devices: string[], roles: SweepRoles, rank: number,
   return devices[rank < roles.initiators ? rank : rank - roles.initiators];
 }
 
-export function sweepEngineOptions(o: SweepOptions, roles: SweepRoles, info: RankInfo): Partial<EngineOptions> {
+export function sweepEngineOptions(o: SweepOptions, roles: SweepRoles, info: RankInfo): BackendOptions {
   const devices = o.nixlbench.deviceList;
   const netDevices = devices && o.scheme === 'pairwise' ? deviceOfRank(devices, roles, info.rank, o.nixlbench.mode) : undefined;
   if (o.backend !== 'ucx') return {};

@@ -95,7 +95,7 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
     const code = await sweepAllOps(engine, store, roles, o, warnings);
     await engine.disconnect();
     return code;
-  }, { engine: sweepEngineOptions(o, roles, info) });
+  }, sweepEngineOptions(o, roles, info));
 }
 
 async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, o: SweepOptions, warnings: string[]): Promise<number> {
