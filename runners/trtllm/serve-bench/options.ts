@@ -46,8 +46,8 @@ export class ServeBenchUsageError extends Error {
 }
 
 /** Flags of benchmark_serving that mean nothing for this client: accepted, reported, no effect. */
-const ignoredFlags = new Set(['--no-test-input', '--disable-tqdm', '--trust-remote-code']);
-const ignoredWithValue = new Set(['--tokenizer', '--tokenizer-mode', '--served-model-name', '--burstiness']);
+export const ignoredFlags = new Set(['--no-test-input', '--disable-tqdm', '--trust-remote-code']);
+export const ignoredWithValue = new Set(['--tokenizer', '--tokenizer-mode', '--served-model-name', '--burstiness']);
 
 interface RawArgs {
   values: Map<string, string>;
@@ -55,13 +55,13 @@ interface RawArgs {
   ignored: string[];
 }
 
-const valueOptions = new Set([
+export const valueOptions = new Set([
   '--backend', '--model', '--host', '--port', '--base-url', '--endpoint', '--dataset-name',
   '--random-input-len', '--random-output-len', '--random-range-ratio', '--num-prompts',
   '--max-concurrency', '--request-rate', '--seed', '--percentile-metrics', '--metric-percentiles',
   '--result-dir', '--result-filename', '--request-timeout',
 ]);
-const flagOptions = new Set(['--ignore-eos', '--save-detailed']);
+export const flagOptions = new Set(['--ignore-eos', '--save-detailed']);
 
 function splitArgs(argv: string[]): RawArgs {
   const raw: RawArgs = { values: new Map(), flags: new Set(), ignored: [] };
