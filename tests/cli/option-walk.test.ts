@@ -29,6 +29,7 @@ const { parseCtPerftestArgs } = await import('../../runners/xfer/benches/ct-perf
 const { parseSequentialArgs } = await import('../../runners/xfer/benches/sequential-ct-perftest.ts');
 const { parseMatgenArgs } = await import('../../runners/xfer/benches/matgen-cli.ts');
 const { parseGpuCheckArgs } = await import('../../runners/xfer/gpu-check.ts');
+const { parseCacheEngineArgs } = await import('../../runners/xfer/benches/cache-engine/cache-engine-options.ts');
 const { takeRanksOption } = await import('../../runners/xfer/benches/common/rank-launch.ts');
 const serveBench = await import('../../runners/trtllm/serve-bench/options.ts');
 const nixlTool = await import('../../runners/nixl/cli.ts');
@@ -243,6 +244,34 @@ const walks: Walk[] = [
           { base: ['--results-dir', '/tmp/m', '--num-prefill-nodes', '1', '--num-decode-nodes', '1', '--hidden-size', '1024', '--num-layers', '4', '--num-heads', '8', '--num-kv-heads', '2', '--dtype-size', '2'], add: [`--${name}`, '16'] },
         ]),
       ),
+    },
+  },
+  {
+    command: 'cache-engine',
+    discover: () => parseCacheEngineArgs(probeFlag),
+    extra: ['ranks'],
+    parse: (argv) => ({ ...parseCacheEngineArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
+    probes: {
+      ranks: flag('ranks', '2'),
+      role: flag('role', 'receiver'),
+      'master-addr': { pre: ['--role', 'sender'], add: ['--master-addr', '10.0.0.1'] },
+      'master-port': { pre: ['--role', 'sender'], add: ['--master-port', '29000'] },
+      host: { pre: ['--role', 'sender'], add: ['--host', '10.0.0.2'] },
+      port: { pre: ['--role', 'sender'], add: ['--port', '5556'] },
+      backend: flag('backend', 'ucx'),
+      memory: flag('memory', 'gpu'),
+      'num-chunks': flag('num-chunks', '500'),
+      'num-rounds': flag('num-rounds', '5'),
+      'num-layers': flag('num-layers', '16'),
+      'num-heads': flag('num-heads', '4'),
+      'head-size': flag('head-size', '64'),
+      'block-size': flag('block-size', '32'),
+      'num-blocks': flag('num-blocks', '20000'),
+      'chunk-size': flag('chunk-size', '128'),
+      dtype: flag('dtype', 'fp32'),
+      'buffer-size': flag('buffer-size', '2G'),
+      seed: flag('seed', '7'),
+      'test-corrupt-chunk': flag('test-corrupt-chunk', '1'),
     },
   },
   {

@@ -3,16 +3,13 @@ import { parseArgs } from 'node:util';
 import type { BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
+import { parsePipeMeeting, pipeMeetingOptionSpec, type PipeMeeting } from './pipe-roles.ts';
 
 export const DTYPE_BYTES: Record<string, number> = { bf16: 2, bfloat16: 2, fp16: 2, float16: 2, fp32: 4, float32: 4, fp8: 1, uint8: 1 };
 export const kvpipeBackends = ['shm', 'ucx', 'cuda'] as const;
 export const DEFAULT_BUFFER_BYTES = 4 * 1024 ** 3;
 
-export interface KvpipeOptions {
-  /** Set when the two sides are started separately (two terminals): sender = rank 0, receiver = rank 1. */
-  role?: 'sender' | 'receiver';
-  masterAddr: string;
-  masterPort: number;
+export interface KvpipeOptions extends PipeMeeting {
   backend: (typeof kvpipeBackends)[number];
   memory?: MemoryKind;
   /** The receiver's transfer buffer; undefined = 4 GiB, capped to what host memory allows. */
@@ -27,8 +24,6 @@ export interface KvpipeOptions {
   simulateWork: boolean;
   /** Channel v2's --simulate-workload: the sender sleeps 50 ms after each batch, left out of the timed throughput. */
   simulateWorkload: boolean;
-  /** LMCache's --host/--port (role mode): the receiver's address; it serves the rendezvous there. */
-  receiverAddress?: { host: string; port: number };
   /** Multiplies the simulated work (sender 50 ms, receiver 20 ms per 10 objects). */
   workScale: number;
   numRounds: number;
@@ -42,11 +37,7 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
     args: argv,
     strict: true,
     options: {
-      role: { type: 'string' },
-      'master-addr': { type: 'string' },
-      'master-port': { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
+      ...pipeMeetingOptionSpec,
       backend: { type: 'string', default: 'shm' },
       memory: { type: 'string' },
       'buffer-size': { type: 'string' },
@@ -66,21 +57,10 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
   });
   const dtype = choiceOption('dtype', v.dtype, Object.keys(DTYPE_BYTES));
   const shape = listOption('obj-shape', v['obj-shape'], (n, raw) => intOption(n, raw));
-  const lmcacheAddress = v.host !== undefined || v.port !== undefined;
-  if (lmcacheAddress && (v['master-addr'] !== undefined || v['master-port'] !== undefined)) {
-    throw new BenchOptionError("--host/--port (LMCache's: where the receiver listens) and --master-addr/--master-port (where the sender's rendezvous is) are two ways to meet: give one pair");
-  }
-  if (lmcacheAddress && v.role === undefined) {
-    throw new BenchOptionError('--host/--port name the receiver when sender and receiver are started on their own (--role sender|receiver); with --ranks 2 both run here');
-  }
   const objectBytes = v['obj-size'] !== undefined ? sizeOption('obj-size', v['obj-size']) : shape.reduce((a, b) => a * b, DTYPE_BYTES[dtype]);
   if (objectBytes < 1) throw new BenchOptionError('objects must be at least 1 byte');
   return {
-    role: v.role === undefined ? undefined : choiceOption('role', v.role, ['sender', 'receiver'] as const),
-    masterAddr: v['master-addr'] ?? '127.0.0.1',
-    masterPort: intOption('master-port', v['master-port'] ?? '29571'),
-    // LMCache's defaults: localhost:5555
-    receiverAddress: lmcacheAddress ? { host: v.host ?? 'localhost', port: intOption('port', v.port ?? '5555') } : undefined,
+    ...parsePipeMeeting(v, 29571),
     backend: choiceOption('backend', v.backend, kvpipeBackends) as BackendName as KvpipeOptions['backend'],
     memory: v.memory === undefined ? undefined : choiceOption('memory', v.memory, ['host', 'gpu'] as const),
     bufferSize: v['buffer-size'] === undefined ? undefined : sizeOption('buffer-size', v['buffer-size']),

@@ -11,6 +11,7 @@ import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { DEFAULT_BUFFER_BYTES, parseKvpipeArgs, type KvpipeOptions } from './kvpipe-options.ts';
 import { RECEIVER, REGIONS, SENDER, keys, type PipeSetup } from './kvpipe-protocol.ts';
+import { pipeStoreOptions, roleRank } from './pipe-roles.ts';
 import { runReceiver } from './kvpipe-receiver.ts';
 import { runSender } from './kvpipe-sender.ts';
 
@@ -28,24 +29,8 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   const options = parseKvpipeArgs(takeRanksOption(argv).rest);
-  if (options.role) return runKvpipeRank(options, roleRank(options));
+  if (options.role) return runKvpipeRank(options, roleRank(options, 'kvpipe'));
   return runAsRanks({ command: 'kvpipe', argv, defaultRanks: 2 }, async (rest) => runKvpipeRank(parseKvpipeArgs(rest)));
-}
-
-/**
- * Two separately started processes (the seed's two terminals) meet at --master-addr:--master-port
- * (the sender serves), or at LMCache's --host:--port (the receiver serves, as LMCache's receiver listens).
- */
-function roleRank(o: KvpipeOptions): RankInfo {
-  const at = o.receiverAddress ?? { host: o.masterAddr, port: o.masterPort };
-  return rankFromEnv({
-    RANK: String(o.role === 'sender' ? SENDER : RECEIVER),
-    WORLD_SIZE: '2',
-    MASTER_ADDR: at.host,
-    MASTER_PORT: String(at.port),
-    XFER_JOB_ID: `kvpipe:${at.host}:${at.port}`,
-    XFER_NODE: process.env.XFER_NODE,
-  });
 }
 
 export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromEnv()): Promise<number> {
@@ -72,7 +57,7 @@ export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromE
       const ok = info.rank === SENDER ? await runSender(engine, store, o, setup) : await runReceiver(engine, store, o);
       await engine.disconnect();
       return ok ? 0 : 1;
-    }, {}, o.receiverAddress ? { serve: info.rank === RECEIVER } : {});
+    }, {}, pipeStoreOptions(o, info.rank));
   } catch (err) {
     (err as Error).message = `${role}: ${(err as Error).message}`;
     throw err;
