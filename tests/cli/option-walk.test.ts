@@ -71,6 +71,14 @@ function discovered(walk: Walk): string[] {
 }
 
 const probeFlag = ['--zz-walk-probe'];
+/** How the two sides of the LMCache-style tests meet (kvpipe, cache-engine). */
+const meetingProbes: Record<string, Probe> = {
+  role: flag('role', 'sender'),
+  'master-addr': { pre: ['--role', 'sender'], add: ['--master-addr', '10.0.0.1'] },
+  'master-port': { pre: ['--role', 'sender'], add: ['--master-port', '29000'] },
+  host: { pre: ['--role', 'sender'], add: ['--host', '10.0.0.2'] },
+  port: { pre: ['--role', 'sender'], add: ['--port', '5556'] },
+};
 const cfg = ['cfg.yaml'];
 
 const walks: Walk[] = [
@@ -168,11 +176,7 @@ const walks: Walk[] = [
     parse: (argv) => ({ ...parseKvpipeArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
     probes: {
       ranks: flag('ranks', '2'),
-      role: flag('role', 'sender'),
-      'master-addr': { pre: ['--role', 'sender'], add: ['--master-addr', '10.0.0.1'] },
-      'master-port': { pre: ['--role', 'sender'], add: ['--master-port', '29000'] },
-      host: { pre: ['--role', 'sender'], add: ['--host', '10.0.0.2'] },
-      port: { pre: ['--role', 'sender'], add: ['--port', '5556'] },
+      ...meetingProbes,
       backend: flag('backend', 'ucx'),
       memory: flag('memory', 'gpu'),
       'buffer-size': flag('buffer-size', '64M'),
@@ -253,11 +257,7 @@ const walks: Walk[] = [
     parse: (argv) => ({ ...parseCacheEngineArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
     probes: {
       ranks: flag('ranks', '2'),
-      role: flag('role', 'receiver'),
-      'master-addr': { pre: ['--role', 'sender'], add: ['--master-addr', '10.0.0.1'] },
-      'master-port': { pre: ['--role', 'sender'], add: ['--master-port', '29000'] },
-      host: { pre: ['--role', 'sender'], add: ['--host', '10.0.0.2'] },
-      port: { pre: ['--role', 'sender'], add: ['--port', '5556'] },
+      ...meetingProbes,
       backend: flag('backend', 'ucx'),
       memory: flag('memory', 'gpu'),
       'num-chunks': flag('num-chunks', '500'),

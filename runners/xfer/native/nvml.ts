@@ -29,6 +29,11 @@ export const nvml = lazyBinding((): Nvml => {
     if (rc !== 0) throw new NativeCallError('nvml', call, rc, f.error_string(rc) as string);
   };
   const cString = (buf: Buffer) => buf.toString('utf8', 0, Math.max(0, buf.indexOf(0)));
+  const nameOf = (device: bigint | null, which: string): string => {
+    const name = Buffer.alloc(256);
+    check(f.device_get_name(device, name, name.length), `nvmlDeviceGetName(${which})`);
+    return cString(name);
+  };
   return {
     init: () => check(f.init(), 'nvmlInit_v2'),
     shutdown: () => check(f.shutdown(), 'nvmlShutdown'),
@@ -40,16 +45,12 @@ export const nvml = lazyBinding((): Nvml => {
     deviceName(index) {
       const device: [bigint | null] = [null];
       check(f.device_get_handle_by_index(index, device), `nvmlDeviceGetHandleByIndex_v2(${index})`);
-      const name = Buffer.alloc(256);
-      check(f.device_get_name(device[0], name, name.length), `nvmlDeviceGetName(${index})`);
-      return cString(name);
+      return nameOf(device[0], String(index));
     },
     deviceNameByBusId(busId) {
       const device: [bigint | null] = [null];
       check(f.device_get_handle_by_pci_bus_id(busId, device), `nvmlDeviceGetHandleByPciBusId_v2(${busId})`);
-      const name = Buffer.alloc(256);
-      check(f.device_get_name(device[0], name, name.length), `nvmlDeviceGetName(${busId})`);
-      return cString(name);
+      return nameOf(device[0], busId);
     },
     driverVersion() {
       const version = Buffer.alloc(96);
