@@ -206,6 +206,9 @@ const walks: Walk[] = [
       'json-output-path': flag('json-output-path', 'out.json'),
       backend: flag('backend', 'ucx'),
       'cuda-copy': flag('cuda-copy', 'kernel'),
+      'print-recv-buffers': flag('print-recv-buffers'),
+      'no-print-recv-buffers': { pre: ['--print-recv-buffers'], add: ['--no-print-recv-buffers'] },
+      'no-verify-buffers': { pre: ['--verify-buffers'], add: ['--no-verify-buffers'] },
     },
   },
   {
@@ -225,6 +228,9 @@ const walks: Walk[] = [
       'warmup-iters': flag('warmup-iters', '5'),
       'workload-iters': flag('workload-iters', '5'),
       'share-buffers': flag('share-buffers'),
+      'print-recv-buffers': flag('print-recv-buffers'),
+      'no-print-recv-buffers': { pre: ['--print-recv-buffers'], add: ['--no-print-recv-buffers'] },
+      'no-verify-buffers': { pre: ['--verify-buffers'], add: ['--no-verify-buffers'] },
     },
   },
   {
@@ -238,9 +244,10 @@ const walks: Walk[] = [
           ['num-user-requests', '7'], ['batch-size', '2'], ['num-prefill-nodes', '2'], ['num-decode-nodes', '2'], ['prefill-tp', '2'],
           ['prefill-pp', '2'], ['prefill-cp', '2'], ['decode-tp', '2'], ['decode-pp', '2'], ['decode-cp', '2'], ['model', 'qwen3-30B'],
           ['isl-mean', '500'], ['isl-scale', '50'], ['min-isl', '100'], ['max-isl', '90000'], ['max-batch-mem', '1000'], ['ppn', '4'],
-          ['rail-optimized'], ['seed', '9'], ['results-dir', '/tmp/other'], ['mem-type', 'cpu'], ['xfer-op', 'READ'], ['shards', '2'],
+          ['rail-optimized'], ['compute-model', 'per-sequence'], ['seed', '9'], ['results-dir', '/tmp/other'], ['mem-type', 'cpu'], ['xfer-op', 'READ'], ['shards', '2'],
         ].map(([name, ...value]) => [name, flag(name, ...value)]),
       ),
+      'no-rail-optimized': { pre: ['--rail-optimized'], add: ['--no-rail-optimized'] },
       // without --model the shape is given whole; each value then changes it
       ...Object.fromEntries(
         ['hidden-size', 'num-layers', 'num-heads', 'num-kv-heads', 'dtype-size'].map((name) => [

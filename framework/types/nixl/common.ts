@@ -4,8 +4,9 @@ import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
 import type { MetricSpec } from '../../metrics/metric.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
-import { jobTimeSeconds, type MetricsOverride } from '../../../runners/trtllm/serving-config.ts';
-import { splitShellWords } from '../../../runners/trtllm/shell.ts';
+import { jobTimeSeconds } from '../common/job-time.ts';
+import type { MetricsOverride } from '../common/metrics-override.ts';
+import { splitShellWords } from '../common/shell.ts';
 import type { NixlKind } from './kind.ts';
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 

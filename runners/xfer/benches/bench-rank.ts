@@ -54,6 +54,11 @@ export async function runAsRank<T>(
   }
 }
 
+/** Rank 0 says what reading the config found (a matrix_file's base, truncated cells): `note: ` lines on stderr. */
+export function printNotes(info: RankInfo, notes: readonly string[]): void {
+  if (info.rank === 0) for (const note of notes) process.stderr.write(`note: ${note}\n`);
+}
+
 /** Rank 0 writes the JSON report where --json-output-path says. */
 export function writeJsonReport(file: string | undefined, report: unknown): void {
   if (file) writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
