@@ -20,6 +20,15 @@ const USAGE = `usage: disagg-bench nixl-tool etcd-start --dir D --prefix P [--ho
        disagg-bench nixl-tool run SPEC | report SPEC
        disagg-bench nixl-tool node-artefacts --dir D`;
 
+/** The options each step reads; another step's option is refused, not ignored. */
+const STEP_OPTIONS: Record<string, string[]> = {
+  'etcd-start': ['dir', 'prefix', 'host'],
+  'etcd-wipe': ['endpoints', 'prefix'],
+  'etcd-stop': ['dir'],
+  run: [],
+  report: [],
+};
+
 export async function run(argv: string[]): Promise<number> {
   const [step, ...rest] = argv;
   const { values, positionals } = parseArgs({
@@ -27,6 +36,11 @@ export async function run(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: { dir: { type: 'string' }, prefix: { type: 'string' }, host: { type: 'string' }, endpoints: { type: 'string' } },
   });
+  const unused = Object.keys(values).filter((name) => STEP_OPTIONS[step] && !STEP_OPTIONS[step].includes(name));
+  if (unused.length > 0) {
+    const takes = STEP_OPTIONS[step].length ? `takes ${STEP_OPTIONS[step].map((o) => `--${o}`).join(', ')}` : 'takes no option';
+    throw new Error(`nixl-tool ${step} ${takes}; --${unused[0]} is not used there\n${USAGE}`);
+  }
   const need = (name: 'dir' | 'prefix' | 'endpoints') => {
     const value = values[name];
     if (!value) throw new Error(`nixl-tool ${step} needs --${name}\n${USAGE}`);

@@ -23,6 +23,19 @@ export interface LocalLaunchOptions {
   /** Then how long SIGTERM gets before SIGKILL. Default 5 s. */
   killGraceMs?: number;
   cwd?: string;
+  /**
+   * These ranks are one node of a larger world (the EP tests' --num-processes per node): local
+   * ranks count from `firstRank`, and the world's store is at `host` (port, or derived from `job`).
+   */
+  node?: NodeOfWorld;
+}
+
+export interface NodeOfWorld {
+  firstRank: number;
+  ranksPerNode: number;
+  host: string;
+  port?: number;
+  job: string;
 }
 
 export interface RankExit {
@@ -95,11 +108,26 @@ export function checkLocalWorld(worldSize: number): void {
   }
 }
 
-/** Starts `worldSize` ranks of `node <argv>` and resolves when all have exited. */
+/** The environment of rank `rank` of a multi-node world, started on its node (spawnLocalRanks' `node`). */
+export function nodeRankEnv(rank: number, worldSize: number, node: NodeOfWorld): Record<string, string | undefined> {
+  return {
+    RANK: String(rank),
+    WORLD_SIZE: String(worldSize),
+    LOCAL_RANK: String(rank - node.firstRank),
+    LOCAL_WORLD_SIZE: String(node.ranksPerNode),
+    MASTER_ADDR: node.host,
+    MASTER_PORT: node.port === undefined ? undefined : String(node.port),
+    XFER_JOB_ID: node.job,
+  };
+}
+
+/** Starts `worldSize` ranks of `node <argv>` (or, with `node`, that node's ranks) and resolves when all have exited. */
 export async function spawnLocalRanks(worldSize: number, argv: string[], options: LocalLaunchOptions = {}): Promise<LocalLaunchResult> {
-  checkLocalWorld(worldSize);
+  const node = options.node;
+  // Only this node's ranks start here: that is what must fit this machine.
+  checkLocalWorld(node ? node.ranksPerNode : worldSize);
   const store = await localStoreEndpoint();
-  const ranks = options.only ?? Array.from({ length: worldSize }, (_, i) => i);
+  const ranks = options.only ?? (node ? Array.from({ length: node.ranksPerNode }, (_, i) => node.firstRank + i) : Array.from({ length: worldSize }, (_, i) => i));
   const print = options.onLine ?? ((rank, stream, line) => (stream === 'stdout' ? process.stdout : process.stderr).write(`[rank ${rank}] ${line}\n`));
   const children = new Map<number, ChildProcess>();
   const stoppedByUs = new Set<number>();
@@ -111,7 +139,7 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
         new Promise<RankExit>((resolve) => {
           const child = spawn(process.execPath, argv, {
             cwd: options.cwd,
-            env: { ...process.env, ...options.env, ...options.rankEnv?.(rank), ...localRankEnv(rank, worldSize, store) },
+            env: { ...process.env, ...options.env, ...options.rankEnv?.(rank), ...(node ? nodeRankEnv(rank, worldSize, node) : localRankEnv(rank, worldSize, store)) },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           children.set(rank, child);

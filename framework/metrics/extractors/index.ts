@@ -10,6 +10,7 @@ import { extractNixlbenchMetrics } from './nixlbench.ts';
 import { extractNixlEpMetrics } from './nixl-ep.ts';
 import { extractLmcacheMetrics } from './lmcache.ts';
 import { extractAiperfMetrics } from './aiperf.ts';
+import { extractRankDevices } from './rank-devices.ts';
 
 /**
  * Reads one log's text; never throws on bad input, reports it in `problems`. `file` is the log's
@@ -27,6 +28,7 @@ export const extractors: Readonly<Record<string, Extractor>> = {
   'nixl-ep': extractNixlEpMetrics,
   lmcache: extractLmcacheMetrics,
   aiperf: extractAiperfMetrics,
+  'rank-devices': extractRankDevices,
 };
 
 export function extractorNames(): string[] {

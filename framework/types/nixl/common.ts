@@ -26,6 +26,11 @@ export interface NixlConfig {
     cuda_copy?: string;
     /** GPUs each node's ranks get (sbatch --gres=gpu:N; the local scheduler's CUDA_VISIBLE_DEVICES). */
     gpus_per_node?: number;
+    /**
+     * More ranks on a node than GPUs for them is refused (their transfers would be copies inside one
+     * GPU); true allows it: ranks share GPUs (local rank modulo the GPUs), each rank's device recorded.
+     */
+    ranks_may_share_gpu?: boolean;
     references?: Record<string, unknown>;
     metrics?: MetricsOverride;
   };
@@ -72,6 +77,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           timeout_s: { type: 'number', exclusiveMinimum: 0 },
           cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
+          ranks_may_share_gpu: { type: 'boolean' },
           references: { type: 'object' },
           metrics: section(
             {
@@ -96,6 +102,28 @@ const violation = (path: KeyPath, message: string): RuleViolation => ({ path, me
 
 /** Backends that reach the ranks of one node only. */
 const SAME_NODE_BACKENDS: Record<string, string> = { shm: 'ucx', cuda: 'nccl or ucx' };
+
+/** GPU backends: their ranks need a GPU each (or ranks_may_share_gpu). */
+const GPU_BACKENDS = ['cuda', 'nccl'];
+
+/** Whether the config's ranks use GPUs: it asks for GPUs per node or runs a GPU backend. */
+export function usesGpus(config: NixlConfig): boolean {
+  return (config.benchmark.gpus_per_node ?? 0) > 0 || GPU_BACKENDS.includes(config.benchmark.backend);
+}
+
+/** Ranks per node beyond the GPUs per node would share GPUs: refused unless the config allows it. */
+function gpuSharingRule(config: NixlConfig): RuleViolation[] {
+  const { ranks, gpus_per_node: gpus, ranks_may_share_gpu: share } = config.benchmark;
+  const perNode = ranks / nodesOf(config);
+  if (!gpus || share || perNode <= gpus || !Number.isInteger(perNode)) return [];
+  return [
+    violation(
+      ['benchmark', 'gpus_per_node'],
+      `${perNode} ranks per node on ${gpus} GPU(s) per node would share GPUs (a transfer between two ranks of one GPU is a copy inside it); ` +
+        'give each rank its own GPU, or set benchmark.ranks_may_share_gpu: true',
+    ),
+  ];
+}
 
 /** Rules every kind shares: the rank layout, the backend, slurm values, metrics and references. */
 export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readonly NixlKind[]): RuleViolation[] {
@@ -143,6 +171,7 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     if (problem) out.push(violation(['benchmark', 'metrics'], problem));
   }
   out.push(...parseReferences(benchmark.references).errors.map((m) => violation(['benchmark', 'references'], m)));
+  out.push(...gpuSharingRule(config));
   return out;
 }
 

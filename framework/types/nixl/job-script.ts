@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { JobResources } from '../../scheduler/scheduler.ts';
 import { jobTimeSeconds } from '../common/job-time.ts';
 import { shellQuote, splitShellWords } from '../common/shell.ts';
-import { DEFAULT_JOB_TIME, nodesOf, type NixlConfig } from './common.ts';
+import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from './common.ts';
+import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from './kind.ts';
 
 export const JOB_SCRIPT = 'job.sh';
@@ -45,6 +46,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const env: Record<string, string> = {
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
     ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
+    ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
     ...(cuda_copy !== undefined ? { XFER_CUDA_COPY: cuda_copy } : {}),
     ...rank.env,
   };
@@ -62,6 +64,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   if (rank.cleanup?.length) {
     lines.push('cleanup() {', ...rank.cleanup.map((l) => `  ${l}`), '}', 'trap cleanup EXIT');
   }
+  if (usesGpus(config) && !rank.external) lines.push(gpuCheckLine(plan));
   if (rank.prelude?.length) lines.push(...rank.prelude);
   if (backend === 'libfabric') lines.push(...nodeArtefactLines(plan.packageRoot, nodes));
   lines.push(
@@ -77,6 +80,14 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** Before any rank starts: the node has the GPUs the config asks for (or the ranks may share them). */
+function gpuCheckLine(plan: NixlJobPlan): string {
+  const { benchmark } = plan.config;
+  const argv = ['gpu-check', '--gpus-per-node', String(benchmark.gpus_per_node ?? 0), '--ranks-per-node', String(benchmark.ranks / nodesOf(plan.config))];
+  if (benchmark.ranks_may_share_gpu) argv.push('--ranks-may-share-gpu');
+  return disaggBenchCommand(plan.packageRoot, argv);
 }
 
 /** What the job asks the scheduler for: nodes, one task per rank, the time limit, the slurm section. */

@@ -56,8 +56,8 @@ export class ServeBenchUsageError extends Error {
 /** Flags of benchmark_serving that mean nothing for this client: accepted, reported, no effect. */
 // --use-chat-template: the SA client wraps its prompt in the model's chat template; the prompt
 // here is already the requested number of tokens, and no tokenizer is loaded.
-const ignoredFlags = new Set(['--no-test-input', '--disable-tqdm', '--trust-remote-code', '--use-chat-template']);
-const ignoredWithValue = new Set(['--tokenizer', '--tokenizer-mode', '--served-model-name', '--burstiness']);
+export const ignoredFlags = new Set(['--no-test-input', '--disable-tqdm', '--trust-remote-code', '--use-chat-template']);
+export const ignoredWithValue = new Set(['--tokenizer', '--tokenizer-mode', '--served-model-name', '--burstiness']);
 
 interface RawArgs {
   values: Map<string, string>;
@@ -65,13 +65,13 @@ interface RawArgs {
   ignored: string[];
 }
 
-const valueOptions = new Set([
+export const valueOptions = new Set([
   '--backend', '--model', '--host', '--port', '--base-url', '--endpoint', '--dataset-name',
   '--random-input-len', '--random-output-len', '--random-range-ratio', '--num-prompts',
   '--max-concurrency', '--request-rate', '--seed', '--percentile-metrics', '--metric-percentiles',
   '--result-dir', '--result-filename', '--request-timeout', '--random-vocab-size',
 ]);
-const flagOptions = new Set(['--ignore-eos', '--save-detailed', '--nv-sa', '--random-ids']);
+export const flagOptions = new Set(['--ignore-eos', '--save-detailed', '--nv-sa', '--random-ids']);
 
 /** Ids below this are valid in every common LLM vocabulary (Llama-2's is the smallest, 32000). */
 export const DEFAULT_TOKEN_ID_VOCAB = 32000;
@@ -203,6 +203,9 @@ export function parseServeBenchArgs(argv: string[]): ServeBenchOptions {
   const ids = nvSa || raw.flags.has('--random-ids');
   if (ids && (backend === 'openai-chat' || url.pathname.endsWith('/chat/completions'))) {
     throw new ServeBenchUsageError(`${nvSa ? '--nv-sa' : '--random-ids'} sends token ids as the prompt, which only the completions endpoint takes (use --backend openai)`);
+  }
+  if (!ids && raw.values.has('--random-vocab-size')) {
+    throw new ServeBenchUsageError('--random-vocab-size bounds the token ids of --random-ids or --nv-sa prompts; give one of them, or leave it out');
   }
   const maxConcurrency = raw.values.has('--max-concurrency') ? integer(raw, '--max-concurrency', 1, 1) : null;
   return {

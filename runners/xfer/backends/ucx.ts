@@ -10,6 +10,7 @@ import { ucp, type Ucp } from '../native/ucp.ts';
 import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
 import { UcxProgressDriver } from './ucx-progress.ts';
+import { UcxProgressThread } from './ucx-progress-thread.ts';
 
 export interface UcxOptions {
   /** UCX_TLS for this context (e.g. 'tcp'); default: the environment's, else UCX's choice. */
@@ -25,6 +26,8 @@ export interface UcxOptions {
    * host (faster there); a dead peer is then caught through the store only.
    */
   errorHandling?: 'peer' | 'none';
+  /** A thread of its own progresses the worker (NIXL's progress thread, nixlbench --enable_pt). */
+  progressThread?: boolean;
 }
 
 interface UcxPlan extends PreparedPlan {
@@ -48,7 +51,7 @@ export class UcxBackend implements Backend {
   private readonly ucp: Ucp;
   private readonly context: bigint;
   private readonly worker: bigint;
-  private readonly driver: UcxProgressDriver;
+  private readonly driver: UcxProgressDriver | UcxProgressThread;
   private readonly memhs = new Map<Region, bigint>();
   private readonly peers = new Map<number, Peer>();
   private readonly peerErrorHandling: boolean;
@@ -62,11 +65,17 @@ export class UcxBackend implements Backend {
     if (options.tls) config.TLS = options.tls;
     if (options.netDevices) config.NET_DEVICES = options.netDevices;
     this.context = this.ucp.init(config);
-    this.worker = this.ucp.workerCreate(this.context);
-    this.driver = new UcxProgressDriver(this.ucp, this.worker, this.ucp.workerEventFd(this.worker));
+    this.worker = this.ucp.workerCreate(this.context, options.progressThread ? 'multi' : 'single');
+    const eventFd = this.ucp.workerEventFd(this.worker);
+    this.driver = options.progressThread ? new UcxProgressThread(this.worker, eventFd) : new UcxProgressDriver(this.ucp, this.worker, eventFd);
     this.driver.start();
     this.memoryKinds = ucxHasCudaSupport() ? ['host', 'gpu'] : ['host'];
     this.peerErrorHandling = (options.errorHandling ?? 'peer') === 'peer';
+  }
+
+  /** With a progress thread: its progress calls that found work; undefined without one. */
+  progressThreadCalls(): number | undefined {
+    return this.driver instanceof UcxProgressThread ? this.driver.progressed : undefined;
   }
 
   localInfo(): unknown {

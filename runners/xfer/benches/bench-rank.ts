@@ -2,8 +2,8 @@
 // common/rank-launch.ts), the backend choice, the store and the engine opened and always torn
 // down around a rank's work, errors that say which rank failed, the JSON report.
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { openStore, type Store } from '../store.ts';
-import { XferEngine } from '../engine.ts';
+import { openStore, type Store, type StoreOptions } from '../store.ts';
+import { XferEngine, type EngineOptions } from '../engine.ts';
 import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
@@ -29,8 +29,9 @@ export async function runAsRank<T>(
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
   backendOptions: BackendOptions = {},
+  storeOptions: StoreOptions = {},
 ): Promise<T> {
-  const store = await openStore(info);
+  const store = await openStore(info, storeOptions);
   let engine: XferEngine | undefined;
   try {
     engine = await XferEngine.create({ ...backendOptions, backend, rank: info, store });

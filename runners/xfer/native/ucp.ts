@@ -11,6 +11,8 @@ const UCP_FEATURE_WAKEUP = 1n << 4n;
 const UCP_PARAM_FIELD_FEATURES = 1n << 0n;
 const UCP_WORKER_PARAM_FIELD_THREAD_MODE = 1n << 0n;
 const UCS_THREAD_MODE_SINGLE = 0;
+const UCS_THREAD_MODE_MULTI = 2;
+const UCP_WORKER_ATTR_FIELD_THREAD_MODE = 1n << 0n;
 const UCP_EP_PARAM_FIELD_REMOTE_ADDRESS = 1n << 0n;
 const UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE = 1n << 1n;
 const UCP_EP_PARAM_FIELD_ERR_HANDLER = 1n << 2n;
@@ -31,7 +33,11 @@ export interface Ucp {
   /** Reads UCX_* from the environment, then applies `overrides` (e.g. { TLS: 'tcp' }). */
   init(overrides?: Record<string, string>): bigint;
   cleanup(context: bigint): void;
-  workerCreate(context: bigint): bigint;
+  /**
+   * 'multi' (UCS_THREAD_MODE_MULTI): several threads may call into the worker (a progress
+   * thread); refused when this UCX was built without multi-thread support.
+   */
+  workerCreate(context: bigint, threads?: 'single' | 'multi'): bigint;
   workerDestroy(worker: bigint): void;
   workerAddress(worker: bigint): Buffer;
   workerProgress(worker: bigint): number;
@@ -78,6 +84,7 @@ export const ucp = lazyBinding((): Ucp => {
     cleanup: lib.func('void ucp_cleanup(void *context)'),
     worker_create: lib.func('int ucp_worker_create(void *context, const void *params, _Out_ void **worker)'),
     worker_destroy: lib.func('void ucp_worker_destroy(void *worker)'),
+    worker_query: lib.func('int ucp_worker_query(void *worker, void *attr)'),
     worker_get_address: lib.func('int ucp_worker_get_address(void *worker, _Out_ void **address, _Out_ size_t *length)'),
     worker_release_address: lib.func('void ucp_worker_release_address(void *worker, void *address)'),
     worker_progress: lib.func('unsigned int ucp_worker_progress(void *worker)'),
@@ -141,12 +148,21 @@ export const ucp = lazyBinding((): Ucp => {
       }
     },
     cleanup: (context) => f.cleanup(context),
-    workerCreate(context) {
+    workerCreate(context, threads = 'single') {
       const params = Buffer.alloc(256); // ucp_worker_params_t: field_mask @0, thread_mode @8
       params.writeBigUInt64LE(UCP_WORKER_PARAM_FIELD_THREAD_MODE, 0);
-      params.writeInt32LE(UCS_THREAD_MODE_SINGLE, 8);
+      params.writeInt32LE(threads === 'multi' ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE, 8);
       const worker = outPtr();
       check(f.worker_create(context, params, worker), 'ucp_worker_create');
+      if (threads === 'multi') {
+        const attr = Buffer.alloc(256); // ucp_worker_attr_t: field_mask @0, thread_mode @8
+        attr.writeBigUInt64LE(UCP_WORKER_ATTR_FIELD_THREAD_MODE, 0);
+        check(f.worker_query(worker[0]!, attr), 'ucp_worker_query');
+        if (attr.readInt32LE(8) !== UCS_THREAD_MODE_MULTI) {
+          f.worker_destroy(worker[0]!);
+          throw new NativeCallError('ucx', 'ucp_worker_create(UCS_THREAD_MODE_MULTI)', 0, 'this UCX does not support multi-threading (built without --enable-mt), so no progress thread can share its worker');
+        }
+      }
       return worker[0]!;
     },
     workerDestroy: (worker) => f.worker_destroy(worker),

@@ -60,6 +60,7 @@ describe('SA options', () => {
     expect(() => parse('--nv-sa', '--backend', 'openai-chat')).toThrow(ServeBenchUsageError);
     expect(parse('--nv-sa', '--use-chat-template').ignored).toEqual(['--use-chat-template']);
     expect(parse('--random-ids')).toMatchObject({ nvSa: false, tokenIdVocab: 32000, rangeRatio: 0 });
+    expect(() => parse('--random-vocab-size', '128')).toThrow(/bounds the token ids of --random-ids or --nv-sa/);
   });
 });
 

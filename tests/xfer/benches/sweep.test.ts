@@ -32,11 +32,11 @@ describe('sweep options (nixlbench names and defaults)', () => {
     const o = parseSweepArgs(['--check_consistency=true', '--op_type', 'READ,WRITE', '--max_block_size=64M', '--expect', '64M:46.48,4096:0.08', '--etcd_endpoints', 'http://x:2379']);
     expect(o).toMatchObject({ checkConsistency: true, opTypes: ['READ', 'WRITE'], maxBlockSize: 67108864 });
     expect(o.expect).toEqual([{ blockSize: 67108864, gbps: 46.48 }, { blockSize: 4096, gbps: 0.08 }]);
-    expect(o.ignored).toEqual(['--etcd_endpoints=http://x:2379']);
+    expect(o.nixlbench.runtime).toMatchObject({ type: 'ETCD', etcdEndpoints: 'http://x:2379', given: ['etcd_endpoints'] });
     expect(parseSweepArgs(['--nocheck_consistency']).checkConsistency).toBe(false);
     expect(parseSweepArgs(['--backend', 'LIBFABRIC']).backend).toBe('libfabric'); // nixlbench's name
-    expect(() => parseSweepArgs(['--backend', 'GDS'])).toThrow(/--backend must be one of shm, ucx, cuda, nccl, libfabric, got 'GDS'/);
-    expect(() => parseSweepArgs(['--mode', 'MG'])).toThrow(/only SG/);
+    expect(() => parseSweepArgs(['--backend', 'GDS'])).toThrow(/--backend must be one of shm, ucx, cuda, nccl, libfabric.*, got 'GDS'/);
+    expect(parseSweepArgs(['--mode', 'MG']).nixlbench.mode).toBe('MG');
     expect(() => parseSweepArgs(['--start_block_size', '1M', '--max_block_size', '4K'])).toThrow(/must be between 1 and --max_block_size/);
     expect(() => parseSweepArgs(['--expect', '4096'])).toThrow(/BLOCK_SIZE:GBPS/);
   });
@@ -95,8 +95,8 @@ describe('sweep plan', () => {
     ]);
     // READ: data flows from the target into the initiator's buffer
     expect(stepAreas(roles.pairs, 2, 'READ', step, o)).toEqual([
-      { offset: 0, length: 8192, source: 2, destination: 0, lane: 0 },
-      { offset: 32768, length: 8192, source: 2, destination: 0, lane: 1 },
+      { region: 'sweep', stream: 0, offset: 0, length: 8192, source: 2, destination: 0, lane: 0 },
+      { region: 'sweep', stream: 1, offset: 32768, length: 8192, source: 2, destination: 0, lane: 1 },
     ]);
   });
 });

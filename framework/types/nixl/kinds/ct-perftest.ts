@@ -27,6 +27,7 @@ const section = (config: Record<string, unknown>) => config[SECTION] as CtSectio
 
 export const ctPerftestKind: NixlKind = {
   name: 'ct-perftest',
+  rankLog: 'ct_perftest.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',

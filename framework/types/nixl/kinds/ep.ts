@@ -53,6 +53,7 @@ const modesOf = (s: EpSection) => s.modes ?? (controlPlane(s) ? [] : ['e2e']);
 
 export const epKind: NixlKind = {
   name: 'ep',
+  rankLog: LOG,
   section: SECTION,
   sectionSchema: {
     type: 'object',

@@ -59,6 +59,7 @@ export function matgenArgs(s: MatgenSection): string[] {
 
 export const matgenKind: NixlKind = {
   name: 'matgen',
+  rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',

@@ -28,6 +28,7 @@ const section = (config: Record<string, unknown>) => config[SECTION] as Sequenti
 
 export const sequentialCtPerftestKind: NixlKind = {
   name: 'sequential-ct-perftest',
+  rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',

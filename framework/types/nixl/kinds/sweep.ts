@@ -61,6 +61,7 @@ const TIMES = ['AVG_LAT_US', 'AVG_PREP_US', 'P99_PREP_US', 'AVG_POST_US', 'P99_P
 
 export const sweepKind: NixlKind = {
   name: 'sweep',
+  rankLog: 'sweep.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',

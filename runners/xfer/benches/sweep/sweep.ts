@@ -5,23 +5,27 @@
 // Prep = building the transfer (engine.prepare), Post = the post call, Tx = post to completion.
 //   disagg-bench sweep --backend shm --op_type READ,WRITE --check_consistency --num_iter 20 --warmup_iter 5
 import { monoNs } from '../../clock.ts';
-import type { XferEngine, Plan } from '../../engine.ts';
+import type { XferEngine } from '../../engine.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern, type PatternStream } from '../../pattern.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import type { XferOp } from '../../backends/types.ts';
-import { runAsRanks } from '../common/rank-launch.ts';
+import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
+import { runtimeRank } from './sweep-runtime.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
+import { chooseSweepBackend } from './sweep-backend.ts';
+import { SweepLane } from './sweep-lane.ts';
+import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
 import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
 import { adjustIterations, parseSweepArgs, type SweepOptions } from './sweep-options.ts';
 import {
-  SWEEP_REGION,
-  bufferBytes,
   laneRequests,
+  mgRoles,
   pairsOf,
+  rankRegions,
   stepAreas,
   sweepRoles,
   sweepSteps,
@@ -53,31 +57,45 @@ export async function run(argv: string[]): Promise<number> {
     console.log(sweepUsage);
     return 0;
   }
+  // nixlbench's runtimes (ETCD, ASIO): processes started on their own find their ranks
+  const { ranks, rest } = takeRanksOption(argv);
+  const runtime = await runtimeRank(parseSweepArgs(rest), rankFromEnv().launcher !== 'single', ranks !== undefined);
+  if (runtime) {
+    try {
+      return await runSweepRank(parseSweepArgs(rest), runtime.info);
+    } finally {
+      await runtime.cleanup();
+    }
+  }
   return runAsRanks({ command: 'sweep', argv, defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
 }
 
 export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv()): Promise<number> {
   const me = info.rank;
-  const warnings = adjustIterations(o);
-  const roles = sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
+  const warnings = [...adjustIterations(o), ...sweepNotes(o)];
+  o.backend = chooseSweepBackend(o, defaultVramProbe());
+  const flags = o.nixlbench;
+  const roles = flags.mode === 'MG' ? mgRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev) : sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
   const isInitiator = me < roles.initiators;
   const kind: MemoryKind = (isInitiator ? o.initiatorSegType : o.targetSegType) === 'VRAM' ? 'gpu' : 'host';
-  const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bufferBytes(roles, r, o)));
+  const bytesOf = (rank: number) => rankRegions(roles, rank, o).reduce((sum, r) => sum + r.bytes, 0);
+  const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bytesOf(r)));
   if (largest > o.totalBufferSize) {
     throw new Error(
-      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x num_threads x its peers), ` +
+      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x num_threads x its peers${flags.mode === 'MG' ? ' x its devices' : ''}), ` +
         `more than --total_buffer_size ${o.totalBufferSize}`,
     );
   }
   checkHostFits('the sweep buffer', kind, largest, info.localWorldSize);
 
   return runAsRank(info, o.backend, [kind], async (engine, store) => {
-    engine.allocate(SWEEP_REGION, Math.max(1, bufferBytes(roles, me, o)), kind);
+    const style = { hugepages: flags.hugepages, vmm: flags.vmm };
+    for (const region of rankRegions(roles, me, o)) engine.allocate(region.name, region.bytes, kind, { device: region.device, style });
     await engine.connect();
     const code = await sweepAllOps(engine, store, roles, o, warnings);
     await engine.disconnect();
     return code;
-  });
+  }, sweepEngineOptions(o, roles, info));
 }
 
 async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, o: SweepOptions, warnings: string[]): Promise<number> {
@@ -85,7 +103,6 @@ async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, 
   const world = engine.rank.worldSize;
   const print = (text: string) => me === 0 && console.log(text);
   warnings.forEach(print);
-  if (o.ignored.length > 0) print(`Ignored nixlbench flags (the engine rendezvous through its own store): ${o.ignored.join(' ')}`);
   const aggregate = hasAggregateColumns(o, world);
   const steps = sweepSteps(o);
   const failures: string[] = [];
@@ -151,11 +168,11 @@ async function runStep(
   stepIndex: number,
 ): Promise<(StepResult | undefined)[]> {
   const me = engine.rank.rank;
-  const region = engine.regions.get(SWEEP_REGION)!;
   const pairs = pairsOf(roles, me);
   const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o) : [];
-  const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * o.numThreads + a.lane });
-  for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(region, a.offset, a.length, stream(a));
+  const streamsPerStep = o.numThreads * new Set(roles.pairs.map((p) => p.device ?? 0)).size;
+  const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * streamsPerStep + a.stream });
+  for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
   await store.barrier('sweep-step-ready');
 
   const isInitiator = me < roles.initiators;
@@ -164,30 +181,34 @@ async function runStep(
   if (isInitiator || twoSided) {
     const everyone = Array.from({ length: engine.rank.worldSize }, (_, r) => r);
     const participants = twoSided ? everyone : everyone.slice(0, roles.initiators);
-    const prepUs: number[] = [];
-    const plans: Plan[] = [];
+    const lanes: SweepLane[] = [];
     for (let lane = 0; lane < o.numThreads; lane++) {
-      const t0 = monoNs();
-      plans.push(await engine.prepare(isInitiator ? laneRequests(pairs, me, op, step, lane, o) : [], twoSided ? everyone : undefined));
-      prepUs.push((monoNs() - t0) / 1e3);
+      const l = new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o) : [], twoSided ? everyone : undefined, o.nixlbench);
+      await l.prepare();
+      lanes.push(l);
     }
     const laneIterations = step.iterations / o.numThreads;
     const postUs: number[] = [];
     const txUs: number[] = [];
-    const loop = async (plan: Plan, n: number, record: boolean) => {
+    const loop = async (lane: SweepLane, n: number, record: boolean) => {
       for (let i = 0; i < n; i++) {
-        const r = await engine.execute(plan);
+        const r = await lane.iterate();
         if (!record) continue;
         postUs.push((r.postedNs - r.startNs) / 1e3);
         txUs.push((r.endNs - r.startNs) / 1e3);
       }
     };
-    await Promise.all(plans.map((plan) => loop(plan, step.warmup / o.numThreads, false)));
+    await Promise.all(lanes.map((lane) => loop(lane, step.warmup / o.numThreads, false)));
+    // Prep samples: each lane's first build, then the rebuilds of the timed loop (not the warm-up's)
+    const warmPrep = lanes.map((lane) => lane.prepUs.length);
     await store.barrier('sweep-go', { ranks: participants });
     const t0 = monoNs();
-    await Promise.all(plans.map((plan) => loop(plan, laneIterations, true)));
+    await Promise.all(lanes.map((lane) => loop(lane, laneIterations, true)));
     const seconds = (monoNs() - t0) / 1e9;
+    lanes.forEach((lane) => lane.release());
+    const prepUs = lanes.flatMap((lane, i) => [lane.prepUs[0], ...lane.prepUs.slice(warmPrep[i])]);
     if (isInitiator) {
+      // MG: every device pair's blocks count (nixlbench multiplies by num_initiator_dev)
       const peers = pairs.filter((p) => p.initiator === me).length;
       const bytes = step.blockSize * step.batchSize * laneIterations * o.numThreads * peers;
       stats = { bwGbps: bytes / 1e9 / seconds, avgLatUs: (seconds * 1e6) / (laneIterations * step.batchSize * peers), prepUs, postUs, txUs };
@@ -198,12 +219,13 @@ async function runStep(
   const failures: string[] = [];
   const received = areas.filter((a) => a.destination === me);
   if (o.testCorruptRank === me && received.length > 0) {
+    const region = engine.regions.get(received[0].region)!;
     const at = received[0].offset + (received[0].length >> 1);
     region.write(at, Uint8Array.of(region.read(at, 1)[0] ^ 0x01));
   }
   for (const a of received) {
-    const m = checkPattern(region, a.offset, a.length, stream(a));
-    if (m) failures.push(`rank ${me}: ${describeMismatch(SWEEP_REGION, stream(a), m)}`);
+    const m = checkPattern(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+    if (m) failures.push(`rank ${me}: ${describeMismatch(a.region, stream(a), m)}`);
   }
   // Rank 0 prints its own timing columns; of the others it needs only their bandwidth.
   const shared = me === 0 || !stats ? stats : { ...stats, prepUs: [], postUs: [], txUs: [] };
