@@ -12,7 +12,7 @@ import { parseSize } from '../runners/xfer/matrix.ts';
 import { libfabric } from '../runners/xfer/native/libfabric.ts';
 import { allocateHost, libc, nodeEntryArgv, openStore, rankFromEnv, spawnLocalRanks, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
-import { median } from './lib/stats.ts';
+import { maxOf, median } from './lib/stats.ts';
 
 const here = fileURLToPath(import.meta.url);
 const { values } = parseArgs({
@@ -21,7 +21,7 @@ const { values } = parseArgs({
 const block = parseSize(values.block);
 const batches = values.batches.split(',').map(Number);
 const iterations = Number(values.iters);
-const largest = Math.max(...batches) * block;
+const largest = maxOf(batches) * block;
 
 interface Row {
   batch: number;

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { parseSize } from '../runners/xfer/matrix.ts';
 import { netnsCluster, netnsClusterScript, netnsSrun, netnsUnsupported } from '../tests/fixtures/xfer/netns-cluster.ts';
 import { appendResult, printTable } from './lib/report.ts';
-import { median } from './lib/stats.ts';
+import { maxOf, median, minOf } from './lib/stats.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '1M,64M' }, seconds: { type: 'string', default: '5' } } });
 const rounds = Number(values.rounds);
@@ -43,7 +43,7 @@ async function iperf3(target: string): Promise<number> {
 /** One sweep step per block size, WRITE from the rank on ns1 to the rank on ns2: GB/s per block. */
 async function sweep(backend: string, env: Record<string, string>): Promise<Map<number, number>> {
   const sizes = blocks.map((b) => b.bytes);
-  const args = ['sweep', '--backend', backend, '--op_type', 'WRITE', '--start_block_size', String(Math.min(...sizes)), '--max_block_size', String(Math.max(...sizes)), '--num_iter', '32', '--warmup_iter', '4', '--large_blk_iter_ftr', '2'];
+  const args = ['sweep', '--backend', backend, '--op_type', 'WRITE', '--start_block_size', String(minOf(sizes)), '--max_block_size', String(maxOf(sizes)), '--num_iter', '32', '--warmup_iter', '4', '--large_blk_iter_ftr', '2'];
   const r = await netnsSrun(['-N', '2', '-n', '2', '--ntasks-per-node=1', 'node', 'bin/disagg-bench.js', ...args], { env, timeoutMs: 600_000 });
   if (r.exitCode !== 0) throw new Error(`sweep --backend ${backend} failed:\n${r.output}`);
   const out = new Map<number, number>();

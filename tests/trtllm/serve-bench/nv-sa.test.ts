@@ -11,6 +11,7 @@ import { serveBenchMain } from '../../../runners/trtllm/serve-bench/main.ts';
 import { parseServeBenchArgs, ServeBenchUsageError } from '../../../runners/trtllm/serve-bench/options.ts';
 import { generatePrompts } from '../../../runners/trtllm/serve-bench/prompts.ts';
 import { startStandinServer, type StandinServerOptions } from '../../fixtures/standin-openai-server.ts';
+import { maxOf, minOf } from '../../../runners/xfer/benches/common/stats.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -27,12 +28,12 @@ describe('SA prompts', () => {
   it('draws lengths from [floor(len * r), len] and sends consecutive token ids from a random offset', () => {
     const prompts = generatePrompts({ count: 400, inputLen: 100, outputLen: 20, rangeRatio: 0.8, rangeMode: 'sa', tokenIdVocab: 1000, seed: 0 });
     const inputs = prompts.map((p) => p.words);
-    expect(Math.min(...inputs)).toBeGreaterThanOrEqual(80);
-    expect(Math.max(...inputs)).toBeLessThanOrEqual(100);
+    expect(minOf(inputs)).toBeGreaterThanOrEqual(80);
+    expect(maxOf(inputs)).toBeLessThanOrEqual(100);
     // Both ends of the interval are drawn (21 values, 400 draws).
     expect(new Set(inputs).size).toBe(21);
-    expect(Math.min(...prompts.map((p) => p.outputLen))).toBeGreaterThanOrEqual(16);
-    expect(Math.max(...prompts.map((p) => p.outputLen))).toBeLessThanOrEqual(20);
+    expect(minOf(prompts.map((p) => p.outputLen))).toBeGreaterThanOrEqual(16);
+    expect(maxOf(prompts.map((p) => p.outputLen))).toBeLessThanOrEqual(20);
     for (const p of prompts) {
       expect(p.tokenIds).toHaveLength(p.words);
       expect(p.text).toBe('');

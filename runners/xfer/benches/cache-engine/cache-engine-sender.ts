@@ -7,7 +7,7 @@ import { monoNs } from '../../clock.ts';
 import type { XferEngine } from '../../engine.ts';
 import type { XferRequest } from '../../backends/types.ts';
 import type { Store } from '../../store.ts';
-import { mean, stddev } from '../common/stats.ts';
+import { maxOf, mean, minOf, stddev } from '../common/stats.ts';
 import { gbps, gibps } from '../kvpipe/kvpipe-protocol.ts';
 import { RECEIVER } from '../kvpipe/pipe-roles.ts';
 import { RingBuffer } from '../kvpipe/ring.ts';
@@ -73,7 +73,7 @@ export async function runCacheSender(engine: XferEngine, store: Store, o: CacheE
   const gib = throughputs.map((t) => (t * 1e9) / 2 ** 30);
   console.log('Summary Statistics:');
   console.log(`Mean throughput: ${mean(throughputs).toFixed(2)} ± ${stddev(throughputs).toFixed(2)} GB/s (${mean(gib).toFixed(2)} ± ${stddev(gib).toFixed(2)} GiB/s)`);
-  console.log(`Min throughput: ${Math.min(...throughputs).toFixed(2)} GB/s`);
-  console.log(`Max throughput: ${Math.max(...throughputs).toFixed(2)} GB/s`);
+  console.log(`Min throughput: ${minOf(throughputs).toFixed(2)} GB/s`);
+  console.log(`Max throughput: ${maxOf(throughputs).toFixed(2)} GB/s`);
   return ok;
 }
