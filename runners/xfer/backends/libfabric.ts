@@ -8,7 +8,7 @@
 // its completion arrives. Provider: LibfabricOptions.provider, else FI_PROVIDER (libfabric's own
 // filter), else libfabric's first that offers RMA on RDM endpoints (efa or verbs where present).
 import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
-import { describeRanks, TransferError, XferError } from '../errors.ts';
+import { describeRanks, NativeCallError, TransferError, XferError } from '../errors.ts';
 import type { MemoryKind, Region } from '../memory.ts';
 import { cudart } from '../native/cudart.ts';
 import * as A from '../native/libfabric-abi.ts';
@@ -95,7 +95,7 @@ export class LibfabricBackend implements Backend {
     const mode = this.info.mrMode;
     const requestedKey = mode & A.FI_MR_PROV_KEY ? 0n : this.nextKey++;
     const gpuDevice = region.kind === 'gpu' ? region.device ?? this.ctx.device : undefined;
-    const mr = this.lf.mrReg(this.fabric.domain, region.address, Math.max(region.size, 1), ACCESS, requestedKey, gpuDevice);
+    const mr = this.registerMemory(region, requestedKey, gpuDevice);
     try {
       if (mode & A.FI_MR_ENDPOINT) {
         this.lf.bind(mr, this.fabric.ep, 0n, 'fi_mr_bind(ep)');
@@ -107,6 +107,21 @@ export class LibfabricBackend implements Backend {
     }
     this.registrations.set(region, { mr, desc: this.lf.mrDesc(mr) });
     return { key: this.lf.mrKey(mr).toString(), virtAddr: (mode & A.FI_MR_VIRT_ADDR) !== 0 };
+  }
+
+  /** fi_mr_reg(attr); a provider that offers FI_HMEM yet has no CUDA support built in is named as such. */
+  private registerMemory(region: Region, requestedKey: bigint, gpuDevice: number | undefined): Fid {
+    try {
+      return this.lf.mrReg(this.fabric.domain, region.address, Math.max(region.size, 1), ACCESS, requestedKey, gpuDevice);
+    } catch (err) {
+      if (gpuDevice !== undefined && err instanceof NativeCallError && err.code === -A.FI_ENOSYS) {
+        throw new XferError(
+          `libfabric: provider '${this.info.provider}' offers FI_HMEM but cannot register CUDA memory (fi_mr_regattr: ${err.detail}): ` +
+            'this libfabric was built without CUDA support or did not find libcuda; use host memory (DRAM), or a libfabric built with CUDA',
+        );
+      }
+      throw err;
+    }
   }
 
   deregister(region: Region): void {
