@@ -1,6 +1,7 @@
 // The transfer engine a benchmark uses: one backend, this rank's registered regions, the peers'
-// regions (exchanged through the store at connect), prepared plans, and the control-plane times
-// (init, connect, disconnect, reconnect, destroy) that the EP control-plane test reports.
+// regions (exchanged through the store at connect), prepared plans, posted plans in flight (as many
+// at once as the caller posts, each completing on its own), and the control-plane times (init,
+// connect, disconnect, reconnect, destroy) that the EP control-plane test reports.
 import { monoNs } from './clock.ts';
 import { XferError } from './errors.ts';
 import { allocateGpu, allocateHost, type MemoryKind, type Region, type RegionDescriptor } from './memory.ts';
@@ -9,6 +10,7 @@ import type { RankInfo } from './rank.ts';
 import type { Store } from './store.ts';
 import { createBackend, type BackendOptions } from './backends/registry.ts';
 import type { Backend, BackendName, PeerView, PreparedPlan, XferRequest, XferResult } from './backends/types.ts';
+import { refuseUcxFlags } from './backends/ucx-options.ts';
 
 export interface EngineOptions extends BackendOptions {
   backend: BackendName;
@@ -29,6 +31,27 @@ export interface Plan {
   readonly participants: number[];
 }
 
+/** A posted plan (NIXL: a posted transfer request), in flight until `done` settles. */
+export interface Posted {
+  /** Order of posting among this engine's posts: 0, 1, ... */
+  readonly postSeq: number;
+  /** Order of completion among this engine's posts; undefined while in flight. */
+  readonly doneSeq: number | undefined;
+  /** This engine's posts in flight right after this one was posted, itself included. */
+  readonly inFlightAtPost: number;
+  readonly done: Promise<XferResult>;
+}
+
+/** What the engine recorded of its posts: the evidence that requests overlap and overtake. */
+export interface InFlightRecord {
+  posted: number;
+  completed: number;
+  /** Most posts in flight at once. */
+  maxInFlight: number;
+  /** Completions of a post while an earlier post was still in flight. */
+  overtakes: number;
+}
+
 export class XferEngine {
   /** Milliseconds of every control-plane operation, in call order. */
   readonly controlTimes: Record<ControlPhase, number[]> = { init: [], register: [], connect: [], disconnect: [], reconnect: [], destroy: [] };
@@ -37,6 +60,9 @@ export class XferEngine {
   private connectedPeers: number[] = [];
   private connects = 0;
   private destroyed = false;
+  /** postSeq of every post in flight. */
+  private readonly pending = new Set<number>();
+  private readonly record: InFlightRecord = { posted: 0, completed: 0, maxInFlight: 0, overtakes: 0 };
 
   private constructor(
     readonly backend: Backend,
@@ -56,6 +82,7 @@ export class XferEngine {
   static async create(options: EngineOptions): Promise<XferEngine> {
     const t0 = monoNs();
     const { rank, store } = options;
+    refuseUcxFlags(options.backend);
     const gpuBackend = options.backend === 'cuda' || options.backend === 'nccl';
     const device = options.device ?? (gpuBackend ? defaultDevice(rank) : undefined);
     const backend = createBackend(
@@ -74,7 +101,8 @@ export class XferEngine {
     const t0 = monoNs();
     if (this.regions.has(name)) throw new XferError(`region '${name}' already exists on rank ${this.rank.rank}`);
     const owner = { job: this.rank.job, rank: this.rank.rank, node: this.rank.node };
-    const region = kind === 'host' ? allocateHost(name, size, owner) : allocateGpu(name, size, this.device, owner);
+    const region =
+      kind === 'host' ? (this.backend.allocateHost?.(name, size, owner) ?? allocateHost(name, size, owner)) : allocateGpu(name, size, this.device, owner);
     try {
       this.extras.set(name, this.backend.register(region));
     } catch (err) {
@@ -133,8 +161,54 @@ export class XferEngine {
 
   /** Runs a plan to completion (collective over its participants for two-sided backends). */
   async execute(plan: Plan, options: { timeoutMs?: number } = {}): Promise<XferResult> {
+    return this.post(plan, options).done;
+  }
+
+  /**
+   * Posts a plan and returns at once: the backend has started every request (NIXL's
+   * postXferReq). Post again before it completes to keep several in flight; each completes on its
+   * own. Two-sided backends (nccl) need every participant to post the same plans in the same order.
+   */
+  post(plan: Plan, options: { timeoutMs?: number } = {}): Posted {
     if (this.destroyed) throw new XferError('engine already destroyed');
-    return this.backend.execute(plan.prepared, { timeoutMs: options.timeoutMs ?? this.timeoutMs });
+    const postSeq = this.record.posted++;
+    this.pending.add(postSeq);
+    this.record.maxInFlight = Math.max(this.record.maxInFlight, this.pending.size);
+    let doneSeq: number | undefined;
+    const complete = () => {
+      this.pending.delete(postSeq);
+      doneSeq = this.record.completed++;
+      if ([...this.pending].some((earlier) => earlier < postSeq)) this.record.overtakes++;
+    };
+    let started: Promise<XferResult>;
+    try {
+      started = this.backend.execute(plan.prepared, { timeoutMs: options.timeoutMs ?? this.timeoutMs });
+    } catch (err) {
+      started = Promise.reject(err); // a backend that throws before its first await
+    }
+    const done = started.then(
+      (result) => {
+        complete();
+        return result;
+      },
+      (err: unknown) => {
+        complete();
+        throw err;
+      },
+    );
+    return {
+      postSeq,
+      get doneSeq() {
+        return doneSeq;
+      },
+      inFlightAtPost: this.pending.size,
+      done,
+    };
+  }
+
+  /** Posts, completions, the most in flight at once and completions that overtook earlier posts. */
+  inFlightRecord(): InFlightRecord {
+    return { ...this.record };
   }
 
   /** prepare() + execute() for a one-off list. */

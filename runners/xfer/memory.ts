@@ -65,7 +65,27 @@ export function allocateHost(name: string, size: number, owner: { job: string; r
     c.close(fd);
   }
   trackShm(shm);
-  const bytes = new Uint8Array(koffi.view(address, mapped), 0, size);
+  return hostRegion(name, address, size, { shm, owner }, () => {
+    c.munmap(address, mapped);
+    c.shmUnlinkIfExists(shm);
+    liveShmNames.delete(shm);
+  });
+}
+
+/**
+ * A Region over host memory at `address` that someone else allocated (allocateHost, or a backend
+ * that allocates its own registered memory): byte access through a view, `release` once on close.
+ * `shm` is the segment same-node peers map ('' when there is none to map).
+ */
+export function hostRegion(
+  name: string,
+  address: bigint,
+  size: number,
+  where: { shm: string; owner: { rank: number; node: string } },
+  release: () => void,
+): Region {
+  const bytes = new Uint8Array(koffi.view(address, Math.max(size, 1)), 0, size);
+  const { shm, owner } = where;
   let open = true;
   return {
     name,
@@ -88,9 +108,7 @@ export function allocateHost(name: string, size: number, owner: { job: string; r
     close() {
       if (!open) return;
       open = false;
-      c.munmap(address, mapped);
-      c.shmUnlinkIfExists(shm);
-      liveShmNames.delete(shm);
+      release();
     },
   };
 }

@@ -7,6 +7,7 @@ import { parseReferences } from '../../metrics/references.ts';
 import { jobTimeSeconds, type MetricsOverride } from '../../../runners/trtllm/serving-config.ts';
 import { splitShellWords } from '../../../runners/trtllm/shell.ts';
 import type { NixlKind } from './kind.ts';
+import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -24,6 +25,8 @@ export interface NixlConfig {
     metrics?: MetricsOverride;
   };
   slurm?: { partition?: string; account?: string; job_time?: string; extra_args?: string };
+  /** The engine's ucx backend (ucx-section.ts). */
+  ucx?: UcxSection;
   [section: string]: unknown;
 }
 
@@ -79,6 +82,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
         ['kind', 'ranks', 'backend'],
       ),
       slurm: section({ partition: nonEmpty, account: nonEmpty, job_time: nonEmpty, extra_args: { type: 'string' } }),
+      ucx: ucxSectionSchema,
       ...Object.fromEntries(kindSections.map((k) => [k.section!, k.sectionSchema ?? { type: 'object' }])),
     },
   };
@@ -103,6 +107,7 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     out.push(violation(['benchmark', 'nodes'], `backend ${benchmark.backend} reaches the ranks of one node only; across ${nodes} nodes use ${SAME_NODE_BACKENDS[benchmark.backend]}`));
   }
   if (kind.section && config[kind.section] === undefined) out.push(missingSection(kind));
+  out.push(...ucxSectionRules(config, kind));
   for (const other of allKinds) {
     if (other !== kind && other.section && other.section !== kind.section && config[other.section] !== undefined) {
       out.push(violation([other.section], `belongs to kind ${other.name}; this config is kind ${kind.name}`));

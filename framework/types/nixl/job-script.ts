@@ -7,6 +7,7 @@ import { jobTimeSeconds } from '../../../runners/trtllm/serving-config.ts';
 import { shellQuote, splitShellWords } from '../../../runners/trtllm/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, type NixlConfig } from './common.ts';
 import type { RankCommand } from './kind.ts';
+import { ucxSectionEnv } from './ucx-section.ts';
 
 export const JOB_SCRIPT = 'job.sh';
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
@@ -42,7 +43,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const rankLog = path.join(plan.logDir, rank.logFile);
   const launch = rank.external ? join(rank.argv) : disaggBenchCommand(plan.packageRoot, rank.argv);
   const srun = ['srun', '--nodes', nodes, '--ntasks', ranks, '--ntasks-per-node', ranks / nodes, '--kill-on-bad-exit=1'];
-  const env: Record<string, string> = { ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}), ...rank.env };
+  const env: Record<string, string> = { ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}), ...ucxSectionEnv(config.ucx), ...rank.env };
   const lines = [
     '#!/usr/bin/env bash',
     `# disagg-bench nixl job for ${oneLine(plan.testId)} (kind ${oneLine(kind)}): generated from its config; rebuild it instead of editing.`,

@@ -1,7 +1,8 @@
 // cuda: same-node GPU memory. Peers' buffers are opened through CUDA IPC handles; requests are
 // cudaMemcpyAsync (direction from unified addressing: NVLink/PCIe peer copies) spread over several
 // streams so several copy engines work at once. Completion is polled with cudaEventQuery between
-// turns of the event loop: waiting never blocks it.
+// turns of the event loop: waiting never blocks it. Each execute() in flight records its own
+// events, so several complete independently (those on other streams may overtake earlier ones).
 import { monoNs, pollUntil } from '../clock.ts';
 import { TransferError } from '../errors.ts';
 import type { Region } from '../memory.ts';
@@ -37,7 +38,9 @@ export class CudaBackend implements Backend {
   readonly twoSided = false;
   private readonly cuda: Cudart;
   private readonly streams: bigint[];
+  /** Every event created (destroyed at the end), and those not recording for an execute() now. */
   private readonly events: bigint[] = [];
+  private readonly freeEvents: bigint[] = [];
   private readonly chunkBytes: number;
   private readonly schedule: 'parallel' | 'staggered';
   private readonly peerRegions = new Map<number, Map<string, RemoteRegion>>();
@@ -108,7 +111,7 @@ export class CudaBackend implements Backend {
         done += step;
       } while (done < r.length);
     }
-    while (this.events.length < copies.length) this.events.push(this.cuda.eventCreate());
+    this.reserveEvents(copies.length); // event creation stays out of the timed execute()
     return { requests, resolved, copies, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
   }
 
@@ -118,30 +121,43 @@ export class CudaBackend implements Backend {
     cuda.setDevice(this.ctx.device);
     const timings = resolved.map(() => ({ postNs: 0, doneNs: 0 }));
     const copiesLeft = new Array<number>(resolved.length).fill(0);
+    this.reserveEvents(copies.length);
+    const events = this.freeEvents.splice(this.freeEvents.length - copies.length);
     const startNs = monoNs();
     copies.forEach((c, i) => {
       if (timings[c.request].postNs === 0) timings[c.request].postNs = monoNs();
       copiesLeft[c.request]++;
       if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, this.streams[c.stream]);
-      cuda.eventRecord(this.events[i], this.streams[c.stream]);
+      cuda.eventRecord(events[i], this.streams[c.stream]);
     });
     const postedNs = monoNs();
     let open = copies.map((_, i) => i);
     const done = await pollUntil(() => {
       open = open.filter((i) => {
-        if (!cuda.eventDone(this.events[i])) return true;
+        if (!cuda.eventDone(events[i])) return true;
         const request = copies[i].request;
         if (--copiesLeft[request] === 0) timings[request].doneNs = monoNs();
         return false;
       });
       return open.length === 0;
     }, options.timeoutMs);
+    // An event still recording (timeout) is not reused: a later eventRecord would move it.
     if (!done) throw new TransferError(`cuda: ${open.length} copies not complete after ${options.timeoutMs} ms`, 'cuda');
+    this.freeEvents.push(...events);
     return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: timings };
+  }
+
+  private reserveEvents(n: number): void {
+    while (this.freeEvents.length < n) {
+      const e = this.cuda.eventCreate();
+      this.events.push(e);
+      this.freeEvents.push(e);
+    }
   }
 
   async destroy(): Promise<void> {
     await this.disconnect();
+    this.freeEvents.length = 0;
     for (const e of this.events.splice(0)) this.cuda.eventDestroy(e);
     for (const s of this.streams.splice(0)) this.cuda.streamDestroy(s);
   }

@@ -1,39 +1,31 @@
-// ucx: host memory on any node through libucp (UCX picks tcp, shared memory or RDMA). Regions are
-// registered with ucp_mem_map; peers get their remote keys and this worker's address through the
-// store. WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete
-// at the target when execute() returns.
+// ucx: host memory on any node through libucp. Each endpoint's error-handling mode decides which
+// transports UCX may use (ucx-options.ts: by default shared memory / CMA towards a peer on this
+// node, the network towards other nodes). Host regions are allocated by UCX (or registered with
+// ucp_mem_map); peers get their remote keys and this worker's address through the store.
+// WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete at
+// the target when execute() returns. Several execute() calls may be in flight at once: each polls
+// its own requests, and completes as soon as they are done, whatever the others do.
 import fs from 'node:fs';
 import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
-import type { MemoryKind, Region } from '../memory.ts';
-import { ucp, type Ucp } from '../native/ucp.ts';
+import { hostRegion, type MemoryKind, type Region } from '../memory.ts';
+import { ucp, type Ucp, type UcpErrorMode } from '../native/ucp.ts';
 import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
+import { endpointErrorMode, resolveUcxChoices, type UcxErrorHandling, type UcxMemory, type UcxOptions } from './ucx-options.ts';
 import { UcxProgressDriver } from './ucx-progress.ts';
 
-export interface UcxOptions {
-  /** UCX_TLS for this context (e.g. 'tcp'); default: the environment's, else UCX's choice. */
-  tls?: string;
-  /** UCX_NET_DEVICES (e.g. 'lo'). */
-  netDevices?: string;
-  /** Any other UCX configuration, names without the UCX_ prefix. */
-  config?: Record<string, string>;
-  /**
-   * 'peer' (default, as NIXL does): endpoints detect peer failure, and a failed peer fails the
-   * transfer with its endpoint error. UCX 1.13 then uses only transports that can detect it (tcp
-   * on one host, RDMA across hosts). 'none': UCX may also pick cma/posix shared memory on one
-   * host (faster there); a dead peer is then caught through the store only.
-   */
-  errorHandling?: 'peer' | 'none';
-}
+export type { UcxOptions } from './ucx-options.ts';
 
 interface UcxPlan extends PreparedPlan {
   resolved: (ResolvedRequest & { ep: bigint; rkey: bigint })[];
   endpoints: bigint[];
+  peers: number[];
 }
 
 interface Peer {
   ep: bigint;
+  mode: UcpErrorMode;
   rkeys: Map<string, bigint>;
   regions: Map<string, RemoteRegion>;
   failure?: string;
@@ -50,23 +42,45 @@ export class UcxBackend implements Backend {
   private readonly worker: bigint;
   private readonly driver: UcxProgressDriver;
   private readonly memhs = new Map<Region, bigint>();
+  /** Regions UCX allocated (memory 'ucx'), with their memory handles. */
+  private readonly allocated = new Map<Region, bigint>();
   private readonly peers = new Map<number, Peer>();
-  private readonly peerErrorHandling: boolean;
+  readonly errorHandling: UcxErrorHandling;
+  readonly memory: UcxMemory;
+  /** NIXL's UCX defaults this UCX does not know (skipped, as NIXL skips them). */
+  readonly skippedDefaults: string[];
 
   constructor(
     private readonly ctx: BackendContext,
     options: UcxOptions = {},
   ) {
+    ({ errorHandling: this.errorHandling, memory: this.memory } = resolveUcxChoices(options));
     this.ucp = ucp();
     const config: Record<string, string> = { ...options.config };
     if (options.tls) config.TLS = options.tls;
     if (options.netDevices) config.NET_DEVICES = options.netDevices;
-    this.context = this.ucp.init(config);
+    ({ context: this.context, skippedDefaults: this.skippedDefaults } = this.ucp.init(config));
     this.worker = this.ucp.workerCreate(this.context);
     this.driver = new UcxProgressDriver(this.ucp, this.worker, this.ucp.workerEventFd(this.worker));
     this.driver.start();
     this.memoryKinds = ucxHasCudaSupport() ? ['host', 'gpu'] : ['host'];
-    this.peerErrorHandling = (options.errorHandling ?? 'peer') === 'peer';
+  }
+
+  /** The error-handling mode of each connected peer's endpoint. */
+  endpointModes(): Map<number, UcpErrorMode> {
+    return new Map([...this.peers].map(([rank, p]) => [rank, p.mode]));
+  }
+
+  /** With memory 'ucx': host memory that UCX allocates and registers; else the engine allocates. */
+  allocateHost(name: string, size: number, owner: { rank: number; node: string }): Region | undefined {
+    if (this.memory !== 'ucx') return undefined;
+    const { memh, address } = this.ucp.memAllocate(this.context, Math.max(size, 1));
+    const region = hostRegion(name, address, size, { shm: '', owner }, () => {
+      // destroy() may have unmapped it already
+      if (this.allocated.delete(region)) this.ucp.memUnmap(this.context, memh);
+    });
+    this.allocated.set(region, memh);
+    return region;
   }
 
   localInfo(): unknown {
@@ -77,7 +91,7 @@ export class UcxBackend implements Backend {
     if (!this.memoryKinds.includes(region.kind)) {
       throw new XferError(`ucx: region '${region.name}' is ${region.kind} memory, and this UCX (${this.ucp.versionString()}) has no CUDA transport`);
     }
-    const memh = this.ucp.memMap(this.context, region.address, Math.max(region.size, 1));
+    const memh = this.allocated.get(region) ?? this.ucp.memMap(this.context, region.address, Math.max(region.size, 1));
     this.memhs.set(region, memh);
     return { rkey: this.ucp.rkeyPack(this.context, memh) };
   }
@@ -86,14 +100,15 @@ export class UcxBackend implements Backend {
     const memh = this.memhs.get(region);
     if (memh === undefined) return;
     this.memhs.delete(region);
-    this.ucp.memUnmap(this.context, memh);
+    if (!this.allocated.has(region)) this.ucp.memUnmap(this.context, memh); // UCX's own: unmapped by close()
   }
 
   async connect(peers: PeerView[]): Promise<void> {
     for (const view of peers) {
       const { address } = view.info as { address: Buffer };
-      const peer: Peer = { ep: 0n, rkeys: new Map(), regions: new Map() };
-      peer.ep = this.ucp.epCreate(this.worker, address, this.peerErrorHandling ? (status) => (peer.failure = status) : undefined);
+      const mode = endpointErrorMode(this.errorHandling, view.node === this.ctx.node);
+      const peer: Peer = { ep: 0n, mode, rkeys: new Map(), regions: new Map() };
+      peer.ep = this.ucp.epCreate(this.worker, address, mode, (status) => (peer.failure = status));
       for (const [name, { descriptor, extras }] of view.regions) {
         peer.rkeys.set(name, this.ucp.rkeyUnpack(peer.ep, (extras as { rkey: Buffer }).rkey));
         peer.regions.set(name, { address: BigInt(descriptor.address), size: descriptor.size });
@@ -107,7 +122,7 @@ export class UcxBackend implements Backend {
     for (const [rank, peer] of this.peers) {
       for (const rkey of peer.rkeys.values()) this.ucp.rkeyDestroy(rkey);
       // Forced close needs peer error handling (UCX's rule); otherwise the close flushes.
-      const request = this.ucp.epClose(peer.ep, this.peerErrorHandling && peer.failure !== undefined);
+      const request = this.ucp.epClose(peer.ep, peer.mode === 'peer' && peer.failure !== undefined);
       if (request !== null) closing.push({ rank, request });
     }
     this.peers.clear();
@@ -128,11 +143,12 @@ export class UcxBackend implements Backend {
       return { ...r, ep: peer.ep, rkey: peer.rkeys.get(r.request.remote)! };
     });
     const endpoints = [...new Set(resolved.map((r) => r.ep))];
-    return { requests, resolved, endpoints, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
+    const peers = [...new Set(resolved.map((r) => r.request.peer))];
+    return { requests, resolved, endpoints, peers, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
   }
 
   async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
-    const { resolved, endpoints } = plan as UcxPlan;
+    const { resolved, endpoints, peers } = plan as UcxPlan;
     const u = this.ucp;
     const timings = resolved.map(() => ({ postNs: 0, doneNs: 0 }));
     const flushDoneNs = new Map<bigint, number>();
@@ -141,6 +157,8 @@ export class UcxBackend implements Backend {
     let postedNs = startNs;
     const deadline = Date.now() + options.timeoutMs;
     try {
+      // A peer known dead is not written to: over shared memory the bytes would "arrive" anyway.
+      this.throwIfPeerFailed(peers);
       resolved.forEach((r, index) => {
         timings[index].postNs = monoNs();
         const peer = r.request.peer;
@@ -159,7 +177,7 @@ export class UcxBackend implements Backend {
       }
       postedNs = monoNs();
       while (open.length > 0) {
-        this.throwIfPeerFailed(open);
+        this.throwIfPeerFailed(open.map((o) => o.peer));
         if (Date.now() > deadline) {
           throw new TransferError(`ucx: ${open.length} operations (${open[0].what} with rank ${open[0].peer}, ...) not complete after ${options.timeoutMs} ms`, 'ucx');
         }
@@ -187,6 +205,7 @@ export class UcxBackend implements Backend {
   async destroy(): Promise<void> {
     await this.disconnect();
     for (const region of [...this.memhs.keys()]) this.deregister(region);
+    for (const region of [...this.allocated.keys()]) region.close();
     await this.driver.stop();
     this.ucp.workerDestroy(this.worker);
     this.ucp.cleanup(this.context);
@@ -200,8 +219,8 @@ export class UcxBackend implements Backend {
     }
   }
 
-  private throwIfPeerFailed(open: UcxOp[]): void {
-    for (const rank of new Set(open.map((o) => o.peer))) {
+  private throwIfPeerFailed(peers: Iterable<number>): void {
+    for (const rank of new Set(peers)) {
       const failure = this.peers.get(rank)?.failure;
       if (failure || this.ctx.store.deadRanks.has(rank)) throw new PeerFailure(rank, failure ?? 'no endpoint error yet');
     }

@@ -49,6 +49,6 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
   it('refuses a buffer larger than --total_buffer_size, as nixlbench does', async () => {
     const r = await runBench(['sweep', '--max_block_size', '64M', '--total_buffer_size', '32M']);
     expect(r.exitCode).toBe(1);
-    expect(r.out).toContain('a rank needs 67108864 bytes (max_block_size x max_batch_size x num_threads x its peers), more than --total_buffer_size 33554432');
+    expect(r.out).toContain('a rank needs 67108864 bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers), more than --total_buffer_size 33554432');
   });
 });

@@ -5,6 +5,7 @@
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { openStore } from '../../store.ts';
 import { runAsRanks } from '../common/rank-launch.ts';
+import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
 import { parseEpArgs, type EpOptions } from './ep-options.ts';
@@ -15,6 +16,7 @@ export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes N] [
   --tokens 512 --hidden 4096 --experts-per-rank 8 (or a list: 8,32) --topk 2 --warmup 10 --iters 100 --seed 1
   --layout packed|per-message (packed: one transfer per peer; per-message: one per (token, expert))
   --backend shm|ucx|cuda|nccl (or --nvlink-backend ipc|none) --memory host|gpu
+  ${ucxFlagsUsage}
 Bytes per (token, selected expert), self included: dispatch hidden + hidden/128*4 + 16, combine hidden*2.
 BW = bytes / 1e9 / mean time, latency = mean time (first sample dropped), avg/min/max across ranks.
 Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 8).`;
@@ -24,7 +26,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(epUsage);
     return 0;
   }
-  return runAsRanks({ command: 'ep', argv, defaultRanks: 8 }, async (rest) => runEpRank(parseEpArgs(rest)));
+  return runAsRanks({ command: 'ep', argv: takeUcxFlags(argv), defaultRanks: 8 }, async (rest) => runEpRank(parseEpArgs(rest)));
 }
 
 export async function runEpRank(o: EpOptions, info: RankInfo = rankFromEnv()): Promise<number> {

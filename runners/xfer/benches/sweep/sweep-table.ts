@@ -49,6 +49,7 @@ export function sweepBanner(o: SweepOptions, op: string, worldSize: number, init
     option('Warmup iter (--warmup_iter=N)', o.warmupIter),
     option('Large block iter factor (--large_blk_iter_ftr=N)', o.largeBlkIterFtr),
     option('Num threads (--num_threads=N)', o.numThreads),
+    option('Pipeline depth (--pipeline_depth=N)', o.pipelineDepth),
     option('Ranks', worldSize),
     '-'.repeat(SEPARATOR_WIDTH),
     '',

@@ -10,8 +10,9 @@ import type { MemoryKind } from '../../memory.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern, type PatternStream } from '../../pattern.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
-import type { XferOp } from '../../backends/types.ts';
+import type { XferOp, XferResult } from '../../backends/types.ts';
 import { runAsRanks } from '../common/rank-launch.ts';
+import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { mean, percentile } from '../common/stats.ts';
@@ -23,6 +24,7 @@ import {
   laneRequests,
   pairsOf,
   stepAreas,
+  stepDepths,
   sweepRoles,
   sweepSteps,
   type StepArea,
@@ -35,8 +37,9 @@ export const sweepUsage = `usage: disagg-bench sweep [--ranks N] [nixlbench flag
   --backend shm|ucx|cuda|nccl  --initiator_seg_type/--target_seg_type DRAM|VRAM
   --scheme pairwise|manytoone|onetomany|tp  --op_type READ|WRITE (or READ,WRITE)
   --start_block_size 4096 --max_block_size 64M --start_batch_size 1 --max_batch_size 1
-  --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --total_buffer_size 8G
+  --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --pipeline_depth 1 --total_buffer_size 8G
   --check_consistency  --expect BLOCK:GBPS[,BLOCK:GBPS] --tolerance 0.1  --link_bw 50 (GB/s, for Network Util)
+  ${ucxFlagsUsage}
 Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 2).`;
 
 /** One initiator's figures for one step (targets report none). */
@@ -53,7 +56,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(sweepUsage);
     return 0;
   }
-  return runAsRanks({ command: 'sweep', argv, defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
+  return runAsRanks({ command: 'sweep', argv: takeUcxFlags(argv), defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
 }
 
 export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv()): Promise<number> {
@@ -65,7 +68,7 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
   const largest = Math.max(...Array.from({ length: info.worldSize }, (_, r) => bufferBytes(roles, r, o)));
   if (largest > o.totalBufferSize) {
     throw new Error(
-      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x num_threads x its peers), ` +
+      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers), ` +
         `more than --total_buffer_size ${o.totalBufferSize}`,
     );
   }
@@ -153,7 +156,7 @@ async function runStep(
   const me = engine.rank.rank;
   const region = engine.regions.get(SWEEP_REGION)!;
   const pairs = pairsOf(roles, me);
-  const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o) : [];
+  const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o, stepDepths(step, o).slots) : [];
   const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * o.numThreads + a.lane });
   for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(region, a.offset, a.length, stream(a));
   await store.barrier('sweep-step-ready');
@@ -164,31 +167,35 @@ async function runStep(
   if (isInitiator || twoSided) {
     const everyone = Array.from({ length: engine.rank.worldSize }, (_, r) => r);
     const participants = twoSided ? everyone : everyone.slice(0, roles.initiators);
+    const depths = stepDepths(step, o);
+    if (me === 0) for (const warning of depths.warnings) console.log(warning);
     const prepUs: number[] = [];
-    const plans: Plan[] = [];
+    const lanes: Plan[][] = [];
     for (let lane = 0; lane < o.numThreads; lane++) {
-      const t0 = monoNs();
-      plans.push(await engine.prepare(isInitiator ? laneRequests(pairs, me, op, step, lane, o) : [], twoSided ? everyone : undefined));
-      prepUs.push((monoNs() - t0) / 1e3);
+      const slots: Plan[] = [];
+      for (let slot = 0; slot < depths.slots; slot++) {
+        const t0 = monoNs();
+        slots.push(await engine.prepare(isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined));
+        prepUs.push((monoNs() - t0) / 1e3);
+      }
+      lanes.push(slots);
     }
-    const laneIterations = step.iterations / o.numThreads;
     const postUs: number[] = [];
     const txUs: number[] = [];
-    const loop = async (plan: Plan, n: number, record: boolean) => {
-      for (let i = 0; i < n; i++) {
-        const r = await engine.execute(plan);
-        if (!record) continue;
-        postUs.push((r.postedNs - r.startNs) / 1e3);
-        txUs.push((r.endNs - r.startNs) / 1e3);
-      }
+    const record = (r: XferResult) => {
+      postUs.push((r.postedNs - r.startNs) / 1e3);
+      txUs.push((r.endNs - r.startNs) / 1e3);
     };
-    await Promise.all(plans.map((plan) => loop(plan, step.warmup / o.numThreads, false)));
+    const loop = (n: number, depth: number, onResult?: (r: XferResult) => void) =>
+      Promise.all(lanes.map((slots) => pipeline(engine, slots.slice(0, depth), n, twoSided, onResult)));
+    await loop(depths.laneWarmup, depths.warmup);
     await store.barrier('sweep-go', { ranks: participants });
     const t0 = monoNs();
-    await Promise.all(plans.map((plan) => loop(plan, laneIterations, true)));
+    await loop(depths.laneIterations, depths.timed, record);
     const seconds = (monoNs() - t0) / 1e9;
     if (isInitiator) {
       const peers = pairs.filter((p) => p.initiator === me).length;
+      const laneIterations = depths.laneIterations;
       const bytes = step.blockSize * step.batchSize * laneIterations * o.numThreads * peers;
       stats = { bwGbps: bytes / 1e9 / seconds, avgLatUs: (seconds * 1e6) / (laneIterations * step.batchSize * peers), prepUs, postUs, txUs };
     }
@@ -211,3 +218,28 @@ async function runStep(
   return all.map((r) => r ?? undefined);
 }
 
+
+/**
+ * `n` requests of one lane with up to `slots.length` in flight (nixlbench's sliding window): each
+ * slot is posted again as soon as its request completes. Two-sided backends need every rank to
+ * post in the same order, so there a slot waits for the oldest request instead.
+ */
+async function pipeline(engine: XferEngine, slots: Plan[], n: number, twoSided: boolean, onResult?: (r: XferResult) => void): Promise<void> {
+  let issued = 0;
+  if (twoSided) {
+    const window: Promise<XferResult>[] = [];
+    for (; issued < n; issued++) {
+      if (window.length === slots.length) onResult?.(await window.shift()!);
+      window.push(engine.post(slots[issued % slots.length]).done);
+    }
+    for (const r of window) onResult?.(await r);
+    return;
+  }
+  const slot = async (plan: Plan) => {
+    while (issued < n) {
+      issued++;
+      onResult?.(await engine.post(plan).done);
+    }
+  };
+  await Promise.all(slots.map(slot));
+}
