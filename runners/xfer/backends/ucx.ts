@@ -80,6 +80,9 @@ export class UcxBackend implements Backend {
       if (this.allocated.delete(region)) this.ucp.memUnmap(this.context, memh);
     });
     this.allocated.set(region, memh);
+    // Touch every page now, as the engine's own allocations do (MAP_POPULATE): UCX's shared-memory
+    // allocation faults pages in at first use, which would land in the first timed transfer.
+    region.fill(0);
     return region;
   }
 

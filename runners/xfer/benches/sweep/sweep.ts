@@ -224,21 +224,22 @@ async function runStep(
  * slot is posted again as soon as its request completes. Two-sided backends need every rank to
  * post in the same order, so there a slot waits for the oldest request instead.
  */
-async function pipeline(engine: XferEngine, slots: Plan[], n: number, twoSided: boolean, onResult?: (r: XferResult) => void): Promise<void> {
+export async function pipeline(engine: XferEngine, slots: Plan[], n: number, twoSided: boolean, onResult: (r: XferResult) => void = () => {}): Promise<void> {
   let issued = 0;
   if (twoSided) {
     const window: Promise<XferResult>[] = [];
     for (; issued < n; issued++) {
-      if (window.length === slots.length) onResult?.(await window.shift()!);
+      if (window.length === slots.length) onResult(await window.shift()!);
       window.push(engine.post(slots[issued % slots.length]).done);
     }
-    for (const r of window) onResult?.(await r);
+    for (const r of window) onResult(await r);
     return;
   }
   const slot = async (plan: Plan) => {
     while (issued < n) {
       issued++;
-      onResult?.(await engine.post(plan).done);
+      const result = await engine.post(plan).done;
+      onResult(result);
     }
   };
   await Promise.all(slots.map(slot));
