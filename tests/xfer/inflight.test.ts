@@ -58,13 +58,14 @@ describe('requests in flight', () => {
     engine.allocate('src', 4 * 8192);
     engine.allocate('dst', 4 * 8192);
     await engine.connect();
-    const slots = await Promise.all([0, 1, 2, 3].map((s) => engine.prepare([write(s * 8192, s * 8192, 8192)])));
+    const plans = await Promise.all([0, 1, 2, 3].map((s) => engine.prepare([write(s * 8192, s * 8192, 8192)])));
+    const slots = plans.map((plan) => ({ iterate: () => engine.execute(plan) }));
     const seen: number[] = [];
-    await pipeline(engine, slots, 22, false, (r) => seen.push(r.bytes));
+    await pipeline(slots, 22, false, (r) => seen.push(r.bytes));
     expect(seen).toHaveLength(22);
     expect(engine.inFlightRecord()).toMatchObject({ posted: 22, completed: 22, maxInFlight: 4 });
     // Two-sided backends post in a fixed order (every rank alike): same count, same window.
-    await pipeline(engine, slots.slice(0, 3), 10, true);
+    await pipeline(slots.slice(0, 3), 10, true);
     expect(engine.inFlightRecord()).toMatchObject({ posted: 32, completed: 32, maxInFlight: 4 });
   });
 

@@ -5,7 +5,7 @@
 // Prep = building the transfer (engine.prepare), Post = the post call, Tx = post to completion.
 //   disagg-bench sweep --backend shm --op_type READ,WRITE --check_consistency --num_iter 20 --warmup_iter 5
 import { monoNs } from '../../clock.ts';
-import type { XferEngine, Plan } from '../../engine.ts';
+import type { XferEngine } from '../../engine.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern, type PatternStream } from '../../pattern.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
@@ -170,13 +170,14 @@ async function runStep(
     const depths = stepDepths(step, o);
     if (me === 0) for (const warning of depths.warnings) console.log(warning);
     const prepUs: number[] = [];
-    const lanes: Plan[][] = [];
+    const lanes: PipelineSlot[][] = [];
     for (let lane = 0; lane < o.numThreads; lane++) {
-      const slots: Plan[] = [];
+      const slots: PipelineSlot[] = [];
       for (let slot = 0; slot < depths.slots; slot++) {
         const t0 = monoNs();
-        slots.push(await engine.prepare(isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined));
+        const plan = await engine.prepare(isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined);
         prepUs.push((monoNs() - t0) / 1e3);
+        slots.push({ iterate: () => engine.execute(plan) });
       }
       lanes.push(slots);
     }
@@ -187,7 +188,7 @@ async function runStep(
       txUs.push((r.endNs - r.startNs) / 1e3);
     };
     const loop = (n: number, depth: number, onResult?: (r: XferResult) => void) =>
-      Promise.all(lanes.map((slots) => pipeline(engine, slots.slice(0, depth), n, twoSided, onResult)));
+      Promise.all(lanes.map((slots) => pipeline(slots.slice(0, depth), n, twoSided, onResult)));
     await loop(depths.laneWarmup, depths.warmup);
     await store.barrier('sweep-go', { ranks: participants });
     const t0 = monoNs();
@@ -219,26 +220,31 @@ async function runStep(
 }
 
 
+/** One pipeline slot of a lane: each iterate() posts its request and settles when it completes. */
+export interface PipelineSlot {
+  iterate(): Promise<XferResult>;
+}
+
 /**
  * `n` requests of one lane with up to `slots.length` in flight (nixlbench's sliding window): each
  * slot is posted again as soon as its request completes. Two-sided backends need every rank to
  * post in the same order, so there a slot waits for the oldest request instead.
  */
-export async function pipeline(engine: XferEngine, slots: Plan[], n: number, twoSided: boolean, onResult: (r: XferResult) => void = () => {}): Promise<void> {
+export async function pipeline(slots: PipelineSlot[], n: number, twoSided: boolean, onResult: (r: XferResult) => void = () => {}): Promise<void> {
   let issued = 0;
   if (twoSided) {
     const window: Promise<XferResult>[] = [];
     for (; issued < n; issued++) {
       if (window.length === slots.length) onResult(await window.shift()!);
-      window.push(engine.post(slots[issued % slots.length]).done);
+      window.push(slots[issued % slots.length].iterate());
     }
     for (const r of window) onResult(await r);
     return;
   }
-  const slot = async (plan: Plan) => {
+  const slot = async (s: PipelineSlot) => {
     while (issued < n) {
       issued++;
-      const result = await engine.post(plan).done;
+      const result = await s.iterate();
       onResult(result);
     }
   };
