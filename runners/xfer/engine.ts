@@ -160,7 +160,8 @@ export class XferEngine {
   }
 
   /** Runs a plan to completion (collective over its participants for two-sided backends). */
-  async execute(plan: Plan, options: { timeoutMs?: number } = {}): Promise<XferResult> {
+  execute(plan: Plan, options: { timeoutMs?: number } = {}): Promise<XferResult> {
+    if (this.destroyed) return Promise.reject(new XferError('engine already destroyed'));
     return this.post(plan, options).done;
   }
 
@@ -171,39 +172,25 @@ export class XferEngine {
    */
   post(plan: Plan, options: { timeoutMs?: number } = {}): Posted {
     if (this.destroyed) throw new XferError('engine already destroyed');
-    const postSeq = this.record.posted++;
-    this.pending.add(postSeq);
+    const posted = new PostedTransfer(this.record.posted++);
+    this.pending.add(posted.postSeq);
+    posted.inFlightAtPost = this.pending.size;
     this.record.maxInFlight = Math.max(this.record.maxInFlight, this.pending.size);
-    let doneSeq: number | undefined;
-    const complete = () => {
-      this.pending.delete(postSeq);
-      doneSeq = this.record.completed++;
-      if ([...this.pending].some((earlier) => earlier < postSeq)) this.record.overtakes++;
-    };
-    let started: Promise<XferResult>;
+    posted.done = this.track(posted, this.backend.execute(plan.prepared, { timeoutMs: options.timeoutMs ?? this.timeoutMs }));
+    return posted;
+  }
+
+  // A method, not closures: a post costs ~1 us here, and 64 KiB copies take ~2 us.
+  private async track(posted: PostedTransfer, started: Promise<XferResult>): Promise<XferResult> {
     try {
-      started = this.backend.execute(plan.prepared, { timeoutMs: options.timeoutMs ?? this.timeoutMs });
-    } catch (err) {
-      started = Promise.reject(err); // a backend that throws before its first await
+      return await started;
+    } finally {
+      this.pending.delete(posted.postSeq);
+      posted.doneSeq = this.record.completed++;
+      // Posts are added in order, so the first pending one is the oldest.
+      const oldest = this.pending.values().next();
+      if (!oldest.done && oldest.value < posted.postSeq) this.record.overtakes++;
     }
-    const done = started.then(
-      (result) => {
-        complete();
-        return result;
-      },
-      (err: unknown) => {
-        complete();
-        throw err;
-      },
-    );
-    return {
-      postSeq,
-      get doneSeq() {
-        return doneSeq;
-      },
-      inFlightAtPost: this.pending.size,
-      done,
-    };
   }
 
   /** Posts, completions, the most in flight at once and completions that overtook earlier posts. */
@@ -252,6 +239,13 @@ export class XferEngine {
     await this.backend.disconnect();
     this.connectedPeers = [];
   }
+}
+
+class PostedTransfer implements Posted {
+  doneSeq: number | undefined = undefined;
+  inFlightAtPost = 0;
+  done!: Promise<XferResult>;
+  constructor(readonly postSeq: number) {}
 }
 
 function defaultDevice(rank: RankInfo): number {
