@@ -1,8 +1,9 @@
 // Block-size sweep of the transfer engine on host memory (issue 9 item 3): `disagg-bench sweep`
 // WRITE 4 KiB..64 MiB (doubling) with `shm` and `ucx`, against, in the same run, (a) one libc
 // memcpy of the same size in this process and (b) Debian's `ucx_perftest -t ucp_put_bw` on
-// loopback, with endpoints with error handling (`-e`, the engine's default: same transports) and
-// without (UCX's default choice, shared memory here). 4 KiB latency: the sweep's Avg Lat. and
+// loopback, with endpoints with error handling (`-e`: what NIXL's default leaves, tcp here) and
+// without (UCX's default choice, shared memory here, as the engine's default between ranks of one
+// node: runners/xfer/backends/ucx-options.ts). 4 KiB latency: the sweep's Avg Lat. and
 // `ucx_perftest -t ucp_put_lat`. Goals: shm >= 0.9x memcpy for blocks >= 16 MiB, ucx >= 1.0x
 // ucx_perftest. Prints one table and appends a JSON line to bench/results/engine-host-sweep.jsonl.
 //   node --import tsx bench/engine-host-sweep.ts [--iters 200] [--warmup 20] [--ucx-tls tcp]

@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all=(collection rendezvous orchestration engine-host engine-host-sweep)
+all=(collection rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight)
 selected=("${@:-${all[@]}}")
 failed=()
 for name in "${selected[@]}"; do
