@@ -4,6 +4,8 @@
 #   ct        CT perftest (cuda, nccl; verified runs) and a llama-405b sequential workload
 #   nixl      sweep VRAM->VRAM (cuda, nccl), EP data and control plane, KV pipe
 #   alltoall  all-to-all: CT perftest (cuda) vs NCCL (torch), 2 and 4 GPUs
+#   inflight  requests in flight: a small cuda copy overtakes a large one; sweeps with
+#             --pipeline_depth (cuda, nccl) verified
 # Each part's results and logs go to $OUT/<part>.tgz; the console shows each step's tail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +63,14 @@ nixl() {
 }
 
 alltoall() { bash $D/alltoall.sh; }
+
+inflight() {
+  step inflight-cuda 60 node $D/inflight.mjs
+  local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency --max_block_size 16M --max_batch_size 4)
+  ranks sweep-cuda-depth4 240 2 commands.mjs sweep --backend cuda "${vram[@]}" --pipeline_depth 4
+  ranks sweep-nccl-depth4 240 2 commands.mjs sweep --backend nccl "${vram[@]}" --pipeline_depth 4 --num_iter 200 --warmup_iter 32
+  ranks sweep-cuda-depth1 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
+}
 
 for part in "$@"; do
   export R=/tmp/gpu-results/$part

@@ -41,6 +41,7 @@ export class CudaBackend implements Backend {
   /** Every event created (destroyed at the end), and those not recording for an execute() now. */
   private readonly events: bigint[] = [];
   private readonly freeEvents: bigint[] = [];
+  private executes = 0;
   private readonly chunkBytes: number;
   private readonly schedule: 'parallel' | 'staggered';
   private readonly peerRegions = new Map<number, Map<string, RemoteRegion>>();
@@ -123,12 +124,16 @@ export class CudaBackend implements Backend {
     const copiesLeft = new Array<number>(resolved.length).fill(0);
     this.reserveEvents(copies.length);
     const events = this.freeEvents.splice(this.freeEvents.length - copies.length);
+    // Each execute() starts on the next stream, so a plan posted while another runs does not queue
+    // behind it on the same streams.
+    const first = this.executes++;
+    const stream = (c: CudaPlan['copies'][number]) => this.streams[(c.stream + first) % this.streams.length];
     const startNs = monoNs();
     copies.forEach((c, i) => {
       if (timings[c.request].postNs === 0) timings[c.request].postNs = monoNs();
       copiesLeft[c.request]++;
-      if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, this.streams[c.stream]);
-      cuda.eventRecord(events[i], this.streams[c.stream]);
+      if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, stream(c));
+      cuda.eventRecord(events[i], stream(c));
     });
     const postedNs = monoNs();
     let open = copies.map((_, i) => i);
