@@ -9,18 +9,18 @@ import fs from 'node:fs';
 import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
 import { hostRegion, type MemoryKind, type Region } from '../memory.ts';
-import { ucp, type Ucp, type UcpErrorMode } from '../native/ucp.ts';
+import { ucp, type Ucp, type UcpErrorMode, type UcpRequest } from '../native/ucp.ts';
 import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
-import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
+import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, RequestTiming, XferRequest, XferResult } from './types.ts';
 import { endpointErrorMode, resolveUcxChoices, type UcxErrorHandling, type UcxMemory, type UcxOptions } from './ucx-options.ts';
 import { UcxProgressDriver } from './ucx-progress.ts';
 
 export type { UcxOptions } from './ucx-options.ts';
 
 interface UcxPlan extends PreparedPlan {
-  resolved: (ResolvedRequest & { ep: bigint; rkey: bigint })[];
-  endpoints: bigint[];
-  peers: number[];
+  resolved: (ResolvedRequest & { ep: bigint; epIndex: number; rkey: bigint })[];
+  /** The plan's endpoints, each flushed once per execute(). */
+  endpoints: { ep: bigint; peer: number }[];
 }
 
 interface Peer {
@@ -141,68 +141,100 @@ export class UcxBackend implements Backend {
 
   async prepare(requests: readonly XferRequest[], locals: Map<string, Region>): Promise<UcxPlan> {
     const regions = new Map([...this.peers].map(([rank, p]) => [rank, p.regions]));
+    const endpoints: UcxPlan['endpoints'] = [];
     const resolved = resolveRequests('ucx', requests, locals, regions).map((r) => {
       const peer = this.peers.get(r.request.peer)!;
-      return { ...r, ep: peer.ep, rkey: peer.rkeys.get(r.request.remote)! };
+      let epIndex = endpoints.findIndex((e) => e.ep === peer.ep);
+      if (epIndex < 0) epIndex = endpoints.push({ ep: peer.ep, peer: r.request.peer }) - 1;
+      return { ...r, ep: peer.ep, epIndex, rkey: peer.rkeys.get(r.request.remote)! };
     });
-    const endpoints = [...new Set(resolved.map((r) => r.ep))];
-    const peers = [...new Set(resolved.map((r) => r.request.peer))];
-    return { requests, resolved, endpoints, peers, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
+    return { requests, resolved, endpoints, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
   }
 
   async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
-    const { resolved, endpoints, peers } = plan as UcxPlan;
+    // The hot path of every benchmark: no closure or string per request unless it is pending.
+    const { resolved, endpoints } = plan as UcxPlan;
     const u = this.ucp;
-    const timings = resolved.map(() => ({ postNs: 0, doneNs: 0 }));
-    const flushDoneNs = new Map<bigint, number>();
+    const timings: RequestTiming[] = new Array(resolved.length);
+    const flushDoneNs = new Array<number>(endpoints.length).fill(0);
     let open: UcxOp[] = [];
     const startNs = monoNs();
     let postedNs = startNs;
-    const deadline = Date.now() + options.timeoutMs;
     try {
       // A peer known dead is not written to: over shared memory the bytes would "arrive" anyway.
-      this.throwIfPeerFailed(peers);
-      resolved.forEach((r, index) => {
-        timings[index].postNs = monoNs();
-        const peer = r.request.peer;
-        const request = this.onPeer(peer, () =>
-          r.request.op === 'WRITE' ? u.put(r.ep, r.src, r.length, r.remote, r.rkey) : u.get(r.ep, r.dst, r.length, r.remote, r.rkey),
-        );
-        if (request === null) timings[index].doneNs = monoNs();
-        else open.push({ index, peer, ep: r.ep, request, what: `${r.request.op} of ${r.length} bytes` });
-      });
+      for (const e of endpoints) this.throwIfPeerFailed(e.peer);
+      for (let index = 0; index < resolved.length; index++) {
+        const r = resolved[index];
+        const postNs = monoNs();
+        let request: UcpRequest;
+        try {
+          request = r.request.op === 'WRITE' ? u.put(r.ep, r.src, r.length, r.remote, r.rkey) : u.get(r.ep, r.dst, r.length, r.remote, r.rkey);
+        } catch (err) {
+          throw new PeerFailure(r.request.peer, (err as Error).message);
+        }
+        timings[index] = { postNs, doneNs: request === null ? monoNs() : 0 };
+        if (request !== null) open.push({ index, peer: r.request.peer, epIndex: r.epIndex, request, what: `${r.request.op} of ${r.length} bytes` });
+      }
       // A flush completes once every put/get on its endpoint is complete at the target.
-      for (const ep of endpoints) {
-        const peer = resolved.find((r) => r.ep === ep)!.request.peer;
-        const request = this.onPeer(peer, () => u.epFlush(ep));
-        if (request === null) flushDoneNs.set(ep, monoNs());
-        else open.push({ index: -1, peer, ep, request, what: 'flush' });
+      for (let e = 0; e < endpoints.length; e++) {
+        let request: UcpRequest;
+        try {
+          request = u.epFlush(endpoints[e].ep);
+        } catch (err) {
+          throw new PeerFailure(endpoints[e].peer, (err as Error).message);
+        }
+        if (request === null) flushDoneNs[e] = monoNs();
+        else open.push({ index: -1, peer: endpoints[e].peer, epIndex: e, request, what: 'flush' });
       }
       postedNs = monoNs();
-      while (open.length > 0) {
-        this.throwIfPeerFailed(open.map((o) => o.peer));
-        if (Date.now() > deadline) {
-          throw new TransferError(`ucx: ${open.length} operations (${open[0].what} with rank ${open[0].peer}, ...) not complete after ${options.timeoutMs} ms`, 'ucx');
-        }
-        const progressed = this.driver.drain();
-        open = open.filter((o) => {
-          if (this.onPeer(o.peer, () => u.requestState(o.request, o.what)) === 'pending') return true;
-          u.requestFree(o.request);
-          if (o.index >= 0) timings[o.index].doneNs = monoNs();
-          else flushDoneNs.set(o.ep, monoNs());
-          return false;
-        });
-        if (!progressed && open.length > 0) await yieldToEventLoop();
-      }
+      const posted = open;
+      open = []; // complete() frees what it leaves open
+      if (posted.length > 0) await this.complete(posted, timings, flushDoneNs, options.timeoutMs);
     } catch (err) {
       for (const o of open) u.requestFree(o.request); // UCX completes freed requests internally
       throw await this.explain(err);
     }
     // A WRITE is complete (visible at the target) when its endpoint's flush is.
-    resolved.forEach((r, i) => {
-      if (r.request.op === 'WRITE') timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs.get(r.ep)!);
-    });
+    for (let i = 0; i < resolved.length; i++) {
+      if (resolved[i].request.op === 'WRITE') timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs[resolved[i].epIndex]);
+    }
     return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: timings };
+  }
+
+  /** Progresses until every operation is done; on failure frees those still open and throws. */
+  private async complete(pending: UcxOp[], timings: RequestTiming[], flushDoneNs: number[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let open = pending;
+    try {
+      while (open.length > 0) {
+        for (const o of open) this.throwIfPeerFailed(o.peer);
+        if (Date.now() > deadline) {
+          throw new TransferError(`ucx: ${open.length} operations (${open[0].what} with rank ${open[0].peer}, ...) not complete after ${timeoutMs} ms`, 'ucx');
+        }
+        const progressed = this.driver.drain();
+        const still: UcxOp[] = [];
+        for (const o of open) {
+          let state: 'done' | 'pending';
+          try {
+            state = this.ucp.requestState(o.request, o.what);
+          } catch (err) {
+            throw new PeerFailure(o.peer, (err as Error).message);
+          }
+          if (state === 'pending') {
+            still.push(o);
+            continue;
+          }
+          this.ucp.requestFree(o.request);
+          if (o.index >= 0) timings[o.index].doneNs = monoNs();
+          else flushDoneNs[o.epIndex] = monoNs();
+        }
+        open = still;
+        if (!progressed && open.length > 0) await yieldToEventLoop();
+      }
+    } catch (err) {
+      for (const o of open) this.ucp.requestFree(o.request); // UCX completes freed requests internally
+      throw err;
+    }
   }
 
   async destroy(): Promise<void> {
@@ -222,20 +254,9 @@ export class UcxBackend implements Backend {
     }
   }
 
-  private throwIfPeerFailed(peers: Iterable<number>): void {
-    for (const rank of new Set(peers)) {
-      const failure = this.peers.get(rank)?.failure;
-      if (failure || this.ctx.store.deadRanks.has(rank)) throw new PeerFailure(rank, failure ?? 'no endpoint error yet');
-    }
-  }
-
-  /** Runs a UCX call for `peer`; its error becomes a PeerFailure naming the peer. */
-  private onPeer<T>(peer: number, call: () => T): T {
-    try {
-      return call();
-    } catch (err) {
-      throw new PeerFailure(peer, (err as Error).message);
-    }
+  private throwIfPeerFailed(rank: number): void {
+    const failure = this.peers.get(rank)?.failure;
+    if (failure || this.ctx.store.deadRanks.has(rank)) throw new PeerFailure(rank, failure ?? 'no endpoint error yet');
   }
 
   /** The error for a failed transfer: which peer, and whether the store saw it die (given a moment to). */
@@ -252,7 +273,7 @@ interface UcxOp {
   /** Request index in the plan, -1 for a flush. */
   index: number;
   peer: number;
-  ep: bigint;
+  epIndex: number;
   request: bigint;
   what: string;
 }

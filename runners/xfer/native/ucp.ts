@@ -3,7 +3,8 @@
 // named in their field_mask filled in: UCX reads nothing else, so the layout stays valid from
 // UCX 1.10 on (offsets below are x86-64/aarch64, from ucp.h). The context asks for what NIXL's UCX
 // backend asks for (features RMA, AMO32, AMO64, AM; its UCX configuration defaults), plus WAKEUP
-// for the engine's event-driven progress (NIXL adds it for its progress thread).
+// for the engine's event-driven progress (NIXL adds it for its progress thread). ucs_status_t is a
+// packed (one-byte) enum: bound as int8_t, or its negative codes read as 176 and the like.
 import koffi from 'koffi';
 import fs from 'node:fs';
 import { NativeCallError } from '../errors.ts';
@@ -116,46 +117,47 @@ export const ucp = lazyBinding((): Ucp => {
   if (process.env.UCX_MEM_EVENTS === undefined) process.env.UCX_MEM_EVENTS = 'no';
   const lib = openLibrary('ucp', ['libucp.so.0', 'libucp.so']);
   const ucs = openLibrary('ucs', ['libucs.so.0', 'libucs.so']);
-  const status_string = ucs.func('const char *ucs_status_string(int status)');
+  const status_string = ucs.func('const char *ucs_status_string(int8_t status)');
   const errHandlerProto = koffi.proto('void xfer_ucp_err_handler(void *arg, void *ep, int status)');
   const f = {
     get_version_string: lib.func('const char *ucp_get_version_string(void)'),
-    config_read: lib.func('int ucp_config_read(const char *prefix, const char *filename, _Out_ void **config)'),
-    config_modify: lib.func('int ucp_config_modify(void *config, const char *name, const char *value)'),
+    config_read: lib.func('int8_t ucp_config_read(const char *prefix, const char *filename, _Out_ void **config)'),
+    config_modify: lib.func('int8_t ucp_config_modify(void *config, const char *name, const char *value)'),
     config_release: lib.func('void ucp_config_release(void *config)'),
-    init_version: lib.func('int ucp_init_version(unsigned int major, unsigned int minor, const void *params, const void *config, _Out_ void **context)'),
+    init_version: lib.func('int8_t ucp_init_version(unsigned int major, unsigned int minor, const void *params, const void *config, _Out_ void **context)'),
     cleanup: lib.func('void ucp_cleanup(void *context)'),
-    worker_create: lib.func('int ucp_worker_create(void *context, const void *params, _Out_ void **worker)'),
+    worker_create: lib.func('int8_t ucp_worker_create(void *context, const void *params, _Out_ void **worker)'),
     worker_destroy: lib.func('void ucp_worker_destroy(void *worker)'),
-    worker_get_address: lib.func('int ucp_worker_get_address(void *worker, _Out_ void **address, _Out_ size_t *length)'),
+    worker_get_address: lib.func('int8_t ucp_worker_get_address(void *worker, _Out_ void **address, _Out_ size_t *length)'),
     worker_release_address: lib.func('void ucp_worker_release_address(void *worker, void *address)'),
     worker_progress: lib.func('unsigned int ucp_worker_progress(void *worker)'),
-    worker_get_efd: lib.func('int ucp_worker_get_efd(void *worker, _Out_ int *fd)'),
-    worker_arm: lib.func('int ucp_worker_arm(void *worker)'),
-    ep_create: lib.func('int ucp_ep_create(void *worker, const void *params, _Out_ void **ep)'),
+    worker_get_efd: lib.func('int8_t ucp_worker_get_efd(void *worker, _Out_ int *fd)'),
+    worker_arm: lib.func('int8_t ucp_worker_arm(void *worker)'),
+    ep_create: lib.func('int8_t ucp_ep_create(void *worker, const void *params, _Out_ void **ep)'),
     ep_close_nbx: lib.func('void *ucp_ep_close_nbx(void *ep, const void *param)'),
     ep_flush_nbx: lib.func('void *ucp_ep_flush_nbx(void *ep, const void *param)'),
-    mem_map: lib.func('int ucp_mem_map(void *context, const void *params, _Out_ void **memh)'),
-    mem_unmap: lib.func('int ucp_mem_unmap(void *context, void *memh)'),
-    mem_query: lib.func('int ucp_mem_query(void *memh, void *attr)'),
-    rkey_pack: lib.func('int ucp_rkey_pack(void *context, void *memh, _Out_ void **buffer, _Out_ size_t *size)'),
+    mem_map: lib.func('int8_t ucp_mem_map(void *context, const void *params, _Out_ void **memh)'),
+    mem_unmap: lib.func('int8_t ucp_mem_unmap(void *context, void *memh)'),
+    mem_query: lib.func('int8_t ucp_mem_query(void *memh, void *attr)'),
+    rkey_pack: lib.func('int8_t ucp_rkey_pack(void *context, void *memh, _Out_ void **buffer, _Out_ size_t *size)'),
     rkey_buffer_release: lib.func('void ucp_rkey_buffer_release(void *buffer)'),
-    ep_rkey_unpack: lib.func('int ucp_ep_rkey_unpack(void *ep, const void *buffer, _Out_ void **rkey)'),
+    ep_rkey_unpack: lib.func('int8_t ucp_ep_rkey_unpack(void *ep, const void *buffer, _Out_ void **rkey)'),
     rkey_destroy: lib.func('void ucp_rkey_destroy(void *rkey)'),
     put_nbx: lib.func('void *ucp_put_nbx(void *ep, const void *buffer, size_t count, uint64_t remote_addr, void *rkey, const void *param)'),
     get_nbx: lib.func('void *ucp_get_nbx(void *ep, void *buffer, size_t count, uint64_t remote_addr, void *rkey, const void *param)'),
-    request_check_status: lib.func('int ucp_request_check_status(void *request)'),
+    request_check_status: lib.func('int8_t ucp_request_check_status(void *request)'),
     request_free: lib.func('void ucp_request_free(void *request)'),
   };
   const statusString = (status: number) => status_string(status) as string;
   const check = (status: number, call: string): void => {
     if (status !== 0) throw new NativeCallError('ucx', call, status, statusString(status));
   };
-  const requestOrNull = (p: bigint | null, call: string): UcpRequest => {
+  // The call's name (and bytes) only go into an error: a success costs no string.
+  const requestOrNull = (p: bigint | null, call: string, bytes?: number): UcpRequest => {
     if (p === null || p === 0n) return null;
     if (p >= ERR_PTR_FLOOR) {
       const status = Number(p - (1n << 64n));
-      throw new NativeCallError('ucx', call, status, statusString(status));
+      throw new NativeCallError('ucx', bytes === undefined ? call : `${call}(${bytes} bytes)`, status, statusString(status));
     }
     return p;
   };
@@ -282,10 +284,8 @@ export const ucp = lazyBinding((): Ucp => {
       return rkey[0]!;
     },
     rkeyDestroy: (rkey) => f.rkey_destroy(rkey),
-    put: (ep, local, length, remote, rkey) =>
-      requestOrNull(f.put_nbx(ep, local, length, remote, rkey, plainParam), `ucp_put_nbx(${length} bytes)`),
-    get: (ep, local, length, remote, rkey) =>
-      requestOrNull(f.get_nbx(ep, local, length, remote, rkey, plainParam), `ucp_get_nbx(${length} bytes)`),
+    put: (ep, local, length, remote, rkey) => requestOrNull(f.put_nbx(ep, local, length, remote, rkey, plainParam), 'ucp_put_nbx', length),
+    get: (ep, local, length, remote, rkey) => requestOrNull(f.get_nbx(ep, local, length, remote, rkey, plainParam), 'ucp_get_nbx', length),
     epFlush: (ep) => requestOrNull(f.ep_flush_nbx(ep, plainParam), 'ucp_ep_flush_nbx'),
     requestState(request, call) {
       const status = f.request_check_status(request) as number;
