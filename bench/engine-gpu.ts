@@ -4,7 +4,6 @@
 // Goal (issue 6): cuda >= 95% of the plain peer copy. Prints a table and appends one JSON line to
 // bench/results/engine-gpu.jsonl.
 //   node --import tsx bench/engine-gpu.ts [--mib 256] [--iters 20]
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,16 +12,15 @@ import {
   backendAvailability,
   cudart,
   monoNs,
-  nodeEntryArgv,
   nvmlDeviceNames,
   openStore,
   rankFromEnv,
-  spawnLocalRanks,
   XferEngine,
   type BackendName,
   type Store,
   type XferRequest,
 } from '../runners/xfer/index.ts';
+import { appendJsonLine, runAsLocalRanks } from './lib/local-ranks.ts';
 
 const here = fileURLToPath(import.meta.url);
 const { values } = parseArgs({ options: { mib: { type: 'string', default: '256' }, iters: { type: 'string', default: '20' }, out: { type: 'string' } } });
@@ -153,14 +151,7 @@ function report(rows: Row[], ncclNote: string): void {
     verdict,
   };
   const out = values.out ?? path.join(path.dirname(here), 'results', 'engine-gpu.jsonl');
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.appendFileSync(out, JSON.stringify(line) + '\n');
-  console.log(`appended to ${out}`);
+  appendJsonLine(out, line);
 }
 
-if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
-  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
-  process.exit(result.ok ? 0 : 1);
-} else {
-  await rankMain();
-}
+await runAsLocalRanks(here, 2, rankMain);

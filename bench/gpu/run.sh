@@ -2,14 +2,17 @@
 # On the GPU machine, from the repository root: bash .gpu-bundle/run.sh PART... with PART one of
 #   engine    self-tests of every backend (verified) and the engine's peer-copy benchmark
 #   ct        CT perftest (cuda, nccl; verified runs) and a llama-405b sequential workload
-#   nixl      sweep VRAM->VRAM (cuda, nccl), EP data and control plane, KV pipe
-#   alltoall  all-to-all: CT perftest (cuda) vs NCCL (torch), 2 and 4 GPUs
+#   nixl      the three below: sweep VRAM->VRAM (cuda, nccl), EP data and control plane, KV pipe
+#   sweep | ep | kvpipe   one of them (ep: GPU-initiated against the host-posted emulation)
+#   alltoall  all-to-all: CT perftest (cuda: copy engines, staggered, copy kernel) vs NCCL (torch), 2 and 4 GPUs
+#   device    the copy kernel on ONE GPU (2+ ranks sharing it: correctness of every path it drives,
+#             verified) and its benchmark against cudaMemcpyAsync (device-copy.mjs)
 #   inflight  requests in flight: a small cuda copy overtakes a large one; sweeps with
 #             --pipeline_depth (cuda, nccl) verified
 # Each part's results and logs go to $OUT/<part>.tgz; the console shows each step's tail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export D=.gpu-bundle
+export D=${D:-$(basename "$(dirname "$(readlink -f "$0")")")}
 [[ -x /tmp/node ]] || { xz -dc $D/node.xz > /tmp/node && chmod +x /tmp/node; }
 export PATH=/tmp:$PATH XFER_TIMEOUT_S=120
 nvidia-smi -L
@@ -49,20 +52,59 @@ ct() {
   ranks seq-llama-verified 90 2 commands.mjs sequential-ct-perftest "$R/llama-short/metadata.yaml" --verify-buffers --sleep-scale 0.001 --isolation-iters 3 --warmup-iters 1 --workload-iters 2 --json-output-path "$R/seq-llama-verified.json"
 }
 
-nixl() {
-  local gpus; gpus=$(nvidia-smi -L | wc -l)
+sweep() {
   local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency)
   ranks sweep-cuda 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
   ranks sweep-nccl 150 2 commands.mjs sweep --backend nccl "${vram[@]}" --num_iter 200 --warmup_iter 32
+}
+
+ep() {
+  local gpus; gpus=$(nvidia-smi -L | wc -l)
   local seed=(--tokens 128 --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e)
-  ranks ep-cuda-2 120 2 commands.mjs ep --backend cuda "${seed[@]}"
-  ((gpus >= 4)) && ranks ep-cuda-4 120 4 commands.mjs ep --backend cuda "${seed[@]}"
+  # GPU-initiated (one kernel per phase) against the host-posted emulation as it was measured
+  # before the kernel existed (copy engines), same bytes, verified; then npx tsx bench/gpu/summarize-ep.ts.
+  for by in gpu host; do
+    local copy=auto; [[ $by == host ]] && copy=copy-engine
+    XFER_CUDA_COPY=$copy ranks ep-cuda-2-$by 120 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
+    ((gpus >= 4)) && XFER_CUDA_COPY=$copy ranks ep-cuda-4-$by 120 4 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
+  done
   ranks ep-control-2 90 2 commands.mjs ep --backend cuda --control-plane --experts-per-rank 8,32 --tokens 128 --hidden 7168 --topk 8
+}
+
+kvpipe() {
   ranks kvpipe-cuda 150 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
   ranks kvpipe-cuda-work 150 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 2 --simulate-work
 }
 
+nixl() { sweep; ep; kvpipe; }
+
 alltoall() { bash $D/alltoall.sh; }
+
+device() {
+  local gpus; gpus=$(nvidia-smi -L | wc -l)
+  # Ranks beyond the GPUs share them (local rank modulo GPUs): two processes on one GPU open each
+  # other's IPC handles, the path peers on other GPUs take too.
+  for copy in kernel auto; do
+    ranks selftest-$copy-2 120 2 selftest.mjs --backend cuda --cuda-copy $copy --max-bytes 40000000 --shards 3 --iters 2
+  done
+  ranks selftest-kernel-4 120 4 selftest.mjs --backend cuda --cuda-copy kernel --max-bytes 20000000 --shards 2 --iters 2
+  printf '0 16M 16M 16M\n16M 0 16M 16M\n16M 16M 0 16M\n16M 16M 16M 0\n' > "$R/a2a-4x16m.txt"
+  printf 'iters: 3\ntraffic_pattern:\n  matrix_file: a2a-4x16m.txt\n  mem_type: cuda\n  shards: 3\n' > "$R/ct-a2a-verify.yaml"
+  for copy in kernel copy-engine; do
+    ranks ct-a2a-$copy-verified 120 4 commands.mjs ct-perftest "$R/ct-a2a-verify.yaml" --backend cuda --cuda-copy $copy --verify-buffers --json-output-path "$R/ct-a2a-$copy-verified.json"
+  done
+  local seed=(--tokens 128 --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e --warmup 5 --iters 30)
+  for by in gpu host; do
+    local copy=auto; [[ $by == host ]] && copy=copy-engine
+    XFER_CUDA_COPY=$copy ranks ep-$by-2 180 2 commands.mjs ep --backend cuda --initiated-by $by "${seed[@]}"
+  done
+  # A rank that launches nothing: the others' kernels stop waiting (0.9 x XFER_TIMEOUT_S) and name it (exit 1 expected).
+  XFER_TIMEOUT_S=4 ranks ep-gpu-silent-rank 60 2 commands.mjs ep --backend cuda --initiated-by gpu --tokens 16 --hidden 512 --mode dispatch --test-silent-rank 1
+  ranks ep-gpu-4-per-message 180 4 commands.mjs ep --backend cuda --initiated-by gpu --layout per-message --tokens 64 --hidden 1024 --topk 4 --experts-per-rank 4 --mode e2e --warmup 2 --iters 5
+  local share=(); ((gpus < 2)) && share=(--ranks-share-gpu)
+  step device-copy 300 node $D/device-copy.mjs "${share[@]}" ${DEVICE_COPY_ARGS:-} --out "$R/device-copy.jsonl"
+  step device-copy-cached 300 node $D/device-copy.mjs "${share[@]}" --kernel 512/4/cached --out "$R/device-copy.jsonl"
+}
 
 inflight() {
   step inflight-cuda 60 node $D/inflight.mjs
@@ -73,6 +115,7 @@ inflight() {
 }
 
 for part in "$@"; do
+  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, inflight)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

@@ -5,7 +5,7 @@
 // serving stack.
 import type { CommandTemplate, ServingConfig } from './serving-config.ts';
 import { parseConcurrencyList } from './serving-config.ts';
-import type { EnvAssignment } from './shell.ts';
+import type { EnvAssignment } from '../../framework/types/common/shell.ts';
 
 export type CommandKind = 'worker' | 'router' | 'client' | 'accuracy';
 export const commandKinds: readonly CommandKind[] = ['worker', 'router', 'client', 'accuracy'];

@@ -11,8 +11,9 @@ import { nodePlaceholder } from './server-config.ts';
 import { jobFiles } from './job-files.ts';
 import { planServingJob, type JobPlan, type Unresolved } from './job-plan.ts';
 import { renderJobScript } from './job-script.ts';
-import { isUnfilled, jobTimeSeconds, servingConfig, type ServingConfig } from './serving-config.ts';
-import { splitShellWords } from './shell.ts';
+import { isUnfilled, servingConfig, type ServingConfig } from './serving-config.ts';
+import { jobTimeSeconds } from '../../framework/types/common/job-time.ts';
+import { splitShellWords } from '../../framework/types/common/shell.ts';
 
 /** What the GPU type's clusters need when the config does not say (framework/select/gpu.ts). */
 export interface GpuDefaults {

@@ -14,7 +14,7 @@ import {
 } from './serving-config.ts';
 import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
-} from './shell.ts';
+} from '../../framework/types/common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
 
 export const DEFAULT_HEALTH_TIMEOUT_S = 1800;

@@ -2,7 +2,7 @@
 // lives in job-prelude.sh; this file only emits the job-specific part, every value through
 // shell.ts's quoting.
 import { readFileSync } from 'node:fs';
-import { renderWords, shellQuote, type EnvAssignment, type Word } from './shell.ts';
+import { renderWords, shellQuote, type EnvAssignment, type Word } from '../../framework/types/common/shell.ts';
 
 export interface StepPlan {
   /** CTX_0, ROUTER, client c=8... */

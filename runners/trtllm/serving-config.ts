@@ -1,6 +1,7 @@
 // The typed view of a disagg/wideep config and the few facts derived from it that the rules, the
 // metrics, the verdict and the job builder must agree on (concurrencies, modes, sizes, tasks).
 import type { AccuracyDatasetConfig } from '../../framework/metrics/accuracy.ts';
+import type { MetricsOverride } from '../../framework/types/common/metrics-override.ts';
 
 export type BenchmarkMode = 'e2e' | 'gen_only' | 'gen_only_no_context';
 export const benchmarkModes: readonly BenchmarkMode[] = ['e2e', 'gen_only', 'gen_only_no_context'];
@@ -16,14 +17,6 @@ export interface WorkerConfig {
   max_seq_len?: number;
   speculative_config?: { decoding_type?: string; num_nextn_predict_layers?: number } | null;
   [key: string]: unknown;
-}
-
-export interface MetricsOverride {
-  log_file: string;
-  extractor_pattern: string;
-  metric_names: string[];
-  unit?: string;
-  higher_is_better?: boolean;
 }
 
 /** A dataset of metadata.accuracy.datasets (the accuracy rule's own type; the schema requires dataset_name). */
@@ -168,14 +161,6 @@ export function worldSize(worker: WorkerConfig | undefined): number {
 export function mtpLayers(worker: WorkerConfig | undefined): number {
   const spec = worker?.speculative_config;
   return spec && typeof spec === 'object' ? (spec.num_nextn_predict_layers ?? 0) : 0;
-}
-
-/** slurm.job_time (`HH:MM:SS` or `D-HH:MM:SS`) in seconds. */
-export function jobTimeSeconds(jobTime: string): number {
-  const match = /^(?:(\d+)-)?(\d{1,2}):(\d{2}):(\d{2})$/.exec(jobTime.trim());
-  if (!match) throw new Error(`job_time ${JSON.stringify(jobTime)} is not HH:MM:SS or D-HH:MM:SS`);
-  const [, days, h, m, s] = match;
-  return Number(days ?? 0) * 86_400 + Number(h) * 3600 + Number(m) * 60 + Number(s);
 }
 
 export interface AccuracyTask {

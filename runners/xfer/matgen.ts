@@ -1,7 +1,22 @@
-// KV-cache transfer matrices for disaggregated inference (the inference_workload_matgen of seed
-// 000): user requests with random input lengths are batched, each batch is prefilled by one
-// prefill worker and its KV cache sent to one decode worker; one matrix per batch, plus a
-// metadata.yaml that `sequential-ct-perftest` runs as is. Sizes are exact bytes.
+// KV-cache transfer matrices for disaggregated inference: kvbench's inference_workload_matgen
+// (NIXL benchmark/kvbench/test/), its numbers under its names. User requests with random input
+// lengths (ISL) are batched, each batch is prefilled by one prefill worker and its KV cache sent
+// to one decode worker; one matrix per batch, plus a metadata.yaml that `sequential-ct-perftest`
+// (this project's or kvbench's) runs as is. As kvbench:
+// - ISL = int(normal(mean, scale)) clipped to [min, max]; a batch takes requests until it holds
+//   batch_size of them or its KV bytes exceed max_batch_mem (the request that crossed it included);
+// - KV bytes per token = 2 * head_dim * kv_heads * layers * dtype_size, head_dim = hidden // heads;
+// - each prefill rank holds kv / (tp * pp * cp) bytes and sends an equal share to each of its
+//   peers = decode tp / (prefill tp * prefill cp) consecutive decode ranks (rail-optimised: the
+//   decode worker's ranks in the order 0,4,1,5,2,6,3,7);
+// - prefill compute = (4*B*S^2*H*L + 16*B*S*H^2*L) / (36e12 * TP) s, B the batch's requests and S
+//   its TOTAL input length (--compute-model per-sequence sums each request's own instead).
+// Where this differs, on purpose: cells are exact bytes (floor of kvbench's value; kvbench writes
+// 2 decimals of a binary unit), matrix paths in metadata.yaml are absolute as kvbench writes them,
+// ISLs come from a seeded generator (kvbench's are unseeded), unequal numbers of prefill and
+// decode workers are paired round-robin each (kvbench refuses them), and the presets
+// qwen3-30B-A3B and deepseek-r1-mla have the real models' KV shapes (kvbench's qwen3-30B and
+// deepseek-r1 do not).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -15,15 +30,21 @@ export interface ModelShape {
   kvHeads: number;
   /** Bytes per KV element (2 for bf16/fp16, 1 for fp8). */
   dtypeSize: number;
+  /** Per-head size where it is not hidden // heads (Qwen3: 128). */
+  headDim?: number;
+  /** MLA: one latent of this many elements per token and layer instead of K and V per head (DeepSeek: 512 + 64). */
+  latentDim?: number;
 }
 
 export const MODEL_PRESETS: Record<string, ModelShape> = {
+  // kvbench's presets, as it defines them.
   'llama-405b': { hidden: 16384, layers: 126, heads: 128, kvHeads: 8, dtypeSize: 2 },
+  'qwen3-30B': { hidden: 32768, layers: 48, heads: 32, kvHeads: 4, dtypeSize: 2 },
   'deepseek-r1-distill-llama-70b': { hidden: 8192, layers: 80, heads: 64, kvHeads: 8, dtypeSize: 2 },
-  'qwen3-30B': { hidden: 2048, layers: 48, heads: 32, kvHeads: 4, dtypeSize: 2 },
-  // DeepSeek-R1's MLA cache is one latent of 512 + 64 rope dims per layer; expressed as an
-  // equivalent (2 * head_dim * kv_heads = 576) so the one formula holds.
-  'deepseek-r1': { hidden: 7168, layers: 61, heads: 128, kvHeads: 1, dtypeSize: 2 },
+  'deepseek-r1': { hidden: 12288, layers: 100, heads: 96, kvHeads: 12, dtypeSize: 2 },
+  // The real models' shapes (their config.json), for KV bytes that match a deployment.
+  'qwen3-30B-A3B': { hidden: 2048, layers: 48, heads: 32, kvHeads: 4, headDim: 128, dtypeSize: 2 },
+  'deepseek-r1-mla': { hidden: 7168, layers: 61, heads: 128, kvHeads: 1, latentDim: 512 + 64, dtypeSize: 2 },
 };
 
 export interface Parallelism {
@@ -31,6 +52,10 @@ export interface Parallelism {
   pp: number;
   cp: number;
 }
+
+/** kvbench: the batch as B sequences of its total length; per-sequence: each request's own length. */
+export const computeModels = ['kvbench', 'per-sequence'] as const;
+export type ComputeModel = (typeof computeModels)[number];
 
 export interface MatgenOptions {
   numUserRequests: number;
@@ -44,13 +69,14 @@ export interface MatgenOptions {
   islScale: number;
   islMin: number;
   islMax: number;
-  /** KV bytes one batch may hold; a batch closes early rather than exceed it. */
+  /** A batch closes once its KV bytes exceed this (the request that crossed it stays in). */
   maxBatchMemBytes: number;
   ranksPerNode: number;
-  /** Send to decode ranks on the same rail (local index) instead of a consecutive block. */
+  /** kvbench's rail-optimised order of the decode ranks (prefill tp 4, decode tp 8 only). */
   railOptimized: boolean;
   /** Effective prefill compute rate (FLOP/s) of the compute-time model. */
   flops: number;
+  computeModel: ComputeModel;
   seed: number;
 }
 
@@ -65,6 +91,7 @@ export const MATGEN_DEFAULTS: Omit<MatgenOptions, 'prefillNodes' | 'decodeNodes'
   ranksPerNode: 8,
   railOptimized: false,
   flops: 36e12,
+  computeModel: 'kvbench',
   seed: 0,
 };
 
@@ -74,18 +101,26 @@ export interface GeneratedPattern {
   computeSec: number;
   /** Total input tokens of the batch. */
   isl: number;
-  requests: number;
+  /** The input length of each request of the batch. */
+  requests: number[];
 }
 
-/** KV bytes per token = 2 (K and V) * head_dim * kv_heads * layers * dtype size. */
+/** KV bytes per token: 2 (K and V) * head_dim * kv_heads * layers * dtype size (MLA: latent * layers * dtype). */
 export function kvBytesPerToken(m: ModelShape): number {
-  return 2 * (m.hidden / m.heads) * m.kvHeads * m.layers * m.dtypeSize;
+  if (m.latentDim !== undefined) return m.latentDim * m.layers * m.dtypeSize;
+  return 2 * (m.headDim ?? Math.floor(m.hidden / m.heads)) * m.kvHeads * m.layers * m.dtypeSize;
 }
 
-/** Prefill time of one sequence (s): (4*S^2*H*L + 16*S*H^2*L) / (rate * TP); a batch sums its sequences. */
-export function prefillSeconds(seqLen: number, m: ModelShape, tp: number, flops: number): number {
-  return (4 * seqLen ** 2 * m.hidden * m.layers + 16 * seqLen * m.hidden ** 2 * m.layers) / (flops * tp);
+/** Prefill time of a batch (s) whose requests have these input lengths. */
+export function prefillSeconds(isls: readonly number[], m: ModelShape, tp: number, flops: number, model: ComputeModel = 'kvbench'): number {
+  const { hidden: H, layers: L } = m;
+  const flop = (b: number, s: number) => 4 * b * s ** 2 * H * L + 16 * b * s * H ** 2 * L;
+  const total = model === 'kvbench' ? flop(isls.length, isls.reduce((a, s) => a + s, 0)) : isls.reduce((a, s) => a + flop(1, s), 0);
+  return total / (flops * tp);
 }
+
+/** kvbench's rail-optimised order of a decode worker's 8 ranks: NIC i of a prefill node meets NICs i and i+4. */
+const RAIL_ORDER = [0, 4, 1, 5, 2, 6, 3, 7];
 
 export function checkMatgenOptions(o: MatgenOptions): void {
   const problems: string[] = [];
@@ -95,73 +130,87 @@ export function checkMatgenOptions(o: MatgenOptions): void {
   if (o.decode.tp % (o.prefill.tp * o.prefill.cp) !== 0) {
     problems.push(`decode tp (${o.decode.tp}) must be a multiple of prefill tp * cp (${o.prefill.tp * o.prefill.cp})`);
   }
+  if (o.railOptimized && (o.decode.tp !== 8 || o.prefill.tp !== 4)) {
+    problems.push(`--rail-optimized needs decode tp 8 (a full node) and prefill tp 4 (half a node), as kvbench's, not ${o.decode.tp} and ${o.prefill.tp}`);
+  }
   const pWorld = o.prefill.tp * o.prefill.pp * o.prefill.cp;
   const dWorld = o.decode.tp * o.decode.pp * o.decode.cp;
   if ((o.prefillNodes * o.ranksPerNode) % pWorld !== 0) problems.push(`prefill ranks (${o.prefillNodes * o.ranksPerNode}) are not a whole number of prefill workers of ${pWorld}`);
   if ((o.decodeNodes * o.ranksPerNode) % dWorld !== 0) problems.push(`decode ranks (${o.decodeNodes * o.ranksPerNode}) are not a whole number of decode workers of ${dWorld}`);
-  if (o.model.hidden % o.model.heads !== 0) problems.push('hidden size must be a multiple of the number of heads');
   if (problems.length) throw new Error(`matgen: ${problems.join('; ')}`);
 }
 
-export function generatePatterns(o: MatgenOptions): GeneratedPattern[] {
-  checkMatgenOptions(o);
+/** The input length of each user request: int(normal(mean, scale)) clipped, as kvbench draws them (seeded here). */
+export function sampleIsls(o: Pick<MatgenOptions, 'numUserRequests' | 'islMean' | 'islScale' | 'islMin' | 'islMax' | 'seed'>): number[] {
   const random = seededRandom(o.seed);
-  const pWorld = o.prefill.tp * o.prefill.cp;
-  const dWorld = o.decode.tp;
+  return Array.from({ length: o.numUserRequests }, () => Math.min(o.islMax, Math.max(o.islMin, Math.trunc(normalSample(random, o.islMean, o.islScale)))));
+}
+
+/** kvbench's batching: add the request, close the batch at batch_size requests or past max_batch_mem bytes. */
+export function batchIsls(isls: readonly number[], batchSize: number, maxBatchMemBytes: number, bytesPerToken: number): number[][] {
+  const batches: number[][] = [];
+  let current: number[] = [];
+  let bytes = 0;
+  for (const isl of isls) {
+    current.push(isl);
+    bytes += isl * bytesPerToken;
+    if (bytes > maxBatchMemBytes || current.length >= batchSize) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+  }
+  if (current.length) batches.push(current);
+  return batches;
+}
+
+/** The patterns of a workload; `isls` (default: drawn from the options) are the requests' input lengths in order. */
+export function generatePatterns(o: MatgenOptions, isls: readonly number[] = sampleIsls(o)): GeneratedPattern[] {
+  checkMatgenOptions(o);
+  const pWorld = o.prefill.tp * o.prefill.pp * o.prefill.cp;
+  const dWorld = o.decode.tp * o.decode.pp * o.decode.cp;
   const prefillRanks = o.prefillNodes * o.ranksPerNode;
   const world = prefillRanks + o.decodeNodes * o.ranksPerNode;
   const prefillWorkers = prefillRanks / pWorld;
   const decodeWorkers = (o.decodeNodes * o.ranksPerNode) / dWorld;
   const perToken = kvBytesPerToken(o.model);
-  const peers = dWorld / pWorld;
+  const peers = o.decode.tp / (o.prefill.tp * o.prefill.cp);
+  const order = o.railOptimized ? RAIL_ORDER : Array.from({ length: dWorld }, (_, i) => i);
 
-  const isls: number[] = [];
-  for (let i = 0; i < o.numUserRequests; i++) {
-    const sample = Math.round(normalSample(random, o.islMean, o.islScale));
-    isls.push(Math.min(o.islMax, Math.max(o.islMin, sample)));
-  }
-  const batches: number[][] = [];
-  let current: number[] = [];
-  for (const isl of isls) {
-    const bytes = (current.reduce((a, b) => a + b, 0) + isl) * perToken;
-    if (current.length > 0 && (current.length >= o.batchSize || bytes > o.maxBatchMemBytes)) {
-      batches.push(current);
-      current = [];
-    }
-    current.push(isl);
-  }
-  if (current.length) batches.push(current);
-
-  return batches.map((batch, b) => {
+  return batchIsls(isls, o.batchSize, o.maxBatchMemBytes, perToken).map((batch, b) => {
     const matrix: TransferMatrix = Array.from({ length: world }, () => new Array<number>(world).fill(0));
+    // kvbench pairs prefill worker k with decode worker k (it requires as many of each); round-robin each here.
     const pFirst = (b % prefillWorkers) * pWorld;
     const dFirst = prefillRanks + (b % decodeWorkers) * dWorld;
     const isl = batch.reduce((a, c) => a + c, 0);
-    // Each prefill rank holds 1/(tp*cp) of the batch's KV and splits it over its decode peers.
-    const perRank = Math.floor((isl * perToken) / pWorld);
+    // kv / (tp*pp*cp) / peers, floored to whole bytes exactly (integer division).
+    const kv = isl * perToken;
+    const divisor = pWorld * peers;
+    const share = (kv - (kv % divisor)) / divisor;
     for (let j = 0; j < pWorld; j++) {
-      for (let k = 0; k < peers; k++) {
-        const local = o.railOptimized ? j + k * pWorld : j * peers + k;
-        // Integer split; the remainder goes to the first peer so the row sums exactly.
-        const share = Math.floor(perRank / peers) + (k === 0 ? perRank % peers : 0);
-        matrix[pFirst + j][dFirst + local] = share;
-      }
+      for (let k = 0; k < peers; k++) matrix[pFirst + j][dFirst + order[j * peers + k]] = share;
     }
-    const computeSec = batch.reduce((t, s) => t + prefillSeconds(s, o.model, o.prefill.tp, o.flops), 0);
-    return { matrix, computeSec, isl, requests: batch.length };
+    const computeSec = prefillSeconds(batch, o.model, o.prefill.tp, o.flops, o.computeModel);
+    return { matrix, computeSec, isl, requests: batch };
   });
 }
 
+/** kvbench's default results folder: matrices_<ranks>ranks in the working directory. */
+export function defaultResultsDir(o: Pick<MatgenOptions, 'prefillNodes' | 'decodeNodes' | 'ranksPerNode'>): string {
+  return `matrices_${(o.prefillNodes + o.decodeNodes) * o.ranksPerNode}ranks`;
+}
+
 /**
- * Writes matrix_<i>.txt and metadata.yaml (matrix paths relative to it) into dir. `patternFields`
+ * Writes matrix_<i>.txt and metadata.yaml into dir, matrix paths absolute (as kvbench writes them,
+ * so kvbench's sequential-ct-perftest reads the file from any working directory). `patternFields`
  * (e.g. { mem_type: 'cpu', xfer_op: 'READ' }) go into every pattern of metadata.yaml.
  */
 export function writePatterns(dir: string, patterns: GeneratedPattern[], patternFields: Record<string, unknown> = {}): string {
   mkdirSync(dir, { recursive: true });
   const trafficPatterns = patterns.map((p, i) => {
-    const file = `matrix_${i}.txt`;
-    writeFileSync(path.join(dir, file), formatMatrix(p.matrix));
-    return { matrix_file: file, ...patternFields, sleep_before_launch_sec: p.computeSec, metadata: { isl: p.isl, requests: p.requests } };
+    const file = path.resolve(dir, `matrix_${i}.txt`);
+    writeFileSync(file, formatMatrix(p.matrix));
+    return { matrix_file: file, ...patternFields, sleep_before_launch_sec: p.computeSec, metadata: { isl: p.isl, requests: p.requests.length } };
   });
   const metadataFile = path.join(dir, 'metadata.yaml');
   writeFileSync(metadataFile, stringify({ traffic_patterns: trafficPatterns }));

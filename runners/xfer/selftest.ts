@@ -13,6 +13,7 @@ import { seededRandom } from './random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
+import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';
 
 export interface SelftestOptions {
   backend: BackendName;
@@ -23,6 +24,8 @@ export interface SelftestOptions {
   shards: number;
   memory?: MemoryKind;
   ucxTls?: string;
+  /** backend cuda: copy engines, the copy kernel, or per plan. */
+  cudaCopy?: CudaCopyPath;
   dieRank?: number;
   dieAt?: 'connect' | 'transfer';
   flipByteRank?: number;
@@ -40,7 +43,13 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
   const store = await openStore(info);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ backend: o.backend, rank: info, store, ucx: o.ucxTls ? { tls: o.ucxTls } : undefined });
+    engine = await XferEngine.create({
+      backend: o.backend,
+      rank: info,
+      store,
+      ucx: o.ucxTls ? { tls: o.ucxTls } : undefined,
+      cuda: o.cudaCopy ? { copy: o.cudaCopy } : undefined,
+    });
     const matrix = randomMatrix(info.worldSize, o.seed, o.maxBytes);
     const { row, col } = sliceOffsets(matrix);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -71,7 +80,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
       if (me === 0) {
         const total = sum(matrix.map(sum));
         console.log(
-          `selftest ok: backend=${o.backend} op=${op} ranks=${info.worldSize} iterations=${o.iterations} shards=${o.shards} ` +
+          `selftest ok: backend=${o.backend}${o.cudaCopy ? ` cuda-copy=${o.cudaCopy}` : ''} op=${op} ranks=${info.worldSize} iterations=${o.iterations} shards=${o.shards} ` +
             `bytes=${total} verified, slowest iteration ${(worstNs / 1e6).toFixed(3)} ms`,
         );
       }
@@ -99,6 +108,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
       shards: { type: 'string', default: '1' },
       memory: { type: 'string' },
       'ucx-tls': { type: 'string' },
+      'cuda-copy': { type: 'string' },
       'die-rank': { type: 'string' },
       'die-at': { type: 'string', default: 'transfer' },
       'flip-byte-rank': { type: 'string' },
@@ -118,6 +128,7 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     shards: Math.max(1, Number(values.shards)),
     memory: values.memory as MemoryKind | undefined,
     ucxTls: values['ucx-tls'],
+    cudaCopy: values['cuda-copy'] === undefined ? undefined : parseCudaCopyPath(values['cuda-copy'], '--cuda-copy'),
     dieRank: num(values['die-rank']),
     dieAt: values['die-at'] as 'connect' | 'transfer',
     flipByteRank: num(values['flip-byte-rank']),

@@ -36,7 +36,7 @@ describe('tool command lines', () => {
 
   it("kvbench: the seed's `python tools/perf/cli.py sequential-ct-perftest metadata.yaml --verify-buffers --json-output-path`", () => {
     const spec = kvbenchSpec({ script: 'nixl/tools/perf/cli.py', command: 'sequential-ct-perftest', config_file: 'matrices/metadata.yaml', verify_buffers: true }, { ...job, ranks: 4 });
-    expect(spec.commands[3]).toEqual(['python3', '/cfg/nixl/tools/perf/cli.py', 'sequential-ct-perftest', '/cfg/matrices/metadata.yaml', '--json-output-path', '/logs/t1/kvbench.json', '--verify-buffers']);
+    expect(spec.commands[3]).toEqual(['python3', '/cfg/nixl/tools/perf/cli.py', 'sequential-ct-perftest', '/cfg/matrices/metadata.yaml', '--verify-buffers', '--json-output-path', '/logs/t1/kvbench.json']);
     expect(spec.torchEnv).toBe(true);
     expect(spec.env).toEqual({ NIXL_ETCD_ENDPOINTS: '{etcd}', NIXL_ETCD_NAMESPACE: '/nixl/disagg-nixl_perf_t1/' });
   });

@@ -117,6 +117,13 @@ describe('ep kind', () => {
     expect(issues(with_(ep, 'ep', { hidden: 1000 }))).toEqual([expect.stringMatching(/ep\.hidden: hidden 1000 must be a multiple of 128/)]);
     expect(issues(with_(ep, 'ep', { topk: 40, experts_per_rank: [8, 32] }))).toEqual([expect.stringMatching(/ep\.topk: topk 40 exceeds the 32 experts of 4 ranks/)]);
     expect(issues(with_(ep, 'ep', { memory: 'gpu' }))).toEqual([expect.stringMatching(/backend shm moves host memory only/)]);
+    expect(issues(with_(ep, 'ep', { initiated_by: 'gpu' }))).toEqual([
+      expect.stringMatching(/ep\.initiated_by: gpu-initiated dispatch\/combine needs backend cuda \(kernels write into peers' GPU memory through CUDA IPC\), not shm/),
+    ]);
+    expect(issues(with_(example('ep_cuda_2gpu'), 'ep', { initiated_by: 'host' }, { cuda_copy: 'copy-engine' }))).toEqual([]);
+    expect(epKind.rankCommand(ctx(with_(example('ep_cuda_2gpu'), 'ep', { initiated_by: 'host' }))).argv).toContain('--initiated-by');
+    expect(issues(with_(ep, 'ep', {}, { cuda_copy: 'kernel' }))).toEqual([expect.stringMatching(/benchmark\.cuda_copy: chooses how the cuda backend copies; this config's backend is shm/)]);
+    expect(issues(with_(example('ep_cuda_2gpu'), 'ep', {}, { cuda_copy: 'sm' }))[0]).toMatch(/benchmark\.cuda_copy/);
     const passed = (mode: string, experts: number, value: number): Metric => ({ name: 'RANKS_PASSED', value, unit: 'count', labels: { mode, experts_per_rank: experts } });
     const cp = (experts: number): Metric => ({ name: 'CP_TOTAL_MS', value: 1, unit: 'ms', labels: { experts_per_rank: experts } });
     const all = [8, 32].flatMap((e) => ['dispatch', 'combine', 'e2e'].map((m) => passed(m, e, 4)));

@@ -55,6 +55,11 @@ describe('registration and examples', () => {
 });
 
 describe('validation', () => {
+  test("a matrix_file relative to the working directory (kvbench's base) is found there when the config's folder has none", () => {
+    const fromCwd = path.relative(process.cwd(), path.join(examples, 'matrices/seed-example.txt'));
+    expect(issues(patch(write, { ct_perftest: { traffic_pattern: { matrix_file: fromCwd } } }))).toEqual([]);
+  });
+
   test('a matrix that does not fit benchmark.ranks is located at matrix_file', () => {
     const text = readFileSync(path.join(examples, 'ct_seed_write_shm.yaml'), 'utf8').replace('ranks: 4', 'ranks: 2');
     const line = text.split('\n').findIndex((l) => l.includes('matrix_file')) + 1;
@@ -70,9 +75,9 @@ describe('validation', () => {
     const config = patch(write, { benchmark: { ranks: 2 }, ct_perftest: { traffic_pattern: { matrix_file: 'm.txt' } } });
     const rules = nixlType.rules as (c: Json, source: { file: string }) => { path: (string | number)[]; message: string }[];
     expect(rules(config, { file: path.join(dir, 'x.yaml') })).toEqual([
-      { path: ['ct_perftest', 'traffic_pattern', 'matrix_file'], message: `${path.join(dir, 'm.txt')}:3:3 '12Q' is not a size (bytes as an integer, or a number with K, M, G: binary units)` },
+      { path: ['ct_perftest', 'traffic_pattern', 'matrix_file'], message: `${path.join(dir, 'm.txt')}:3:3 '12Q' is not a size (bytes, or a number with a unit K, M, G = 1024, 1024^2, 1024^3, or B) (row 1, column 1)` },
     ]);
-    expect(rules(patch(config, { ct_perftest: { traffic_pattern: { matrix_file: 'none.txt' } } }), { file: path.join(dir, 'x.yaml') })[0].message).toMatch(/none\.txt: cannot read the matrix file: ENOENT/);
+    expect(rules(patch(config, { ct_perftest: { traffic_pattern: { matrix_file: 'none.txt' } } }), { file: path.join(dir, 'x.yaml') })[0].message).toMatch(/matrix file none\.txt not found: neither .*none\.txt \(relative to the config's folder\) nor .*none\.txt \(relative to the working directory, where kvbench looks\) exists/);
   });
 
   test('memory the backend cannot move, shm across nodes, uneven ranks, unknown backend', () => {
@@ -155,6 +160,7 @@ describe('job builder', () => {
     const job = await build(patch(write, { slurm: { partition: 'debug', account: 'acct', job_time: '00:03:00', extra_args: "--comment 'a b'" }, benchmark: { gpus_per_node: 2 } }));
     expect(parse(job.read('ct_perftest.yaml'))).toEqual({ iters: 20, warmup_iters: 2, traffic_pattern: { matrix_file: 'ct_matrix.txt', shards: 2, mem_type: 'cpu', xfer_op: 'WRITE' } });
     expect(job.read('ct_matrix.txt')).toBe(readFileSync(path.join(examples, 'matrices/seed-example.txt'), 'utf8'));
+    expect(job.read('matrix_sources.txt')).toBe(`ct_matrix.txt <- matrix_file matrices/seed-example.txt: read ${path.join(examples, 'matrices/seed-example.txt')}, relative to the config's folder\n`);
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     expect(job.script).toContain(
       `srun --nodes 1 --ntasks 4 --ntasks-per-node 4 '--kill-on-bad-exit=1' "$NODE_BIN" ${path.join(root, 'bin/disagg-bench.js')} ct-perftest ` +
@@ -167,6 +173,14 @@ describe('job builder', () => {
     expect(execFileSync('bash', ['-c', `${assignment}; printf %s "$LOG_DIR"`], { encoding: 'utf8' })).toBe(job.logDir);
     expect(job.built.resources).toEqual({ nodes: 1, ntasks: 4, ntasksPerNode: 4, timeLimitSec: 180, gpusPerNode: 2, partition: 'debug', account: 'acct', extraArgs: ['--comment', 'a b'] });
     expect((await build(write)).built.resources).toEqual({ nodes: 1, ntasks: 4, ntasksPerNode: 4, timeLimitSec: 300 });
+    // kvbench's --print-recv-buffers, from the section's print_recv_buffers.
+    expect((await build(patch(write, { ct_perftest: { print_recv_buffers: true } }))).script).toMatch(/ --verify-buffers --print-recv-buffers >"\$RANK_LOG"/);
+  });
+
+  test('benchmark.cuda_copy reaches the ranks as XFER_CUDA_COPY', async () => {
+    const job = await build(patch(write, { benchmark: { backend: 'cuda', cuda_copy: 'kernel' }, ct_perftest: { traffic_pattern: { mem_type: 'cuda' } } }));
+    expect(job.script).toContain("export XFER_CUDA_COPY=kernel");
+    expect((await build(write)).script).not.toContain('XFER_CUDA_COPY');
   });
 
   test('the default job time is 10 minutes; several nodes split the tasks', async () => {
@@ -177,6 +191,7 @@ describe('job builder', () => {
 
   test('sequential: every matrix copied into matrices/, the options passed on', async () => {
     const job = await build(example('sequential_shm'));
+    expect((await build(patch(example('sequential_shm'), { sequential_ct_perftest: { print_recv_buffers: true } }))).script).toContain(' --verify-buffers --print-recv-buffers ');
     const seq = parse(job.read('sequential_ct_perftest.yaml')) as { traffic_patterns: Json[] };
     expect(seq.traffic_patterns.map((p) => p.matrix_file)).toEqual(['matrices/matrix_0.txt', 'matrices/matrix_1.txt', 'matrices/matrix_2.txt']);
     expect(seq.traffic_patterns[1]).toMatchObject({ xfer_op: 'READ', shards: 3, sleep_before_launch_sec: 1.2, sleep_after_launch_sec: 0.5, metadata: { isl: 2500 } });
@@ -198,6 +213,6 @@ describe('job builder', () => {
 
   test('a matrix that vanished before the job is built fails the build, naming the folder', async () => {
     const config = patch(write, { ct_perftest: { traffic_pattern: { matrix_file: 'matrices/gone.txt' } } });
-    await expect(build(config)).rejects.toThrow(/the job cannot be built \(config folder .*test_configs\/nixl\/perf\): ct_perftest\.traffic_pattern\.matrix_file: .*gone\.txt: cannot read the matrix file: ENOENT/);
+    await expect(build(config)).rejects.toThrow(/the job cannot be built \(config folder .*test_configs\/nixl\/perf\): ct_perftest\.traffic_pattern\.matrix_file: matrix file matrices\/gone\.txt not found: neither /);
   });
 });

@@ -36,11 +36,19 @@ describe('CT perftest report', () => {
     expect(report.avg_bw_gbps).toBeCloseTo((2e6 / 1.75e6 + 1) / 2, 12);
   });
 
-  it('prints the totals and a row per rank', () => {
+  it("prints kvbench's table first (its columns, tabulate's layout, 6 decimals), the project's columns after, and a row per rank", () => {
     const text = formatCtReport(report);
     expect(text).toContain('CT perftest: seed.txt, 4 ranks, backend shm, WRITE, 1 shard(s), mem_type cpu, 2 iteration(s) after 1 warm-up, every receive buffer verified');
-    expect(text).toMatch(/Iterations +Total latency \(s\) +Avg latency\/iter \(ms\)/);
-    expect(text).toMatch(/\n +2 +0\.012500 +2\.250 +0\.004000 +1\.778 +1\.071\n/);
+    // kvbench (tabulate, floatfmt .6f) prints these three lines for the same figures; ours continue them.
+    const lines = text.split('\n');
+    const at = lines.indexOf('Performance metrics:');
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1].startsWith('  Iters    Total time (s)    Avg latency/iter (s)    Total size (GB)  ')).toBe(true);
+    expect(lines[at + 2].startsWith('-------  ----------------  ----------------------  -----------------  ')).toBe(true);
+    expect(lines[at + 3].startsWith('      2          0.012500                0.006250           0.004000  ')).toBe(true);
+    expect(lines[at + 1]).toMatch(/Total size \(GB\) +Avg BW by rank \(GB\/s\) +Aggregate BW \(GB\/s\) +Xfer latency\/iter \(ms\)$/);
+    expect(lines[at + 3]).toMatch(/0\.004000 +1\.071429 +1\.777778 +2\.250000$/);
+    expect(report.avg_latency_per_iter_s).toBeCloseTo(0.00625, 12);
     expect(text).toMatch(/\n +0 +2000000 +1\.750 +1\.143 +0\.800 +2\.000\n/);
   });
 });
@@ -57,6 +65,7 @@ describe('sequential CT perftest report', () => {
     ],
     startNs: 50 * ms,
     preparedNs: 60 * ms,
+    isolationStartNs: 70 * ms,
     finishedNs: 120 * ms,
     epochOffsetNs: 1_700_000_000e9,
     settings: { backend: 'shm', sleep_scale: 0.001 },
@@ -80,6 +89,8 @@ describe('sequential CT perftest report', () => {
     expect(Object.keys(report.iterations_results[0][0]).sort()).toEqual(['isolated_latency', 'latency', 'max_end_ts', 'mean_bw', 'min_start_ts', 'num_senders', 'size']);
     expect(report.metadata.ts).toBeCloseTo(1_700_000_000.05, 6);
     expect(report.metadata.prepare_tp_time).toBeCloseTo(0.01, 9);
+    expect(report.metadata.sol_calculation_ts).toBeCloseTo(1_700_000_000.07, 6); // kvbench's: the isolated phase's start
+    expect(Object.keys(report.metadata).slice(0, 5)).toEqual(['ts', 'prepare_tp_time', 'sol_calculation_ts', 'finished_ts', 'iters']);
     expect(report.metadata.finished_ts).toBeCloseTo(1_700_000_000.12, 6);
     expect(report.metadata.iters[0].start_ts).toBeCloseTo(1_700_000_000.1, 6);
     expect(report.metadata.iters[0].tps_start_ts[1]).toBeCloseTo(1_700_000_000.104, 6);
@@ -87,14 +98,14 @@ describe('sequential CT perftest report', () => {
     expect(report.metadata).toMatchObject({ backend: 'shm', sleep_scale: 0.001 });
   });
 
-  it('prints one table per workload iteration with 3 decimals', () => {
+  it('prints one table per workload iteration as kvbench does (tabulate, 3 decimals)', () => {
     expect(formatSequentialReport(report)).toBe(
       [
-        'Workload iteration 1/1',
-        'Transfer size (GB)  Latency (ms)  Isolated Latency (ms)  Num Senders  Mean BW (GB/s)',
-        '------------------  ------------  ---------------------  -----------  --------------',
-        '             0.002         2.500                  2.000            2           0.750',
-        '             0.003         3.000                  1.500            1           1.000',
+        'Iteration 1/1',
+        '  Transfer size (GB)    Latency (ms)    Isolated Latency (ms)    Num Senders    Mean BW (GB/s)',
+        '--------------------  --------------  -----------------------  -------------  ----------------',
+        '               0.002           2.500                    2.000              2             0.750',
+        '               0.003           3.000                    1.500              1             1.000',
         '',
       ].join('\n'),
     );

@@ -2,12 +2,14 @@
 // shm with READ and WRITE, every receive buffer verified from every sender; the JSON report; and
 // the failures (a matrix that does not fit the ranks fails before any rank starts, a memory type
 // the backend cannot move fails naming the rank).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { CtReport } from '../../runners/xfer/benches/ct-report.ts';
+import { parseCtArgs } from '../../runners/xfer/benches/ct-options.ts';
+import { resolveMatrixFile } from '../../runners/xfer/benches/matrix-file.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(root, 'bin/disagg-bench.js');
@@ -21,9 +23,9 @@ function config(name: string, pattern: Record<string, string | number>): string 
   return file;
 }
 
-async function ct(args: string[], env: Record<string, string> = {}) {
-  const r = await execa('node', [bin, 'ct-perftest', ...args], { reject: false, all: true, env: { XFER_TIMEOUT_S: '60', ...env }, timeout: 90_000 });
-  return { code: r.exitCode, out: String(r.all ?? ''), stdout: String(r.stdout ?? '') };
+async function ct(args: string[], env: Record<string, string> = {}, cwd?: string) {
+  const r = await execa('node', [bin, 'ct-perftest', ...args], { reject: false, all: true, env: { XFER_TIMEOUT_S: '60', ...env }, timeout: 90_000, cwd });
+  return { code: r.exitCode, out: String(r.all ?? ''), stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? '') };
 }
 
 const MiB = 1024 * 1024;
@@ -77,5 +79,57 @@ describe('ct-perftest CLI failures', () => {
   it('usage errors', async () => {
     expect((await ct([])).out).toMatch(/expected one CONFIG file, got 0/);
     expect((await ct([config('x', { mem_type: 'cpu' }), '--backend', 'tcp'])).out).toMatch(/--backend must be one of shm, ucx, cuda, nccl, got 'tcp'/);
+  });
+});
+
+describe("ct-perftest with kvbench's inputs and flags", () => {
+  it('a relative matrix_file: the config folder first, then the working directory (kvbench), and the run says which', () => {
+    const base = path.join(dir, 'bases');
+    mkdirSync(path.join(base, 'cfg'), { recursive: true });
+    mkdirSync(path.join(base, 'cwd'), { recursive: true });
+    writeFileSync(path.join(base, 'cwd', 'only-cwd.txt'), '0 1\n1 0\n');
+    writeFileSync(path.join(base, 'cfg', 'both.txt'), '0 1\n1 0\n');
+    writeFileSync(path.join(base, 'cwd', 'both.txt'), '0 2\n2 0\n');
+    const cfg = path.join(base, 'cfg');
+    const cwd = path.join(base, 'cwd');
+    expect(resolveMatrixFile(cfg, 'only-cwd.txt', cwd)).toEqual({ file: path.join(cwd, 'only-cwd.txt'), base: 'working directory' });
+    expect(resolveMatrixFile(cfg, 'both.txt', cwd)).toEqual({ file: path.join(cfg, 'both.txt'), base: 'config folder', shadowed: path.join(cwd, 'both.txt') });
+    expect(() => resolveMatrixFile(cfg, 'none.txt', cwd)).toThrow(
+      `matrix file none.txt not found: neither ${path.join(cfg, 'none.txt')} (relative to the config's folder) nor ${path.join(cwd, 'none.txt')} (relative to the working directory, where kvbench looks) exists`,
+    );
+  });
+
+  it("kvbench's flag pairs: off by default, the last of --x / --no-x wins", () => {
+    const flags = (...words: string[]) => {
+      const { verifyBuffers, printRecvBuffers } = parseCtArgs(['c.yaml', ...words], 'usage').common;
+      return [verifyBuffers, printRecvBuffers];
+    };
+    expect(flags()).toEqual([false, false]);
+    expect(flags('--verify-buffers', '--no-verify-buffers', '--print-recv-buffers')).toEqual([false, true]);
+    expect(flags('--no-verify-buffers', '--verify-buffers', '--print-recv-buffers', '--no-print-recv-buffers')).toEqual([true, false]);
+  });
+
+  it("an upstream run: matrix in the working directory with decimal cells, --no-verify-buffers --verify-buffers --print-recv-buffers", async () => {
+    const cwd = path.join(dir, 'upstream-cwd');
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(path.join(cwd, 'up.txt'), '0 1.5K\n0.3K 0\n');
+    const cfgDir = path.join(dir, 'upstream-cfg');
+    mkdirSync(cfgDir, { recursive: true });
+    const cfg = path.join(cfgDir, 'c.yaml');
+    writeFileSync(cfg, 'iters: 2\ntraffic_pattern:\n  matrix_file: up.txt\n  mem_type: cpu\n');
+    const json = path.join(dir, 'upstream.json');
+    const r = await ct([cfg, '--ranks', '2', '--backend', 'shm', '--no-verify-buffers', '--verify-buffers', '--print-recv-buffers', '--json-output-path', json], {}, cwd);
+    expect(r.code, r.out).toBe(0);
+    const notes = [
+      `matrix_file up.txt: read ${path.join(cwd, 'up.txt')}, relative to the working directory (as kvbench resolves it; the config's folder has no such file)`,
+      `${path.join(cwd, 'up.txt')}: 1 cell(s) are not whole bytes (the first: '0.3K' at row 1, column 0 = 307.2 bytes); truncated to whole bytes as kvbench does (int()), 0.2 byte(s) dropped in all`,
+    ];
+    for (const note of notes) expect(r.stderr.split(`note: ${note}`)).toHaveLength(2); // once
+    const report = JSON.parse(readFileSync(json, 'utf8')) as CtReport;
+    expect(report).toMatchObject({ verified_buffers: true, bytes_per_iteration: 1536 + 307, notes });
+    // Each rank prints what it received, after the run: rank 1 got 1536 bytes from rank 0, rank 0 got 307 from rank 1.
+    expect(r.stdout).toMatch(/^Recv buffer 1 \(pattern 0, 307 bytes from rank 1 to rank 0\): ([0-9a-f]{2} ){8}\.\.\.( [0-9a-f]{2}){8}$/m);
+    expect(r.stdout).toMatch(/^\[rank 1\] Recv buffer 0 \(pattern 0, 1536 bytes from rank 0 to rank 1\): /m);
+    expect(r.stdout).toMatch(/Performance metrics:\n  Iters    Total time \(s\)    Avg latency\/iter \(s\)    Total size \(GB\)  /);
   });
 });

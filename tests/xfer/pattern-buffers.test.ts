@@ -14,7 +14,7 @@ const opened: Region[] = [];
 afterAll(() => opened.forEach((r) => r.close()));
 
 function pattern(index: number, matrix: number[][], op: 'READ' | 'WRITE', shards = 1): TrafficPattern {
-  return { index, matrixFile: `m${index}.txt`, matrix, shards, memType: 'cpu', memory: 'host', op, sleepBeforeSec: 0, sleepAfterSec: 0, metadata: {} };
+  return { index, matrixFile: `m${index}.txt`, matrix, shards, memType: 'cpu', memory: 'host', op, sleepBeforeSec: 0, sleepAfterSec: 0, metadata: {}, notes: [] };
 }
 
 /** Every rank's regions, as its engine would allocate them. */

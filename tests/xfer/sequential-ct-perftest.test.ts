@@ -41,13 +41,18 @@ describe('sequential-ct-perftest CLI', () => {
       '  - { matrix_file: c.txt, mem_type: cpu }',
     ].join('\n'));
     const json = path.join(dir, 'seq.json');
-    const r = await cli('sequential-ct-perftest', [config, '--ranks', '4', '--backend', 'shm', '--verify-buffers', '--sleep-scale', '0.001',
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '4', '--backend', 'shm', '--verify-buffers', '--print-recv-buffers', '--sleep-scale', '0.001',
       '--warmup-iters', '1', '--isolation-iters', '4', '--workload-iters', '2', '--json-output-path', json]);
     expect(r.code, r.out).toBe(0);
-    expect(r.stdout).toMatch(/Workload iteration 1\/2\nTransfer size \(GB\) +Latency \(ms\) +Isolated Latency \(ms\) +Num Senders +Mean BW \(GB\/s\)\n/);
+    // kvbench's --print-recv-buffers: every receive slice after every workload iteration (rank 2 gets 1 MiB from 0 and 1 in pattern 0).
+    expect(r.stdout).toMatch(/^\[rank 2\] \[iteration 2\] Recv buffer 1 \(pattern 0, 1048576 bytes from rank 1 to rank 2\): /m);
+    expect(r.stdout).toMatch(/Iteration 1\/2\n +Transfer size \(GB\) +Latency \(ms\) +Isolated Latency \(ms\) +Num Senders +Mean BW \(GB\/s\)\n/);
     expect(r.stdout).toMatch(/\n +0\.004 +\d+\.\d{3} +\d+\.\d{3} +2 +\d+\.\d{3}\n/);
     const report = readReport(json);
     expect(report.iterations_results).toHaveLength(2);
+    // kvbench's sol_calculation_ts: the isolated phase starts after preparation, before the workload.
+    expect(report.metadata.sol_calculation_ts).toBeGreaterThanOrEqual(report.metadata.ts + report.metadata.prepare_tp_time);
+    expect(report.metadata.sol_calculation_ts).toBeLessThan(report.metadata.iters[0].start_ts);
     for (const iteration of report.iterations_results) {
       expect(iteration.map((x) => x.num_senders)).toEqual([2, 1, 4]);
       expect(iteration.map((x) => x.size)).toEqual([4 * 1048576 / 1e9, (786432 + 1572864) / 1e9, 764519 / 1e9]);
@@ -109,18 +114,15 @@ describe('matgen CLI', () => {
     expect(meta.traffic_patterns).toHaveLength(3);
     const perToken = kvBytesPerToken(llama);
     meta.traffic_patterns.forEach((p, b) => {
-      expect(p).toMatchObject({ matrix_file: `matrix_${b}.txt`, mem_type: 'cpu' });
-      const m = readMatrix(path.join(out, p.matrix_file), 16);
-      const perRank = Math.floor((p.metadata.isl * perToken) / 4);
+      expect(p).toMatchObject({ matrix_file: path.join(out, `matrix_${b}.txt`), mem_type: 'cpu' });
+      const m = readMatrix(p.matrix_file, 16);
       // Batch b goes to prefill worker b % 2 (ranks 0-3 or 4-7): each of its 4 ranks sends its
-      // quarter of the KV cache, split over 8 / 4 = 2 decode ranks; the decode worker is ranks 8-15.
+      // quarter of the KV cache in equal shares to 8 / 4 = 2 decode ranks; the decode worker is ranks 8-15.
+      const share = Math.floor((p.metadata.isl * perToken) / 8);
       const first = (b % 2) * 4;
-      for (let i = 0; i < 16; i++) expect(rowSum(m, i)).toBe(i >= first && i < first + 4 ? perRank : 0);
-      for (let j = 0; j < 16; j++) {
-        const share = Math.floor(perRank / 2);
-        expect(colSum(m, j)).toBe(j < 8 ? 0 : (j - 8) % 2 === 0 ? share + (perRank % 2) : share);
-      }
-      expect(p.sleep_before_launch_sec).toBeCloseTo(prefillSeconds(p.metadata.isl, llama, 4, 36e12), 12);
+      for (let i = 0; i < 16; i++) expect(rowSum(m, i)).toBe(i >= first && i < first + 4 ? 2 * share : 0);
+      for (let j = 0; j < 16; j++) expect(colSum(m, j)).toBe(j < 8 ? 0 : share);
+      expect(p.sleep_before_launch_sec).toBeCloseTo(prefillSeconds([p.metadata.isl], llama, 4, 36e12), 12);
     });
 
     const json = path.join(dir, 'llama.json');
@@ -129,7 +131,7 @@ describe('matgen CLI', () => {
     expect(run.code, run.out).toBe(0);
     const report = readReport(json);
     expect(report.iterations_results[0].map((x) => x.num_senders)).toEqual([4, 4, 4]);
-    expect(report.iterations_results[0].map((x) => x.size)).toEqual(meta.traffic_patterns.map((p) => (4 * Math.floor((p.metadata.isl * perToken) / 4)) / 1e9));
+    expect(report.iterations_results[0].map((x) => x.size)).toEqual(meta.traffic_patterns.map((p) => (8 * Math.floor((p.metadata.isl * perToken) / 8)) / 1e9));
     expect(report.metadata.patterns.map((p) => p.sleep_before_launch_sec)).toEqual(meta.traffic_patterns.map((p) => p.sleep_before_launch_sec));
     expect(report.metadata.sleep_scale).toBe(0.001);
   });
@@ -138,7 +140,6 @@ describe('matgen CLI', () => {
     const base = ['--num-prefill-nodes', '1', '--num-decode-nodes', '1', '--results-dir', path.join(dir, 'x')];
     const error = async (args: string[]) => (await cli('matgen', args)).out;
     expect(await error(['--model', 'llama-405b', '--num-decode-nodes', '1', '--results-dir', 'x'])).toMatch(/--num-prefill-nodes is required/);
-    expect(await error(['--model', 'llama-405b', '--num-prefill-nodes', '1', '--num-decode-nodes', '1'])).toMatch(/--results-dir is required/);
     expect(await error(['--model', 'llama-7b', ...base])).toMatch(/unknown --model 'llama-7b' \(presets: llama-405b, /);
     expect(await error(['--hidden-size', '4096', '--num-layers', '32', ...base])).toMatch(/missing --num-heads, --num-kv-heads, --dtype-size/);
     expect(await error(['--model', 'llama-405b', '--num-heads', '8', ...base])).toMatch(/--model llama-405b fixes the shape: drop --num-heads/);

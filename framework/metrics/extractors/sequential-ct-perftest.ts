@@ -2,7 +2,9 @@
 // sequential-report.ts) as metrics, per pattern (its index in the config) and workload iteration
 // (from 1): LATENCY_MS and MEAN_BW_GBPS {pattern, iteration}; ISOLATED_LATENCY_MS and
 // TRANSFER_SIZE_GB {pattern}; WORKLOAD_LATENCY_MS {iteration}: from the iteration's start to the
-// end of its last transfer. GB = 1e9 bytes, GB/s = 1e9 bytes/s.
+// end of its last transfer. GB = 1e9 bytes, GB/s = 1e9 bytes/s. kvbench's own JSON reads the
+// same; where it writes null (a pattern no rank ran, a pattern rank 0 sent nothing in) there is no
+// value to read, and that is not a problem.
 import type { ExtractResult } from '../metric.ts';
 import { numberMetric, parseJsonReport } from './json-report.ts';
 
@@ -20,6 +22,7 @@ export function extractSequentialCtPerftestMetrics(text: string): ExtractResult 
     results.forEach((r, p) => {
       const at = `iterations_results[${w}][${p}]`;
       const labels = { pattern: p, iteration: w + 1 };
+      if (r.latency === null) return; // kvbench: no rank ran the pattern
       numberMetric(out, `${at}.latency`, r.latency, { name: 'LATENCY_MS', unit: 'ms', higherIsBetter: false, labels });
       numberMetric(out, `${at}.mean_bw`, r.mean_bw, { name: 'MEAN_BW_GBPS', unit: 'GB/s', higherIsBetter: true, labels });
       if (w > 0) return;
@@ -29,8 +32,9 @@ export function extractSequentialCtPerftestMetrics(text: string): ExtractResult 
   });
   const iters = (report.metadata as { iters?: { start_ts?: unknown; tps_end_ts?: unknown }[] } | undefined)?.iters ?? [];
   iters.forEach((it, w) => {
-    const ends = Array.isArray(it.tps_end_ts) ? (it.tps_end_ts as number[]) : [];
-    const value = typeof it.start_ts === 'number' && ends.length ? (Math.max(...ends) - it.start_ts) * 1000 : undefined;
+    const ends = (Array.isArray(it.tps_end_ts) ? (it.tps_end_ts as unknown[]) : []).filter((e): e is number => typeof e === 'number');
+    const last = ends.reduce((a, e) => Math.max(a, e), -Infinity);
+    const value = typeof it.start_ts === 'number' && ends.length ? (last - it.start_ts) * 1000 : undefined;
     numberMetric(out, `metadata.iters[${w}]`, value, { name: 'WORKLOAD_LATENCY_MS', unit: 'ms', higherIsBetter: false, labels: { iteration: w + 1 } });
   });
   return out;

@@ -4,10 +4,12 @@ import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
 import type { MetricSpec } from '../../metrics/metric.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
-import { jobTimeSeconds, type MetricsOverride } from '../../../runners/trtllm/serving-config.ts';
-import { splitShellWords } from '../../../runners/trtllm/shell.ts';
+import { jobTimeSeconds } from '../common/job-time.ts';
+import type { MetricsOverride } from '../common/metrics-override.ts';
+import { splitShellWords } from '../common/shell.ts';
 import type { NixlKind } from './kind.ts';
 import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
+import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -19,6 +21,8 @@ export interface NixlConfig {
     backend: string;
     /** XFER_TIMEOUT_S of the ranks: every wait and transfer (default: the engine's 300 s). */
     timeout_s?: number;
+    /** backend cuda: what moves a plan's bytes (auto | copy-engine | kernel); XFER_CUDA_COPY of the ranks. */
+    cuda_copy?: string;
     /** GPUs each node's ranks get (sbatch --gres=gpu:N; the local scheduler's CUDA_VISIBLE_DEVICES). */
     gpus_per_node?: number;
     references?: Record<string, unknown>;
@@ -66,6 +70,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           nodes: int(1),
           backend: nonEmpty,
           timeout_s: { type: 'number', exclusiveMinimum: 0 },
+          cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
           references: { type: 'object' },
           metrics: section(
@@ -105,6 +110,9 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     out.push(violation(['benchmark', 'backend'], `kind ${kind.name} runs on ${kind.backends.join(', ')}, not '${benchmark.backend}'`));
   } else if (nodes > 1 && SAME_NODE_BACKENDS[benchmark.backend]) {
     out.push(violation(['benchmark', 'nodes'], `backend ${benchmark.backend} reaches the ranks of one node only; across ${nodes} nodes use ${SAME_NODE_BACKENDS[benchmark.backend]}`));
+  }
+  if (benchmark.cuda_copy !== undefined && benchmark.backend !== 'cuda') {
+    out.push(violation(['benchmark', 'cuda_copy'], `chooses how the cuda backend copies; this config's backend is ${benchmark.backend}`));
   }
   if (kind.section && config[kind.section] === undefined) out.push(missingSection(kind));
   out.push(...ucxSectionRules(config, kind));

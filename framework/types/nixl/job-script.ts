@@ -3,8 +3,8 @@
 // failure). Every value goes through shellQuote; the script is `bash -n`-clean by construction.
 import path from 'node:path';
 import type { JobResources } from '../../scheduler/scheduler.ts';
-import { jobTimeSeconds } from '../../../runners/trtllm/serving-config.ts';
-import { shellQuote, splitShellWords } from '../../../runners/trtllm/shell.ts';
+import { jobTimeSeconds } from '../common/job-time.ts';
+import { shellQuote, splitShellWords } from '../common/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, type NixlConfig } from './common.ts';
 import type { RankCommand } from './kind.ts';
 import { ucxSectionEnv } from './ucx-section.ts';
@@ -38,12 +38,17 @@ export interface NixlJobPlan {
 
 export function renderNixlJobScript(plan: NixlJobPlan): string {
   const { config, rank } = plan;
-  const { kind, ranks, backend, timeout_s } = config.benchmark;
+  const { kind, ranks, backend, timeout_s, cuda_copy } = config.benchmark;
   const nodes = nodesOf(config);
   const rankLog = path.join(plan.logDir, rank.logFile);
   const launch = rank.external ? join(rank.argv) : disaggBenchCommand(plan.packageRoot, rank.argv);
   const srun = ['srun', '--nodes', nodes, '--ntasks', ranks, '--ntasks-per-node', ranks / nodes, '--kill-on-bad-exit=1'];
-  const env: Record<string, string> = { ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}), ...ucxSectionEnv(config.ucx), ...rank.env };
+  const env: Record<string, string> = {
+    ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
+    ...(cuda_copy !== undefined ? { XFER_CUDA_COPY: cuda_copy } : {}),
+    ...ucxSectionEnv(config.ucx),
+    ...rank.env,
+  };
   const lines = [
     '#!/usr/bin/env bash',
     `# disagg-bench nixl job for ${oneLine(plan.testId)} (kind ${oneLine(kind)}): generated from its config; rebuild it instead of editing.`,

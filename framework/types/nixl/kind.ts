@@ -6,6 +6,7 @@
 // A nixl config:
 //   metadata:   { description?, supported_gpus?: [H200, ...] }   # no supported_gpus: needs no GPU
 //   benchmark:  { kind: <kind name>, ranks: 4, nodes: 1, backend: shm|ucx|cuda|nccl, timeout_s?: 300,
+//                 cuda_copy?: auto|copy-engine|kernel (backend cuda: see runners/xfer/device-copy/copy-path.ts),
 //                 references?: {...} }                          # references: see metrics/references.ts
 //   slurm:      { partition?, account?, job_time?: "00:10:00", extra_args?: "--gres=gpu:2" }
 //   <section>:  the kind's own options, e.g. `ct_perftest:` with the seed's YAML keys

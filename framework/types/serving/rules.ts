@@ -13,7 +13,7 @@ import {
   accuracyTasks, launchesContextServers, TASK_NAME, mtpLayers, parseConcurrencyList, servingConfig, worldSize,
   type ServingConfig, type WorkerConfig,
 } from '../../../runners/trtllm/serving-config.ts';
-import { parseEnvAssignments, splitShellWords } from '../../../runners/trtllm/shell.ts';
+import { parseEnvAssignments, splitShellWords } from '../common/shell.ts';
 
 type Rule = (config: ServingConfig) => RuleViolation[];
 

@@ -1,36 +1,73 @@
-// cuda: same-node GPU memory. Peers' buffers are opened through CUDA IPC handles; requests are
-// cudaMemcpyAsync (direction from unified addressing: NVLink/PCIe peer copies) spread over several
-// streams so several copy engines work at once. Completion is polled with cudaEventQuery between
-// turns of the event loop: waiting never blocks it. Each execute() in flight records its own
-// events, so several complete independently (those on other streams may overtake earlier ones).
+// cuda: same-node GPU memory. Peers' buffers are opened through CUDA IPC handles. A plan's bytes
+// move on one of two paths (device-copy/copy-path.ts picks per plan, or --cuda-copy says):
+// - copy engines: cudaMemcpyAsync per request (direction from unified addressing: NVLink/PCIe peer
+//   copies), spread over several streams so several copy engines work at once;
+// - kernel: ONE launch of the copy kernel (device-copy/) for the whole plan, the GPU's own
+//   threads reading and writing through the IPC-mapped pointers.
+// Completion is polled with cudaEventQuery between turns of the event loop: waiting never blocks it.
+// Each execute() in flight records its own events, and the copy engines' plans start on the next
+// stream each time, so several complete independently (those on other streams may overtake).
+// Signalled phases (GPU-initiated EP dispatch/combine) are kernel plans that also write flags into
+// peers' memory and wait for theirs, all inside the one launch.
 import { monoNs, pollUntil } from '../clock.ts';
-import { TransferError } from '../errors.ts';
+import { TransferError, XferError } from '../errors.ts';
 import type { Region } from '../memory.ts';
 import { cudart, cudaMemcpyDefault, type Cudart } from '../native/cudart.ts';
+import { chooseCopyPath, parseCudaCopyPath, type CudaCopyPath } from '../device-copy/copy-path.ts';
+import { alignCopies } from '../device-copy/copy-table.ts';
+import { DeviceCopier, type DevicePhase } from '../device-copy/device-copier.ts';
 import { requireMemoryKind, requireSameNode } from './guards.ts';
-import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
+import { checkSpan, resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
 
 export interface CudaOptions {
-  /** Streams the requests are spread over (round robin). Default 4. */
+  /** Streams the copy-engine path spreads requests over (round robin). Default 4. */
   streams?: number;
-  /** Split requests larger than this into chunks on different streams. Default: no split. */
+  /** Copy-engine path: split requests larger than this into chunks on different streams. Default: no split. */
   chunkBytes?: number;
   /**
-   * 'parallel' (default): every request at once, over the streams. 'staggered': requests in order
-   * of peer distance ((peer - rank) mod world) on ONE stream, so with every rank starting together
-   * each GPU sends to one peer and receives from one peer at a time: copy engines writing to many
-   * peers at once contend (about 211 GB/s per GPU on 4 H200s, against 390 GB/s for one peer).
+   * Copy-engine path. 'parallel' (default): every request at once, over the streams. 'staggered':
+   * requests in order of peer distance ((peer - rank) mod world) on ONE stream, so with every rank
+   * starting together each GPU sends to one peer and receives from one peer at a time.
    * Default from XFER_CUDA_SCHEDULE.
    */
   schedule?: 'parallel' | 'staggered';
+  /** Which path moves a plan: 'auto' (default, per plan), 'copy-engine' or 'kernel'. Default from XFER_CUDA_COPY. */
+  copy?: CudaCopyPath;
 }
 
-interface CudaPlan extends PreparedPlan {
+/** Where a signalled phase writes its flag: a 64-bit word of a peer's region. */
+export interface SignalTarget {
+  peer: number;
+  remote: string;
+  remoteOffset: number;
+}
+
+/** A kernel plan that also signals peers and waits: word i of `wait` is the flag rank i writes. */
+export interface SignalledPhaseSpec {
+  requests: readonly XferRequest[];
+  signals: readonly SignalTarget[];
+  wait: { local: string; offset: number; count: number };
+}
+
+interface CopyEnginePlan extends PreparedPlan {
+  path: 'copy-engine';
   /** Per copy: which request it belongs to and which stream runs it. */
   copies: { request: number; stream: number; src: bigint; dst: bigint; length: number }[];
   resolved: ResolvedRequest[];
 }
+
+interface KernelPlan extends PreparedPlan {
+  path: 'kernel';
+  phase: DevicePhase;
+  resolved: ResolvedRequest[];
+}
+
+export interface SignalledPhase extends KernelPlan {
+  wait: { region: Region; offset: number; count: number };
+}
+
+type CudaPlan = CopyEnginePlan | KernelPlan;
 
 export class CudaBackend implements Backend {
   readonly name = 'cuda' as const;
@@ -44,6 +81,8 @@ export class CudaBackend implements Backend {
   private executes = 0;
   private readonly chunkBytes: number;
   private readonly schedule: 'parallel' | 'staggered';
+  private readonly copy: CudaCopyPath;
+  private copier?: DeviceCopier;
   private readonly peerRegions = new Map<number, Map<string, RemoteRegion>>();
   private readonly opened: bigint[] = [];
 
@@ -51,15 +90,20 @@ export class CudaBackend implements Backend {
     private readonly ctx: BackendContext,
     options: CudaOptions = {},
   ) {
-    this.cuda = cudart();
-    this.cuda.setDevice(ctx.device);
-    this.streams = Array.from({ length: Math.max(1, options.streams ?? 4) }, () => this.cuda.streamCreate());
-    this.chunkBytes = options.chunkBytes ?? Number.POSITIVE_INFINITY;
     const schedule = options.schedule ?? process.env.XFER_CUDA_SCHEDULE ?? 'parallel';
     if (schedule !== 'parallel' && schedule !== 'staggered') {
       throw new TransferError(`cuda: schedule '${schedule}' is not parallel or staggered (XFER_CUDA_SCHEDULE)`, 'cuda');
     }
     this.schedule = schedule;
+    try {
+      this.copy = options.copy ?? parseCudaCopyPath(process.env.XFER_CUDA_COPY ?? 'auto', 'XFER_CUDA_COPY');
+    } catch (err) {
+      throw new TransferError(`cuda: ${(err as Error).message}`, 'cuda');
+    }
+    this.cuda = cudart();
+    this.cuda.setDevice(ctx.device);
+    this.streams = Array.from({ length: Math.max(1, options.streams ?? 4) }, () => this.cuda.streamCreate());
+    this.chunkBytes = options.chunkBytes ?? Number.POSITIVE_INFINITY;
   }
 
   localInfo(): unknown {
@@ -96,11 +140,86 @@ export class CudaBackend implements Backend {
 
   async prepare(requests: readonly XferRequest[], locals: Map<string, Region>): Promise<CudaPlan> {
     const resolved = resolveRequests('cuda', requests, locals, this.peerRegions);
-    const copies: CudaPlan['copies'] = [];
+    const bytes = resolved.reduce((sum, r) => sum + r.length, 0);
+    const { unalignedBytes } = alignCopies(resolved.map((r) => ({ src: r.src, dst: r.dst, bytes: r.length })));
+    const { path } = chooseCopyPath(this.copy, { requests: resolved.map((r) => ({ peer: r.request.peer, length: r.length })), unalignedBytes });
+    if (path === 'kernel') return { path, requests, resolved, bytes, phase: this.kernelPhase(resolved, [], undefined) };
+    return { path, requests, resolved, bytes, copies: this.copyEngineCopies(resolved) };
+  }
+
+  /** A kernel plan that writes its flags into `signals` after the data and waits for its own (EP). */
+  async prepareSignalledPhase(spec: SignalledPhaseSpec, locals: Map<string, Region>): Promise<SignalledPhase> {
+    const resolved = resolveRequests('cuda', spec.requests, locals, this.peerRegions);
+    const signals = spec.signals.map((s, i) => {
+      const where = `cuda: signal ${i} (to rank ${s.peer})`;
+      const region = this.peerRegions.get(s.peer)?.get(s.remote);
+      if (!region) throw new XferError(`${where}: rank ${s.peer} is not connected or has no region '${s.remote}'`);
+      checkSpan(where, `region '${s.remote}' of rank ${s.peer}`, region.size, s.remoteOffset, 8);
+      return region.address + BigInt(s.remoteOffset);
+    });
+    const region = locals.get(spec.wait.local);
+    if (!region) throw new XferError(`cuda: no local region '${spec.wait.local}' to wait on`);
+    checkSpan('cuda: wait words', `local region '${spec.wait.local}'`, region.size, spec.wait.offset, spec.wait.count * 8);
+    const phase = this.kernelPhase(resolved, signals, { address: region.address + BigInt(spec.wait.offset), count: spec.wait.count });
+    const bytes = resolved.reduce((sum, r) => sum + r.length, 0);
+    return { path: 'kernel', requests: spec.requests, resolved, bytes, phase, wait: { region, offset: spec.wait.offset, count: spec.wait.count } };
+  }
+
+  /**
+   * Launches the phases in order on one stream (one launch each), `seq` their flag value, and
+   * waits for the last. A phase whose flags did not all arrive in time fails naming the ranks.
+   */
+  async runSignalledPhases(phases: readonly SignalledPhase[], seq: number, timeoutMs: number): Promise<void> {
+    this.cuda.setDevice(this.ctx.device);
+    for (const p of phases) this.kernels().launch(p.phase, seq, this.streams[0]);
+    await this.waitStream(0, timeoutMs, `${phases.length} signalled phase(s)`);
+    for (const p of phases) {
+      if (this.kernels().status(p.phase) === 'ok') continue;
+      const words = Buffer.from(p.wait.region.read(p.wait.offset, p.wait.count * 8));
+      const late = Array.from({ length: p.wait.count }, (_, r) => r).filter((r) => words.readBigUInt64LE(r * 8) < BigInt(seq));
+      throw new TransferError(`cuda: no flag ${seq} from rank(s) ${late.join(', ')} within ${timeoutMs / 1000} s (the kernel stopped waiting)`, 'cuda', late[0]);
+    }
+  }
+
+  async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
+    const p = plan as CudaPlan;
+    this.cuda.setDevice(this.ctx.device);
+    return p.path === 'kernel' ? this.executeKernel(p, options) : this.executeCopyEngines(p, options);
+  }
+
+  async destroy(): Promise<void> {
+    await this.disconnect();
+    this.copier?.destroy();
+    this.copier = undefined;
+    this.freeEvents.length = 0;
+    for (const e of this.events.splice(0)) this.cuda.eventDestroy(e);
+    for (const s of this.streams.splice(0)) this.cuda.streamDestroy(s);
+  }
+
+  /** The kernel runner, made (and the kernel compiled or found in the cache) on first use. */
+  private kernels(): DeviceCopier {
+    this.copier ??= new DeviceCopier(this.ctx.device);
+    return this.copier;
+  }
+
+  private kernelPhase(resolved: ResolvedRequest[], signals: bigint[], wait: { address: bigint; count: number } | undefined): DevicePhase {
+    // The blocks move the copies roughly in table order: in order of peer distance, every rank
+    // starts with a different peer, so no GPU receives from all the others at once.
+    const copies = this.peerDistanceOrder(resolved).map((i) => ({ src: resolved[i].src, dst: resolved[i].dst, bytes: resolved[i].length }));
+    // The kernel waits a little less than the host does (the store's timeout), so it ends first and says why.
+    return this.kernels().prepare({ copies, signals, wait, timeoutNs: 0.9 * this.ctx.store.defaultTimeoutMs * 1e6 });
+  }
+
+  /** Request indices in order of (peer - rank) mod world, request order among equals. */
+  private peerDistanceOrder(resolved: ResolvedRequest[]): number[] {
     const { rank, worldSize } = this.ctx;
     const distance = (i: number) => (resolved[i].request.peer - rank + worldSize) % worldSize;
-    const order = resolved.map((_, i) => i);
-    if (this.schedule === 'staggered') order.sort((a, b) => distance(a) - distance(b) || a - b);
+    return resolved.map((_, i) => i).sort((a, b) => distance(a) - distance(b) || a - b);
+  }
+
+  private copyEngineCopies(resolved: ResolvedRequest[]): CopyEnginePlan['copies'] {
+    const copies: CopyEnginePlan['copies'] = [];
+    const order = this.schedule === 'staggered' ? this.peerDistanceOrder(resolved) : resolved.map((_, i) => i);
     for (const request of order) {
       const r = resolved[request];
       const step = Math.min(this.chunkBytes, Math.max(r.length, 1));
@@ -113,21 +232,29 @@ export class CudaBackend implements Backend {
       } while (done < r.length);
     }
     this.reserveEvents(copies.length); // event creation stays out of the timed execute()
-    return { requests, resolved, copies, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
+    return copies;
   }
 
-  async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
-    const { copies, resolved } = plan as CudaPlan;
+  /** One launch; every request completes when the kernel does. */
+  private async executeKernel(plan: KernelPlan, options: ExecuteOptions): Promise<XferResult> {
+    const startNs = monoNs();
+    this.kernels().launch(plan.phase, 0, this.streams[0]);
+    const postedNs = monoNs();
+    await this.waitStream(0, options.timeoutMs, 'the copy kernel');
+    const endNs = monoNs();
+    return { startNs, postedNs, endNs, bytes: plan.bytes, requests: plan.resolved.map(() => ({ postNs: startNs, doneNs: endNs })) };
+  }
+
+  private async executeCopyEngines(plan: CopyEnginePlan, options: ExecuteOptions): Promise<XferResult> {
+    const { copies, resolved } = plan;
     const cuda = this.cuda;
-    cuda.setDevice(this.ctx.device);
     const timings = resolved.map(() => ({ postNs: 0, doneNs: 0 }));
     const copiesLeft = new Array<number>(resolved.length).fill(0);
-    this.reserveEvents(copies.length);
-    const events = this.freeEvents.splice(this.freeEvents.length - copies.length);
+    const events = this.takeEvents(copies.length);
     // Each execute() starts on the next stream, so a plan posted while another runs does not queue
     // behind it on the same streams.
     const first = this.executes++;
-    const stream = (c: CudaPlan['copies'][number]) => this.streams[(c.stream + first) % this.streams.length];
+    const stream = (c: CopyEnginePlan['copies'][number]) => this.streams[(c.stream + first) % this.streams.length];
     const startNs = monoNs();
     copies.forEach((c, i) => {
       if (timings[c.request].postNs === 0) timings[c.request].postNs = monoNs();
@@ -160,10 +287,16 @@ export class CudaBackend implements Backend {
     }
   }
 
-  async destroy(): Promise<void> {
-    await this.disconnect();
-    this.freeEvents.length = 0;
-    for (const e of this.events.splice(0)) this.cuda.eventDestroy(e);
-    for (const s of this.streams.splice(0)) this.cuda.streamDestroy(s);
+  private takeEvents(n: number): bigint[] {
+    this.reserveEvents(n);
+    return this.freeEvents.splice(this.freeEvents.length - n);
+  }
+
+  /** Records an event of its own after the work queued on a stream and polls it. */
+  private async waitStream(stream: number, timeoutMs: number, what: string): Promise<void> {
+    const [event] = this.takeEvents(1);
+    this.cuda.eventRecord(event, this.streams[stream]);
+    if (!(await pollUntil(() => this.cuda.eventDone(event), timeoutMs))) throw new TransferError(`cuda: ${what} not complete after ${timeoutMs} ms`, 'cuda');
+    this.freeEvents.push(event);
   }
 }

@@ -8,6 +8,7 @@ import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
 import type { BackendName } from '../backends/types.ts';
+import type { BackendOptions } from '../backends/registry.ts';
 import { runAsRanks, takeRanksOption } from './common/rank-launch.ts';
 import { takeUcxFlags } from './common/ucx-flags.ts';
 
@@ -27,11 +28,12 @@ export async function runAsRank<T>(
   backend: BackendName,
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
+  backendOptions: BackendOptions = {},
 ): Promise<T> {
   const store = await openStore(info);
   let engine: XferEngine | undefined;
   try {
-    engine = await XferEngine.create({ backend, rank: info, store });
+    engine = await XferEngine.create({ ...backendOptions, backend, rank: info, store });
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
       throw new XferError(
@@ -50,6 +52,11 @@ export async function runAsRank<T>(
     if (!e.message.startsWith(`rank ${info.rank}:`)) e.message = `rank ${info.rank}: ${e.message}`;
     throw e;
   }
+}
+
+/** Rank 0 says what reading the config found (a matrix_file's base, truncated cells): `note: ` lines on stderr. */
+export function printNotes(info: RankInfo, notes: readonly string[]): void {
+  if (info.rank === 0) for (const note of notes) process.stderr.write(`note: ${note}\n`);
 }
 
 /** Rank 0 writes the JSON report where --json-output-path says. */

@@ -1,41 +1,66 @@
-// The options both CT perftests take (CONFIG, --verify-buffers, --json-output-path, --backend),
-// parsed once; each command adds its own options to the same parseArgs call.
+// The options both CT perftests take, parsed once; each command adds its own options to the same
+// parseArgs call. kvbench's (NIXL benchmark/kvbench main.py, click): CONFIG,
+// --verify-buffers/--no-verify-buffers and --print-recv-buffers/--no-print-recv-buffers (both off
+// by default, the last of a pair wins), --json-output-path; this project's: --backend, --cuda-copy.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backendNames, type BackendName } from '../backends/types.ts';
+import type { BackendOptions } from '../backends/registry.ts';
 import { BenchOptionError, choiceOption } from './common/options.ts';
+import { cudaCopyPaths, type CudaCopyPath } from '../device-copy/copy-path.ts';
 
 export interface CtCommonOptions {
   configFile: string;
   verifyBuffers: boolean;
+  /** Each rank prints its receive buffers after the run (kvbench prints them only while verifying). */
+  printRecvBuffers: boolean;
   jsonOutputPath?: string;
   /** Default: cuda for GPU memory, shm for host memory. */
   backend?: BackendName;
+  /** backend cuda: copy engines, the copy kernel, or per plan (default: XFER_CUDA_COPY, else auto). */
+  cudaCopy?: CudaCopyPath;
 }
 
 type OwnOptions = NonNullable<ParseArgsConfig['options']>;
 
+/** click's `--x/--no-x` pairs: off unless given, the last one on the line wins. */
+const FLAG_PAIRS = ['verify-buffers', 'print-recv-buffers'] as const;
+
 /** The common options, and the raw values of the command's own (`own`). */
 export function parseCtArgs(argv: string[], usage: string, own: OwnOptions = {}): { common: CtCommonOptions; values: Record<string, string | boolean | undefined> } {
-  const { values, positionals } = parseArgs({
+  const pairs = Object.fromEntries(FLAG_PAIRS.flatMap((f) => [[f, { type: 'boolean' }], [`no-${f}`, { type: 'boolean' }]])) as OwnOptions;
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      'verify-buffers': { type: 'boolean', default: false },
-      'json-output-path': { type: 'string' },
-      backend: { type: 'string' },
-      ...own,
-    },
+    tokens: true,
+    options: { ...pairs, 'json-output-path': { type: 'string' }, backend: { type: 'string' }, 'cuda-copy': { type: 'string' }, ...own },
   });
   if (positionals.length !== 1) throw new BenchOptionError(`expected one CONFIG file, got ${positionals.length}\n${usage}`);
   const raw = values as Record<string, string | boolean | undefined>;
+  const flag = (name: (typeof FLAG_PAIRS)[number]) => {
+    let on = false;
+    for (const t of tokens) {
+      const option = t.kind === 'option' ? (t.name as string) : undefined;
+      if (option === name || option === `no-${name}`) on = option === name;
+    }
+    return on;
+  };
   const backend = raw.backend as string | undefined;
   return {
     common: {
       configFile: positionals[0],
-      verifyBuffers: raw['verify-buffers'] === true,
+      verifyBuffers: flag('verify-buffers'),
+      printRecvBuffers: flag('print-recv-buffers'),
       jsonOutputPath: raw['json-output-path'] as string | undefined,
       backend: backend === undefined ? undefined : choiceOption('backend', backend, backendNames),
+      cudaCopy: raw['cuda-copy'] === undefined ? undefined : choiceOption('cuda-copy', raw['cuda-copy'] as string, cudaCopyPaths),
     },
     values: raw,
   };
+}
+
+/** The engine options the common flags ask for; --cuda-copy with another backend is refused. */
+export function ctBackendOptions(o: CtCommonOptions, backend: BackendName): BackendOptions {
+  if (o.cudaCopy === undefined) return {};
+  if (backend !== 'cuda') throw new BenchOptionError(`--cuda-copy chooses how the cuda backend copies; this run's backend is ${backend}`);
+  return { cuda: { copy: o.cudaCopy } };
 }

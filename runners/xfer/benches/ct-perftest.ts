@@ -2,19 +2,22 @@
 // one send buffer (its row's sum) and one receive buffer (its column's sum); WRITE pushes each
 // row's slices to the receivers, READ has each receiver pull its column from the senders; each
 // per-peer transfer is split into `shards` requests. A barrier starts every iteration; with
-// --verify-buffers every receive slice is checked byte for byte after every iteration.
+// --verify-buffers every receive slice is checked byte for byte after every iteration; with
+// --print-recv-buffers every rank prints its receive slices after the last one.
 //   disagg-bench ct-perftest config.yaml --ranks 4 --backend shm --verify-buffers --json-output-path r.json
 import type { RankInfo } from '../rank.ts';
 import { totalBytes } from '../matrix.ts';
 import { readCtConfig } from './traffic-pattern.ts';
-import { layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
+import { describeReceived, layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { ctReport, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
-import { defaultBackend, reportingBenchMain, runAsRank } from './bench-rank.ts';
-import { parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { defaultBackend, printNotes, reportingBenchMain, runAsRank } from './bench-rank.ts';
+import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
 
-const USAGE = 'usage: disagg-bench ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--backend shm|ucx|cuda|nccl] [--ranks N]';
+const USAGE =
+  'usage: disagg-bench ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
+  '[--json-output-path P] [--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {
@@ -31,6 +34,7 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
   // The matrix must match the world before anything is allocated.
   const config = readCtConfig(o.configFile, info.worldSize);
   const p = config.pattern;
+  printNotes(info, p.notes);
   const backend = o.backend ?? defaultBackend([p.memory]);
   const me = info.rank;
   return runAsRank(info, backend, [p.memory], async (engine, store) => {
@@ -49,6 +53,10 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
         verifyReceived(p, layout, engine.regions, me, it);
       }
     }
+    if (o.printRecvBuffers) {
+      if (!o.verifyBuffers) await store.barrier('ct-print'); // every initiator is done (verifying waited already)
+      for (const line of describeReceived(p, layout, engine.regions, me)) process.stdout.write(`${line}\n`);
+    }
     const runs = await store.allGather<RankRuns>('ct-runs', { rank: me, bytes: plan.prepared.bytes, spans });
     await engine.disconnect();
     if (me !== 0) return undefined;
@@ -64,8 +72,9 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
         warmupIterations: config.warmupIters,
         verifiedBuffers: o.verifyBuffers,
         bytesPerIteration: totalBytes(p.matrix),
+        notes: p.notes,
       },
       runs,
     );
-  });
+  }, ctBackendOptions(o, backend));
 }

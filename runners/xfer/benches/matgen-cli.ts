@@ -1,28 +1,33 @@
-// `disagg-bench matgen ...`: the KV-cache transfer matrix generator (../matgen.ts) as a command,
-// with the reference's option names. Writes matrix_<i>.txt (exact bytes) and a metadata.yaml that
-// `disagg-bench sequential-ct-perftest <results-dir>/metadata.yaml` runs as is.
+// `disagg-bench matgen [generate] ...`: the KV-cache transfer matrix generator (../matgen.ts) as a
+// command, with kvbench's option names and defaults (`inference_workload_matgen.py generate ...`
+// runs unchanged with `disagg-bench matgen generate ...`). Writes matrix_<i>.txt (exact bytes) and a
+// metadata.yaml that `disagg-bench sequential-ct-perftest <results-dir>/metadata.yaml` runs as is.
 //   disagg-bench matgen --model llama-405b --num-prefill-nodes 1 --num-decode-nodes 1 \
 //     --prefill-tp 4 --decode-tp 8 --num-user-requests 20 --results-dir out/llama
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generatePatterns, MATGEN_DEFAULTS, MODEL_PRESETS, writePatterns, type GeneratedPattern, type MatgenOptions, type ModelShape } from '../matgen.ts';
+import {
+  computeModels, defaultResultsDir, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, writePatterns, type GeneratedPattern, type MatgenOptions, type ModelShape,
+} from '../matgen.ts';
 import { totalBytes } from '../matrix.ts';
 import { memTypes } from './traffic-pattern.ts';
 import { BenchOptionError, choiceOption, intOption, numberOption } from './common/options.ts';
 
 const SHAPE_OPTIONS = ['hidden-size', 'num-layers', 'num-heads', 'num-kv-heads', 'dtype-size'] as const;
 
-export const MATGEN_USAGE = `usage: disagg-bench matgen --num-prefill-nodes N --num-decode-nodes N --results-dir DIR
+export const MATGEN_USAGE = `usage: disagg-bench matgen [generate] --num-prefill-nodes N --num-decode-nodes N [--results-dir matrices_<ranks>ranks]
     (--model ${Object.keys(MODEL_PRESETS).join('|')} | --hidden-size H --num-layers L --num-heads A --num-kv-heads K --dtype-size B)
     [--prefill-tp 1] [--prefill-pp 1] [--prefill-cp 1] [--decode-tp 1] [--decode-pp 1] [--decode-cp 1]
     [--num-user-requests 1000] [--batch-size 1] [--isl-mean 16000] [--isl-scale 10000] [--min-isl 1000] [--max-isl 128000]
-    [--max-batch-mem 100e9] [--ppn 8] [--rail-optimized] [--seed 0]
+    [--max-batch-mem 100e9] [--ppn 8] [--rail-optimized|--no-rail-optimized]
+    [--compute-model ${computeModels.join('|')}] [--seed 0]
     [--mem-type cuda|vram|cpu|dram] [--xfer-op WRITE|READ] [--shards N]   (written into every pattern)`;
 
 const int = { type: 'string' } as const;
 
 export interface MatgenCommand {
   options: MatgenOptions;
+  /** --results-dir, else kvbench's default matrices_<ranks>ranks. */
   resultsDir: string;
   /** Fields written into every pattern of metadata.yaml. */
   patternFields: Record<string, unknown>;
@@ -37,15 +42,17 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
       'prefill-tp': int, 'prefill-pp': int, 'prefill-cp': int, 'decode-tp': int, 'decode-pp': int, 'decode-cp': int,
       model: { type: 'string' }, 'hidden-size': int, 'num-layers': int, 'num-heads': int, 'num-kv-heads': int, 'dtype-size': int,
       'isl-mean': int, 'isl-scale': int, 'min-isl': int, 'max-isl': int, 'max-batch-mem': int, ppn: int,
-      'rail-optimized': { type: 'boolean', default: false }, seed: int, 'results-dir': { type: 'string' },
+      'rail-optimized': { type: 'boolean' }, 'no-rail-optimized': { type: 'boolean' }, 'compute-model': { type: 'string' },
+      seed: int, 'results-dir': { type: 'string' },
       'mem-type': { type: 'string' }, 'xfer-op': { type: 'string' }, shards: int,
     },
   });
   const fail = (message: string): never => {
     throw new BenchOptionError(`${message}\n${MATGEN_USAGE}`);
   };
-  if (positionals.length > 0) fail(`unexpected argument '${positionals[0]}'`);
-  const resultsDir = values['results-dir'] ?? fail('--results-dir is required: where the matrices and metadata.yaml go');
+  // kvbench's script is a click group whose one command is `generate`.
+  const extra = positionals[0] === 'generate' ? positionals.slice(1) : positionals;
+  if (extra.length > 0) fail(`unexpected argument '${extra[0]}'`);
   const required = (name: 'num-prefill-nodes' | 'num-decode-nodes') =>
     values[name] === undefined ? fail(`--${name} is required`) : intOption(name, values[name], 1);
   /** An integer option (a number when `integer` is false) with its default. */
@@ -69,15 +76,24 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
     islMax: n('max-isl', MATGEN_DEFAULTS.islMax),
     maxBatchMemBytes: n('max-batch-mem', MATGEN_DEFAULTS.maxBatchMemBytes, 1, false),
     ranksPerNode: n('ppn', MATGEN_DEFAULTS.ranksPerNode),
-    railOptimized: values['rail-optimized'],
+    railOptimized: lastFlag(argv, 'rail-optimized'),
+    computeModel: values['compute-model'] === undefined ? MATGEN_DEFAULTS.computeModel : choiceOption('compute-model', values['compute-model'], computeModels),
     seed: n('seed', MATGEN_DEFAULTS.seed, 0),
   };
   if (options.islMin > options.islMax) fail(`--min-isl (${options.islMin}) must not exceed --max-isl (${options.islMax})`);
+  const resultsDir = values['results-dir'] ?? defaultResultsDir(options);
   const patternFields: Record<string, unknown> = {};
   if (values['mem-type'] !== undefined) patternFields.mem_type = choiceOption('mem-type', values['mem-type'], memTypes);
   if (values['xfer-op'] !== undefined) patternFields.xfer_op = choiceOption('xfer-op', values['xfer-op'], ['WRITE', 'READ'] as const);
   if (values.shards !== undefined) patternFields.shards = n('shards', 1);
   return { options, resultsDir, patternFields };
+}
+
+/** click's `--x/--no-x`: off unless given, the last one wins. */
+function lastFlag(argv: string[], name: string): boolean {
+  let on = false;
+  for (const word of argv) if (word === `--${name}` || word === `--no-${name}`) on = word === `--${name}`;
+  return on;
 }
 
 function modelShape(values: Record<string, unknown>, fail: (m: string) => never): ModelShape {
@@ -107,6 +123,9 @@ export async function matgenMain(argv: string[]): Promise<number> {
     throw new BenchOptionError((err as Error).message.replace(/^matgen: /, '')); // the CLI names the command already
   }
   const metadata = writePatterns(resultsDir, patterns, patternFields);
+  const last = patterns[patterns.length - 1];
+  const open = last && last.requests.length < options.batchSize && last.isl * kvBytesPerToken(options.model) <= options.maxBatchMemBytes;
+  if (open) process.stdout.write(`matgen: the last batch is incomplete, with size ${last.requests.length}\n`);
   const ranks = (options.prefillNodes + options.decodeNodes) * options.ranksPerNode;
   const bytes = patterns.reduce((a, p) => a + totalBytes(p.matrix), 0);
   const compute = patterns.reduce((a, p) => a + p.computeSec, 0);

@@ -109,3 +109,17 @@ export function verifyReceived(p: TrafficPattern, layout: BufferLayout, regions:
     }
   });
 }
+
+/** --print-recv-buffers: one line per sender this rank receives from, its slice's length and first and last bytes. */
+export function describeReceived(p: TrafficPattern, layout: BufferLayout, regions: Map<string, Region>, me: number): string[] {
+  const { col } = sliceOffsets(p.matrix);
+  const recv = regions.get(regionName(p.memory, 'recv'))!;
+  const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex').replace(/(..)(?=.)/g, '$1 ');
+  return p.matrix.flatMap((r, i) => {
+    const n = r[me];
+    if (n === 0) return [];
+    const at = layout.recvBase[p.index][me] + col[me][i];
+    const bytes = n <= 16 ? hex(recv.read(at, n)) : `${hex(recv.read(at, 8))} ... ${hex(recv.read(at + n - 8, 8))}`;
+    return [`Recv buffer ${i} (pattern ${p.index}, ${n} bytes from rank ${i} to rank ${me}): ${bytes}`];
+  });
+}

@@ -15,11 +15,11 @@ import { monoNs, sleep } from '../clock.ts';
 import type { RankInfo } from '../rank.ts';
 import type { Plan } from '../engine.ts';
 import { readSequentialConfig, type TrafficPattern } from './traffic-pattern.ts';
-import { layoutBuffers, patternRanks, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
+import { describeReceived, layoutBuffers, patternRanks, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { formatSequentialReport, sequentialReport, type SequentialReport, type Span } from './sequential-report.ts';
-import { defaultBackend, reportingBenchMain, runAsRank } from './bench-rank.ts';
+import { defaultBackend, printNotes, reportingBenchMain, runAsRank } from './bench-rank.ts';
 import { BenchOptionError, intOption, numberOption } from './common/options.ts';
-import { parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 import { mean } from './common/stats.ts';
 
 export interface SequentialOptions extends CtCommonOptions {
@@ -33,8 +33,9 @@ export interface SequentialOptions extends CtCommonOptions {
 }
 
 const USAGE =
-  'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers] [--json-output-path P] [--sleep-scale 1] ' +
-  '[--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] [--backend shm|ucx|cuda|nccl] [--ranks N] [--share-buffers]';
+  'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
+  '[--json-output-path P] [--sleep-scale 1] [--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] ' +
+  '[--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseSequentialArgs(argv: string[]): SequentialOptions {
@@ -69,6 +70,7 @@ export function sequentialCtPerftestMain(argv: string[]): Promise<number> {
 /** One rank's part; rank 0 returns the report. */
 export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptions): Promise<SequentialReport | undefined> {
   const patterns = readSequentialConfig(o.configFile, info.worldSize);
+  printNotes(info, patterns.flatMap((p) => p.notes));
   const kinds = [...new Set(patterns.map((p) => p.memory))];
   const backend = o.backend ?? defaultBackend(kinds);
   const me = info.rank;
@@ -108,6 +110,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
     if (o.verifyBuffers) await store.barrier('seq-warmup-done');
 
     prepareAll(0);
+    const isolationStartNs = monoNs(); // kvbench's sol_calculation_ts
     const isolationMeanNs: (number | null)[] = [];
     for (const p of patterns) {
       await store.barrier('seq-isolation'); // the pattern runs alone
@@ -143,6 +146,10 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
         if (computes) await sleepSeconds(p.sleepAfterSec * o.sleepScale);
       }
       await verifyAll(w + 1, 'seq-workload-done', waits.timeoutMs);
+      if (o.printRecvBuffers) {
+        if (!o.verifyBuffers) await store.barrier('seq-print', waits); // every rank's transfers of the iteration are complete
+        for (const p of mine) for (const line of describeReceived(p, layout, engine.regions, me)) process.stdout.write(`[iteration ${w + 1}] ${line}\n`);
+      }
       const all = await store.allGather<Span[]>('seq-iteration', spans, waits);
       iterations.push({ startNs: iterationStartNs, spans: all });
     }
@@ -157,6 +164,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       iterations,
       startNs,
       preparedNs,
+      isolationStartNs,
       finishedNs: monoNs(),
       epochOffsetNs,
       settings: {
@@ -169,8 +177,9 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
         verified_buffers: o.verifyBuffers,
         shared_buffers: o.shareBuffers,
       },
+      notes: patterns.flatMap((p) => p.notes),
     });
-  });
+  }, ctBackendOptions(o, backend));
 }
 
 /** setTimeout(0) still costs a turn of the timer queue: no sleep at all for 0. */

@@ -31,13 +31,16 @@ export interface SequentialRunData {
   isolationMeanNs: (number | null)[][];
   /** Per workload iteration: when it started and [rank][pattern] run spans (rank 0's clock, ns). */
   iterations: { startNs: number; spans: Span[][] }[];
-  /** Rank 0's clock: run start, end of preparation, end of the run (ns). */
+  /** Rank 0's clock: run start, end of preparation, start of the isolated phase, end of the run (ns). */
   startNs: number;
   preparedNs: number;
+  isolationStartNs: number;
   finishedNs: number;
   /** Add to rank 0's monotonic ns to get ns since the epoch. */
   epochOffsetNs: number;
   settings: Record<string, unknown>;
+  /** What reading the config found (matrix_file bases, truncated cells). */
+  notes?: string[];
 }
 
 export interface PatternResult {
@@ -55,6 +58,8 @@ export interface SequentialReport {
   metadata: {
     ts: number;
     prepare_tp_time: number;
+    /** When the isolated ("speed of light") phase started: kvbench's name. */
+    sol_calculation_ts: number;
     finished_ts: number;
     iters: { start_ts: number; tps_start_ts: number[]; tps_end_ts: number[] }[];
     units: Record<string, string>;
@@ -91,6 +96,7 @@ export function sequentialReport(d: SequentialRunData): SequentialReport {
     metadata: {
       ts: ts(d.startNs),
       prepare_tp_time: (d.preparedNs - d.startNs) / 1e9,
+      sol_calculation_ts: ts(d.isolationStartNs),
       finished_ts: ts(d.finishedNs),
       iters: d.iterations.map((it, w) => ({
         start_ts: ts(it.startNs),
@@ -103,7 +109,7 @@ export function sequentialReport(d: SequentialRunData): SequentialReport {
         latency: 'ms',
         isolated_latency: 'ms',
         mean_bw: 'GB/s (1e9 bytes/s)',
-        ts: 's since the epoch',
+        ts: 's since the epoch (every *_ts)',
         prepare_tp_time: 's',
       },
       patterns: d.patterns.map((p) => ({
@@ -116,17 +122,18 @@ export function sequentialReport(d: SequentialRunData): SequentialReport {
         receivers: p.matrix.filter((_, j) => colSum(p.matrix, j) > 0).length,
         metadata: p.metadata,
       })),
+      notes: d.notes ?? [],
     },
   };
 }
 
-/** One table per workload iteration, as the reference prints it (3 decimals). */
+/** One table per workload iteration, headed `Iteration i/n` as kvbench prints it (3 decimals). */
 export function formatSequentialReport(r: SequentialReport): string {
   const headers = ['Transfer size (GB)', 'Latency (ms)', 'Isolated Latency (ms)', 'Num Senders', 'Mean BW (GB/s)'];
   return r.iterations_results
     .map((rows, w) => {
       const table = formatTable(headers, rows.map((x) => [f3(x.size), f3(x.latency), f3(x.isolated_latency), x.num_senders, f3(x.mean_bw)]));
-      return `Workload iteration ${w + 1}/${r.iterations_results.length}\n${table}\n`;
+      return `Iteration ${w + 1}/${r.iterations_results.length}\n${table}\n`;
     })
     .join('\n');
 }

@@ -1,5 +1,6 @@
 // The configs of the CT perftests (seed 000): one traffic pattern with iterations, or a list of
-// patterns. Keys and defaults are the reference's; matrix files are relative to the config file.
+// patterns. Keys and defaults are the reference's; a relative matrix_file is looked up in the
+// config's folder, then in the working directory (kvbench's), see matrix-file.ts.
 //   iters: 50                  # CT only (default 1)
 //   warmup_iters: 10           # CT only (default 0)
 //   traffic_pattern:           # CT; the sequential test has `traffic_patterns: [ ... ]`
@@ -13,7 +14,8 @@
 import path from 'node:path';
 import type { MemoryKind } from '../memory.ts';
 import type { XferOp } from '../backends/types.ts';
-import { MatrixError, readMatrix, type TransferMatrix } from '../matrix.ts';
+import { MatrixError, readMatrixFile, truncationNote, type TransferMatrix } from '../matrix.ts';
+import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from './matrix-file.ts';
 import { BenchConfigError, readYamlSource, type KeyPath, type YamlSource } from './yaml-source.ts';
 
 export const memTypes = ['cuda', 'vram', 'cpu', 'dram'] as const;
@@ -31,6 +33,8 @@ export interface TrafficPattern {
   sleepBeforeSec: number;
   sleepAfterSec: number;
   metadata: Record<string, unknown>;
+  /** What the run says about reading it: which file a relative path found, cells truncated to whole bytes. */
+  notes: string[];
 }
 
 export interface CtConfig {
@@ -76,12 +80,19 @@ export function readSequentialConfig(file: string, ranks?: number): TrafficPatte
 function readPattern(src: YamlSource, at: KeyPath, index: number, ranks: number | undefined): TrafficPattern {
   const raw = mapping(src, at, PATTERN_KEYS);
   if (typeof raw.matrix_file !== 'string' || raw.matrix_file === '') throw src.error([...at, 'matrix_file'], 'is required: the path of the matrix file');
-  const matrixFile = path.resolve(path.dirname(src.file), raw.matrix_file);
+  let matrixFile: string;
   let matrix: TransferMatrix;
+  const notes: string[] = [];
   try {
-    matrix = readMatrix(matrixFile, ranks);
+    const resolved = resolveMatrixFile(path.dirname(src.file), raw.matrix_file);
+    matrixFile = resolved.file;
+    const read = readMatrixFile(matrixFile, ranks);
+    matrix = read.matrix;
+    const found = matrixFileNote(raw.matrix_file, resolved);
+    if (found) notes.push(found);
+    if (read.truncation) notes.push(truncationNote(matrixFile, read.truncation));
   } catch (err) {
-    if (err instanceof MatrixError) throw new BenchConfigError(`${src.where([...at, 'matrix_file'])}: ${err.message}`);
+    if (err instanceof MatrixError || err instanceof MatrixFileNotFound) throw new BenchConfigError(`${src.where([...at, 'matrix_file'])}: ${err.message}`);
     throw err;
   }
   const memType = choice(src, [...at, 'mem_type'], raw.mem_type, memTypes, 'cuda');
@@ -98,6 +109,7 @@ function readPattern(src: YamlSource, at: KeyPath, index: number, ranks: number 
     sleepBeforeSec: seconds(src, [...at, 'sleep_before_launch_sec'], raw.sleep_before_launch_sec),
     sleepAfterSec: seconds(src, [...at, 'sleep_after_launch_sec'], raw.sleep_after_launch_sec),
     metadata: metadata as Record<string, unknown>,
+    notes,
   };
 }
 

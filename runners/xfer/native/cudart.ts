@@ -3,6 +3,7 @@
 import koffi from 'koffi';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
+import { cudaLibraryCandidates } from './cuda-paths.ts';
 
 export const cudaMemcpyHostToDevice = 1;
 export const cudaMemcpyDeviceToHost = 2;
@@ -50,7 +51,7 @@ export interface Cudart {
 }
 
 export const cudart = lazyBinding((): Cudart => {
-  const lib = openLibrary('cudart', cudartCandidates());
+  const lib = openLibrary('cudart', cudaLibraryCandidates(['libcudart.so.13', 'libcudart.so.12', 'libcudart.so.11.0', 'libcudart.so']));
   // Passed by value (64 bytes, in memory per the SysV ABI). uint8_t, not char: koffi turns char
   // arrays into strings, which cuts the handle at its first zero byte.
   const IpcHandle = koffi.struct('xfer_cudaIpcMemHandle_t', { reserved: koffi.array('uint8_t', CUDA_IPC_HANDLE_BYTES) });
@@ -182,11 +183,3 @@ export const cudart = lazyBinding((): Cudart => {
     ipcCloseMemHandle: (ptr) => check(f.ipc_close_mem_handle(ptr), 'cudaIpcCloseMemHandle'),
   };
 });
-
-/** By soname first (the loader's path), then inside CUDA installs, which often are not on it. */
-function cudartCandidates(): string[] {
-  const sonames = ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so.11.0', 'libcudart.so'];
-  const homes = [process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((h): h is string => !!h);
-  const dirs = homes.flatMap((home) => ['lib64', 'targets/x86_64-linux/lib', 'targets/sbsa-linux/lib'].map((d) => `${home}/${d}`));
-  return [...sonames, ...dirs.flatMap((dir) => sonames.slice(0, 3).map((so) => `${dir}/${so}`))];
-}

@@ -6,6 +6,7 @@ import { extractSequentialCtPerftestMetrics } from '../../../framework/metrics/e
 import { getExtractor } from '../../../framework/metrics/extractors/index.ts';
 import { ctReport } from '../../../runners/xfer/benches/ct-report.ts';
 import { sequentialReport, type PatternInfo } from '../../../runners/xfer/benches/sequential-report.ts';
+import { formatCtReport } from '../../../runners/xfer/benches/ct-report.ts';
 
 const ms = 1e6;
 
@@ -33,6 +34,27 @@ describe('ct-perftest extractor', () => {
     expect(by('MAX_BW_GBPS')[0]).toMatchObject({ value: 3, labels: { rank: 1 } });
   });
 
+  it("reads kvbench's own ct-perftest output (no JSON there): its table, after its logger's prefix line", () => {
+    // What kvbench's ct-perftest logs on rank 0 (tabulate, floatfmt .6f), srun --label prefixes included.
+    const log = [
+      '0: 2025-08-26 10:00:00,000 - test.custom_traffic_perftest - INFO - Performance metrics:',
+      '0:   Iters    Total time (s)    Avg latency/iter (s)    Total size (GB)',
+      '0: -------  ----------------  ----------------------  -----------------',
+      '0:      50          0.123456                0.002469           0.004205',
+      '1: 2025-08-26 10:00:00,100 - nixl - INFO - done',
+    ].join('\n');
+    const { metrics, problems } = extractCtPerftestMetrics(log);
+    expect(problems).toEqual([]);
+    expect(metrics.map((m) => [m.name, m.value, m.unit])).toEqual([['TOTAL_LATENCY_S', 0.123456, 's'], ['AVG_LATENCY_PER_ITER_S', 0.002469, 's'], ['TOTAL_SIZE_GB', 0.004205, 'GB']]);
+    // This project's stdout carries the same table with its columns after kvbench's.
+    const ours = extractCtPerftestMetrics(formatCtReport(JSON.parse(ctJson)));
+    expect(ours.problems).toEqual([]);
+    expect(ours.metrics.map((m) => m.name)).toEqual(['TOTAL_LATENCY_S', 'AVG_LATENCY_PER_ITER_S', 'TOTAL_SIZE_GB', 'AVG_BW_GBPS', 'AGGREGATE_BW_GBPS', 'AVG_ITER_LATENCY_MS']);
+    expect(ours.metrics[1].value).toBe(0.0025); // 5 ms over 2 iterations
+    expect(extractCtPerftestMetrics('0: starting\n').problems).toEqual(["no CT perftest report: neither a JSON report nor kvbench's table (Iters | Total time (s) | Avg latency/iter (s) | Total size (GB))"]);
+    expect(extractCtPerftestMetrics(log.split('\n').slice(0, 3).join('\n')).problems).toEqual(["kvbench's table is cut short after its header (line 2)"]);
+  });
+
   it('reports a truncated file, a missing field and a report without ranks as problems', () => {
     expect(extractCtPerftestMetrics(ctJson.slice(0, 200)).problems[0]).toMatch(/the ct-perftest JSON report does not parse \(truncated\?\)/);
     const partial = JSON.parse(ctJson);
@@ -55,6 +77,7 @@ describe('sequential-ct-perftest extractor', () => {
     ],
     startNs: 0,
     preparedNs: 1 * ms,
+    isolationStartNs: 2 * ms,
     finishedNs: 30 * ms,
     epochOffsetNs: 1e18,
     settings: {},
@@ -74,6 +97,20 @@ describe('sequential-ct-perftest extractor', () => {
     expect(workload[0].value).toBeCloseTo(5, 3);
     expect(workload[1].value).toBeCloseTo(7, 3);
     expect(metrics.find((m) => m.name === 'MEAN_BW_GBPS')).toMatchObject({ unit: 'GB/s', higherIsBetter: true });
+  });
+
+  it("reads kvbench's JSON, whose nulls (a pattern nobody ran, rank 0's own unset timestamps) are not values", () => {
+    const kvbench = {
+      iterations_results: [[
+        { size: 0.004, latency: 2.5, isolated_latency: 2.0, num_senders: 2, mean_bw: 1.6, min_start_ts: 100.001, max_end_ts: 100.0035 },
+        { size: 0, latency: null, isolated_latency: 1.0, num_senders: 0, mean_bw: 1.6, min_start_ts: 100.0, max_end_ts: 100.0 },
+      ]],
+      metadata: { ts: 99.0, iters: [{ start_ts: 100.0, tps_start_ts: [100.001, null], tps_end_ts: [100.0035, null] }], prepare_tp_time: 0.5, sol_calculation_ts: 99.6, finished_ts: 101.0 },
+    };
+    const { metrics, problems } = extractSequentialCtPerftestMetrics(JSON.stringify(kvbench));
+    expect(problems).toEqual([]);
+    expect(metrics.filter((m) => m.name === 'LATENCY_MS').map((m) => [m.labels, m.value])).toEqual([[{ pattern: 0, iteration: 1 }, 2.5]]);
+    expect(metrics.find((m) => m.name === 'WORKLOAD_LATENCY_MS')!.value).toBeCloseTo(3.5, 6);
   });
 
   it('reports malformed results', () => {

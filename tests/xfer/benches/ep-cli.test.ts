@@ -31,6 +31,12 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     expect(r.out).toMatch(/Rank 1 failed verification: dispatch: slot 0 \(token \d+ of rank \d for expert \d+\), byte 0: expected 0x[0-9a-f]{2}, got 0x[0-9a-f]{2}/);
   });
 
+  it('a rank that never sends its flags makes the others fail naming it, not hang', async () => {
+    const r = await runBench(['ep', '--ranks', '2', '--mode', 'dispatch', '--test-silent-rank', '1', ...small], { XFER_TIMEOUT_S: '3' });
+    expect(r.exitCode).toBe(1);
+    expect(r.out).toMatch(/rank 0: ep dispatch iteration 1: no completion flag from rank\(s\) 1 within 3 s/);
+  });
+
   it('--test=connect prints that row only', async () => {
     const r = await runBench(['ep', '--ranks', '2', '--test=connect', '--tokens', '16', '--hidden', '256']);
     expect(r.exitCode, r.out).toBe(0);

@@ -84,6 +84,17 @@ describe('EP options and output', () => {
     expect(() => parseEpArgs(['--iters', '1'])).toThrow(/first sample is dropped/);
   });
 
+  it('GPU-initiated on cuda by default (as NIXL EP), the host-posted emulation elsewhere or on request', () => {
+    expect(parseEpArgs(['--backend', 'cuda']).initiatedBy).toBe('gpu');
+    expect(parseEpArgs(['--nvlink-backend', 'ipc']).initiatedBy).toBe('gpu');
+    expect(parseEpArgs(['--backend', 'cuda', '--initiated-by', 'host']).initiatedBy).toBe('host');
+    expect(parseEpArgs(['--backend', 'ucx']).initiatedBy).toBe('host');
+    expect(() => parseEpArgs(['--backend', 'nccl', '--initiated-by', 'gpu'])).toThrow(
+      "--initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC); nccl is host-posted only",
+    );
+    expect(() => parseEpArgs(['--initiated-by', 'cpu'])).toThrow("--initiated-by must be one of gpu, host, got 'cpu'");
+  });
+
   it('prints the seed lines exactly', () => {
     expect(dataPlaneResult('e2e', 8, 8, { avg: 42.884, min: 42.861, max: 42.8899 }, { avg: 519.34, min: 519.1, max: 519.5 }).split('\n').slice(2)).toEqual([
       'Data Plane (e2e): 8/8 ranks passed',

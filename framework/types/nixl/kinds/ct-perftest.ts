@@ -3,6 +3,7 @@
 //     iters: 10
 //     warmup_iters: 2
 //     verify_buffers: true
+//     print_recv_buffers: false
 //     traffic_pattern: { matrix_file: matrices/seed.txt, shards: 1, mem_type: cpu, xfer_op: READ }
 // The job copies the matrix next to a seed-format config in the log folder and runs
 // `disagg-bench ct-perftest` on every rank, the JSON report into ct_perftest.json.
@@ -10,12 +11,13 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
-import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixText, patternSchema } from './traffic-patterns.ts';
+import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
 
 interface CtSection {
   iters?: number;
   warmup_iters?: number;
   verify_buffers?: boolean;
+  print_recv_buffers?: boolean;
   traffic_pattern: { matrix_file: string; shards?: number; mem_type?: string; xfer_op?: string };
 }
 
@@ -33,6 +35,7 @@ export const ctPerftestKind: NixlKind = {
       iters: { type: 'integer', minimum: 1 },
       warmup_iters: { type: 'integer', minimum: 0 },
       verify_buffers: { type: 'boolean' },
+      print_recv_buffers: { type: 'boolean' },
       traffic_pattern: patternSchema(false),
     },
   },
@@ -57,12 +60,14 @@ export const ctPerftestKind: NixlKind = {
     };
     const argv = ['ct-perftest', path.join(ctx.logDir, 'ct_perftest.yaml'), '--backend', backend, '--json-output-path', path.join(ctx.logDir, CT_JSON)];
     if (s.verify_buffers) argv.push('--verify-buffers');
+    if (s.print_recv_buffers) argv.push('--print-recv-buffers');
     return {
       argv,
       logFile: 'ct_perftest.log',
       artefacts: {
         'ct_perftest.yaml': stringify(seedConfig),
         'ct_matrix.txt': matrixText(ctx.configDir, s.traffic_pattern.matrix_file),
+        'matrix_sources.txt': matrixSources(ctx.configDir, [['ct_matrix.txt', s.traffic_pattern.matrix_file]]),
       },
     };
   },

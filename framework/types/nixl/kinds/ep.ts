@@ -12,13 +12,15 @@
 //     seed: 1
 //     layout: packed                    # packed | per-message
 //     memory: host                      # host | gpu (default: what the backend moves)
+//     initiated_by: gpu                 # gpu: one kernel per phase, as NIXL EP (cuda's default);
+//                                       # host: the host-posted emulation (every other backend)
 // Metrics: BW_GBPS_{AVG,MIN,MAX} (GB/s) and LAT_US_{AVG,MIN,MAX} per {mode, experts_per_rank},
 // RANKS_PASSED; CP_{AVG,MIN,MAX}_MS per {operation, experts_per_rank} and CP_TOTAL_MS.
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
-import { controlOperations, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
+import { controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, flagWords } from './kind-values.ts';
 
@@ -35,6 +37,7 @@ interface EpSection {
   seed?: number;
   layout?: string;
   memory?: 'host' | 'gpu';
+  initiated_by?: string;
 }
 
 const SECTION = 'ep';
@@ -65,6 +68,7 @@ export const epKind: NixlKind = {
       seed: int(0),
       layout: { enum: [...epLayouts] },
       memory: { enum: ['host', 'gpu'] },
+      initiated_by: { enum: [...epInitiators] },
     },
   },
   backends: ['shm', 'ucx', 'cuda', 'nccl'],
@@ -77,6 +81,9 @@ export const epKind: NixlKind = {
     if ((s.topk ?? 2) > fewest) out.push({ path: [SECTION, 'topk'], message: `topk ${s.topk} exceeds the ${fewest} experts of ${benchmark.ranks} ranks` });
     if (modesOf(s).length === 0 && !controlPlane(s)) out.push({ path: [SECTION, 'modes'], message: 'nothing to run: list modes or set control_plane' });
     checkBackendMemory(benchmark.backend, s.memory, [SECTION, 'memory'], out);
+    if (s.initiated_by === 'gpu' && benchmark.backend !== 'cuda') {
+      out.push({ path: [SECTION, 'initiated_by'], message: `gpu-initiated dispatch/combine needs backend cuda (kernels write into peers' GPU memory through CUDA IPC), not ${benchmark.backend}` });
+    }
     return out;
   },
   metrics(config): MetricSpec[] {
@@ -107,6 +114,7 @@ export const epKind: NixlKind = {
         ['--seed', s.seed],
         ['--layout', s.layout],
         ['--memory', s.memory],
+        ['--initiated-by', s.initiated_by],
       ]),
     ];
     if (controlPlane(s)) argv.push('--control-plane');

@@ -9,7 +9,7 @@
 //     decode_tp: 8
 //     ppn: 8                        # ranks per node: benchmark.ranks = (prefill + decode nodes) * ppn
 //     num_user_requests: 4
-//     isl_mean: 64                  # (plus isl_scale, min_isl, max_isl, batch_size, max_batch_mem, seed...)
+//     isl_mean: 64                  # (plus isl_scale, min_isl, max_isl, batch_size, max_batch_mem, compute_model, seed...)
 //     mem_type: cpu
 //     sleep_scale: 0.001            # (plus the sequential test's isolation_iters, warmup_iters...)
 // Keys are matgen's options with `_` for `-`.
@@ -18,7 +18,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import { nixlConfig } from '../common.ts';
 import { disaggBenchCommand } from '../job-script.ts';
-import { checkMatgenOptions, MODEL_PRESETS } from '../../../../runners/xfer/matgen.ts';
+import { checkMatgenOptions, computeModels, MODEL_PRESETS } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { checkMemType, checkSequentialRunOptions, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
@@ -35,7 +35,7 @@ const recipeProperties = {
   num_prefill_nodes: int(1), num_decode_nodes: int(1),
   prefill_tp: int(1), prefill_pp: int(1), prefill_cp: int(1), decode_tp: int(1), decode_pp: int(1), decode_cp: int(1),
   isl_mean: positive, isl_scale: { type: 'number', minimum: 0 }, min_isl: int(1), max_isl: int(1), max_batch_mem: positive,
-  ppn: int(1), rail_optimized: { type: 'boolean' }, seed: int(0),
+  ppn: int(1), rail_optimized: { type: 'boolean' }, compute_model: { enum: computeModels }, seed: int(0),
   mem_type: { enum: [...memTypes, ...memTypes.map((m) => m.toUpperCase())] },
   xfer_op: { enum: ['WRITE', 'READ', 'write', 'read'] },
   shards: int(1),

@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
 import {
-  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixText, patternSchema, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs,
+  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs,
   sequentialRunProperties, type SequentialRunOptions,
 } from './traffic-patterns.ts';
 
@@ -55,6 +55,7 @@ export const sequentialCtPerftestKind: NixlKind = {
       return { ...p, matrix_file: copy };
     });
     artefacts['sequential_ct_perftest.yaml'] = stringify({ traffic_patterns: patterns });
+    artefacts['matrix_sources.txt'] = matrixSources(ctx.configDir, s.traffic_patterns.map((p, i) => [patterns[i].matrix_file, p.matrix_file]));
     return {
       argv: [
         'sequential-ct-perftest',

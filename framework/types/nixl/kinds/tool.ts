@@ -20,10 +20,10 @@ import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig, nodesOf } from '../common.ts';
 import { disaggBenchCommand } from '../job-script.ts';
 import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/sweep-expect.ts';
-import { TOOL_SPEC_FILE, type ToolSpec } from '../../../../runners/nixl/tool-spec.ts';
+import { taskLog, TOOL_SPEC_FILE, type ToolSpec } from '../../../../runners/nixl/tool-spec.ts';
 import type { ToolJob } from '../../../../runners/nixl/tools/tool-job.ts';
 import { NIXLBENCH_RESERVED, nixlbenchSpec, type NixlbenchSection } from '../../../../runners/nixl/tools/nixlbench.ts';
-import { KVBENCH_JSON, kvbenchSpec, type KvbenchSection } from '../../../../runners/nixl/tools/kvbench.ts';
+import { checkKvbenchExtraArgs, KVBENCH_JSON, kvbenchSpec, type KvbenchSection } from '../../../../runners/nixl/tools/kvbench.ts';
 import { nixlEpPerfSpec, type NixlEpPerfSection } from '../../../../runners/nixl/tools/nixl-ep-perf.ts';
 import { lmcacheSpec, type LmcacheSection } from '../../../../runners/nixl/tools/lmcache.ts';
 import { sizeBytes } from './kind-values.ts';
@@ -104,21 +104,24 @@ const kvbench: ToolAdapter<KvbenchSection> = {
   name: 'kvbench',
   section: 'kvbench',
   schema: object(
-    { python: str, script: str, command: { enum: ['ct-perftest', 'sequential-ct-perftest'] }, config_file: str, verify_buffers: { type: 'boolean' }, extra_args: words, etcd, env },
+    {
+      python: str, script: str, command: { enum: ['ct-perftest', 'sequential-ct-perftest'] }, config_file: str,
+      verify_buffers: { type: 'boolean' }, print_recv_buffers: { type: 'boolean' }, debug: { type: 'boolean' }, extra_args: words, etcd, env,
+    },
     ['script', 'command', 'config_file'],
   ),
   backends: ['ucx'],
   binary: (s) => s.script,
   spec: (s, job) => kvbenchSpec(s, job),
-  rules(s, _ranks, _nodes, configDir, config) {
+  rules(s, _ranks, _nodes, configDir) {
     const out = [...checkRelativePath(configDir, s.script, ['kvbench', 'script'])];
     if (!fs.existsSync(path.resolve(configDir, s.config_file))) out.push({ path: ['kvbench', 'config_file'], message: `${s.config_file} does not exist (relative to ${configDir})` });
-    if (s.command === 'ct-perftest' && !nixlConfig(config).benchmark.metrics) {
-      out.push({ path: ['kvbench', 'command'], message: "kvbench's ct-perftest writes no JSON report: give benchmark.metrics (a regex for its table)" });
-    }
+    const extra = checkKvbenchExtraArgs(s.command, s.extra_args ?? []);
+    if (extra) out.push({ path: ['kvbench', 'extra_args'], message: extra });
     return out;
   },
-  metrics: (s) => (s.command === 'sequential-ct-perftest' ? [{ logFile: KVBENCH_JSON, extractor: 'sequential-ct-perftest' }] : []),
+  // sequential-ct-perftest writes its JSON; ct-perftest's results are the table rank 0 (task 0) logs.
+  metrics: (s) => [s.command === 'sequential-ct-perftest' ? { logFile: KVBENCH_JSON, extractor: 'sequential-ct-perftest' } : { logFile: taskLog({ tool: 'kvbench' }, 0), extractor: 'ct-perftest' }],
 };
 
 const nixlEpPerf: ToolAdapter<NixlEpPerfSection> = {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
 import type { MetricSpec } from '../../../metrics/metric.ts';
 import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
+import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 
 const either = (values: readonly string[]) => ({ enum: [...values, ...values.map((v) => v.toUpperCase()), ...values.map((v) => v.toLowerCase())] });
@@ -35,6 +36,7 @@ export const sequentialRunProperties = {
   warmup_iters: int(0),
   workload_iters: int(1),
   verify_buffers: { type: 'boolean' },
+  print_recv_buffers: { type: 'boolean' },
   share_buffers: { type: 'boolean' },
 };
 
@@ -44,6 +46,7 @@ export interface SequentialRunOptions {
   warmup_iters?: number;
   workload_iters?: number;
   verify_buffers?: boolean;
+  print_recv_buffers?: boolean;
   share_buffers?: boolean;
 }
 
@@ -54,7 +57,7 @@ export const ctMetrics = (): MetricSpec[] => [
   {
     logFile: CT_JSON,
     extractor: 'ct-perftest',
-    names: ['TOTAL_LATENCY_S', 'AVG_ITER_LATENCY_MS', 'TOTAL_SIZE_GB', 'AGGREGATE_BW_GBPS', 'AVG_BW_GBPS', 'BW_GBPS', 'MIN_BW_GBPS', 'MAX_BW_GBPS'],
+    names: ['TOTAL_LATENCY_S', 'AVG_LATENCY_PER_ITER_S', 'AVG_ITER_LATENCY_MS', 'TOTAL_SIZE_GB', 'AGGREGATE_BW_GBPS', 'AVG_BW_GBPS', 'BW_GBPS', 'MIN_BW_GBPS', 'MAX_BW_GBPS'],
   },
 ];
 
@@ -74,6 +77,7 @@ export function sequentialRunArgs(o: SequentialRunOptions, backend: string, json
   if (o.warmup_iters !== undefined) args.push('--warmup-iters', String(o.warmup_iters));
   if (o.workload_iters !== undefined) args.push('--workload-iters', String(o.workload_iters));
   if (o.verify_buffers) args.push('--verify-buffers');
+  if (o.print_recv_buffers) args.push('--print-recv-buffers');
   if (o.share_buffers) args.push('--share-buffers');
   return args;
 }
@@ -84,13 +88,13 @@ export function checkSequentialRunOptions(o: SequentialRunOptions, section: stri
   return [{ path: [section, 'share_buffers'], message: 'shared buffers put every pattern in the same window, so verify_buffers cannot check them: drop one' }];
 }
 
-/** A matrix file (relative to the config's folder) that exists, parses, and is ranks x ranks. */
+/** A matrix file (relative: the config's folder, else the working directory) that exists, parses, and is ranks x ranks. */
 export function checkMatrixFile(configDir: string, file: string, ranks: number, at: KeyPath): RuleViolation[] {
   try {
-    readMatrix(path.resolve(configDir, file), ranks);
+    readMatrix(resolveMatrixFile(configDir, file).file, ranks);
     return [];
   } catch (err) {
-    if (err instanceof MatrixError) return [{ path: at, message: err.message }];
+    if (err instanceof MatrixError || err instanceof MatrixFileNotFound) return [{ path: at, message: err.message }];
     throw err;
   }
 }
@@ -105,7 +109,12 @@ export function checkMemType(backend: string, memType: string | undefined, at: K
   return [{ path: at, message: `${memType === undefined ? 'the default mem_type cuda' : `mem_type ${memType}`} is ${memory === 'gpu' ? 'GPU' : 'host'} memory, but backend ${backend} moves ${wanted === 'gpu' ? 'GPU' : 'host'} memory: set mem_type to ${fix}` }];
 }
 
-/** A matrix file's text, read for the job's artefacts. */
+/** A matrix file's text, read for the job's artefacts (found as checkMatrixFile found it). */
 export function matrixText(configDir: string, file: string): string {
-  return readFileSync(path.resolve(configDir, file), 'utf8');
+  return readFileSync(resolveMatrixFile(configDir, file).file, 'utf8');
+}
+
+/** matrix_sources.txt, a job artefact: which file each copy in the log folder was read from, and why there. */
+export function matrixSources(configDir: string, copies: [copy: string, file: string][]): string {
+  return copies.map(([copy, file]) => `${copy} <- ${matrixFileNote(file, resolveMatrixFile(configDir, file)) ?? `matrix_file ${file}: absolute`}\n`).join('');
 }

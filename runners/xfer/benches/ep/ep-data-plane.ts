@@ -2,11 +2,10 @@
 // back), e2e (both), timed per iteration on every rank from a common barrier until the rank has
 // both sent everything and received everything aimed at it. "Received everything" is known without
 // a store round trip: after its data, every rank writes an 8-byte phase flag (the iteration
-// number) to every rank, and a rank polls its own flag area.
-import { monoNs, pollUntil } from '../../clock.ts';
-import { XferEngine, type Plan } from '../../engine.ts';
-import { RankDeadError, XferError } from '../../errors.ts';
-import type { MemoryKind, Region } from '../../memory.ts';
+// number) to every rank's flag area, and each rank waits for its own. The bytes move GPU-initiated
+// (one kernel per phase, as NIXL EP: ep-gpu-initiated.ts) or host-posted (ep-host-posted.ts).
+import { XferEngine } from '../../engine.ts';
+import type { MemoryKind } from '../../memory.ts';
 import type { RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
@@ -21,22 +20,10 @@ import {
   dispatchSendBytes,
   firstMessageMismatch,
 } from './ep-payload.ts';
-import {
-  EP_REGIONS,
-  combineMessageBytes,
-  combineRequests,
-  dispatchMessageBytes,
-  dispatchRequests,
-  epLayout,
-  epRegionBytes,
-  expertRank,
-  flagRequests,
-  sourceCombineIndex,
-  type EpLayout,
-} from './ep-routing.ts';
-
-type Phase = 'dispatch' | 'combine';
-type Regions = Record<keyof typeof EP_REGIONS, Region>;
+import { EP_REGIONS, combineMessageBytes, dispatchMessageBytes, epLayout, epRegionBytes, expertRank, sourceCombineIndex, type EpLayout } from './ep-routing.ts';
+import type { EpIterationRunner, EpPhase as Phase, EpRegions as Regions } from './ep-iteration.ts';
+import { GpuInitiatedRunner } from './ep-gpu-initiated.ts';
+import { HostPostedRunner } from './ep-host-posted.ts';
 
 const TIMED_PHASES: Record<EpMode, Phase[]> = { dispatch: ['dispatch'], combine: ['combine'], e2e: ['dispatch', 'combine'] };
 
@@ -61,18 +48,15 @@ export async function runDataPlane(info: RankInfo, store: Store, o: EpOptions, e
     regions.dispatchSend.write(0, dispatchSendBytes(layout, me));
     regions.combineSend.write(0, combineSendBytes(layout, me));
     await engine.connect();
-    const everyone = Array.from({ length: info.worldSize }, (_, r) => r);
-    const plans: Record<Phase, [Plan, Plan]> = {
-      dispatch: [await engine.prepare(dispatchRequests(layout, me), everyone), await engine.prepare(flagRequests(info.worldSize, me, 0), everyone)],
-      combine: [await engine.prepare(combineRequests(layout, me), everyone), await engine.prepare(flagRequests(info.worldSize, me, 1), everyone)],
-    };
-    const runner = new IterationRunner(engine, store, regions, plans);
+    const silent = o.testSilentRank === me;
+    const runner: EpIterationRunner =
+      o.initiatedBy === 'gpu' ? await GpuInitiatedRunner.create(engine, store, layout, silent) : await HostPostedRunner.create(engine, store, regions, layout, silent);
     let allPassed = true;
     for (const mode of o.modes) {
       if (me === 0) {
         const bytesPerRank = bytesPerIteration(layout, mode);
         console.log(
-          dataPlaneBanner({ mode, ranks: info.worldSize, tokens: o.tokens, hidden: o.hidden, expertsPerRank, topk: o.topk, backend: o.backend, memory: kind, warmup: o.warmup, iters: o.iters, bytesPerRank, layout: o.layout }),
+          dataPlaneBanner({ mode, ranks: info.worldSize, tokens: o.tokens, hidden: o.hidden, expertsPerRank, topk: o.topk, backend: o.backend, memory: kind, warmup: o.warmup, iters: o.iters, bytesPerRank, layout: o.layout, initiatedBy: runner.description }),
         );
       }
       const outcome = await runMode(runner, layout, regions, o, mode, me);
@@ -99,7 +83,7 @@ export function bytesPerIteration(layout: EpLayout, mode: EpMode): number {
   return TIMED_PHASES[mode].reduce((a, p) => a + pairs * (p === 'dispatch' ? dispatchMessageBytes(layout.shape.hidden) : combineMessageBytes(layout.shape.hidden)), 0);
 }
 
-async function runMode(runner: IterationRunner, layout: EpLayout, regions: Regions, o: EpOptions, mode: EpMode, me: number): Promise<RankOutcome> {
+async function runMode(runner: EpIterationRunner, layout: EpLayout, regions: Regions, o: EpOptions, mode: EpMode, me: number): Promise<RankOutcome> {
   const expected = { dispatch: dispatchRecvExpected(layout, me), combine: combineRecvExpected(layout, me) };
   regions.dispatchRecv.write(0, complement(expected.dispatch));
   regions.combineRecv.write(0, complement(expected.combine));
@@ -138,49 +122,4 @@ function verify(layout: EpLayout, regions: Regions, expected: Record<Phase, Buff
     return `combine: token ${Math.floor(pair / shape.topk)} k=${pair % shape.topk} (from expert ${expert} on rank ${expertRank(shape, expert)}), ${bytes}`;
   }
   return undefined;
-}
-
-/** One timed iteration at a time: flags numbered by iteration, so nothing is reset between them. */
-class IterationRunner {
-  private sequence = 0;
-  private readonly ranks: number;
-
-  constructor(
-    private readonly engine: XferEngine,
-    private readonly store: Store,
-    private readonly regions: Regions,
-    private readonly plans: Record<Phase, [Plan, Plan]>,
-  ) {
-    this.ranks = engine.rank.worldSize;
-  }
-
-  /** Microseconds from the common barrier until this rank sent and received every phase. */
-  async iteration(phases: Phase[]): Promise<number> {
-    const seq = ++this.sequence;
-    const flag = Buffer.alloc(16);
-    flag.writeUInt32LE(seq, 0);
-    flag.writeUInt32LE(seq, 8);
-    this.regions.flagSource.write(0, flag);
-    await this.store.barrier('ep-iteration');
-    const t0 = monoNs();
-    for (const phase of phases) {
-      const [data, flags] = this.plans[phase];
-      await this.engine.execute(data);
-      await this.engine.execute(flags); // after the data: a flag means "all my data is there"
-      await this.waitFlags(phase === 'dispatch' ? 0 : 1, seq, phase);
-    }
-    return (monoNs() - t0) / 1e3;
-  }
-
-  private async waitFlags(index: 0 | 1, seq: number, phase: Phase): Promise<void> {
-    const late = () => {
-      const bytes = Buffer.from(this.regions.flags.read(index * this.ranks * 8, this.ranks * 8));
-      return Array.from({ length: this.ranks }, (_, r) => r).filter((r) => bytes.readUInt32LE(r * 8) < seq);
-    };
-    const arrived = await pollUntil(() => {
-      if (this.store.deadRanks.size > 0) throw new RankDeadError(`ep ${phase}: rank(s) ${[...this.store.deadRanks].join(', ')} died`, [...this.store.deadRanks]);
-      return late().length === 0;
-    }, this.store.defaultTimeoutMs);
-    if (!arrived) throw new XferError(`ep ${phase} iteration ${seq}: no completion flag from rank(s) ${late().join(', ')} within ${this.store.defaultTimeoutMs / 1000} s`);
-  }
 }

@@ -18,6 +18,8 @@ export interface DataPlaneBannerInfo {
   iters: number;
   bytesPerRank: number;
   layout: string;
+  /** How the bytes move (GPU-initiated kernels or the host-posted emulation). */
+  initiatedBy: string;
 }
 
 export function dataPlaneBanner(b: DataPlaneBannerInfo): string {
@@ -29,6 +31,7 @@ export function dataPlaneBanner(b: DataPlaneBannerInfo): string {
     `Ranks: ${b.ranks}, Tokens: ${b.tokens}, Hidden: ${b.hidden}`,
     `Experts: ${b.expertsPerRank}/rank (${b.expertsPerRank * b.ranks} total), TopK: ${b.topk}`,
     `Backend: ${b.backend} (${b.memory} memory)`,
+    `Initiated by: ${b.initiatedBy}`,
     `Warmup: ${b.warmup}, Measure: ${b.iters} iterations`,
     `Layout: ${b.layout}, bytes per rank per iteration: ${b.bytesPerRank}`,
     RULE,

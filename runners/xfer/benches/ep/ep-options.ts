@@ -7,6 +7,9 @@ import { BenchOptionError, choiceOption, intOption, listOption } from '../common
 
 export const epModes = ['dispatch', 'combine', 'e2e'] as const;
 export type EpMode = (typeof epModes)[number];
+/** Who drives the data plane: GPU kernels (as NIXL EP) or the host posting engine transfers (the emulation). */
+export const epInitiators = ['gpu', 'host'] as const;
+export type EpInitiator = (typeof epInitiators)[number];
 export const controlOperations = ['init', 'connect', 'disconnect', 'reconnect', 'destroy'] as const;
 export type ControlOperation = (typeof controlOperations)[number];
 
@@ -27,9 +30,13 @@ export interface EpOptions {
   /** packed: one transfer per (source, destination); per-message: one per (token, expert). */
   layout: EpLayoutKind;
   backend: BackendName;
+  /** gpu: one kernel launch per phase (cuda only, the default there); host: the host-posted emulation. */
+  initiatedBy: EpInitiator;
   memory?: MemoryKind;
   /** Test hook: this rank flips a received byte before verifying. */
   testCorruptRank?: number;
+  /** Test hook: this rank joins every barrier but moves nothing and writes no flags (the others must fail naming it). */
+  testSilentRank?: number;
 }
 
 /** --nvlink-backend of the Python tests, when --backend is not given: ipc = CUDA IPC, none/nixl = UCX. */
@@ -54,10 +61,12 @@ export function parseEpArgs(argv: string[]): EpOptions {
       backend: { type: 'string' },
       'nvlink-backend': { type: 'string' },
       memory: { type: 'string' },
+      'initiated-by': { type: 'string' },
       // accepted for command-line compatibility with the Python tests; the engine's store is TCP already
       'use-tcp-store': { type: 'boolean' },
       'skip-nic-discovery': { type: 'boolean' },
       'test-corrupt-rank': { type: 'string' },
+      'test-silent-rank': { type: 'string' },
     },
   });
   const hidden = intOption('hidden', v.hidden);
@@ -68,6 +77,10 @@ export function parseEpArgs(argv: string[]): EpOptions {
   let backend: BackendName = 'shm';
   if (v.backend !== undefined) backend = choiceOption('backend', v.backend, backendNames);
   else if (v['nvlink-backend'] !== undefined) backend = NVLINK_BACKENDS[choiceOption('nvlink-backend', v['nvlink-backend'], Object.keys(NVLINK_BACKENDS))];
+  const initiatedBy = v['initiated-by'] === undefined ? (backend === 'cuda' ? 'gpu' : 'host') : choiceOption('initiated-by', v['initiated-by'], epInitiators);
+  if (initiatedBy === 'gpu' && backend !== 'cuda') {
+    throw new BenchOptionError(`--initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC); ${backend} is host-posted only`);
+  }
   const iters = intOption('iters', v.iters);
   if (modes.length > 0 && iters < 2) throw new BenchOptionError('--iters must be at least 2: the first sample is dropped');
   return {
@@ -83,7 +96,9 @@ export function parseEpArgs(argv: string[]): EpOptions {
     seed: intOption('seed', v.seed, 0),
     layout: choiceOption('layout', v.layout, epLayouts),
     backend,
+    initiatedBy,
     memory: v.memory === undefined ? undefined : choiceOption('memory', v.memory, ['host', 'gpu'] as const),
     testCorruptRank: v['test-corrupt-rank'] === undefined ? undefined : intOption('test-corrupt-rank', v['test-corrupt-rank'], 0),
+    testSilentRank: v['test-silent-rank'] === undefined ? undefined : intOption('test-silent-rank', v['test-silent-rank'], 0),
   };
 }

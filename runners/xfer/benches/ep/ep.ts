@@ -16,6 +16,8 @@ export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes N] [
   --tokens 512 --hidden 4096 --experts-per-rank 8 (or a list: 8,32) --topk 2 --warmup 10 --iters 100 --seed 1
   --layout packed|per-message (packed: one transfer per peer; per-message: one per (token, expert))
   --backend shm|ucx|cuda|nccl (or --nvlink-backend ipc|none) --memory host|gpu
+  --initiated-by gpu|host  gpu: one kernel launch per phase, as NIXL EP (cuda only; its default);
+                   host: the host-posted emulation (engine transfers, then flag writes; other backends)
   ${ucxFlagsUsage}
 Bytes per (token, selected expert), self included: dispatch hidden + hidden/128*4 + 16, combine hidden*2.
 BW = bytes / 1e9 / mean time, latency = mean time (first sample dropped), avg/min/max across ranks.

@@ -1,5 +1,7 @@
 // Everything that turns values into bash text goes through here: one quoting rule, one word
-// splitter, so no config value can ever become shell syntax in a generated script.
+// splitter, so no config value can ever become shell syntax in a generated script. It lives with
+// the types because the serving and the nixl types (and their runners) all write job scripts, and
+// no runner may depend on another.
 
 /** Characters that need no quoting anywhere in a bash word (no `=`: it could start an assignment). */
 const SAFE_WORD = /^[A-Za-z0-9_\/.,:@%+-]+$/;
