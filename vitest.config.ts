@@ -8,6 +8,9 @@ const suite = 'framework/suite/suite.test.ts';
 export default defineConfig({
   test: {
     reporters: ['default', './framework/suite/reporter.ts'],
+    // The unit project's global teardown stops the cluster it started and waits for the run's
+    // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
+    teardownTimeout: 180_000,
     tags: [
       { name: 'perf', description: 'Performance tests (test_configs/<type>/perf).' },
       { name: 'accuracy', description: 'Accuracy tests (test_configs/<type>/accuracy).' },

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { maxOf } from './lib/stats.ts';
 import {
   backendAvailability,
   cudart,
@@ -83,7 +84,7 @@ async function phase(engine: XferEngine, store: Store, name: string, requests: X
     const r = await engine.execute(plan);
     const spans = await store.allGather('gpu-bench-span', r.requests.length > 0 ? r.endNs - r.startNs : 0);
     // Each sender's own time; both-ways = total bytes over the slower direction.
-    if (i >= 0) row.gbps.push((senders.length * bytes) / Math.max(...senders.map((s) => spans[s])));
+    if (i >= 0) row.gbps.push((senders.length * bytes) / maxOf(senders.map((s) => spans[s])));
   }
   return row;
 }
@@ -131,7 +132,7 @@ function report(rows: Row[], ncclNote: string): void {
   for (const r of rows) {
     const m = median(r.gbps);
     const ratio = r.name.startsWith('cudaMemcpyPeerAsync') ? '' : `${((m / base(baselineOf(r.name))) * 100).toFixed(1)}%`;
-    console.log(`${r.name.padEnd(44)} ${m.toFixed(1).padStart(12)} ${Math.max(...r.gbps).toFixed(1).padStart(10)} ${ratio.padStart(13)}`);
+    console.log(`${r.name.padEnd(44)} ${m.toFixed(1).padStart(12)} ${maxOf(r.gbps).toFixed(1).padStart(10)} ${ratio.padStart(13)}`);
   }
   const cudaRatios = rows.filter((r) => r.name.startsWith('cuda WRITE')).map((r) => median(r.gbps) / base(baselineOf(r.name)));
   const verdict = cudaRatios.every((x) => x >= 0.95) ? 'PASS' : 'FAIL';

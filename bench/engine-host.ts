@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { maxOf } from './lib/stats.ts';
 import { monoNs } from '../runners/xfer/clock.ts';
 import {
   allocateHost,
@@ -100,7 +101,7 @@ function report(rows: Row[]): void {
   console.log(`${'transfer'.padEnd(48)} ${'median GB/s'.padStart(12)} ${'best GB/s'.padStart(10)} ${'vs memcpy'.padStart(10)}`);
   for (const r of rows) {
     const m = median(r.gbps);
-    console.log(`${r.name.padEnd(48)} ${m.toFixed(2).padStart(12)} ${Math.max(...r.gbps).toFixed(2).padStart(10)} ${`${((m / base) * 100).toFixed(0)}%`.padStart(10)}`);
+    console.log(`${r.name.padEnd(48)} ${m.toFixed(2).padStart(12)} ${maxOf(r.gbps).toFixed(2).padStart(10)} ${`${((m / base) * 100).toFixed(0)}%`.padStart(10)}`);
   }
   const shm = median(rows[1].gbps);
   const verdict = shm >= 0.9 * base ? 'PASS' : 'FAIL';

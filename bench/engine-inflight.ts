@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { memcpyGBps } from './lib/memcpy.ts';
 import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
-import { median } from './lib/stats.ts';
+import { median, medianRange } from './lib/stats.ts';
 import { rowKey, runSweep } from './lib/sweep-run.ts';
 
 const { values } = parseArgs({
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   }
 
   const f2 = (x: number) => x.toFixed(2);
-  const spread = (xs: number[]) => `${f2(median(xs))} (${f2(Math.min(...xs))}-${f2(Math.max(...xs))})`;
+  const spread = (xs: number[]) => medianRange(xs, f2);
   const rows = BACKENDS.flatMap((backend) =>
     CONFIGS.map((c) => {
       const s = samples.get(key(backend, c))!;

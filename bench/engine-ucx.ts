@@ -8,7 +8,7 @@
 //   node --import tsx bench/engine-ucx.ts [--rounds 5] [--reference]
 import { parseArgs } from 'node:util';
 import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
-import { median } from './lib/stats.ts';
+import { median, medianRange } from './lib/stats.ts';
 import { rowKey, runSweep } from './lib/sweep-run.ts';
 import { perftest } from './lib/ucx-perftest.ts';
 
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
 
   const f2 = (x: number) => x.toFixed(2);
   const label = (b: number) => `${b / MiB} MiB`;
-  const spread = (xs: number[]) => `${f2(median(xs))} (${f2(Math.min(...xs))}-${f2(Math.max(...xs))})`;
+  const spread = (xs: number[]) => medianRange(xs, f2);
   printTable(
     'WRITE, 2 ranks on one host, GB/s (1e9 B/s): median (min-max) over the rounds; ratio per round, then its median',
     ['block', 'engine ucx', 'ucx_perftest ucp_put_bw', 'ratio', 'ratios by round'],

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { packageRoot } from '../framework/settings.ts';
 import { readLedger } from '../framework/jobs/ledger.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
-import { percentile, summary } from './lib/stats.ts';
+import { maxOf, minOf, percentile, summary } from './lib/stats.ts';
 import { busyNodes, ctldJobTimes, listedJobs, useLocalCluster, type CtldJobTimes } from './lib/local-cluster.ts';
 import { checkStatusCycles, readCallLog, writeCallLoggingWrappers, type SlurmCall } from './lib/slurm-call-log.ts';
 import { startHealthStandIn } from './lib/health-standin.ts';
@@ -134,13 +134,13 @@ function figures(r: RunResult, ctld: Map<string, CtldJobTimes>) {
   const batches = [...new Set(r.jobs.map((j) => j.batch))].sort((a, b) => a - b);
   const inBatch = (b: number) => r.jobs.filter((j) => j.batch === b);
   // From the last end noticed in batch k to the first submission of batch k+1 (one sbatch included).
-  const handover = batches.slice(1).map((b) => Math.min(...inBatch(b).map((j) => j.submitted)) - Math.max(...inBatch(b - 1).map((j) => j.noticed)));
+  const handover = batches.slice(1).map((b) => minOf(inBatch(b).map((j) => j.submitted)) - maxOf(inBatch(b - 1).map((j) => j.noticed)));
   // Per batch, from the first job submitted to the last (submissions go one after the other).
-  const spread = batches.map((b) => Math.max(...inBatch(b).map((j) => j.submitted)) - Math.min(...inBatch(b).map((j) => j.submitted)));
+  const spread = batches.map((b) => maxOf(inBatch(b).map((j) => j.submitted)) - minOf(inBatch(b).map((j) => j.submitted)));
   // Per batch, the longest job as SLURM ran it (started -> completed).
-  const longest = batches.map((b) => Math.max(...inBatch(b).map((j) => (j.ctld.completed! - j.ctld.started!) / 1000)));
-  const firstSubmit = Math.min(...r.jobs.map((j) => j.submitted));
-  const lastNoticed = Math.max(...r.jobs.map((j) => j.noticed));
+  const longest = batches.map((b) => maxOf(inBatch(b).map((j) => (j.ctld.completed! - j.ctld.started!) / 1000)));
+  const firstSubmit = minOf(r.jobs.map((j) => j.submitted));
+  const lastNoticed = maxOf(r.jobs.map((j) => j.noticed));
   return {
     wallS: r.run.wallS,
     beforeFirstSubmitS: firstSubmit - r.run.start,
@@ -232,7 +232,7 @@ function report(
       ['    (`vitest list` of the same configs, for scale)', s(listS), ''],
       ['  first submission -> last end noticed', s(fw.firstSubmitToLastNoticedS), s(base.firstSubmitToLastNoticedS)],
       ['  last end noticed -> exit', s(fw.afterLastNoticedS), s(base.afterLastNoticedS)],
-      ['batch hand-over (last end noticed -> next submitted), max', s(Math.max(...fw.handoverS)), s(Math.max(...base.handoverS))],
+      ['batch hand-over (last end noticed -> next submitted), max', s(maxOf(fw.handoverS)), s(maxOf(base.handoverS))],
       ['batch submission (first -> last job submitted), per batch', fw.submitSpreadS.map(s).join(' '), base.submitSpreadS.map(s).join(' ')],
       ['detection after SLURM completion p50 / p99', pp(fw.detectVsSlurmS), pp(base.detectVsSlurmS)],
       ['detection after the job\'s last timestamp p50 / p99', fw.detectVsWorkEndS ? pp(fw.detectVsWorkEndS) : 'n/a', base.detectVsWorkEndS ? pp(base.detectVsWorkEndS) : 'n/a'],

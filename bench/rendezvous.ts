@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { monoNs, nodeEntryArgv, spawnLocalRanks } from '../runners/xfer/index.ts';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { packageRoot } from '../framework/settings.ts';
-import { median } from './lib/stats.ts';
+import { maxOf, median } from './lib/stats.ts';
 
 const { values } = parseArgs({
   options: { ranks: { type: 'string', default: '2,4,8' }, rounds: { type: 'string', default: '3' } },
@@ -67,8 +67,8 @@ async function launchOnce(worldSize: number, entry: string): Promise<Launch> {
   if (!result.ok || reports.length !== worldSize) {
     throw new Error(`${worldSize} ranks: ${reports.length} reported; exits ${JSON.stringify(result.exits)}`);
   }
-  const steps = Object.fromEntries(STEPS.map(([step]) => [step, Math.max(...reports.map((r) => r[step] - launchNs)) / 1e6]));
-  return { ...steps, cpuMsMax: Math.max(...reports.map((r) => r.cpuMs)) } as Launch;
+  const steps = Object.fromEntries(STEPS.map(([step]) => [step, maxOf(reports.map((r) => r[step] - launchNs)) / 1e6]));
+  return { ...steps, cpuMsMax: maxOf(reports.map((r) => r.cpuMs)) } as Launch;
 }
 
 /** `count` processes of `node argv` at once: ms from just before the spawns to the last exit. */
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   const compiled = await measure(await compiledEntry(), 'The same, ranks as compiled JavaScript (esbuild bundle, plain node)');
   const startup: Array<[string, number[], number]> = [];
   for (const [label, argv] of [['node -e 0', ['-e', '0']], ['node --import tsx (empty .ts)', nodeEntryArgv(emptyEntry)]] as const) {
-    for (const count of [1, Math.max(...worldSizes)]) {
+    for (const count of [1, maxOf(worldSizes)]) {
       const times: number[] = [];
       for (let i = 0; i < rounds; i++) times.push(await startAndExit([...argv], count));
       startup.push([label, times, count]);
@@ -143,7 +143,7 @@ async function main(): Promise<void> {
   printTable(`node bin/disagg-bench.js ct-perftest --ranks N (shm, one 4 KiB all-to-all): spawn to exit, ms (median of ${rounds})`,
     ['bin', ...worldSizes.map((n) => `${n} ranks`)],
     (['bundle', 'tsx'] as const).map((bin) => [bin, ...worldSizes.map((n) => ms(median(realPath.find((r) => r.bin === bin && r.ranks === n)!.msAllRounds)))]));
-  const largest = Math.max(...worldSizes);
+  const largest = maxOf(worldSizes);
   const headline = typical.get(largest)!;
   const tsxShare = headline.entryNs / headline.transferNs;
   const compiledHeadline = compiled.typical.get(largest)!;

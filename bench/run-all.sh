@@ -3,11 +3,12 @@
 # and appends one JSON line to bench/results/<name>.jsonl. Name some to run only those:
 #   npm run bench -- collection rendezvous
 # orchestration needs the local SLURM cluster (it brings it up as root if it is down, and down
-# again after). engine-gpu.ts runs on a GPU machine instead (bench/README.md).
+# again after); netns-link needs root too (it brings its own two-node cluster up and down).
+# engine-gpu.ts runs on a GPU machine instead (bench/README.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all=(collection rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight)
+all=(collection rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link)
 selected=("${@:-${all[@]}}")
 failed=()
 for name in "${selected[@]}"; do

@@ -15,6 +15,8 @@ export const commands: Record<string, Command> = {
   sweep: { summary: "nixlbench's block-size sweep on the transfer engine (seed 003), nixlbench's flags and table", load: () => import('../runners/xfer/benches/sweep/sweep.ts') },
   ep: { summary: 'MoE dispatch/combine data plane and EP control plane on the transfer engine (seed 001)', load: () => import('../runners/xfer/benches/ep/ep.ts') },
   kvpipe: { summary: 'KV pipe: sender and receiver through a bounded buffer with credits, verified (seed 004)', load: () => import('../runners/xfer/benches/kvpipe/kvpipe.ts') },
+  'gpu-check': { summary: "a nixl job's check before its ranks start: the GPUs the config asks for are on this node", load: () => import('../runners/xfer/gpu-check.ts') },
+  'cache-engine': { summary: "LMCache's CacheEngine test: paged KV cache, slot_mapping, 256-token chunks stored and retrieved, verified (seed 004)", load: () => import('../runners/xfer/benches/cache-engine/cache-engine.ts') },
   'nixl-tool': { summary: "steps of a real NIXL tool's job: private etcd start/wipe/stop, one task, the test report", load: () => import('../runners/nixl/cli.ts') },
   'ct-perftest': { summary: 'CT perftest: one traffic matrix between ranks, timed and optionally verified (seed 000)', load: () => import('./commands/ct-perftest.ts') },
   'sequential-ct-perftest': { summary: 'a sequence of traffic matrices with compute sleeps, isolated vs congested latency', load: () => import('./commands/sequential-ct-perftest.ts') },
@@ -22,7 +24,7 @@ export const commands: Record<string, Command> = {
 };
 
 function usage(): string {
-  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  const width = Object.keys(commands).reduce((w, c) => Math.max(w, c.length), 0);
   return [
     'usage: disagg-bench <command> [options]',
     '',

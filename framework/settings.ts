@@ -1,4 +1,5 @@
 // Every environment variable the framework reads, parsed in one place with its default.
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,47 +32,102 @@ export interface Settings {
 
 export const DEFAULT_BATCH_SIZE = 5;
 
+/** What DISAGG_PROGRESS takes (framework/results/progress-stream.ts). */
+export const PROGRESS_MODES = ['plain', 'live', 'off'] as const;
+
+/**
+ * A variable a user set to a value the framework cannot use: one line per variable, naming it,
+ * its value and what is expected. Raised before anything is submitted.
+ */
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+const shown = (raw: string) => JSON.stringify(raw);
+
+/** DISAGG_BATCH_SIZE as the Python framework reads it: an invalid value warns and means 5. */
 export function parseBatchSize(raw: string | undefined): { value: number; warning?: string } {
   if (raw === undefined || raw.trim() === '') return { value: DEFAULT_BATCH_SIZE };
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) {
     return {
       value: DEFAULT_BATCH_SIZE,
-      warning: `DISAGG_BATCH_SIZE=${JSON.stringify(raw)} is not a whole number >= 0; using ${DEFAULT_BATCH_SIZE}`,
+      warning: `DISAGG_BATCH_SIZE=${shown(raw)} is not a whole number >= 0 (jobs per batch, 0 = all at once); using ${DEFAULT_BATCH_SIZE}, as the Python framework does`,
     };
   }
   return { value };
 }
 
-function positiveNumber(raw: string | undefined, fallback: number, name: string): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name}=${JSON.stringify(raw)} must be a positive number`);
-  return value;
-}
+/** Reads one variable, recording a problem line instead of throwing, so every bad variable is named at once. */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(readonly env: NodeJS.ProcessEnv) {}
 
-function flag(raw: string | undefined): boolean {
-  return raw !== undefined && /^(1|true|yes|on)$/i.test(raw.trim());
-}
-
-export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const workDir = path.resolve(env.WORK_DIR || packageRoot);
-  const batch = parseBatchSize(env.DISAGG_BATCH_SIZE);
-  const scheduler = env.SCHEDULER?.trim();
-  if (scheduler && scheduler !== 'slurm' && scheduler !== 'local') {
-    throw new Error(`SCHEDULER=${JSON.stringify(scheduler)}: expected slurm or local`);
+  positiveNumber(name: string, fallback: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = Number(raw);
+    if (Number.isFinite(value) && value > 0) return value;
+    this.problems.push(`${name}=${shown(raw)}: expected a number of seconds > 0 (default ${fallback})`);
+    return fallback;
   }
-  return {
-    workDir,
+
+  /** A yes/no variable: 1/true/yes/on or 0/false/no/off (empty or unset: no). */
+  flag(name: string): boolean {
+    const raw = this.env[name]?.trim() ?? '';
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off|)$/i.test(raw)) return false;
+    this.problems.push(`${name}=${shown(raw)}: expected 1 or 0 (also true/false, yes/no, on/off)`);
+    return false;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], what: string): T | undefined {
+    const raw = this.env[name]?.trim();
+    if (!raw) return undefined;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    this.problems.push(`${name}=${shown(raw)}: expected ${allowed.join(' or ')} (${what})`);
+    return undefined;
+  }
+
+  folder(name: string, fallback: string, what: string): string {
+    const raw = this.env[name];
+    if (!raw) return fallback;
+    const resolved = path.resolve(raw);
+    let kind: string | undefined;
+    try {
+      kind = statSync(resolved).isDirectory() ? undefined : 'is not a folder';
+    } catch (err) {
+      kind = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read (${(err as NodeJS.ErrnoException).code})`;
+    }
+    if (kind) this.problems.push(`${name}=${shown(raw)}: ${kind}; expected ${what}`);
+    return resolved;
+  }
+}
+
+/** Every variable of the run, checked; throws one SettingsError naming every variable that is wrong. */
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const read = new EnvReader(env);
+  const batch = parseBatchSize(env.DISAGG_BATCH_SIZE);
+  const settings: Settings = {
+    workDir: read.folder('WORK_DIR', packageRoot, 'the folder that holds test_configs/ and testlist/'),
     outputPath: path.resolve(env.OUTPUT_PATH || path.join(packageRoot, 'results')),
     batchSize: batch.value,
     batchSizeWarning: batch.warning,
-    debugMode: flag(env.DEBUG_MODE),
+    debugMode: read.flag('DEBUG_MODE'),
     debugJobId: env.DEBUG_JOB_ID || undefined,
-    resume: flag(env.RESUME),
-    scheduler: scheduler as Settings['scheduler'],
+    resume: read.flag('RESUME'),
+    scheduler: read.oneOf('SCHEDULER', ['slurm', 'local'], 'the scheduler; unset: slurm when sbatch is on PATH'),
     testList: env.DISAGG_TEST_LIST || undefined,
-    queueAllowanceSec: positiveNumber(env.DISAGG_QUEUE_ALLOWANCE_SEC, 3600, 'DISAGG_QUEUE_ALLOWANCE_SEC'),
-    pollMaxSec: positiveNumber(env.DISAGG_POLL_MAX_SEC, 10, 'DISAGG_POLL_MAX_SEC'),
+    queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
+    pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
   };
+  read.oneOf('DISAGG_PROGRESS', PROGRESS_MODES, 'how the run shows its progress');
+  if (env.OUTPUT_PATH !== undefined && env.OUTPUT_PATH.trim() === '' && env.OUTPUT_PATH !== '') {
+    read.problems.push(`OUTPUT_PATH=${shown(env.OUTPUT_PATH)}: expected a folder for results, logs and the job ledger`);
+  }
+  if (read.problems.length > 0) throw new SettingsError(read.problems);
+  return settings;
 }

@@ -6,10 +6,12 @@
 #   scripts/slurm-local.sh down     cancel the cluster's jobs, stop the daemons (by pid)
 #   scripts/slurm-local.sh status   print nodes and jobs; exit 0 when up, 3 when down
 #   scripts/slurm-local.sh env      print `export SLURM_CONF=...` for `eval "$(... env)"`
+#   scripts/slurm-local.sh pids     print the pids of the cluster's live daemons, one per line
 #   scripts/slurm-local.sh restart-controller   stop slurmctld (by pid) and start it again
 #   scripts/slurm-local.sh stop-controller      stop slurmctld (by pid); `up` starts it again
 #   scripts/slurm-local.sh kill-node NODE       a power loss of NODE: SIGKILL its slurmd and every
 #                                               process of its jobs (`up` brings the node back)
+#   scripts/slurm-local.sh netns-check          exit 0 when DISAGG_SLURM_NETNS=1 works here, else 3 + why
 #
 # Settings (environment): DISAGG_SLURM_DIR (state folder, default /tmp/disagg-slurm),
 # DISAGG_SLURM_WAIT (seconds `up` waits for idle nodes, default 60). A second cluster beside the
@@ -17,15 +19,23 @@
 # (controller, default 16817), DISAGG_SLURMD_PORT (first slurmd, default 17001),
 # DISAGG_SLURM_NODES (node count, default 4), DISAGG_SLURM_FIRST_JOB_ID (FirstJobId, so its job ids
 # differ from the first cluster's), DISAGG_SLURMD_TIMEOUT (SlurmdTimeout: seconds before a silent
-# node is set DOWN; SLURM's default 300). Runs as root (SlurmUser=root).
+# node is set DOWN; SLURM's default 300), DISAGG_SLURM_NODE_PREFIX (node names, default n).
+# DISAGG_SLURM_NETNS=1: every node in its own network, UTS and mount namespaces (own address,
+# hostname and /dev/shm), so ranks on two nodes meet over the network only: see
+# slurm-local-netns.sh (DISAGG_SLURM_SUBNET). `down` removes the namespaces and the bridge too.
+# Runs as root (SlurmUser=root).
 set -euo pipefail
 
 DIR="${DISAGG_SLURM_DIR:-/tmp/disagg-slurm}"
 WAIT_SEC="${DISAGG_SLURM_WAIT:-60}"
 NODE_COUNT="${DISAGG_SLURM_NODES:-4}"
 [[ $NODE_COUNT =~ ^[1-9][0-9]?$ ]] || { echo "slurm-local: error: DISAGG_SLURM_NODES=$NODE_COUNT is not 1..99" >&2; exit 2; }
+NODE_PREFIX="${DISAGG_SLURM_NODE_PREFIX:-n}"
+[[ $NODE_PREFIX =~ ^[a-z][a-z0-9-]{0,9}$ ]] || { echo "slurm-local: error: DISAGG_SLURM_NODE_PREFIX=$NODE_PREFIX is not a short lower-case name" >&2; exit 2; }
 NODES=()
-for ((node_index = 1; node_index <= NODE_COUNT; node_index++)); do NODES+=("n$node_index"); done
+for ((node_index = 1; node_index <= NODE_COUNT; node_index++)); do NODES+=("$NODE_PREFIX$node_index"); done
+NETNS="${DISAGG_SLURM_NETNS:-0}"
+[[ $NETNS == 0 || $NETNS == 1 ]] || { echo "slurm-local: error: DISAGG_SLURM_NETNS=$NETNS is not 0 or 1" >&2; exit 2; }
 CTLD_PORT="${DISAGG_SLURM_PORT:-16817}"
 SLURMD_PORT_FIRST="${DISAGG_SLURMD_PORT:-17001}"
 FIRST_JOB_ID="${DISAGG_SLURM_FIRST_JOB_ID:-}"
@@ -40,6 +50,9 @@ export PATH="$PATH:/usr/sbin:/sbin"
 
 log() { echo "slurm-local: $*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# shellcheck source=scripts/slurm-local-netns.sh
+if ((NETNS)); then source "$(dirname "${BASH_SOURCE[0]}")/slurm-local-netns.sh"; fi
 
 # The pid in file $1; fails when there is none (daemons delete their pid file as they exit).
 read_pid() {
@@ -99,13 +112,18 @@ prepare_dirs() {
 }
 
 write_config() {
-  local host nodes_last_port
+  local host nodes_last_port node_lines ctld_addr=127.0.0.1
   host=$(hostname -s)
   nodes_last_port=$((SLURMD_PORT_FIRST + ${#NODES[@]} - 1))
+  node_lines="NodeName=$NODE_PREFIX[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=$SLURMD_PORT_FIRST-$nodes_last_port CPUs=4 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN"
+  if ((NETNS)); then
+    node_lines=$(netns_node_lines)
+    ctld_addr=$BRIDGE_ADDR
+  fi
   cat <<EOF
 # Written by scripts/slurm-local.sh: a private test cluster on one host.
 ClusterName=disagg
-SlurmctldHost=$host(127.0.0.1)
+SlurmctldHost=$host($ctld_addr)
 SlurmctldPort=$CTLD_PORT
 AuthType=auth/munge
 CredType=cred/munge
@@ -140,15 +158,15 @@ ${FIRST_JOB_ID:+FirstJobId=$FIRST_JOB_ID
 }GresTypes=gpu
 # Declared sizes, not the host's: config_overrides lets slurmd accept them on a small machine.
 SlurmdParameters=config_overrides
-NodeName=n[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=$SLURMD_PORT_FIRST-$nodes_last_port CPUs=4 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN
-PartitionName=debug Nodes=n[1-${#NODES[@]}] Default=YES MaxTime=INFINITE State=UP
+$node_lines
+PartitionName=debug Nodes=$NODE_PREFIX[1-${#NODES[@]}] Default=YES MaxTime=INFINITE State=UP
 # A second, restricted partition: two nodes, one node per job, 10 minutes at most.
-PartitionName=small Nodes=n[1-$((${#NODES[@]} < 2 ? ${#NODES[@]} : 2))] MaxNodes=1 MaxTime=10 State=UP
+PartitionName=small Nodes=$NODE_PREFIX[1-$((${#NODES[@]} < 2 ? ${#NODES[@]} : 2))] MaxNodes=1 MaxTime=10 State=UP
 EOF
 }
 
 write_gres_config() {
-  echo "NodeName=n[1-${#NODES[@]}] Name=gpu File=$DIR/gpus/nvidia[0-$((GPUS_PER_NODE - 1))]"
+  echo "NodeName=$NODE_PREFIX[1-${#NODES[@]}] Name=gpu File=$DIR/gpus/nvidia[0-$((GPUS_PER_NODE - 1))]"
 }
 
 # Writes $2's output to $1 if it differs; returns 0 when the file changed.
@@ -202,6 +220,10 @@ start_slurmctld() {
 start_slurmd() {
   local node=$1
   pid_alive "$(slurmd_pidfile "$node")" slurmd && return 0
+  if ((NETNS)); then
+    start_slurmd_in_netns "$node"
+    return 0
+  fi
   setsid slurmd -D -N "$node" -f "$CONF" </dev/null >>"$DIR/log/slurmd-$node.out" 2>&1 9>&- &
   echo $! >"$(slurmd_pidfile "$node")"
 }
@@ -331,6 +353,7 @@ cmd_up() {
     return 0
   fi
   check_ports_free
+  if ((NETNS)); then netns_up; fi
   start_munged
   start_slurmctld
   local node
@@ -346,6 +369,7 @@ cmd_down() {
   cancel_all_jobs
   stop_slurm_daemons
   stop_pid "$(munged_pidfile)" munged
+  if ((NETNS)); then netns_down; fi
   log "down"
 }
 
@@ -407,6 +431,15 @@ cmd_kill_node() {
   log "killed $node: ${#victims[@]} process(es) (slurmd and its jobs' steps)"
 }
 
+cmd_pids() {
+  local file name
+  for file in "$(munged_pidfile)" "$(ctld_pidfile)" "$DIR"/run/slurmd-*.pid; do
+    case $file in *munged.pid) name=munged ;; *slurmctld.pid) name=slurmctld ;; *) name=slurmd ;; esac
+    pid_alive "$file" "$name" && read_pid "$file"
+  done
+  return 0
+}
+
 cmd_status() {
   if ! pid_alive "$(ctld_pidfile)" slurmctld; then
     echo "down (no slurmctld for $CONF)"
@@ -422,11 +455,17 @@ up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
 env) echo "export SLURM_CONF=$CONF" ;;
+pids) cmd_pids ;;
 restart-controller) cmd_restart_controller ;;
 stop-controller) cmd_stop_controller ;;
 kill-node) cmd_kill_node "${2:-}" ;;
+netns-check)
+  # Exit 0 when DISAGG_SLURM_NETNS=1 clusters can be made here; else 3 and the reason.
+  source "$(dirname "${BASH_SOURCE[0]}")/slurm-local-netns.sh"
+  if why=$(netns_unsupported); then echo "$why"; exit 3; fi
+  ;;
 *)
-  echo "usage: $0 up|down|status|env|restart-controller|stop-controller|kill-node NODE" >&2
+  echo "usage: $0 up|down|status|env|pids|restart-controller|stop-controller|kill-node NODE|netns-check" >&2
   exit 2
   ;;
 esac

@@ -7,6 +7,8 @@ import { matgenMain } from '../../runners/xfer/benches/matgen-cli.ts';
 import { run as sweep } from '../../runners/xfer/benches/sweep/sweep.ts';
 import { run as ep } from '../../runners/xfer/benches/ep/ep.ts';
 import { run as kvpipe } from '../../runners/xfer/benches/kvpipe/kvpipe.ts';
+import { run as cacheEngine } from '../../runners/xfer/benches/cache-engine/cache-engine.ts';
+import { run as gpuCheck } from '../../runners/xfer/gpu-check.ts';
 
 const mains: Record<string, (argv: string[]) => Promise<number>> = {
   'ct-perftest': ctPerftestMain,
@@ -15,6 +17,8 @@ const mains: Record<string, (argv: string[]) => Promise<number>> = {
   sweep,
   ep,
   kvpipe,
+  'cache-engine': cacheEngine,
+  'gpu-check': gpuCheck,
 };
 
 const [command, ...argv] = process.argv.slice(2);

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseSize } from '../../runners/xfer/matrix.ts';
 import { appendJsonLine, runAsLocalRanks } from '../lib/local-ranks.ts';
+import { maxOf } from '../lib/stats.ts';
 import { allocateGpu, checkPattern, cudart, fillPattern, nvmlDeviceNames, openStore, rankFromEnv } from '../../runners/xfer/index.ts';
 import { cudaMemcpyDefault } from '../../runners/xfer/native/cudart.ts';
 import { DeviceCopier, type DevicePhase } from '../../runners/xfer/device-copy/device-copier.ts';
@@ -78,7 +79,7 @@ async function rankMain(): Promise<void> {
   const cuda = cudart();
   if (!share && cuda.deviceCount() < 2) throw new Error('1 GPU: both ranks would share GPU 0; pass --ranks-share-gpu (allowed for this benchmark only)');
   const device = share ? 0 : info.localRank;
-  const largest = Math.max(...sizes);
+  const largest = maxOf(sizes);
   // Allocated and exported as the engine does (memory.ts); rank 0 opens rank 1's handle below.
   const buffer = allocateGpu(info.rank === 0 ? 'src' : 'dst', largest, device, { rank: info.rank, node: info.node });
   const descriptor = buffer.descriptor();

@@ -7,8 +7,15 @@
 #   alltoall  all-to-all: CT perftest (cuda: copy engines, staggered, copy kernel) vs NCCL (torch), 2 and 4 GPUs
 #   device    the copy kernel on ONE GPU (2+ ranks sharing it: correctness of every path it drives,
 #             verified) and its benchmark against cudaMemcpyAsync (device-copy.mjs)
-#   inflight  requests in flight: a small cuda copy overtakes a large one; sweeps with
-#             --pipeline_depth (cuda, nccl) verified
+#   inflight  requests in flight: a small cuda copy overtakes a large one; 2-rank sweeps with
+#             --pipeline_depth (cuda, nccl) verified (2 GPUs: NCCL cannot put two ranks on one)
+#   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
+#             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
+#   nixl-tools  issue 15's GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
+#             POSIX fds), --mode MG, VRAM picking a GPU backend, the GPU-per-node refusals and the
+#             per-rank device record, LMCache's CacheEngine test; each check prints CHECK ... ok|FAILED
+# Parts whose ranks outnumber the GPUs are refused (ranks would share a GPU) unless
+# XFER_RANKS_MAY_SHARE_GPU=1 is exported; `device` and `nixl-tools` share on purpose and say so.
 # Each part's results and logs go to $OUT/<part>.tgz; the console shows each step's tail.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +88,7 @@ nixl() { sweep; ep; kvpipe; }
 alltoall() { bash $D/alltoall.sh; }
 
 device() {
+  export XFER_RANKS_MAY_SHARE_GPU=1 # ranks share the GPU on purpose here
   local gpus; gpus=$(nvidia-smi -L | wc -l)
   # Ranks beyond the GPUs share them (local rank modulo GPUs): two processes on one GPU open each
   # other's IPC handles, the path peers on other GPUs take too.
@@ -114,8 +122,55 @@ inflight() {
   ranks sweep-cuda-depth1 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
 }
 
+libfabric() {
+  step fi-info-hmem 30 bash -c 'fi_info -t FI_EP_RDM -c FI_HMEM || echo "(no fi_info there)"'
+  for p in shm tcp; do
+    ranks selftest-libfabric-$p-host 90 2 selftest.mjs --backend libfabric --fi-provider $p --max-bytes 20000000 --shards 3 --iters 2
+    ranks selftest-libfabric-$p-vram 90 2 selftest.mjs --backend libfabric --fi-provider $p --memory gpu --max-bytes 20000000 --shards 3 --iters 2
+  done
+  FI_PROVIDER=shm ranks sweep-libfabric-shm-vram 240 2 commands.mjs sweep --backend LIBFABRIC --initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency --num_iter 64 --warmup_iter 8
+}
+
+# check NAME LOG REGEX: says whether the log of step NAME shows what the check expects
+check() { if grep -Eq -- "$3" "$R/$2.log"; then echo "CHECK $1: ok"; else echo "CHECK $1: FAILED (no /$3/ in $2.log)"; fi; }
+
+nixl-tools() {
+  local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --check_consistency --max_block_size 16M --num_iter 64 --warmup_iter 16 --large_blk_iter_ftr 4)
+  # item 14: two ranks on one GPU are refused with the reason unless sharing is allowed; the node
+  # check refuses gpus_per_node 2 on a 1-GPU machine; each rank records its device
+  step gpu-check-2 30 node $D/commands.mjs gpu-check --gpus-per-node 2 --ranks-per-node 2
+  check 'gpus_per_node 2 on 1 GPU refused' gpu-check-2 'asks for 2 GPU\(s\) per node .* has 1 GPU\(s\).*refused before any rank starts'
+  step gpu-check-shared 30 node $D/commands.mjs gpu-check --gpus-per-node 1 --ranks-per-node 2 --ranks-may-share-gpu
+  check 'sharing allowed' gpu-check-shared 'ranks share GPUs, as the config allows'
+  ranks sweep-unshared 60 2 commands.mjs sweep --backend cuda "${vram[@]}"
+  check 'ranks sharing a GPU unasked refused' sweep-unshared 'ranks would share a GPU'
+  export XFER_RANKS_MAY_SHARE_GPU=1
+  # item 8: no --backend with VRAM picks a GPU backend (cuda), not shm
+  ranks sweep-vram-default 180 2 commands.mjs sweep "${vram[@]}"
+  check 'VRAM picks cuda' sweep-vram-default 'Backend \(--backend=\[shm,ucx,cuda,nccl\]\) +: cuda'
+  check 'VRAM sweep verified' sweep-vram-default 'Consistency check passed'
+  check 'device of each rank recorded' sweep-vram-default 'GPU of rank 1: device 0, .*, bus [0-9A-Fa-f:.]+, node .*, shared by 2 ranks'
+  # item 6: --enable_vmm: buffers from cuMemCreate/cuMemMap, peers map them through POSIX fds
+  ranks sweep-vmm 180 2 commands.mjs sweep --backend cuda --enable_vmm "${vram[@]}"
+  check 'enable_vmm banner' sweep-vmm 'Enable VMM \(--enable_vmm=\[0,1\]\) +: 1'
+  check 'enable_vmm verified' sweep-vmm 'Consistency check passed'
+  # item 6: huge pages where the machine has some reserved (else the refusal says how to reserve them)
+  ranks sweep-hugepages 120 2 commands.mjs sweep --backend shm --use_hugepages --check_consistency --max_block_size 1M --num_iter 16 --warmup_iter 4
+  check 'use_hugepages verified or refused with the count' sweep-hugepages 'Consistency check passed|huge page\(s\) of 2 MiB, but'
+  # item 7: --mode MG, one process per side driving its device(s)
+  ranks sweep-mg 180 2 commands.mjs sweep --backend cuda --mode MG --num_initiator_dev 1 --num_target_dev 1 "${vram[@]}"
+  check 'MG mode' sweep-mg 'Mode \(--mode=\[SG,MG\]\) +: MG'
+  check 'MG verified' sweep-mg 'Consistency check passed'
+  # item 12: LMCache's CacheEngine test (its shape, fewer chunks and blocks than its 500 x 10,000)
+  ranks cache-engine 300 2 commands.mjs cache-engine --backend cuda --num-chunks 60 --num-blocks 1000 --num-rounds 3
+  check 'cache engine verified' cache-engine 'Data verification successful'
+  ranks ep-control-rounds 120 2 commands.mjs ep --backend cuda --control-plane --warmup 1 --rounds 3 --experts-per-rank 8 --tokens 128 --hidden 7168 --topk 8
+  check 'EP control plane rounds' ep-control-rounds 'Warmup: 1, Measure: 3 rounds'
+  unset XFER_RANKS_MAY_SHARE_GPU
+}
+
 for part in "$@"; do
-  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, inflight)"; exit 2; }
+  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric, nixl-tools, inflight)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

@@ -37,7 +37,7 @@ export function machine(): Machine {
 /** A fixed-width table: the first column left-aligned, the others right-aligned. */
 export function printTable(title: string, header: string[], rows: Array<Array<string | number>>): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
-  const widths = header.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
+  const widths = header.map((_, c) => cells.reduce((w, r) => Math.max(w, (r[c] ?? '').length), 0));
   const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   console.log(`\n${title}`);
   console.log(line(header));

@@ -11,7 +11,11 @@ export async function run(argv: string[]): Promise<number> {
   const plan = planRun({ settings, gpu, testType: values.type });
   for (const notice of plan.notices) console.warn(notice);
   for (const t of plan.tests) {
-    const state = t.issues.length ? `INVALID (${t.issues.length} issue${t.issues.length > 1 ? 's' : ''})` : t.skipReason ? `SKIP: ${t.skipReason}` : 'RUN';
+    const issues = `${t.issues.length} issue${t.issues.length > 1 ? 's' : ''}`;
+    // A config for another GPU is skipped, valid or not (as upstream); its issues are still counted.
+    const state = t.skipReason
+      ? `SKIP: ${t.skipReason}${t.issues.length ? ` (also INVALID: ${issues}, see disagg-bench validate)` : ''}`
+      : t.issues.length ? `INVALID (${issues})` : 'RUN';
     console.log(`${t.id}\t${state}`);
   }
   for (const u of plan.unknownListedIds) console.log(`${u.id}\tUNKNOWN (${plan.testList!.file}:${u.line})`);

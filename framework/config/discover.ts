@@ -17,12 +17,15 @@ export interface Discovery {
 
 export function discoverConfigs(workDir: string, testType?: string): Discovery {
   const root = testType ? `test_configs/${fg.escapePath(testType)}` : 'test_configs';
+  // Not only regular files: a link to nothing, a FIFO or an unreadable file named *.yaml is a
+  // config the user meant, and fails as one (config/load.ts says why) instead of vanishing.
   const found = fg.sync(`${root}/**/*.{yaml,yml}`, {
     cwd: workDir,
     ignore: ['**/templates/**'],
-    onlyFiles: true,
+    onlyFiles: false,
+    markDirectories: true,
     followSymbolicLinks: true,
-  });
+  }).filter((rel) => !rel.endsWith('/'));
   const files: ConfigFile[] = [];
   const misplaced: string[] = [];
   for (const rel of found.sort()) {

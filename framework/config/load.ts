@@ -1,6 +1,5 @@
 // Reading one config file: YAML with source positions, so every later error can name file:line:col.
-import { readFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isAlias, isMap, isSeq, isPair, isScalar, LineCounter, parseDocument } from 'yaml';
 import type { Document, Node } from 'yaml';
 import type { KeyPath } from '../types/test-type.ts';
@@ -65,12 +64,40 @@ export function parseYaml(text: string, displayFile: string): ParsedYaml {
   return { data, issues, locate: (path) => locateInDocument(doc, path, position) };
 }
 
-export async function readYamlFile(absFile: string, displayFile: string): Promise<ParsedYaml> {
-  return parseYaml(await readFile(absFile, 'utf8'), displayFile);
+const READ_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file (a link to nothing?)',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ELOOP: 'a link that points to itself',
+  EISDIR: 'a folder',
+};
+
+/**
+ * A config file's text as UTF-8, or the one issue that makes it no text to parse: unreadable, not
+ * a regular file (a FIFO would block the run forever), UTF-16. A UTF-8 byte-order mark is dropped.
+ */
+export function readConfigText(absFile: string, displayFile: string): { text: string; issue?: undefined } | { text?: undefined; issue: ConfigIssue } {
+  const fail = (message: string) => ({ issue: { file: displayFile, line: 1, col: 1, message } });
+  let bytes: Buffer;
+  try {
+    const stat = statSync(absFile);
+    if (!stat.isFile()) return fail(`not a regular file (${stat.isDirectory() ? 'a folder' : stat.isFIFO() ? 'a FIFO' : stat.isSocket() ? 'a socket' : 'a device'}); expected a YAML text file`);
+    bytes = readFileSync(absFile);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return fail(`cannot be read: ${READ_ERRORS[code] ?? (err as Error).message} (${code})`);
+  }
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    return fail(`UTF-16 text (byte-order mark ${bytes[0].toString(16).toUpperCase()} ${bytes[1].toString(16).toUpperCase()}); save the file as UTF-8`);
+  }
+  const utf8Bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  return { text: bytes.toString('utf8', utf8Bom ? 3 : 0) };
 }
 
 export function readYamlFileSync(absFile: string, displayFile: string): ParsedYaml {
-  return parseYaml(readFileSync(absFile, 'utf8'), displayFile);
+  const read = readConfigText(absFile, displayFile);
+  if (read.issue) return { data: undefined, issues: [read.issue], locate: () => undefined };
+  return parseYaml(read.text, displayFile);
 }
 
 function locateInDocument(

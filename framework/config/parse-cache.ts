@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../settings.ts';
-import { parseYaml, readYamlFileSync, type ParsedYaml } from './load.ts';
+import { parseYaml, readConfigText, type ParsedYaml } from './load.ts';
 
 interface Entry {
   sha1: string;
@@ -51,15 +51,12 @@ function load(): Map<string, Entry> {
   return entries;
 }
 
-/** Like readYamlFileSync, from the cache when the file's content was parsed before. */
+/** Like readYamlFileSync (load.ts), from the cache when the file's content was parsed before. */
 export function readYamlFileCached(absFile: string, displayFile: string): ParsedYaml {
   const cache = load();
-  let text: string;
-  try {
-    text = readFileSync(absFile, 'utf8');
-  } catch {
-    return readYamlFileSync(absFile, displayFile); // let the loader report the error
-  }
+  const read = readConfigText(absFile, displayFile);
+  if (read.issue) return { data: undefined, issues: [read.issue], locate: () => undefined };
+  const { text } = read;
   const sha1 = createHash('sha1').update(text).digest('hex');
   seen.add(absFile);
   const hit = cache.get(absFile);

@@ -6,7 +6,9 @@ import type { KeyPath, TestType } from '../types/test-type.ts';
 import type { ParsedYaml } from './load.ts';
 import { formatKeyPath, type ConfigIssue } from './issue.ts';
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
+// verbose: errors carry their schema object, where `x-hints` may explain a missing or unknown key
+// better than the generic message (e.g. a key of an older layout: what upstream does with it).
+const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true });
 const compiled = new Map<string, ValidateFunction>();
 
 function validatorFor(type: TestType): ValidateFunction {
@@ -19,7 +21,7 @@ function validatorFor(type: TestType): ValidateFunction {
 }
 
 /** Schema and rule issues of a parsed config (parse issues are the loader's). */
-export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: string, absFile?: string): ConfigIssue[] {
+export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: string, absFile?: string, category?: string): ConfigIssue[] {
   const at = (path: KeyPath, message: string): ConfigIssue => {
     const pos = parsed.locate(path);
     return { file: displayFile, line: pos?.line, col: pos?.col, path: formatKeyPath(path), message };
@@ -31,7 +33,7 @@ export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: 
   if (!validate(parsed.data)) {
     return simplify(validate.errors ?? []).map((e) => at(errorPath(e), errorMessage(e, parsed.data)));
   }
-  const source = absFile ? { file: absFile } : undefined;
+  const source = absFile ? { file: absFile, category } : undefined;
   return type.rules(parsed.data as Record<string, unknown>, source).map((v) => at(v.path, v.message));
 }
 
@@ -50,9 +52,9 @@ function errorMessage(error: ErrorObject, root: unknown): string {
   const value = valueAt(root, error.instancePath);
   switch (error.keyword) {
     case 'required':
-      return 'is required but missing';
+      return hint(error, error.params.missingProperty as string) ?? 'is required but missing';
     case 'additionalProperties':
-      return 'is not a known key here (check the spelling)';
+      return hint(error, error.params.additionalProperty as string) ?? 'is not a known key here (check the spelling)';
     case 'type':
       return `expected ${error.params.type}, got ${describe(value)}`;
     case 'enum':
@@ -64,6 +66,12 @@ function errorMessage(error: ErrorObject, root: unknown): string {
     default:
       return `${error.message ?? 'is invalid'} (got ${describe(value)})`;
   }
+}
+
+/** The schema's own sentence for a missing or unknown key (`x-hints: {key: sentence}`), if any. */
+function hint(error: ErrorObject, key: string): string | undefined {
+  const hints = (error.parentSchema as { 'x-hints'?: Record<string, string> } | undefined)?.['x-hints'];
+  return hints && Object.hasOwn(hints, key) ? hints[key] : undefined;
 }
 
 /**

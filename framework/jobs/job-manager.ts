@@ -92,7 +92,13 @@ export class JobManager {
     this.refuseIfInterrupted(test.id);
     const jobId = await scheduler.submit(request);
     const timeoutSec = request.resources.timeLimitSec + settings.queueAllowanceSec;
-    ledger.record({ test: test.id, job: jobId, state: 'SUBMITTED', terminal: false, batch, logDir, timeoutSec });
+    try {
+      ledger.record({ test: test.id, job: jobId, state: 'SUBMITTED', terminal: false, batch, logDir, timeoutSec });
+    } catch (error) {
+      // A job the ledger does not know could outlive a crash unseen: it does not run at all.
+      await scheduler.cancel([jobId]).catch(() => undefined);
+      throw new Error(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`);
+    }
     if (this.interruption) {
       // sbatch was already under way when the run was interrupted: this job must not outlive it.
       await scheduler.cancel([jobId]).catch(() => undefined);

@@ -3,6 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { JobStatus } from '../scheduler/scheduler.ts';
+import { outputWriteError } from '../results/append-whole.ts';
 
 export const JOB_RECORD_FILE = 'job.json';
 
@@ -20,7 +21,12 @@ export function writeJobRecord(
   status: JobStatus,
 ): void {
   const record: JobRecord = { jobId: job.jobId, scheduler, status, submittedAt: new Date(job.submittedAt).toISOString() };
-  writeFileSync(path.join(logDir, JOB_RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
+  const file = path.join(logDir, JOB_RECORD_FILE);
+  try {
+    writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+  } catch (error) {
+    throw outputWriteError(file, error);
+  }
 }
 
 export function readJobRecord(logDir: string): JobRecord | undefined {

@@ -1,6 +1,7 @@
 // The ledger: every job a run owns, one JSON line per state change, appended as it happens, so a
 // crashed run can be cleaned up (cancel what it left) or resumed (pick its jobs up, not resubmit).
-import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { appendWholeSync } from '../results/append-whole.ts';
 import path from 'node:path';
 import type { JobState } from '../scheduler/scheduler.ts';
 
@@ -41,11 +42,14 @@ export class Ledger {
     this.file = path.join(outputPath, LEDGER_FILE);
   }
 
-  /** Appends one line; lines are small, so O_APPEND keeps concurrent writers' lines whole. */
+  /**
+   * Appends one line; lines are small, so O_APPEND keeps concurrent writers' lines whole, and a
+   * line that cannot be written whole (a full disk) is not written at all (OutputWriteError).
+   */
   record(entry: Omit<LedgerEntry, 'time' | 'run' | 'scheduler'>): void {
     const line: LedgerEntry = { time: new Date().toISOString(), run: this.run, scheduler: this.scheduler, ...entry };
-    appendFileSync(this.file, JSON.stringify(line) + '\n');
-    if (entry.state === 'SUBMITTED') appendFileSync(path.join(this.outputPath, JOBS_FILE), `${entry.job}\n`);
+    appendWholeSync(this.file, JSON.stringify(line) + '\n');
+    if (entry.state === 'SUBMITTED') appendWholeSync(path.join(this.outputPath, JOBS_FILE), `${entry.job}\n`);
   }
 }
 

@@ -79,7 +79,13 @@ export class RunSession {
         if (!test || this.interruption) return;
         this.board?.jobStatus(test, status);
         if (!status.terminal) {
-          this.ledger.record({ test, job: status.id, state: status.state, terminal: false, reason: status.reason });
+          try {
+            this.ledger.record({ test, job: status.id, state: status.state, terminal: false, reason: status.reason });
+          } catch (error) {
+            // A state on the way (PENDING, RUNNING) that cannot be written (a full disk) is worth a
+            // line, not the watcher: the job's end is written, or its test fails saying why.
+            this.log(`ledger: ${(error as Error).message}`);
+          }
         }
       },
       onPollError: (error, n) => this.log(`poll of ${scheduler.name} failed (${n} in a row, tolerated): ${error.message}`),

@@ -34,14 +34,15 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     }
     let result: ExtractResult;
     try {
-      result = extractor(text, spec);
+      result = extractor(text, spec, file);
     } catch (error) {
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;
     }
     const kept = spec.names ? result.metrics.filter((m) => spec.names!.includes(m.name)) : result.metrics;
-    metrics.push(...kept);
-    problems.push(...result.problems.map((p) => `${file}: ${p}`));
+    // One by one: a long log may yield more metrics than a spread into push() can take.
+    for (const metric of kept) metrics.push(metric);
+    for (const problem of result.problems) problems.push(`${file}: ${problem}`);
   }
   const missing = (spec.names ?? []).filter((name) => !metrics.some((m) => m.name === name));
   // Said only when nothing else explains it (a truncated or empty log already did).

@@ -6,11 +6,12 @@
 // (so serving rows read `<test>_con:8` as before, accuracy rows
 // `<test>_dataset:gsm8k_filter:flexible-extract_metric:exact_match_run:1`). The command is
 // `<command> --model=<m> --<precision>` plus `--<label>=<value>` per label (`--concurrency=8`).
-import { open, appendFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { Metric } from '../metrics/metric.ts';
 import { withFileLock } from './file-lock.ts';
+import { appendWholeSync } from './append-whole.ts';
 import type { TestTiming } from './tracker.ts';
 
 export const PERF_CSV_FILE = 'perf_script_test_results.csv';
@@ -151,7 +152,7 @@ export async function appendPerfRows(outputPath: string, rows: PerfRow[]): Promi
     if (!existing) text = `${HEADER_LINE}\n${text}`;
     // A writer killed mid-line left a partial row: start ours on a fresh line.
     else if (!existing.endsWithNewline) text = `\n${text}`;
-    await appendFile(file, text, 'utf8'); // one write: concurrent readers see whole rows
+    appendWholeSync(file, text); // all or nothing, under the lock: every reader sees whole rows
   });
   return file;
 }

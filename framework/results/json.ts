@@ -7,6 +7,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metric } from '../metrics/metric.ts';
 import { withFileLock } from './file-lock.ts';
+import { outputWriteError } from './append-whole.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -99,7 +100,7 @@ export async function saveTestRecord(outputPath: string, record: TestRecord): Pr
       await rename(temporary, file);
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
-      throw error;
+      throw outputWriteError(file, error); // the file itself is untouched: it is replaced by a rename or not at all
     }
   });
   return file;

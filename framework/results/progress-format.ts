@@ -45,7 +45,7 @@ const PHASE_WORD: Record<TestPhase, string> = {
   failed: 'FAILED',
   skipped: 'SKIPPED',
 };
-const WORD_WIDTH = Math.max(...Object.values(PHASE_WORD).map((w) => w.length));
+const WORD_WIDTH = Object.values(PHASE_WORD).reduce((width, w) => Math.max(width, w.length), 0);
 const ENDED = new Set<TestPhase>(['passed', 'failed', 'skipped']);
 
 /** Where the test stands, after its id: 'job 48213 on gb-01,gb-02 for 3m 12s'. */

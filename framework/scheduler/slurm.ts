@@ -227,7 +227,7 @@ export class SlurmScheduler implements Scheduler {
 
   private async sacctRecords(ids: string[]): Promise<StatusRecord[]> {
     const submitted = ids.map((id) => this.submittedAt.get(id));
-    const since = submitted.every((t) => t !== undefined) ? Math.min(...(submitted as number[])) - SACCT_SINCE_SLACK_MS : undefined;
+    const since = submitted.every((t) => t !== undefined) ? (submitted as number[]).reduce((a, b) => Math.min(a, b), Infinity) - SACCT_SINCE_SLACK_MS : undefined;
     const outcome = await this.run('status', 'sacct', sacctStatusArgs(ids, since));
     if (!outcome.ok) throw commandError(outcome, 'sacct status query');
     return parseSacctStatus(outcome.stdout, this.options);

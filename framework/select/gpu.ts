@@ -11,6 +11,11 @@ export interface GpuTypeInfo {
   memClockMHz?: number;
 }
 
+/**
+ * As upstream's utils/common.py GPU_RESOURCE_CONFIG (gres 4 -> --gres=gpu:4, set_segment, locked
+ * clocks; none where upstream has none). H200 is a type of upstream's perf-sanity harness with no
+ * entry there (its `.get(gpu, {})`: no extra args, no segment, no clocks); A100 is ours.
+ */
 export const knownGpuTypes: Record<string, GpuTypeInfo> = {
   GB200: { sbatchArgs: ['--gres=gpu:4'], segment: true, smClockMHz: 2062, memClockMHz: 3996 },
   GB300: { sbatchArgs: [], segment: true },

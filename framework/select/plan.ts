@@ -6,6 +6,7 @@ import { validateConfig } from '../config/validate.ts';
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts';
 import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
+import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
 import { gpuSkipReason, type GpuDetection } from './gpu.ts';
 import { readTestList, selectByTestList, type TestList } from './testlist.ts';
@@ -19,6 +20,8 @@ export interface PlannedTest extends ConfigFile {
   issues: ConfigIssue[];
   /** Set when the test must not run here (GPU type...). */
   skipReason?: string;
+  /** The GPU types it names (read even from an invalid config); undefined = needs no GPU. */
+  supportedGpus?: string[];
 }
 
 export interface Plan {
@@ -47,12 +50,26 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
     return test;
   }
   if (parsed.issues.length > 0) return test;
-  test.issues.push(...validateConfig(type, parsed, file.displayFile, file.absFile));
+  test.issues.push(...validateConfig(type, parsed, file.displayFile, file.absFile, file.category));
+  // As upstream: a config for another GPU type is skipped, valid or not (its errors stay in
+  // test.issues for `disagg-bench validate`, and fail it on a GPU it supports).
+  test.supportedGpus = supportedGpusOf(type, parsed.data);
+  test.skipReason = gpuSkipReason(test.supportedGpus, gpu);
   if (test.issues.length > 0) return test;
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);
-  test.skipReason = gpuSkipReason(type.supportedGpus(test.resolved.config), gpu);
   return test;
+}
+
+/** The GPU types a parsed config names, read defensively: the config may be invalid. */
+function supportedGpusOf(type: TestType, data: unknown): string[] | undefined {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
+  try {
+    const gpus = type.supportedGpus(data as Record<string, unknown>);
+    return Array.isArray(gpus) && gpus.every((g) => typeof g === 'string') ? gpus : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function planRun(options: PlanOptions): Plan {

@@ -1,6 +1,6 @@
 // Test lists: one id per line, in the order to run; `#` comments and blank lines ignored. Lines
 // may be bare ids or the Python framework's pytest node ids.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { idFromTestListEntry } from '../config/ids.ts';
 
@@ -19,18 +19,24 @@ export class TestListError extends Error {
   }
 }
 
-/** Reads DISAGG_TEST_LIST (relative to WORK_DIR); a missing or empty list is an error. */
+/** Reads DISAGG_TEST_LIST (relative to WORK_DIR); a missing, unreadable or empty list is an error. */
 export function readTestList(listPath: string, workDir: string): TestList {
   const file = path.resolve(workDir, listPath);
+  const where = `DISAGG_TEST_LIST=${JSON.stringify(listPath)} (${file})`;
   let text: string;
   try {
+    if (statSync(file).isDirectory()) throw new TestListError(`${where} is a folder; expected a file with one test id per line`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new TestListError(`test list ${listPath}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    if (err instanceof TestListError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new TestListError(`${where} cannot be read (${code === 'ENOENT' ? 'no such file' : code ?? (err as Error).message}); expected a file with one test id per line, relative to WORK_DIR`);
   }
+  if (text.includes('\0')) throw new TestListError(`${where} holds NUL bytes: not a text file (UTF-16?); expected UTF-8 text, one test id per line`);
   const ids: string[] = [];
   const lines = new Map<string, number>();
-  text.split(/\r?\n/).forEach((raw, index) => {
+  // A byte-order mark (Windows editors) is not part of the first id; CRLF line ends are accepted.
+  text.replace(/^\uFEFF/, '').split(/\r?\n/).forEach((raw, index) => {
     const entry = raw.replace(/#.*$/, '').trim();
     if (!entry) return;
     const id = idFromTestListEntry(entry);
@@ -38,7 +44,7 @@ export function readTestList(listPath: string, workDir: string): TestList {
     ids.push(id);
     lines.set(id, index + 1);
   });
-  if (ids.length === 0) throw new TestListError(`test list ${listPath}: no test ids in ${file}`);
+  if (ids.length === 0) throw new TestListError(`${where} holds no test ids; expected one test id per line`);
   return { file: listPath, ids, lines };
 }
 
@@ -60,4 +66,11 @@ export function selectByTestList<T extends { id: string }>(items: T[], list: Tes
     else unknown.push({ id, line: list.lines.get(id) ?? 0 });
   }
   return { selected, unknown };
+}
+
+/** The failure message for listed ids that match no config: the first 20 with their lines, then a count. */
+export function describeUnknownIds(list: TestList, unknown: Array<{ id: string; line: number }>, shown = 20): string {
+  const lines = unknown.slice(0, shown).map((u) => `  ${list.file}:${u.line} ${u.id}`);
+  if (unknown.length > shown) lines.push(`  ... and ${unknown.length - shown} more`);
+  return `${unknown.length === 1 ? 'this id matches' : `these ${unknown.length} ids match`} no config:\n${lines.join('\n')}`;
 }

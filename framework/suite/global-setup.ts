@@ -1,15 +1,16 @@
 // Runs once per test-type project in Vitest's main process. It names the run (one id shared by
-// every project of one invocation), checks that OUTPUT_PATH can be written before any job goes
-// out, and cancels whatever the run's ledger says is still in flight: at once on SIGINT/SIGTERM
-// (Vitest's main process exits a millisecond later, see jobs/interrupt.ts) and at teardown, the
-// backstop for workers that were killed before they could cancel their jobs.
+// every project of one invocation), checks the environment (variables, test list, OUTPUT_PATH)
+// before any job goes out (a mistake: one line per problem, exit 2), and cancels whatever the
+// run's ledger says is still in flight: at once on SIGINT/SIGTERM (Vitest's main process exits a
+// millisecond later, see jobs/interrupt.ts) and at teardown, the backstop for workers that were
+// killed before they could cancel their jobs.
 import { constants } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { readSettings } from '../settings.ts';
 import { readLedger, unfinishedJobs } from '../jobs/ledger.ts';
 import { sweepInterruptedRun } from '../jobs/interrupt.ts';
 import { createScheduler, schedulerKind } from '../scheduler/create.ts';
-import { checkOutputPath } from './output-path.ts';
+import { checkRunEnvironment, isUserInputError } from './env-check.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
 process.env.DISAGG_RUN_ID = runId;
@@ -24,12 +25,23 @@ function onSignal(signal: NodeJS.Signals): void {
   setTimeout(() => process.exit(), 50).unref();
 }
 
+/** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
+function checkEnvironmentOrExit(): void {
+  try {
+    for (const warning of checkRunEnvironment().warnings) console.warn(`disagg-bench: warning: ${warning}`);
+  } catch (err) {
+    if (!isUserInputError(err)) throw err;
+    for (const line of err.message.split('\n')) process.stderr.write(`disagg-bench: error: ${line}\n`);
+    process.exit(2);
+  }
+}
+
 export default function setup(project: TestProject) {
   project.provide('runId', runId);
+  if (!announced) checkEnvironmentOrExit();
   const settings = readSettings();
   if (!announced) {
     announced = true;
-    checkOutputPath(settings.outputPath);
     console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);

@@ -6,7 +6,7 @@ import { readSettings } from '../settings.ts';
 import { detectGpuType } from '../select/gpu.ts';
 import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
 import { discoverConfigs } from '../config/discover.ts';
-import { selectByTestList } from '../select/testlist.ts';
+import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import { RunSession } from '../jobs/session.ts';
 import { saveTestResult } from '../results/save.ts';
@@ -42,7 +42,6 @@ describe(typeName, { concurrent: true }, () => {
   // eslint-disable-next-line no-empty-pattern
   beforeAll(async ({}, suite) => {
     for (const notice of plan.notices) console.warn(notice);
-    if (settings.batchSizeWarning) console.warn(settings.batchSizeWarning);
     if (gpu.source === 'none') console.warn(`No GPU detected and GPU_TYPE unset (${gpu.detail}): only configs that need no GPU run.`);
     const selected = selectedIds(suite);
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
@@ -58,13 +57,18 @@ describe(typeName, { concurrent: true }, () => {
   const defineTest = (planned: PlannedTest) => {
     const tags = knownTags.has(planned.category) ? [planned.category] : [];
     test(planned.id, { tags }, async (ctx) => {
-      if (planned.issues.length > 0) throw new ConfigError(planned.issues);
+      // Skip first: a config for another GPU is skipped, valid or not (as upstream does).
       if (planned.skipReason) return ctx.skip(planned.skipReason);
+      if (planned.issues.length > 0) throw new ConfigError(planned.issues);
       const run = await session!.run(planned);
       // Interrupted: the job was cancelled under the test, which has no result to write.
       if (run.interrupted) throw new Error(`${planned.id}: ${run.interrupted}; no result recorded`);
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
-      const saved = run.alreadyRecorded ? [] : await saveTestResult({ settings, gpu, test: planned, run });
+      const saved = run.alreadyRecorded ? [] : await saveTestResult({ settings, gpu, test: planned, run }).catch((err: Error) => {
+        // One error that says all: why the test failed (when it did) and why nothing of it was saved.
+        const why = run.passed ? '' : `\n- ${run.failures.filter((f) => f !== err.message).join('\n- ')}`;
+        throw new Error(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
+      });
       ctx.task.meta.disagg = { jobId: run.jobId, state: run.status.state, metrics: run.metrics, files: saved };
       const earlier = run.alreadyRecorded ? ` (result of job ${run.jobId}, recorded by an earlier run)` : '';
       if (!run.passed) {
@@ -90,9 +94,7 @@ describe(typeName, { concurrent: true }, () => {
   });
   if (ownUnknown.length > 0) {
     test(`test list ${plan.testList!.file}: unknown ids`, () => {
-      throw new Error(
-        `these ids match no config:\n${ownUnknown.map((u) => `  ${plan.testList!.file}:${u.line} ${u.id}`).join('\n')}`,
-      );
+      throw new Error(describeUnknownIds(plan.testList!, ownUnknown));
     });
   }
   // Configs under a folder that names no test type belong to no project: the first project fails

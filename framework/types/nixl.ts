@@ -8,7 +8,8 @@ import type { BuiltJob, JobBuildContext, RuleViolation, TestType, Verdict, Verdi
 import { readSettings } from '../settings.ts';
 import { nixlKind, nixlKinds } from './nixl/kinds.ts';
 import type { NixlKind } from './nixl/kind.ts';
-import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema } from './nixl/common.ts';
+import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
+import type { MetricSpec } from '../metrics/metric.ts';
 import { JOB_SCRIPT, nixlResources, renderNixlJobScript } from './nixl/job-script.ts';
 
 const TYPE_NAME = 'nixl';
@@ -64,6 +65,12 @@ function verdict(ctx: VerdictContext): Verdict {
   return { passed: failures.length === 0, failures };
 }
 
+/** Where the engine's GPU ranks recorded their devices (RANK_GPU per rank: index, name, bus id, node). */
+function rankDeviceSpecs(config: Record<string, unknown>): MetricSpec[] {
+  const log = kindOf(config).rankLog;
+  return log && usesGpus(nixlConfig(config)) ? [{ logFile: log, extractor: 'rank-devices', optional: true }] : [];
+}
+
 export const nixlType: TestType = {
   name: TYPE_NAME,
   description: 'Transfer benchmarks on the project\'s engine (CT perftests, KV matrices, sweeps, MoE, KV pipe) and the real NIXL tools',
@@ -71,7 +78,7 @@ export const nixlType: TestType = {
   rules,
   envOverrides: [],
   supportedGpus: (config) => nixlConfig(config).metadata?.supported_gpus,
-  metrics: (config) => metricsOverrideSpec(nixlConfig(config)) ?? kindOf(config).metrics(config),
+  metrics: (config) => [...(metricsOverrideSpec(nixlConfig(config)) ?? kindOf(config).metrics(config)), ...rankDeviceSpecs(config)],
   buildJob,
   verdict,
   references: (config) => nixlConfig(config).benchmark.references,

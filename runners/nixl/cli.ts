@@ -4,8 +4,12 @@
 //   nixl-tool etcd-stop --dir D                                          stop it, remove its data
 //   nixl-tool run SPEC                                                   one task (under srun)
 //   nixl-tool report SPEC                                                write test-report.txt
+//   nixl-tool node-artefacts --dir D                                     fi_info & co. of this node into D
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { reachableHost, startEtcd, stopEtcd, wipePrefix } from './etcd.ts';
+import { collectNodeArtefacts } from './node-artefacts.ts';
 import { writeToolReport } from './tool-report.ts';
 import { readToolSpec } from './tool-spec.ts';
 import { runToolTask } from './tool-task.ts';
@@ -13,7 +17,17 @@ import { runToolTask } from './tool-task.ts';
 const USAGE = `usage: disagg-bench nixl-tool etcd-start --dir D --prefix P [--host H|auto]
        disagg-bench nixl-tool etcd-wipe --endpoints URL --prefix P
        disagg-bench nixl-tool etcd-stop --dir D
-       disagg-bench nixl-tool run SPEC | report SPEC`;
+       disagg-bench nixl-tool run SPEC | report SPEC
+       disagg-bench nixl-tool node-artefacts --dir D`;
+
+/** The options each step reads; another step's option is refused, not ignored. */
+const STEP_OPTIONS: Record<string, string[]> = {
+  'etcd-start': ['dir', 'prefix', 'host'],
+  'etcd-wipe': ['endpoints', 'prefix'],
+  'etcd-stop': ['dir'],
+  run: [],
+  report: [],
+};
 
 export async function run(argv: string[]): Promise<number> {
   const [step, ...rest] = argv;
@@ -22,6 +36,11 @@ export async function run(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: { dir: { type: 'string' }, prefix: { type: 'string' }, host: { type: 'string' }, endpoints: { type: 'string' } },
   });
+  const unused = Object.keys(values).filter((name) => STEP_OPTIONS[step] && !STEP_OPTIONS[step].includes(name));
+  if (unused.length > 0) {
+    const takes = STEP_OPTIONS[step].length ? `takes ${STEP_OPTIONS[step].map((o) => `--${o}`).join(', ')}` : 'takes no option';
+    throw new Error(`nixl-tool ${step} ${takes}; --${unused[0]} is not used there\n${USAGE}`);
+  }
   const need = (name: 'dir' | 'prefix' | 'endpoints') => {
     const value = values[name];
     if (!value) throw new Error(`nixl-tool ${step} needs --${name}\n${USAGE}`);
@@ -43,6 +62,12 @@ export async function run(argv: string[]): Promise<number> {
     case 'etcd-stop': {
       const stopped = await stopEtcd(need('dir'));
       console.log(stopped ? `nixl-tool: etcd of ${values.dir} stopped, its data removed` : `nixl-tool: no etcd running in ${values.dir}`);
+      return 0;
+    }
+    case 'node-artefacts': {
+      const node = process.env.SLURMD_NODENAME ?? os.hostname();
+      const files = await collectNodeArtefacts(need('dir'), node);
+      console.log(`nixl-tool: ${node}: ${files.map((f) => path.basename(f)).join(', ')}`);
       return 0;
     }
     case 'run':

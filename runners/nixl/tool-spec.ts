@@ -1,6 +1,7 @@
 // What a job of a real NIXL tool runs, written by the tool kinds into the job's log folder and
 // read by every task (`disagg-bench nixl-tool run <spec>`) and by the job's report step.
 import fs from 'node:fs';
+import type { FlagProbe } from './flag-probe.ts';
 
 export const TOOL_SPEC_FILE = 'nixl-tool-spec.json';
 
@@ -33,6 +34,8 @@ export interface ToolSpec {
   ordering: { kind: 'registration'; sizeKey: string; timeoutS: number } | { kind: 'delay'; seconds: number };
   /** Where the tool's per-task output, status files and node artefacts go. */
   logDir: string;
+  /** Flags whose spelling depends on the installed version: chosen from its --help, appended to each command. */
+  probe?: FlagProbe;
 }
 
 export function readToolSpec(file: string): ToolSpec {

@@ -9,6 +9,7 @@ import { sleep } from '../xfer/clock.ts';
 import { expandHostlist } from '../xfer/rank.ts';
 import { endpointOf, etcdctl } from './etcd.ts';
 import { collectNodeArtefacts } from './node-artefacts.ts';
+import { pickFlagWords, runHelp } from './flag-probe.ts';
 import { fillPlaceholders, readToolSpec, taskLog, taskStatus, type ToolSpec } from './tool-spec.ts';
 
 type Env = NodeJS.ProcessEnv;
@@ -52,6 +53,19 @@ export async function runToolTask(specFile: string, env: Env = process.env): Pro
   const [command, ...args] = spec.commands[task].map(fill);
   const childEnv: Env = { ...env, ...(spec.torchEnv ? torchEnvOf(env, task, world, localId) : {}) };
   for (const [name, value] of Object.entries(spec.env)) childEnv[name] = fill(value);
+  if (spec.probe) {
+    try {
+      const words = pickFlagWords(await runHelp(spec.probe.help.map(fill), childEnv), spec.probe.choices, spec.probe.help.map(fill).join(' '));
+      console.log(`nixl-tool: task ${task}: flags chosen from the tool's --help: ${words.join(' ') || '(its defaults)'}`);
+      args.push(...words);
+    } catch (err) {
+      const message = `nixl-tool: task ${task}: cannot tell which flags the tool takes: ${(err as Error).message}`;
+      console.error(message);
+      fs.writeFileSync(path.join(spec.logDir, taskLog(spec, task)), `${message}\n`);
+      fs.writeFileSync(path.join(spec.logDir, taskStatus(spec, task)), '2\n');
+      return 2;
+    }
+  }
   console.log(`nixl-tool: task ${task} on ${node}: ${[command, ...args].join(' ')}`);
   const code = await runTee(command, args, childEnv, path.join(spec.logDir, taskLog(spec, task)));
   fs.writeFileSync(path.join(spec.logDir, taskStatus(spec, task)), `${code}\n`);

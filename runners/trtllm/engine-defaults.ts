@@ -4,7 +4,7 @@
 // by an environment variable (DISAGG_WORKER_CMD...), so the job runs against any OpenAI-compatible
 // serving stack.
 import type { CommandTemplate, ServingConfig } from './serving-config.ts';
-import { parseConcurrencyList } from './serving-config.ts';
+import { benchmarkClient, parseConcurrencyList } from './serving-config.ts';
 import type { EnvAssignment } from '../../framework/types/common/shell.ts';
 
 export type CommandKind = 'worker' | 'router' | 'client' | 'accuracy';
@@ -27,7 +27,10 @@ const common = ['model', 'model_name', 'log_dir', 'package_root', 'input_length'
 export const commandPlaceholders: Record<CommandKind, readonly string[]> = {
   worker: [...common, 'host', 'port', 'config', 'role', 'index', 'server'],
   router: [...common, 'host', 'port', 'config', 'health_timeout'],
-  client: [...common, 'host', 'port', 'base_url', 'concurrency', 'num_prompts', 'multi_round', 'dataset_file', 'result_dir'],
+  client: [
+    ...common, 'host', 'port', 'base_url', 'concurrency', 'num_prompts', 'multi_round', 'dataset_file', 'result_dir',
+    'benchmark_ratio', 'benchmark_duration',
+  ],
   accuracy: [
     ...common, 'host', 'port', 'base_url', 'completions_url', 'task', 'accuracy_model', 'model_args',
     'model_args_extra', 'output_dir', 'extra_args',
@@ -47,10 +50,16 @@ const clientTail =
   '--num-prompts {num_prompts} --max-concurrency {concurrency} --trust-remote-code --ignore-eos --no-test-input' +
   ' --save-result --result-dir {result_dir} --result-filename result.json --percentile-metrics ttft,tpot,itl,e2el';
 
+const serveBench = 'node {package_root}/bin/disagg-bench.js serve-bench --model {model} --backend openai --host {host} --port {port}';
+
 /**
- * Named clients a config may pick with `commands.client: <name>`. benchmark_serving reads the
- * config's dataset when it has one (as the reference did) and random prompts otherwise;
- * serve-bench is this project's own client (same arguments, same result block).
+ * Named clients a config may pick with `commands.client: <name>` (serving-config.ts's
+ * benchmarkClient says which one runs). benchmark_serving reads the config's dataset when it has
+ * one (as the reference did) and random prompts otherwise; serve-bench is this project's own
+ * client (same arguments, same result block); nv-sa is serve-bench in the SemiAnalysis client's
+ * mode with run_benchmark_nv_sa.sh's arguments (use_nv_sa_benchmark: true); aiperf runs
+ * run_benchmark_aiperf.sh's `aiperf profile` (a mooncake trace from dataset_file, per listed
+ * concurrency, results in concurrency_<c>/profile_export_aiperf.json).
  */
 export const clientPresets: Record<string, (config: ServingConfig) => string> = {
   benchmark_serving: (config) =>
@@ -59,20 +68,31 @@ export const clientPresets: Record<string, (config: ServingConfig) => string> = 
       : `${benchmarkServing} --dataset-name random --random-ids --random-input-len {input_length} --random-output-len {output_length} ${clientTail}`,
   'serve-bench':
     () =>
-      'node {package_root}/bin/disagg-bench.js serve-bench --model {model} --backend openai --host {host} --port {port}' +
-      ' --dataset-name random --random-input-len {input_length} --random-output-len {output_length}' +
+      `${serveBench} --dataset-name random --random-input-len {input_length} --random-output-len {output_length}` +
       ' --num-prompts {num_prompts} --max-concurrency {concurrency} --ignore-eos' +
       ' --save-result --result-dir {result_dir} --result-filename result.json --percentile-metrics ttft,tpot,itl,e2el',
+  'nv-sa':
+    () =>
+      `${serveBench} --nv-sa --dataset-name random --num-prompts {num_prompts} --max-concurrency {concurrency}` +
+      ' --trust-remote-code --ignore-eos --random-input-len {input_length} --random-output-len {output_length}' +
+      ' --random-range-ratio {benchmark_ratio} --save-result --use-chat-template --result-dir {result_dir}' +
+      ' --result-filename result.json --percentile-metrics ttft,tpot,itl,e2el',
+  aiperf:
+    () =>
+      'aiperf profile -m {model} --tokenizer {model} --tokenizer-trust-remote-code --url http://{host}:{port}' +
+      ' --endpoint-type chat --streaming --ui simple --input-file {dataset_file} --custom-dataset-type mooncake_trace' +
+      ' --artifact-dir {result_dir} --concurrency {concurrency} --concurrency-ramp-duration 60' +
+      ' --benchmark-duration {benchmark_duration} --benchmark-grace-period 60 --request-count {num_prompts}' +
+      ' --workers-max 200 --request-timeout-seconds 1200 --profile-export-level records' +
+      ' --extra-inputs ignore_eos:true --record-processors 8',
 };
-
-export const DEFAULT_CLIENT = 'benchmark_serving';
 
 /** The template the job uses for a command: the config's (or a client preset's), else the default. */
 export function commandTemplate(config: ServingConfig, kind: CommandKind): CommandTemplate {
   const given = config.commands?.[kind];
   if (kind === 'client') {
-    const name = given === undefined ? DEFAULT_CLIENT : typeof given === 'string' ? given.trim() : undefined;
-    if (name !== undefined && Object.hasOwn(clientPresets, name)) return clientPresets[name](config);
+    const client = benchmarkClient(config);
+    if (client !== 'custom') return clientPresets[client](config);
   }
   return given ?? defaultCommands[kind as Exclude<CommandKind, 'client'>];
 }

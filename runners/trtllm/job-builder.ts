@@ -35,7 +35,7 @@ export class UnresolvedPlaceholderError extends Error {
 
 export async function buildServingJob(ctx: JobBuildContext, options: ServingJobOptions = {}): Promise<BuiltJob> {
   const config = servingConfig(ctx.config);
-  const plan = planServingJob({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot });
+  const plan = planServingJob({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, workDir: ctx.workDir });
   if (plan.unresolved.length > 0) throw new UnresolvedPlaceholderError(plan.unresolved);
   const files = jobArtefacts(config, plan);
   await mkdir(ctx.logDir, { recursive: true });

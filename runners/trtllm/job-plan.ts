@@ -16,6 +16,7 @@ import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
 } from '../../framework/types/common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
+import { derivedContainerMounts, mountsLeftToFramework } from './container-mounts.ts';
 
 export const DEFAULT_HEALTH_TIMEOUT_S = 1800;
 export const DEFAULT_HEALTH_INTERVAL_S = 10;
@@ -27,6 +28,8 @@ export interface PlanInput {
   config: ServingConfig;
   logDir: string;
   packageRoot: string;
+  /** WORK_DIR (mounted into the container when the config leaves the mounts to the framework). */
+  workDir?: string;
 }
 
 /** A value the job needs that is still a `<placeholder>`. */
@@ -62,7 +65,12 @@ export function planServingJob(input: PlanInput): JobPlan {
   const useSrun = (launch.launcher ?? 'srun') === 'srun';
   const mpi = launch.mpi === undefined ? DEFAULT_MPI : launch.mpi;
   const image = config.environment.container_image?.trim() ? use(config.environment.container_image, 'environment.container_image') : undefined;
-  const mount = image && config.environment.container_mount?.trim() ? use(config.environment.container_mount, 'environment.container_mount') : undefined;
+  const givenMount = config.environment.container_mount;
+  const mount = !image
+    ? undefined
+    : mountsLeftToFramework(givenMount)
+      ? derivedContainerMounts({ config, workDir: input.workDir ?? input.packageRoot, packageRoot: input.packageRoot, logDir })
+      : givenMount!.trim();
   const containerFlags: string[] = image
     ? [`--container-image=${image}`, `--container-name=${launch.container_name ?? DEFAULT_CONTAINER_NAME}`, ...(mount ? [`--container-mounts=${mount}`] : [])]
     : [];
@@ -181,6 +189,9 @@ export function planServingJob(input: PlanInput): JobPlan {
               multi_round: multiRound,
               dataset_file: config.benchmark.dataset_file,
               result_dir: file(`concurrency_${concurrency}`),
+              benchmark_ratio: config.benchmark.benchmark_ratio,
+              // run_benchmark_aiperf.sh's limit: 20 minutes per round.
+              benchmark_duration: multiRound * 1200,
             },
             'commands.client',
           );

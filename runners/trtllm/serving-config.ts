@@ -36,7 +36,7 @@ export interface ServingConfig {
     model_name: string;
     precision?: string;
     model_dir_name?: string;
-    supported_gpus: string[];
+    supported_gpus?: string[];
     dataset_file?: string;
     accuracy?: { datasets?: AccuracyDataset[] };
     metrics?: MetricsOverride;
@@ -59,6 +59,9 @@ export interface ServingConfig {
     input_length: number;
     output_length: number;
     multi_round?: number;
+    /** The SA client's --random-range-ratio (use_nv_sa_benchmark). */
+    benchmark_ratio?: number;
+    use_nv_sa_benchmark?: boolean;
     dataset_file?: string;
     enable_benchmark?: boolean;
     failed_requests_tolerance?: number;
@@ -136,13 +139,30 @@ export function parseConcurrencyList(value: unknown): number[] {
   });
 }
 
+/** The named clients of engine-defaults.ts's presets; 'custom' is a config's own command. */
+export const namedClients = ['benchmark_serving', 'nv-sa', 'serve-bench', 'aiperf'] as const;
+export type BenchmarkClient = (typeof namedClients)[number] | 'custom';
+
+/**
+ * Which client the job runs: commands.client when it names one (or is a command of its own),
+ * else upstream's choice: the SA client when benchmark.use_nv_sa_benchmark, else benchmark_serving.
+ */
+export function benchmarkClient(config: ServingConfig): BenchmarkClient {
+  const given = config.commands?.client;
+  if (given === undefined) return config.benchmark.use_nv_sa_benchmark === true ? 'nv-sa' : 'benchmark_serving';
+  const name = typeof given === 'string' ? given.trim() : undefined;
+  return namedClients.find((c) => c === name) ?? 'custom';
+}
+
 /**
  * The concurrency the client runs with and that labels the results: the listed value is per
- * generation server, so it is multiplied by num_gen_servers (as the reference's job did, whose
- * `Benchmarking with concurrency <c>` markers and CSV names carry the multiplied value).
+ * generation server, so it is multiplied by num_gen_servers (as upstream's run_benchmark.sh and
+ * run_benchmark_nv_sa.sh do, whose `Benchmarking with concurrency <c>` markers and CSV names carry
+ * the multiplied value); run_benchmark_aiperf.sh runs the listed values as they are.
  */
 export function effectiveConcurrencies(config: ServingConfig): number[] {
-  return parseConcurrencyList(config.benchmark.concurrency_list).map((c) => c * config.hardware.num_gen_servers);
+  const listed = parseConcurrencyList(config.benchmark.concurrency_list);
+  return benchmarkClient(config) === 'aiperf' ? listed : listed.map((c) => c * config.hardware.num_gen_servers);
 }
 
 /** gen_only_no_context benchmarks the generation servers alone: no context server is started. */

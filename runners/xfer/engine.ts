@@ -4,8 +4,11 @@
 // connect, disconnect, reconnect, destroy) that the EP control-plane test reports.
 import { monoNs } from './clock.ts';
 import { XferError } from './errors.ts';
-import { allocateGpu, allocateHost, type MemoryKind, type Region, type RegionDescriptor } from './memory.ts';
+import { allocateGpu, allocateHost, regionView, type AllocationStyle, type MemoryKind, type Region, type RegionDescriptor } from './memory.ts';
+import { allocateHugepageHost } from './memory-hugepages.ts';
+import { allocateVmmGpu } from './memory-vmm.ts';
 import { cudart } from './native/cudart.ts';
+import { describeRankDevice, placeRank, rankDeviceLine, ranksMayShareGpu } from './gpu-placement.ts';
 import type { RankInfo } from './rank.ts';
 import type { Store } from './store.ts';
 import { createBackend, type BackendOptions } from './backends/registry.ts';
@@ -63,6 +66,8 @@ export class XferEngine {
   /** postSeq of every post in flight. */
   private readonly pending = new Set<number>();
   private readonly record: InFlightRecord = { posted: 0, completed: 0, maxInFlight: 0, overtakes: 0 };
+  /** GPUs whose record line this rank printed (one line per device it uses). */
+  private readonly recordedDevices = new Set<number>();
 
   private constructor(
     readonly backend: Backend,
@@ -93,16 +98,31 @@ export class XferEngine {
     );
     const engine = new XferEngine(backend, rank, store, device, options.timeoutMs ?? store.defaultTimeoutMs);
     engine.controlTimes.init.push(msSince(t0));
+    if (device !== undefined) engine.recordDevice(device);
     return engine;
   }
 
-  /** Allocates a region and registers it with the backend. Kind default: what the backend moves first. */
-  allocate(name: string, size: number, kind: MemoryKind = this.backend.memoryKinds[0]): Region {
+  /**
+   * Allocates a region and registers it with the backend. Kind default: what the backend moves
+   * first. `device`: the GPU of a GPU region (default this rank's); `style`: huge pages for host
+   * memory, CUDA VMM for GPU memory.
+   */
+  allocate(name: string, size: number, kind: MemoryKind = this.backend.memoryKinds[0], options: { device?: number; style?: AllocationStyle } = {}): Region {
     const t0 = monoNs();
     if (this.regions.has(name)) throw new XferError(`region '${name}' already exists on rank ${this.rank.rank}`);
     const owner = { job: this.rank.job, rank: this.rank.rank, node: this.rank.node };
+    const device = () => options.device ?? this.device; // GPU regions only: this.device needs CUDA
+    // Huge pages are the engine's own allocation, registered with the backend (as nixlbench
+    // registers them with NIXL); otherwise a backend that allocates host memory itself (ucx) does.
     const region =
-      kind === 'host' ? (this.backend.allocateHost?.(name, size, owner) ?? allocateHost(name, size, owner)) : allocateGpu(name, size, this.device, owner);
+      kind === 'host'
+        ? options.style?.hugepages
+          ? allocateHugepageHost(name, size, owner)
+          : (this.backend.allocateHost?.(name, size, owner) ?? allocateHost(name, size, owner))
+        : options.style?.vmm
+          ? allocateVmmGpu(name, size, device(), owner)
+          : allocateGpu(name, size, device(), owner);
+    if (region.kind === 'gpu') this.recordDevice(region.device!);
     try {
       this.extras.set(name, this.backend.register(region));
     } catch (err) {
@@ -112,6 +132,25 @@ export class XferEngine {
     this.regions.set(name, region);
     this.controlTimes.register.push(msSince(t0));
     return region;
+  }
+
+  /**
+   * Registers [offset, offset + length) of a region with the backend once more, as its own
+   * registration (nixlbench's --reregister_mem: the cost of registering memory per iteration);
+   * release() deregisters it. Peers keep using the region's original registration.
+   */
+  registerSpan(name: string, offset: number, length: number): { release(): void } {
+    const region = this.regions.get(name);
+    if (!region) throw new XferError(`no region '${name}' on rank ${this.rank.rank}`);
+    const view = regionView(region, offset, length);
+    this.backend.register(view);
+    let registered = true;
+    return {
+      release: () => {
+        if (registered) this.backend.deregister(view);
+        registered = false;
+      },
+    };
   }
 
   /** Deregisters and frees a region (after disconnect: peers may hold it open). */
@@ -203,6 +242,13 @@ export class XferEngine {
     return this.execute(await this.prepare(requests, participants));
   }
 
+  /** Prints, once per device, which GPU this rank uses (index, name, bus id, node): the results keep it. */
+  private recordDevice(device: number): void {
+    if (this.recordedDevices.has(device)) return;
+    this.recordedDevices.add(device);
+    console.log(rankDeviceLine(describeRankDevice(this.rank, device)));
+  }
+
   /** Disconnects if connected, frees every region and releases the backend. Timed as 'destroy'. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
@@ -248,8 +294,9 @@ class PostedTransfer implements Posted {
   constructor(readonly postSeq: number) {}
 }
 
+/** Local rank modulo the visible GPUs; more ranks than GPUs on the node only where sharing was allowed. */
 function defaultDevice(rank: RankInfo): number {
-  return rank.localRank % cudart().deviceCount();
+  return placeRank(rank, cudart().deviceCount(), ranksMayShareGpu());
 }
 
 function msSince(t0: number): number {

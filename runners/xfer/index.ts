@@ -43,6 +43,7 @@ export {
 export type { ShmOptions } from './backends/shm.ts';
 export type { UcxOptions } from './backends/ucx.ts';
 export type { CudaOptions } from './backends/cuda.ts';
+export type { LibfabricOptions } from './backends/libfabric.ts';
 export {
   XferError,
   LibraryUnavailableError,
@@ -55,6 +56,7 @@ export {
 } from './errors.ts';
 export { libc } from './native/libc.ts';
 export { ucp } from './native/ucp.ts';
+export { libfabric } from './native/libfabric.ts';
 export { cudart } from './native/cudart.ts';
 export { nccl } from './native/nccl.ts';
 export { nvml, nvmlDeviceNames } from './native/nvml.ts';

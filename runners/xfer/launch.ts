@@ -13,7 +13,13 @@ export async function launchMain(argv: string[]): Promise<number> {
     console.error('usage: launch.ts --ranks N <entry script> [arguments for every rank]');
     return 2;
   }
-  const result = await spawnLocalRanks(ranks, nodeEntryArgv(entry, args));
+  let result;
+  try {
+    result = await spawnLocalRanks(ranks, nodeEntryArgv(entry, args));
+  } catch (err) {
+    console.error(`launch: ${(err as Error).message}`);
+    return 2;
+  }
   if (result.ok) return 0;
   const first = result.firstFailure ?? result.exits.find((e) => e.code !== 0)!;
   console.error(`launch: rank ${first.rank} failed (${first.signal ?? `exit code ${first.code}`}); exits: ${result.exits.map((e) => e.signal ?? e.code).join(' ')}`);

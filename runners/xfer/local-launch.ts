@@ -3,6 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { totalmem } from 'node:os';
+import { XferError } from './errors.ts';
 
 export interface LocalLaunchOptions {
   /** Extra environment for every rank (on top of process.env). */
@@ -21,6 +23,19 @@ export interface LocalLaunchOptions {
   /** Then how long SIGTERM gets before SIGKILL. Default 5 s. */
   killGraceMs?: number;
   cwd?: string;
+  /**
+   * These ranks are one node of a larger world (the EP tests' --num-processes per node): local
+   * ranks count from `firstRank`, and the world's store is at `host` (port, or derived from `job`).
+   */
+  node?: NodeOfWorld;
+}
+
+export interface NodeOfWorld {
+  firstRank: number;
+  ranksPerNode: number;
+  host: string;
+  port?: number;
+  job: string;
 }
 
 export interface RankExit {
@@ -67,10 +82,52 @@ export async function localStoreEndpoint(): Promise<{ port: number; job: string 
   return { port, job: `local:${process.pid}:${randomBytes(4).toString('hex')}` };
 }
 
-/** Starts `worldSize` ranks of `node <argv>` and resolves when all have exited. */
+/** Memory a rank process takes at least (Node, the engine, its buffers aside). */
+const RANK_PROCESS_BYTES = 64 * 1024 * 1024;
+const MOST_LOCAL_RANKS = 512;
+
+/**
+ * How many ranks may start on this machine: what its memory holds at RANK_PROCESS_BYTES each, at
+ * most 512, or XFER_MAX_LOCAL_RANKS. A mistyped `--ranks 1000` is refused, not a fork bomb.
+ */
+export function maxLocalRanks(env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env.XFER_MAX_LOCAL_RANKS);
+  if (Number.isInteger(set) && set > 0) return set;
+  return Math.max(1, Math.min(MOST_LOCAL_RANKS, Math.floor(totalmem() / RANK_PROCESS_BYTES)));
+}
+
+/** Throws when `worldSize` ranks cannot start here, saying why (before any process starts). */
+export function checkLocalWorld(worldSize: number): void {
+  if (!Number.isInteger(worldSize) || worldSize < 1) throw new XferError(`a world of ${worldSize} ranks: expected a whole number of ranks >= 1`);
+  const most = maxLocalRanks();
+  if (worldSize > most) {
+    throw new XferError(
+      `${worldSize} ranks cannot start on this machine: at most ${most} (one process each, ${RANK_PROCESS_BYTES / 2 ** 20} MiB or more, ` +
+        `${(totalmem() / 2 ** 30).toFixed(0)} GiB of memory here); start ranks across nodes with srun or mpirun, or set XFER_MAX_LOCAL_RANKS`,
+    );
+  }
+}
+
+/** The environment of rank `rank` of a multi-node world, started on its node (spawnLocalRanks' `node`). */
+export function nodeRankEnv(rank: number, worldSize: number, node: NodeOfWorld): Record<string, string | undefined> {
+  return {
+    RANK: String(rank),
+    WORLD_SIZE: String(worldSize),
+    LOCAL_RANK: String(rank - node.firstRank),
+    LOCAL_WORLD_SIZE: String(node.ranksPerNode),
+    MASTER_ADDR: node.host,
+    MASTER_PORT: node.port === undefined ? undefined : String(node.port),
+    XFER_JOB_ID: node.job,
+  };
+}
+
+/** Starts `worldSize` ranks of `node <argv>` (or, with `node`, that node's ranks) and resolves when all have exited. */
 export async function spawnLocalRanks(worldSize: number, argv: string[], options: LocalLaunchOptions = {}): Promise<LocalLaunchResult> {
+  const node = options.node;
+  // Only this node's ranks start here: that is what must fit this machine.
+  checkLocalWorld(node ? node.ranksPerNode : worldSize);
   const store = await localStoreEndpoint();
-  const ranks = options.only ?? Array.from({ length: worldSize }, (_, i) => i);
+  const ranks = options.only ?? (node ? Array.from({ length: node.ranksPerNode }, (_, i) => node.firstRank + i) : Array.from({ length: worldSize }, (_, i) => i));
   const print = options.onLine ?? ((rank, stream, line) => (stream === 'stdout' ? process.stdout : process.stderr).write(`[rank ${rank}] ${line}\n`));
   const children = new Map<number, ChildProcess>();
   const stoppedByUs = new Set<number>();
@@ -82,7 +139,7 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
         new Promise<RankExit>((resolve) => {
           const child = spawn(process.execPath, argv, {
             cwd: options.cwd,
-            env: { ...process.env, ...options.env, ...options.rankEnv?.(rank), ...localRankEnv(rank, worldSize, store) },
+            env: { ...process.env, ...options.env, ...options.rankEnv?.(rank), ...(node ? nodeRankEnv(rank, worldSize, node) : localRankEnv(rank, worldSize, store)) },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           children.set(rank, child);

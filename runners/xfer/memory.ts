@@ -12,8 +12,29 @@ export type MemoryKind = 'host' | 'gpu';
 
 /** What a peer needs to reach a region: sent through the store. */
 export type RegionDescriptor =
-  | { kind: 'host'; name: string; rank: number; node: string; size: number; address: string; shm: string }
-  | { kind: 'gpu'; name: string; rank: number; node: string; size: number; address: string; device: number; ipc: Buffer };
+  | { kind: 'host'; name: string; rank: number; node: string; size: number; address: string; shm: string; file?: HostFile }
+  | { kind: 'gpu'; name: string; rank: number; node: string; size: number; address: string; device: number; ipc: Buffer; vmm?: VmmExport };
+
+/** A host region that is not a POSIX shm segment (huge pages): the file peers open and its mapped length. */
+export interface HostFile {
+  path: string;
+  mappedBytes: number;
+}
+
+/** A CUDA VMM allocation exported to same-node peers (memory-vmm.ts). */
+export interface VmmExport {
+  /** The owner's process and its POSIX file descriptor of the allocation's shareable handle. */
+  pid: number;
+  fd: number;
+  /** The mapped (granularity-padded) size. */
+  paddedBytes: number;
+}
+
+/** How a region's memory is allocated: host on huge pages, GPU through CUDA VMM (nixlbench's --use_hugepages, --enable_vmm). */
+export interface AllocationStyle {
+  hugepages?: boolean;
+  vmm?: boolean;
+}
 
 export interface Region {
   readonly name: string;
@@ -73,26 +94,26 @@ export function allocateHost(name: string, size: number, owner: { job: string; r
 }
 
 /**
- * A Region over host memory at `address` that someone else allocated (allocateHost, or a backend
- * that allocates its own registered memory): byte access through a view, `release` once on close.
- * `shm` is the segment same-node peers map ('' when there is none to map).
+ * A Region over host memory at `address` that someone else allocated (allocateHost, huge pages, or
+ * a backend that allocates its own registered memory): byte access through a view, `release` once
+ * on close. Same-node peers map `shm` ('' when there is none) or, when given, `file`.
  */
 export function hostRegion(
   name: string,
   address: bigint,
   size: number,
-  where: { shm: string; owner: { rank: number; node: string } },
+  where: { shm: string; owner: { rank: number; node: string }; file?: HostFile },
   release: () => void,
 ): Region {
   const bytes = new Uint8Array(koffi.view(address, Math.max(size, 1)), 0, size);
-  const { shm, owner } = where;
+  const { shm, owner, file } = where;
   let open = true;
   return {
     name,
     kind: 'host',
     size,
     address,
-    descriptor: () => ({ kind: 'host', name, rank: owner.rank, node: owner.node, size, address: address.toString(), shm }),
+    descriptor: () => ({ kind: 'host', name, rank: owner.rank, node: owner.node, size, address: address.toString(), shm, ...(file ? { file } : {}) }),
     write(offset, data) {
       checkRange(name, size, offset, data.length);
       bytes.set(data, offset);
@@ -113,11 +134,11 @@ export function hostRegion(
   };
 }
 
-/** Maps a same-node peer's host region (by its shm name) into this process. */
+/** Maps a same-node peer's host region (by its shm name, or the file of a huge-page region) into this process. */
 export function mapPeerHost(descriptor: Extract<RegionDescriptor, { kind: 'host' }>): MappedRegion {
   const c = libc();
-  const mapped = Math.max(PAGE, roundUp(descriptor.size, PAGE));
-  const fd = c.shmOpen(descriptor.shm, O_RDWR, 0);
+  const mapped = descriptor.file?.mappedBytes ?? Math.max(PAGE, roundUp(descriptor.size, PAGE));
+  const fd = descriptor.file ? c.open(descriptor.file.path, O_RDWR) : c.shmOpen(descriptor.shm, O_RDWR, 0);
   let address: bigint;
   try {
     address = c.mmap(mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd);
@@ -141,6 +162,20 @@ export function allocateGpu(name: string, size: number, device: number, owner: {
   cuda.setDevice(device);
   const address = cuda.malloc(Math.max(size, 1));
   let ipc: Buffer | undefined;
+  return gpuRegion(name, size, address, device, owner, () => ({ ipc: (ipc ??= cuda.ipcGetMemHandle(address)) }), () => cuda.free(address));
+}
+
+/** A Region over `size` bytes of device memory at `address`; `exported` says how peers reach it, `release` frees it (once). */
+export function gpuRegion(
+  name: string,
+  size: number,
+  address: bigint,
+  device: number,
+  owner: { rank: number; node: string },
+  exported: () => { ipc: Buffer; vmm?: VmmExport },
+  release: () => void,
+): Region {
+  const cuda = cudart();
   let open = true;
   return {
     name,
@@ -148,10 +183,7 @@ export function allocateGpu(name: string, size: number, device: number, owner: {
     size,
     address,
     device,
-    descriptor() {
-      ipc ??= cuda.ipcGetMemHandle(address);
-      return { kind: 'gpu', name, rank: owner.rank, node: owner.node, size, address: address.toString(), device, ipc };
-    },
+    descriptor: () => ({ kind: 'gpu', name, rank: owner.rank, node: owner.node, size, address: address.toString(), device, ...exported() }),
     write(offset, data) {
       checkRange(name, size, offset, data.length);
       if (data.length > 0) cuda.memcpy(address + BigInt(offset), asBuffer(data), data.length, cudaMemcpyHostToDevice);
@@ -167,9 +199,30 @@ export function allocateGpu(name: string, size: number, device: number, owner: {
       if (length > 0) cuda.memset(address + BigInt(offset), byte, length);
     },
     close() {
-      if (open) cuda.free(address);
+      if (open) release();
       open = false;
     },
+  };
+}
+
+/**
+ * [offset, offset + length) of `region` as a region of its own, for registering part of a buffer
+ * (nixlbench's --reregister_mem registers each iteration's blocks). Closing it frees nothing.
+ */
+export function regionView(region: Region, offset: number, length: number): Region {
+  checkRange(region.name, region.size, offset, length);
+  const name = `${region.name}[${offset},+${length}]`;
+  return {
+    name,
+    kind: region.kind,
+    size: length,
+    address: region.address + BigInt(offset),
+    device: region.device,
+    descriptor: () => ({ ...region.descriptor(), name, size: length, address: (region.address + BigInt(offset)).toString() }),
+    write: (at, data) => region.write(offset + at, data),
+    read: (at, n) => region.read(offset + at, n),
+    fill: (byte, at = 0, n = length - at) => region.fill(byte, offset + at, n),
+    close() {},
   };
 }
 

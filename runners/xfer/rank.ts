@@ -129,7 +129,8 @@ export function expandHostlist(list: string): string[] {
       start = i + 1;
     }
   }
-  for (const part of parts) out.push(...expandOne(part));
+  // One by one: a list like n[1-200000] must not be spread into a call (the stack has a limit).
+  for (const part of parts) for (const host of expandOne(part)) out.push(host);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Self-test of the engine, run as one process per rank: a random all-to-all matrix of sizes, moved
 // with READ and/or WRITE and verified byte for byte every iteration. Rank 0 prints one line per op.
-// Fault injection (--die-rank/--die-at, --flip-byte-rank) lets tests check the failure paths.
+// Fault injection (--die-rank/--die-at, --flip-byte-rank) lets tests check the failure paths;
+// --announce-transfers tells a test when the transfers run (to kill a rank then).
 //   node --import tsx runners/xfer/selftest.ts --backend shm --ops WRITE,READ --iters 2
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -11,6 +12,7 @@ import { VerificationError } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
 import { seededRandom } from './random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
+import { maxOf, minOf } from './benches/common/stats.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
 import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';
@@ -24,11 +26,15 @@ export interface SelftestOptions {
   shards: number;
   memory?: MemoryKind;
   ucxTls?: string;
+  /** libfabric provider (tcp, shm, ...); default FI_PROVIDER's choice. */
+  fiProvider?: string;
   /** backend cuda: copy engines, the copy kernel, or per plan. */
   cudaCopy?: CudaCopyPath;
   dieRank?: number;
   dieAt?: 'connect' | 'transfer';
   flipByteRank?: number;
+  /** Print `rank N: transferring` once the first iteration is done (--announce-transfers). */
+  announceTransfers?: boolean;
 }
 
 /** matrix[i][j] = bytes rank i sends to rank j: about a quarter zeros, odd sizes, the diagonal too. */
@@ -48,6 +54,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
       rank: info,
       store,
       ucx: o.ucxTls ? { tls: o.ucxTls } : undefined,
+      libfabric: o.fiProvider ? { provider: o.fiProvider } : undefined,
       cuda: o.cudaCopy ? { copy: o.cudaCopy } : undefined,
     });
     const matrix = randomMatrix(info.worldSize, o.seed, o.maxBytes);
@@ -68,6 +75,8 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
         if (o.dieRank === me && o.dieAt === 'transfer') process.exit(3);
         const result = await engine.execute(plan);
         await store.barrier(`selftest-done`);
+        // A test that kills a rank mid-run waits for this line instead of guessing when the loop runs.
+        if (o.announceTransfers && it === 0 && opIndex === 0) console.log(`rank ${me}: transferring`);
         if (o.flipByteRank === me && recv.size > 0) recv.write(recv.size >> 1, Uint8Array.of(recv.read(recv.size >> 1, 1)[0] ^ 0x01));
         matrix.forEach((r, i) => {
           const stream = { sender: i, receiver: me, iteration };
@@ -75,7 +84,7 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
           if (m) throw new VerificationError(`rank ${me}: ${op} verification failed: ${describeMismatch('recv', stream, m)}`, m.offset, m.expected, m.got);
         });
         const spans = await store.allGather(`selftest-span`, [store.toRank0Ns(result.startNs), store.toRank0Ns(result.endNs)]);
-        worstNs = Math.max(worstNs, Math.max(...spans.map((s) => s[1])) - Math.min(...spans.map((s) => s[0])));
+        worstNs = Math.max(worstNs, maxOf(spans.map((s) => s[1])) - minOf(spans.map((s) => s[0])));
       }
       if (me === 0) {
         const total = sum(matrix.map(sum));
@@ -87,9 +96,9 @@ export async function runSelftest(o: SelftestOptions): Promise<void> {
     }
     await engine.disconnect();
   } catch (err) {
-    // Leave soon: rank 0 keeps the store up a little, so the others still learn which rank failed.
+    // Rank 0 keeps the store up until the others have left, so each learns which rank failed.
     await engine?.destroy().catch(() => {});
-    await store.close(5_000).catch(() => {});
+    await store.closeAfterFailure();
     throw err;
   }
   await engine.destroy();
@@ -108,10 +117,12 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
       shards: { type: 'string', default: '1' },
       memory: { type: 'string' },
       'ucx-tls': { type: 'string' },
+      'fi-provider': { type: 'string' },
       'cuda-copy': { type: 'string' },
       'die-rank': { type: 'string' },
       'die-at': { type: 'string', default: 'transfer' },
       'flip-byte-rank': { type: 'string' },
+      'announce-transfers': { type: 'boolean', default: false },
     },
   });
   const backend = values.backend as BackendName;
@@ -128,10 +139,12 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     shards: Math.max(1, Number(values.shards)),
     memory: values.memory as MemoryKind | undefined,
     ucxTls: values['ucx-tls'],
+    fiProvider: values['fi-provider'],
     cudaCopy: values['cuda-copy'] === undefined ? undefined : parseCudaCopyPath(values['cuda-copy'], '--cuda-copy'),
     dieRank: num(values['die-rank']),
     dieAt: values['die-at'] as 'connect' | 'transfer',
     flipByteRank: num(values['flip-byte-rank']),
+    announceTransfers: values['announce-transfers'],
   };
 }
 

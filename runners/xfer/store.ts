@@ -18,13 +18,19 @@ export interface StoreOptions {
   drainMs?: number;
   /** Skip the clock-offset estimate (saves a few round trips). */
   skipClockSync?: boolean;
+  /**
+   * Whether this rank serves the store (default: rank 0). Another rank may serve where the peers
+   * know its address (LMCache's --host/--port name the receiver); clock offsets stay relative to
+   * rank 0, which then assumes its clock is the server's (true on one host).
+   */
+  serve?: boolean;
 }
 
 /** Connects this rank to the store; rank 0 starts the server first and stops it on close(). */
 export async function openStore(info: RankInfo, options: StoreOptions = {}): Promise<Store> {
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
   const server =
-    info.rank === 0 ? await StoreServer.start({ worldSize: info.worldSize, job: info.job, ports: info.storePorts }) : undefined;
+    (options.serve ?? info.rank === 0) ? await StoreServer.start({ worldSize: info.worldSize, job: info.job, ports: info.storePorts }) : undefined;
   try {
     const store = await StoreClient.connect({
       rank: info.rank,

@@ -9,7 +9,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ETCD_FILES, endpointOf, etcdctl, startEtcd, stopEtcd, wipePrefix } from '../../runners/nixl/etcd.ts';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'nixl-etcd-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(async () => {
+  // A test that failed half-way must not leave its etcd servers running.
+  for (const job of ['job-a', 'job-b']) await stopEtcd(path.join(scratch, job, 'etcd')).catch(() => false);
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 const running = (dataDir: string) => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').some((l) => l.includes(dataDir));
 

@@ -56,7 +56,10 @@ describe('tool command lines', () => {
     ]);
     expect(data.etcd?.mode).toBe('private');
     const control = nixlEpPerfSpec({ dir: '/ws/nixl_ep_perf', plane: 'control', processes_per_node: 8, experts_per_rank: [8, 32] }, job);
-    expect(control.commands[1]).toEqual(['python3', '/ws/nixl_ep_perf/test_control_plane.py', '--num-processes=8', '--experts-per-rank=8,32', '--use-tcp-store']);
+    // the TCP store is asked for in the installed version's words, chosen from its --help at run time
+    expect(control.commands[1]).toEqual(['python3', '/ws/nixl_ep_perf/test_control_plane.py', '--num-processes=8', '--experts-per-rank=8,32']);
+    expect(control.probe?.help).toEqual(['python3', '/ws/nixl_ep_perf/test_control_plane.py', '--help']);
+    expect(control.probe?.choices[0]).toMatchObject({ newerWords: [], olderWords: ['--use-tcp-store'] });
     expect(control.etcd).toBeUndefined();
     // WORLD_SIZE = nodes, RANK = node rank, MASTER_ADDR = the first node
     expect(torchEnvOf({ SLURM_STEP_NODELIST: 'gpu[07-08]', SLURM_JOB_ID: '42' }, 1, 2, 0)).toMatchObject({ RANK: '1', WORLD_SIZE: '2', MASTER_ADDR: 'gpu07' });

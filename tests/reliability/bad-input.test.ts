@@ -1,9 +1,11 @@
 // Bad input, end to end: a real run (`vitest run --project disagg`, local scheduler) over a
 // WORK_DIR full of broken configs next to one good config. No crash, no hang: each broken config
 // is one failing test whose error names the file and the place (file:line:col, the key path), the
-// good config passes, and nothing broken is ever submitted. Also a test list naming unknown ids,
+// good config passes, and nothing broken is ever submitted; files saved by Windows editors (BOM,
+// CRLF) run, UTF-16 and files that cannot be read fail with the reason. Also a test list naming unknown ids,
 // an OUTPUT_PATH that cannot be written, and matrix files that are not matrices.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -38,8 +40,16 @@ describe.concurrent('bad input, end to end', () => {
       missing_sections: 'metadata:\n  model_name: standin\n  precision: fp4\n  supported_gpus: [GB200]\n',
       'bogus/perf/unknown_type': good,
     }, 'bad-input-');
+    const configFile = (name: string) => path.join(workDir, 'test_configs/disagg/perf', `${name}.yaml`);
     // Binary garbage, as a file copied over by mistake would be.
-    writeFileSync(path.join(workDir, 'test_configs/disagg/perf/binary.yaml'), Buffer.from([0x6d, 0x65, 0x74, 0x61, 0x3a, 0x0a, 0x20, 0x20, 0x00, 0xff, 0xfe, 0x13, 0x37]));
+    writeFileSync(configFile('binary'), Buffer.from([0x6d, 0x65, 0x74, 0x61, 0x3a, 0x0a, 0x20, 0x20, 0x00, 0xff, 0xfe, 0x13, 0x37]));
+    // Saved by Windows editors: a byte-order mark, CRLF line ends (both fine), or UTF-16 (refused).
+    writeFileSync(configFile('bom'), `\uFEFF${await goodYaml()}`);
+    writeFileSync(configFile('crlf'), (await goodYaml()).replace(/\n/g, '\r\n'));
+    writeFileSync(configFile('utf16'), Buffer.from(`\uFEFF${good}`, 'utf16le'));
+    // Not readable at all (as root, only a link to nothing is), and a FIFO that would block a reader forever.
+    symlinkSync(path.join(workDir, 'no-such-file.yaml'), configFile('dangling'));
+    execFileSync('mkfifo', [configFile('fifo')]);
     const report = path.join(outputPath, '..', 'report.json');
     const { records, ledger, output, exitCode } = await runSuite({
       workDir, outputPath, scheduler: 'local', args: ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
@@ -53,7 +63,10 @@ describe.concurrent('bad input, end to end', () => {
       return t!.message.split('\n')[0];
     };
     const file = (name: string) => `test_configs/disagg/perf/${name}.yaml`;
-    expect(tests.get(testIdOf('fine'))?.status, output).toBe('passed');
+    for (const name of ['fine', 'bom', 'crlf']) expect(tests.get(testIdOf(name))?.status, `${name}: ${output}`).toBe('passed');
+    expect(failure('utf16')).toBe(`ConfigError: ${file('utf16')}:1:1 UTF-16 text (byte-order mark FF FE); save the file as UTF-8`);
+    expect(failure('dangling')).toBe(`ConfigError: ${file('dangling')}:1:1 cannot be read: no such file (a link to nothing?) (ENOENT)`);
+    expect(failure('fifo')).toBe(`ConfigError: ${file('fifo')}:1:1 not a regular file (a FIFO); expected a YAML text file`);
     expect(failure('tabs')).toMatch(new RegExp(`^ConfigError: ${file('tabs')}:\\d+:\\d+ .*[Tt]ab`));
     expect(failure('duplicate_keys')).toMatch(new RegExp(`^ConfigError: ${file('duplicate_keys')}:\\d+:\\d+ Map keys must be unique`));
     expect(failure('unclosed_quote')).toMatch(new RegExp(`^ConfigError: ${file('unclosed_quote')}:\\d+:\\d+ Missing closing "quote`));
@@ -68,9 +81,10 @@ describe.concurrent('bad input, end to end', () => {
     expect(tests.get('test_configs/bogus/perf/unknown_type.yaml')?.message).toMatch(
       /^ConfigError: test_configs\/bogus\/perf\/unknown_type\.yaml unknown test type 'bogus' \(known: disagg, wideep\b[^)]*\)/,
     );
-    // Only the good config became a job; every broken one has no record of a job.
-    expect([...new Set(ledger.map((e) => e.test))]).toEqual([testIdOf('fine')]);
-    expect(records.map((r) => r.testId)).toEqual([testIdOf('fine')]);
+    // Only the good configs became jobs; every broken one has no record of a job.
+    const good3 = ['bom', 'crlf', 'fine'].map((n) => testIdOf(n));
+    expect([...new Set(ledger.map((e) => e.test))].sort()).toEqual(good3);
+    expect(records.map((r) => r.testId).sort()).toEqual(good3);
   });
 
   it('a test list naming unknown ids: one failing test lists them with their lines; the known ones run', { timeout: 120_000 }, async () => {
@@ -79,7 +93,7 @@ describe.concurrent('bad input, end to end', () => {
     writeFileSync(path.join(workDir, 'testlist/run.txt'), `# nightly\n${testIdOf('fine')}\ndisagg_perf_no_such_config\n\ndisagg_perf_typo\n`);
     const { records, output, exitCode } = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_TEST_LIST: 'testlist/run.txt' } });
     expect(exitCode, output).toBe(1);
-    expect(output).toMatch(/these ids match no config:\n\s+testlist\/run\.txt:3 disagg_perf_no_such_config\n\s+testlist\/run\.txt:5 disagg_perf_typo/);
+    expect(output).toMatch(/these 2 ids match no config:\n\s+testlist\/run\.txt:3 disagg_perf_no_such_config\n\s+testlist\/run\.txt:5 disagg_perf_typo/);
     expect(recordOf(records, testIdOf('fine'))).toMatchObject({ verdict: 'passed' });
   });
 
@@ -89,10 +103,11 @@ describe.concurrent('bad input, end to end', () => {
     writeFileSync(blocker, 'not a folder\n');
     const outputPath = path.join(blocker, 'results');
     const { output, exitCode } = await runSuite({ workDir, outputPath, scheduler: 'local' });
-    expect(exitCode).toBe(1);
-    const error = `OutputPathError: OUTPUT_PATH=${outputPath} cannot be written: ${blocker} is a file, not a folder.`;
+    expect(exitCode).toBe(2);
+    const error = `disagg-bench: error: OUTPUT_PATH=${outputPath} cannot be written: ${blocker} is a file, not a folder.`;
     expect(output).toContain(error);
     expect(output.split(error)).toHaveLength(2); // said once
+    expect(output).not.toMatch(/Unhandled Error|❯|\bat .*\.ts:\d+/); // no stack, no code frame
     expect(readFileSync(blocker, 'utf8')).toBe('not a folder\n');
   });
 });

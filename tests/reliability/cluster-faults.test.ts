@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeCluster } from '../setup/cluster.ts';
 import { faultsCluster, faultsClusterEnv, faultsSlurm } from '../fixtures/reliability/faults-cluster.ts';
 import {
-  jobOf, readOutputs, recordOf, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir, removeWorkDirs,
+  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir, removeWorkDirs,
 } from '../fixtures/reliability/suite-run.ts';
 
 afterAll(removeWorkDirs);
@@ -28,8 +28,10 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
   }, 300_000);
 
   it('a node dies under two jobs: the requeued one is followed to its new end, the other fails NODE_FAIL; a third is unaffected', { timeout: 240_000 }, async () => {
+    // The requeued job runs until released: it cannot end before its node dies, however slow the machine.
+    const gate = releaseFile('requeued');
     const { workDir, outputPath } = writeWorkDir({
-      requeued: await standinConfig({ client: 'sleep:10', patch: wholeNode }),
+      requeued: await standinConfig({ client: `wait:${gate}`, patch: wholeNode }),
       not_requeued: await standinConfig({ client: 'sleep:600', extraArgs: '--no-requeue', patch: wholeNode }),
       bystander: await standinConfig({ client: 'ok', patch: wholeNode }),
     }, 'node-death-');
@@ -52,6 +54,7 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     // The nodes come back (as after a reboot); SLURM holds a requeued job ~2 minutes before it may
     // start again: the test lets it go now, as an admin would.
     await faultsCluster('up');
+    release(gate);
     await faultsSlurm('scontrol', ['update', `JobId=${jobs[0]}`, 'StartTime=now']);
 
     const { records, output } = await run;
@@ -88,19 +91,28 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     }
   });
 
-  it('the controller is stopped while jobs run and started again 12 s later: polling rides through, results are collected', { timeout: 180_000 }, async () => {
+  it('the controller is stopped while jobs run and started again once a poll has failed: polling rides through, results are collected', { timeout: 180_000 }, async () => {
+    // The jobs run until released, so they are still running whenever the controller comes back.
+    const gate = releaseFile('ctld-restart');
     const { workDir, outputPath } = writeWorkDir({
-      first: await standinConfig({ client: 'sleep:8' }),
-      second: await standinConfig({ client: 'sleep:8' }),
+      first: await standinConfig({ client: `wait:${gate}` }),
+      second: await standinConfig({ client: `wait:${gate}` }),
     }, 'ctld-restart-');
-    const run = runSuite(await slurm(workDir, outputPath, { DISAGG_POLL_MAX_SEC: '2' }));
-    await waitUntil('both jobs running', () => ['first', 'second'].every((n) => statesOf(outputPath, testIdOf(n)).includes('RUNNING')), 120_000);
-    await faultsCluster('stop-controller');
-    // Longer than a SLURM client's connect retries (~9 s): polls fail, and are tolerated.
-    await new Promise((resolve) => setTimeout(resolve, 12_000));
-    await faultsCluster('up');
-    const { records, output } = await run;
-    expect(output).toMatch(/poll of slurm failed \(1 in a row, tolerated\): squeue status query failed[\s\S]*Unable to contact slurm controller/);
+    const child = startSuite(await slurm(workDir, outputPath, { DISAGG_POLL_MAX_SEC: '2' }));
+    let output = '';
+    child.all?.on('data', (chunk: Buffer) => (output += String(chunk)));
+    const failedPoll = /poll of slurm failed \(1 in a row, tolerated\): squeue status query failed[\s\S]*Unable to contact slurm controller/;
+    try {
+      await waitUntil('both jobs running', () => ['first', 'second'].every((n) => statesOf(outputPath, testIdOf(n)).includes('RUNNING')), 120_000);
+      await faultsCluster('stop-controller');
+      // Down until the run has seen a poll fail (a SLURM client retries its connection ~10 s first).
+      await waitUntil('a failed poll', () => failedPoll.test(output), 120_000);
+    } finally {
+      await faultsCluster('up');
+      release(gate);
+    }
+    await child;
+    const { records } = readOutputs(outputPath);
     for (const name of ['first', 'second']) {
       expect(recordOf(records, testIdOf(name)), output).toMatchObject({ verdict: 'passed', schedulerState: 'COMPLETED' });
     }

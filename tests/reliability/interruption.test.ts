@@ -3,13 +3,15 @@
 // main process alone) cancel every job the run submitted and keep every result already written;
 // SIGKILL to the whole group cancels nothing (nothing can run), and RESUME=1 then picks the jobs
 // up from the ledger instead of submitting them again, without duplicating a result.
+// No test guesses how long anything takes: the slow jobs wait for a file the test creates
+// (`wait:FILE` clients), and every check reads what the run recorded (ledger, results, CSV).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
 import {
-  jobOf, readOutputs, recordOf, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
+  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
   type ClientMode, type SuiteOptions, removeWorkDirs,
 } from '../fixtures/reliability/suite-run.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
@@ -23,13 +25,19 @@ async function workDir(jobs: Record<string, ClientMode>) {
   return writeWorkDir(configs, 'interrupt-');
 }
 
-/** Starts the run and waits until `done` tests have a result and `running` tests' jobs run. */
+/** A test's results are all written: its results.json record, and (a test that passed) its CSV rows, written after it in one append. */
+function resultWritten(outputs: ReturnType<typeof readOutputs>, name: string): boolean {
+  const record = recordOf(outputs.records, testIdOf(name));
+  return record !== undefined && (record.verdict !== 'passed' || outputs.csvRows.some((r) => r.startsWith(`${testIdOf(name)}_`)));
+}
+
+/** Starts the run and waits until `done` tests have written their results and `running` tests' jobs run. */
 async function startAndWait(options: SuiteOptions, done: string[], running: string[]) {
   const child = startSuite({ ...options, detached: true });
   const { outputPath } = options;
   await waitUntil(`results of ${done.join(', ')} and jobs of ${running.join(', ')} running`, () => {
-    const { records } = readOutputs(outputPath);
-    return done.every((n) => recordOf(records, testIdOf(n))) && running.every((n) => statesOf(outputPath, testIdOf(n)).includes('RUNNING'));
+    const outputs = readOutputs(outputPath);
+    return done.every((n) => resultWritten(outputs, n)) && running.every((n) => statesOf(outputPath, testIdOf(n)).includes('RUNNING'));
   }, 120_000);
   const jobs = Object.fromEntries([...done, ...running].map((n) => [n, jobOf(readOutputs(outputPath).ledger, testIdOf(n))!]));
   submitted.push(...Object.values(jobs));
@@ -70,7 +78,8 @@ describeCluster.concurrent('interrupting a run', () => {
   });
 
   it('Ctrl-C (SIGINT to the process group) cancels every job and keeps the results written; RESUME=1 submits the cancelled ones again', { timeout: 240_000 }, async () => {
-    const dir = await workDir({ fast: 'ok', slow1: 'sleep:15', slow2: 'sleep:15' });
+    const gate = releaseFile('slow-jobs');
+    const dir = await workDir({ fast: 'ok', slow1: `wait:${gate}`, slow2: `wait:${gate}` });
     const options: SuiteOptions = { ...dir, scheduler: 'slurm', env: clusterEnv() };
     const { child, jobs, before } = await startAndWait(options, ['fast'], ['slow1', 'slow2']);
     process.kill(-child.pid!, 'SIGINT');
@@ -79,6 +88,7 @@ describeCluster.concurrent('interrupting a run', () => {
     await waitUntil('the slow jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 30_000);
     expectKept(before, dir.outputPath, ['slow1', 'slow2']);
 
+    release(gate); // the jobs submitted again end at once
     const resumed = await runSuite({ ...options, env: { ...clusterEnv(), RESUME: '1' } });
     expect(resumed.exitCode, resumed.output).toBe(0);
     for (const n of ['fast', 'slow1', 'slow2']) expect(recordOf(resumed.records, testIdOf(n))).toMatchObject({ verdict: 'passed' });
@@ -93,7 +103,8 @@ describeCluster.concurrent('interrupting a run', () => {
   });
 
   it('SIGTERM to the Vitest main process alone cancels every job (its worker notices it is gone) and keeps the results written', { timeout: 180_000 }, async () => {
-    const dir = await workDir({ fast: 'ok', slow1: 'sleep:120', slow2: 'sleep:120' });
+    const never = releaseFile('never');
+    const dir = await workDir({ fast: 'ok', slow1: `wait:${never}`, slow2: `wait:${never}` });
     const { child, jobs, before } = await startAndWait({ ...dir, scheduler: 'slurm', env: clusterEnv() }, ['fast'], ['slow1', 'slow2']);
     process.kill(child.pid!, 'SIGTERM');
     const result = await child;
@@ -105,7 +116,7 @@ describeCluster.concurrent('interrupting a run', () => {
   });
 
   it('on the local backend, Ctrl-C ends every job process and keeps the results written', { timeout: 180_000 }, async () => {
-    const dir = await workDir({ fast: 'ok', slow1: 'sleep:120' });
+    const dir = await workDir({ fast: 'ok', slow1: `wait:${releaseFile('never')}` });
     const { child, jobs, before } = await startAndWait({ ...dir, scheduler: 'local' }, ['fast'], ['slow1']);
     expect(processesOfJobs([jobs.slow1]).length).toBeGreaterThan(0);
     process.kill(-child.pid!, 'SIGINT');
@@ -116,16 +127,24 @@ describeCluster.concurrent('interrupting a run', () => {
 
   it('after SIGKILL, RESUME=1 adopts the jobs still running or ended, submits the rest, duplicates nothing', { timeout: 240_000 }, async () => {
     // Batches of 3: d_later is in the second batch, never submitted before the kill.
-    const dir = await workDir({ a_fast: 'ok', b_short: 'sleep:4', c_long: 'sleep:20', d_later: 'ok' });
+    const [short, long] = [releaseFile('b_short'), releaseFile('c_long')];
+    const dir = await workDir({ a_fast: 'ok', b_short: `wait:${short}`, c_long: `wait:${long}`, d_later: 'ok' });
     const options: SuiteOptions = { ...dir, scheduler: 'slurm', env: { ...clusterEnv(), DISAGG_BATCH_SIZE: '3' } };
     const { child, jobs, before } = await startAndWait(options, ['a_fast'], ['b_short', 'c_long']);
     process.kill(-child.pid!, 'SIGKILL');
     await child;
     // Nothing could cancel: the jobs live on, and b_short ends while no run watches it.
-    expect((await stillQueued([jobs.c_long])).length).toBe(1);
+    expect((await stillQueued([jobs.c_long, jobs.b_short])).length).toBe(2);
+    release(short);
     await waitUntil('b_short to end unwatched', async () => (await stillQueued([jobs.b_short])).length === 0, 60_000);
 
-    const resumed = await runSuite({ ...options, env: { ...options.env, RESUME: '1' } });
+    // c_long is adopted while it still runs, and only then released.
+    const resumeRun = startSuite({ ...options, env: { ...options.env, RESUME: '1' } });
+    await waitUntil('the resumed run to adopt c_long', () => statesOf(dir.outputPath, testIdOf('c_long')).includes('ADOPTED'), 120_000);
+    expect((await stillQueued([jobs.c_long])).length).toBe(1);
+    release(long);
+    const result = await resumeRun;
+    const resumed = { ...readOutputs(dir.outputPath), output: String(result.all), exitCode: result.exitCode };
     expect(resumed.exitCode, resumed.output).toBe(0);
     const names = ['a_fast', 'b_short', 'c_long', 'd_later'];
     expect(resumed.records.map((r) => r.testId).sort()).toEqual(names.map((n) => testIdOf(n)));
@@ -147,12 +166,14 @@ describeCluster.concurrent('interrupting a run', () => {
   });
 
   it('on the local backend, SIGKILL leaves no job process (they die with their run); RESUME=1 submits them again', { timeout: 180_000 }, async () => {
-    const dir = await workDir({ fast: 'ok', slow1: 'sleep:4' });
+    const gate = releaseFile('slow1');
+    const dir = await workDir({ fast: 'ok', slow1: `wait:${gate}` });
     const options: SuiteOptions = { ...dir, scheduler: 'local' };
     const { child, jobs } = await startAndWait(options, ['fast'], ['slow1']);
     process.kill(-child.pid!, 'SIGKILL');
     await child;
     await waitUntil('the local job\'s processes to end', () => processesOfJobs([jobs.slow1]).length === 0, 30_000);
+    release(gate);
     const resumed = await runSuite({ ...options, env: { RESUME: '1' } });
     expect(recordOf(resumed.records, testIdOf('fast')), resumed.output).toMatchObject({ verdict: 'passed', jobId: jobs.fast });
     expect(recordOf(resumed.records, testIdOf('slow1'))).toMatchObject({ verdict: 'passed' });

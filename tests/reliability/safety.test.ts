@@ -8,7 +8,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
-import { recordOf, runSuite, standinConfig, testIdOf, writeWorkDir, removeWorkDirs } from '../fixtures/reliability/suite-run.ts';
+import { recordOf, repoRoot, runSuite, standinConfig, testIdOf, writeWorkDir, removeWorkDirs } from '../fixtures/reliability/suite-run.ts';
 import { readCsv } from '../fixtures/reliability/csv-read.ts';
 import { appendPerfRows, PERF_CSV_COLUMNS, perfRowsFor } from '../../framework/results/csv.ts';
 import { LocalScheduler } from '../../framework/scheduler/local.ts';
@@ -25,13 +25,14 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-const marker = () => path.join(mkdtempSync(path.join(tmpdir(), 'pwned-')), 'PWNED');
+const marker = () => path.join(mkdtempSync(path.join(tmpdir(), 'pwned-')), `PWNED-${process.pid}-${Date.now()}`);
 
 describeCluster.concurrent('hostile values on the real cluster', () => {
   it('a hostile file name, job name, partition and env values each travel as one argument and stay inert', { timeout: 180_000 }, async () => {
     const mark = marker();
     const inject = `$(touch ${mark}); \`touch ${mark}\`; touch ${mark}`;
-    const evilStem = `evil name $(touch ${path.basename(mark)}) ; x`;
+    const evilStem = `evil name 'single' "double" $(touch ${path.basename(mark)}) ; x`;
+    // WORK_DIR and OUTPUT_PATH themselves hold spaces, quotes and a command substitution.
     const { workDir, outputPath } = writeWorkDir({
       [evilStem]: await standinConfig({
         client: 'ok',
@@ -42,9 +43,12 @@ describeCluster.concurrent('hostile values on the real cluster', () => {
         },
       }),
       bad_partition: await standinConfig({ client: 'ok', partition: `debug; ${inject}` }),
-    }, 'hostile-');
+    }, `hostile it's "dir" $(touch ${path.basename(mark)}) -`);
     const { records, output } = await runSuite({ workDir, outputPath, scheduler: 'slurm', env: { ...clusterEnv(), EVIL_ENV: inject } });
     expect(existsSync(mark), `${mark} was created: a value reached a shell`).toBe(false);
+    for (const dir of [repoRoot, workDir, path.dirname(workDir), outputPath, tmpdir()]) {
+      expect(existsSync(path.join(dir, path.basename(mark))), `${path.basename(mark)} was created in ${dir}`).toBe(false);
+    }
 
     // The hostile file name is the test id, the sbatch job name and a folder name: all literal.
     const evil = recordOf(records, testIdOf(evilStem))!;
@@ -135,7 +139,8 @@ describe('secret-looking variables', () => {
     writeFileSync(script, '#!/bin/bash\n[ "$(printf %s "$HF_TOKEN" | rev)" = eulav-t3rc3s ] && echo got-it\n', { mode: 0o755 });
     const request = { name: 'secret', scriptPath: script, logDir: path.join(dir, 'logs'), workDir: dir, resources: { nodes: 1, ntasks: 1, timeLimitSec: 30 }, env: { HF_TOKEN: 's3cr3t-value' } };
     const id = await scheduler.submit(request);
-    for (let i = 0; i < 100 && !(await scheduler.poll([id])).get(id)?.terminal; i++) await new Promise((r) => setTimeout(r, 50));
+    // Until the job has ended, however long that takes here (the test's timeout bounds it).
+    while (!(await scheduler.poll([id])).get(id)?.terminal) await new Promise((r) => setTimeout(r, 50));
     await scheduler.close();
     expect(readFileSync(scheduler.logs(id, request).stdout, 'utf8')).toBe('got-it\n');
     for (const file of filesUnder(dir)) expect(readFileSync(file, 'utf8'), file).not.toContain('s3cr3t-value');

@@ -87,6 +87,15 @@ function processesWith(marker: string): number[] {
   return pids;
 }
 
+/** The process exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 const gone = (marker: string) => until(`no process with ${marker}`, () => (processesWith(marker).length === 0 ? true : undefined));
 const read = (file: string) => fs.readFileSync(file, 'utf8');
 const marker = (name: string) => `${name}-${process.pid}-${Date.now()}`;
@@ -133,15 +142,21 @@ describe('LocalScheduler', () => {
   it('ends a job past its time limit as TIMEOUT and leaves none of its processes', async () => {
     const s = scheduler({ nodeName: 'n0' });
     const mark = marker('timeout');
-    // One child ignores SIGTERM, so only the SIGKILL after the grace ends it.
-    const request = job(`bash -c 'trap "" TERM; sleep 300; : ${mark}' &\nbash -c 'sleep 300; : ${mark}'`, { timeLimitSec: 1.5 });
+    const pids = path.join(dir, 'timeout.pids');
+    // One child ignores SIGTERM, so only the SIGKILL after the grace ends it. The job records its
+    // children's pids: the check below reads them instead of hoping to see them in time.
+    const request = job(
+      `bash -c 'trap "" TERM; sleep 300; : ${mark}' &\necho $! >> ${pids}\nbash -c 'sleep 300; : ${mark}' &\necho $! >> ${pids}\nwait`,
+      { timeLimitSec: 1.5 },
+    );
     const id = await s.submit(request);
-    await until('the job processes', () => (processesWith(mark).length === 2 ? true : undefined));
     const end = await finished(s, id);
     expect(end).toMatchObject({ state: 'TIMEOUT', terminal: true, reason: 'TimeLimit' });
     expect(read(s.logs(id, request).stderr)).toMatch(
       new RegExp(`\\*\\*\\* JOB ${id} ON n0 CANCELLED AT \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d DUE TO TIME LIMIT \\*\\*\\*`),
     );
+    const started = fs.existsSync(pids) ? read(pids).trim().split('\n').map(Number) : [];
+    await until('the job\'s children to end', () => (started.every((pid) => !alive(pid)) ? true : undefined));
     await gone(mark);
   });
 
@@ -174,11 +189,19 @@ describe('LocalScheduler', () => {
     const s = scheduler({ cpus: 2 });
     const spans = path.join(dir, 'spans');
     fs.mkdirSync(spans);
-    const body = `date +%s%N > ${spans}/$SLURM_JOB_ID.start\nsleep 0.5\ndate +%s%N > ${spans}/$SLURM_JOB_ID.end`;
+    // The jobs hold their CPU until the test releases them, so the states seen below cannot
+    // depend on how fast the machine is.
+    const gate = path.join(dir, 'cpu-release');
+    const body = `date +%s%N > ${spans}/$SLURM_JOB_ID.start\nuntil [ -e ${gate} ]; do sleep 0.05; done\ndate +%s%N > ${spans}/$SLURM_JOB_ID.end`;
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push(await s.submit(job(body)));
     const states = await s.poll(ids);
     expect(ids.map((id) => states.get(id)?.state)).toEqual(['RUNNING', 'RUNNING', 'PENDING', 'PENDING']);
+    // Released once both running jobs have started (recorded their start): they surely overlap.
+    // (The file exists as soon as bash opens it; the time is in it once `date` has written it.)
+    const started = (id: string) => fs.existsSync(`${spans}/${id}.start`) && fs.statSync(`${spans}/${id}.start`).size > 0;
+    await until('the two running jobs to start', () => (ids.slice(0, 2).every(started) ? true : undefined));
+    fs.writeFileSync(gate, '');
     for (const id of ids) expect(await finished(s, id)).toMatchObject({ state: 'COMPLETED' });
     // Largest overlap of the spans the jobs measured themselves.
     const events = ids.flatMap((id) => [
@@ -189,7 +212,7 @@ describe('LocalScheduler', () => {
     let now = 0;
     let most = 0;
     for (const e of events) most = Math.max(most, (now += e.delta));
-    expect(most).toBe(2);
+    expect(most, JSON.stringify(events.map((e) => [String(e.at), e.delta]))).toBe(2);
   });
 
   it('caps a job asking for more CPUs than the host has, instead of queueing it forever', async () => {
@@ -258,7 +281,8 @@ describe('LocalScheduler', () => {
 
   it('lets a job cancel itself with scancel and reports CANCELLED', async () => {
     const s = scheduler();
-    const request = job('echo before\nscancel "$SLURM_JOB_ID"\nsleep 5\necho after');
+    // Far longer than scancel can take: 'after' is printed only if the cancellation did not work.
+    const request = job('echo before\nscancel "$SLURM_JOB_ID"\nsleep 60\necho after');
     const id = await s.submit(request);
     expect(await finished(s, id)).toMatchObject({ state: 'CANCELLED' });
     expect(read(s.logs(id, request).stdout)).toBe('before\n');

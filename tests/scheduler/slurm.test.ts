@@ -160,8 +160,10 @@ describeCluster.concurrent('SlurmScheduler on the local cluster', () => {
     const s = scheduler();
     await s.statusSource(); // the once-only accounting probe
     expect(s.commandsIssued.probe).toBe(1);
+    // The jobs run until released: the first poll surely sees them unfinished, however slow this machine is.
+    const gate = path.join(dir, 'poll-release');
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push(await submit(s, job(`sleep ${1 + (i % 3)}`)));
+    for (let i = 0; i < 12; i++) ids.push(await submit(s, job(`until [ -e ${gate} ]; do sleep 0.1; done`)));
     let polls = 0;
     let statuses: Map<string, JobStatus>;
     do {
@@ -170,6 +172,10 @@ describeCluster.concurrent('SlurmScheduler on the local cluster', () => {
       polls++;
       expect(s.commandsIssued.status - before).toBe(1);
       expect([...statuses.keys()].sort()).toEqual([...ids].sort());
+      if (polls === 1) {
+        expect([...statuses.values()].some((status) => status.terminal)).toBe(false);
+        fs.writeFileSync(gate, '');
+      }
       await new Promise((resolve) => setTimeout(resolve, 250));
     } while (![...statuses.values()].every((status) => status.terminal));
     expect(polls).toBeGreaterThan(1);
@@ -196,7 +202,7 @@ describeCluster.concurrent('SlurmScheduler on the local cluster', () => {
     const s = scheduler();
     // Partition `small` allows 10 minutes per job; SLURM queues a longer job rather than refusing it.
     const id = await submit(s, job('true', { partition: 'small', timeLimitSec: 20 * 60 }));
-    const status = await waitFor(s, id, (st) => st.cannotStart !== undefined, 20_000);
+    const status = await waitFor(s, id, (st) => st.cannotStart !== undefined, 60_000);
     // SLURM says PartitionConfig at submission and PartitionTimeLimit from its next scheduling pass.
     expect(status).toMatchObject({ state: 'PENDING', terminal: false });
     expect(['PartitionConfig', 'PartitionTimeLimit']).toContain(status.reason);
@@ -220,9 +226,9 @@ describeCluster.concurrent('SlurmScheduler on the local cluster', () => {
     const s = scheduler();
     const id = await submit(s, job('exit 4'));
     const live = await waitFor(s, id);
-    // The jobcomp record is written as the job ends; give it a moment to reach the file.
+    // The jobcomp record is written as the job ends; wait until it has reached the file.
     let records: ReturnType<typeof parseSacctStatus> = [];
-    for (let i = 0; i < 50 && records.length === 0; i++) {
+    for (const deadline = Date.now() + 60_000; records.length === 0 && Date.now() < deadline;) {
       const out = await execa('sacct', jobcompStatusArgs([id]), { env: clusterEnv() });
       records = parseSacctStatus(out.stdout);
       if (records.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));

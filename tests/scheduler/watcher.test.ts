@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JobWatcher } from '../../framework/scheduler/watcher.ts';
 import type { JobStatus, Scheduler } from '../../framework/scheduler/scheduler.ts';
 
@@ -31,8 +31,7 @@ describe('JobWatcher', () => {
     ids.forEach((id) => s.states.set(id, running(id)));
     const w = new JobWatcher(s, { minIntervalMs: 5, maxIntervalMs: 20 });
     const waits = ids.map((id) => w.wait(id));
-    await new Promise((r) => setTimeout(r, 30));
-    expect(s.polls.length).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(s.polls.length).toBeGreaterThan(0), { timeout: 30_000 });
     expect(s.polls.every((p) => p.length === 12)).toBe(true);
     ids.forEach((id) => s.states.set(id, done(id)));
     const results = await Promise.all(waits);
@@ -71,9 +70,10 @@ describe('JobWatcher', () => {
     const w = new JobWatcher(s, { minIntervalMs: 1, maxIntervalMs: 2, onChange: (st) => changes.push(st.state) });
     s.states.set('1', { id: '1', state: 'PENDING', terminal: false });
     const wait = w.wait('1');
-    await new Promise((r) => setTimeout(r, 20));
+    // Each state changes only once the watcher has reported the one before (not after a guessed delay).
+    await vi.waitFor(() => expect(changes).toEqual(['PENDING']), { timeout: 30_000 });
     s.states.set('1', running('1'));
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(changes).toEqual(['PENDING', 'RUNNING']), { timeout: 30_000 });
     s.states.set('1', done('1'));
     await wait;
     expect(changes).toEqual(['PENDING', 'RUNNING', 'COMPLETED']);

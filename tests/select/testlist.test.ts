@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTestList, selectByTestList } from '../../framework/select/testlist.ts';
+import { describeUnknownIds, readTestList, selectByTestList } from '../../framework/select/testlist.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'testlist-'));
 
@@ -21,8 +21,35 @@ describe('test lists', () => {
   });
 
   it('refuses a missing or empty list', () => {
-    expect(() => readTestList('missing.txt', dir)).toThrow(/test list missing\.txt: cannot read .*ENOENT/);
+    expect(() => readTestList('missing.txt', dir)).toThrow(/^DISAGG_TEST_LIST="missing\.txt" \(.*missing\.txt\) cannot be read \(no such file\); expected a file with one test id per line/);
     writeFileSync(path.join(dir, 'empty.txt'), '# nothing\n\n');
     expect(() => readTestList('empty.txt', dir)).toThrow(/no test ids/);
+  });
+
+  it('reads a list saved on Windows: CRLF line ends and a byte-order mark', () => {
+    writeFileSync(path.join(dir, 'windows.txt'), '\uFEFFdisagg_perf_a\r\n# comment\r\ndisagg_perf_b\r\n');
+    const list = readTestList('windows.txt', dir);
+    expect(list.ids).toEqual(['disagg_perf_a', 'disagg_perf_b']);
+    expect(selectByTestList([{ id: 'disagg_perf_a' }, { id: 'disagg_perf_b' }], list).unknown).toEqual([]);
+  });
+
+  it('refuses a folder and a UTF-16 file, saying which', () => {
+    mkdirSync(path.join(dir, 'a-folder'), { recursive: true });
+    expect(() => readTestList('a-folder', dir)).toThrow(/^DISAGG_TEST_LIST="a-folder" \(.*\) is a folder; expected a file with one test id per line$/);
+    writeFileSync(path.join(dir, 'utf16.txt'), Buffer.from('\uFEFFdisagg_perf_a\n', 'utf16le'));
+    expect(() => readTestList('utf16.txt', dir)).toThrow(/holds NUL bytes: not a text file \(UTF-16\?\)/);
+  });
+
+  it('reads a list of 100,000 lines, and names only the first 20 unknown ids with a count of the rest', () => {
+    const ids = Array.from({ length: 100_000 }, (_, i) => `disagg_perf_t${i}`);
+    writeFileSync(path.join(dir, 'huge.txt'), `${ids.join('\n')}\n`);
+    const list = readTestList('huge.txt', dir);
+    expect(list.ids).toHaveLength(100_000);
+    const selection = selectByTestList([{ id: 'disagg_perf_t99999' }, { id: 'disagg_perf_t7' }], list);
+    expect(selection.selected.map((s) => s.id)).toEqual(['disagg_perf_t7', 'disagg_perf_t99999']);
+    const message = describeUnknownIds(list, selection.unknown);
+    expect(message.split('\n')).toHaveLength(22);
+    expect(message).toMatch(/^these 99998 ids match no config:\n {2}huge\.txt:1 disagg_perf_t0\n/);
+    expect(message).toMatch(/\n {2}\.\.\. and 99978 more$/);
   });
 });

@@ -1,9 +1,12 @@
-// Vitest globalSetup of the unit project: brings up the real local SLURM cluster
-// (scripts/slurm-local.sh up, a no-op when it is already up) and hands its SLURM_CONF to the tests.
-// It never tears the cluster down: later test files and runs reuse it (`slurm-local.sh down` stops it).
+// Vitest globalSetup of the unit project. Before anything starts, it marks the run's processes
+// (leak-check.ts). It brings up the real local SLURM cluster (scripts/slurm-local.sh up) and hands
+// its SLURM_CONF to the tests. At the end it stops the cluster if it started it (not when it found
+// the cluster up, nor with DISAGG_KEEP_SLURM=1), then fails the run if any process the run started
+// is still alive (naming and killing each).
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { collectLeaks, describeLeaks, markSuiteProcesses } from './leak-check.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -14,12 +17,13 @@ declare module 'vitest' {
 
 const script = fileURLToPath(new URL('../../scripts/slurm-local.sh', import.meta.url));
 
-export default async function setup(project: TestProject): Promise<void> {
-  if (process.env.DISAGG_NO_SLURM === '1') {
-    project.provide('slurmConf', '');
-    return;
-  }
-  const up = await execa('bash', [script, 'up'], { reject: false, stdin: 'ignore', all: true, timeout: 600_000 });
+const slurmLocal = (verb: string, timeoutMs = 600_000) =>
+  execa('bash', [script, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs });
+
+/** Brings the cluster up; says whether this run started it (false: it was already up). */
+async function bringUpCluster(): Promise<{ startedHere: boolean; slurmConf: string }> {
+  const wasUp = (await slurmLocal('status', 60_000)).exitCode === 0;
+  const up = await slurmLocal('up');
   if (up.failed) {
     const tail = String(up.all ?? '').trim().split('\n').slice(-40).join('\n');
     throw new Error(
@@ -30,7 +34,41 @@ export default async function setup(project: TestProject): Promise<void> {
   const env = await execa('bash', [script, 'env'], { stdin: 'ignore' });
   const slurmConf = /SLURM_CONF=(\S+)/.exec(env.stdout)?.[1];
   if (!slurmConf) throw new Error(`bash ${script} env printed no SLURM_CONF: ${env.stdout}`);
-  // Workers start after globalSetup and inherit this; provide() serves tests that read it explicitly.
-  process.env.SLURM_CONF = slurmConf;
-  project.provide('slurmConf', slurmConf);
+  return { startedHere: !wasUp, slurmConf };
+}
+
+/** Pids of the cluster's daemons (kept running: they are no leak). */
+async function clusterDaemonPids(): Promise<number[]> {
+  const out = await slurmLocal('pids', 60_000);
+  return String(out.stdout ?? '').split('\n').filter((l) => /^\d+$/.test(l.trim())).map(Number);
+}
+
+export default async function setup(project: TestProject) {
+  const suiteId = markSuiteProcesses();
+  let cluster: { startedHere: boolean; slurmConf: string } | undefined;
+  if (process.env.DISAGG_NO_SLURM === '1') {
+    project.provide('slurmConf', '');
+  } else {
+    cluster = await bringUpCluster();
+    // Workers start after globalSetup and inherit this; provide() serves tests that read it explicitly.
+    process.env.SLURM_CONF = cluster.slurmConf;
+    project.provide('slurmConf', cluster.slurmConf);
+  }
+
+  return async function teardown() {
+    const keep = new Set<number>();
+    if (cluster?.startedHere && process.env.DISAGG_KEEP_SLURM !== '1') {
+      const down = await slurmLocal('down', 180_000);
+      if (down.failed) console.error(`could not stop the local SLURM cluster this run started (bash ${script} down):\n${down.all}`);
+      else console.log('local SLURM cluster stopped (this run started it; DISAGG_KEEP_SLURM=1 keeps it)');
+    } else if (cluster) {
+      for (const pid of await clusterDaemonPids()) keep.add(pid);
+    }
+    // DISAGG_LEAK_GRACE_MS: how long processes get to end after the last hook (tests of the check shorten it).
+    const leaks = await collectLeaks(suiteId, { exclude: keep, graceMs: Number(process.env.DISAGG_LEAK_GRACE_MS) || 30_000 });
+    if (leaks.length > 0) {
+      console.error(describeLeaks(leaks));
+      process.exitCode = 1;
+    }
+  };
 }

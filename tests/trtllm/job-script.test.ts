@@ -68,8 +68,13 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Pids the servers recorded as they started (a server the job stopped before it started has none, and no process). */
 function recordedPids(logDir: string, names: string[]): number[] {
-  return names.map((name) => Number(readFileSync(path.join(logDir, `${name}.pid`), 'utf8').trim()));
+  return names.flatMap((name) => {
+    const file = path.join(logDir, `${name}.pid`);
+    const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : 0;
+    return pid > 0 ? [pid] : [];
+  });
 }
 
 describe('job.sh with stand-in servers', () => {
@@ -124,8 +129,8 @@ describe('job.sh with stand-in servers', () => {
   });
 
   test('a server that dies while the job waits fails it at once, with its log', async () => {
-    // The generation server crashes after a second (the others have recorded their pids by then); the others hang.
-    const genDies = ['bash', '-c', 'if [ "$1" = gen ]; then sleep 1; echo "worker crashed: CUDA error" >&2; exit 3; fi; echo $$ > "$0"; exec sleep 300', '{log_dir}/{server}.pid', '{role}'];
+    // The generation server crashes once the others have recorded their pids; the others hang.
+    const genDies = ['bash', '-c', 'if [ "$1" = gen ]; then d=$(dirname "$0"); until [ -s "$d/CTX_0.pid" ] && [ -s "$d/ROUTER.pid" ]; do sleep 0.05; done; echo "worker crashed: CUDA error" >&2; exit 3; fi; echo $$ > "$0"; exec sleep 300', '{log_dir}/{server}.pid', '{role}'];
     const job = await buildJob({ commands: { worker: genDies, router: hangingRouter }, launch: { health_timeout_s: 600 } });
     const result = await runJob(job.script);
     expect(result.exitCode).not.toBe(0);
@@ -140,8 +145,8 @@ describe('job.sh with stand-in servers', () => {
     const child = runJob(job.script);
     // Wait until the job is in its health wait, then cancel it as SLURM would.
     const ready = () => ['5_wait_server.log', 'GEN_0.pid', 'CTX_0.pid', 'ROUTER.pid'].every((f) => existsSync(path.join(job.logDir, f)));
-    for (let i = 0; i < 300 && !ready(); i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    for (const deadline = Date.now() + 60_000; !ready(); await new Promise((r) => setTimeout(r, 100))) {
+      if (Date.now() > deadline) throw new Error('the job never reached its health wait');
     }
     child.kill('SIGTERM');
     const result = await child;

@@ -224,8 +224,9 @@ describe('serve-bench and the stand-in as processes', () => {
     return { code, stdout, stderr };
   }
 
-  it('starts the stand-in with --port 0, reports LISTENING, is unhealthy until --ready-after, then serves the CLI', async () => {
-    const server = start('tests/fixtures/standin-openai-server.ts', ['--port', '0', '--role', 'ctx', '--ready-after', '1', '--token-delay-ms', '1']);
+  it('starts the stand-in with --port 0, reports LISTENING, is unhealthy until its --ready-file exists, then serves the CLI', async () => {
+    const readyFile = join(await tempDir(), 'ready');
+    const server = start('tests/fixtures/standin-openai-server.ts', ['--port', '0', '--role', 'ctx', '--ready-file', readyFile, '--token-delay-ms', '1']);
     let stderr = '';
     server.stderr!.on('data', (d) => (stderr += d));
     let stdout = '';
@@ -241,12 +242,9 @@ describe('serve-bench and the stand-in as processes', () => {
     expect(await health()).toBe(503);
     const models = (await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data[0].id).toBe('standin-model');
-    let status = 503;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = await health();
-    }
-    expect(status).toBe(200);
+    expect(await health()).toBe(503);
+    await writeFile(readyFile, '');
+    expect(await health()).toBe(200);
     expect(stderr).toContain('STAND-IN');
     expect(stderr).toContain('role=ctx');
 

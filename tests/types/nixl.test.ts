@@ -85,7 +85,7 @@ describe('validation', () => {
     expect(mem).toEqual([expect.stringMatching(/ct_perftest\.traffic_pattern\.mem_type: mem_type VRAM is GPU memory, but backend shm moves host memory: set mem_type to cpu or dram$/)]);
     expect(issues(patch(write, { benchmark: { nodes: 2 } }))).toEqual([expect.stringMatching(/benchmark\.nodes: backend shm reaches the ranks of one node only; across 2 nodes use ucx$/)]);
     expect(issues(patch(write, { benchmark: { nodes: 3, backend: 'ucx' } }))).toEqual([expect.stringMatching(/benchmark\.ranks: 4 ranks cannot be spread evenly over 3 nodes/)]);
-    expect(issues(patch(write, { benchmark: { backend: 'tcp' } }))).toEqual([expect.stringMatching(/benchmark\.backend: kind ct-perftest runs on shm, ucx, cuda, nccl, not 'tcp'/)]);
+    expect(issues(patch(write, { benchmark: { backend: 'tcp' } }))).toEqual([expect.stringMatching(/benchmark\.backend: kind ct-perftest runs on shm, ucx, cuda, nccl, libfabric, not 'tcp'/)]);
     expect(issues(patch(write, { benchmark: { backend: 'cuda' } }))).toEqual([expect.stringMatching(/mem_type cpu is host memory, but backend cuda moves GPU memory: set mem_type to cuda or vram/)]);
   });
 

@@ -22,7 +22,7 @@ describe('MTP: gen.max_num_tokens >= gen.max_batch_size * (T + 1)', () => {
 
   test('too few tokens for MTP 3 is named with the numbers', () => {
     expect(mtp(3, 32)).toEqual([
-      { path: ['worker_config', 'gen', 'max_num_tokens'], message: '32 is below max_batch_size * (mtp + 1) = 128' },
+      { path: ['worker_config', 'gen', 'max_num_tokens'], message: '32 is below max_batch_size * (mtp + 1) = 128 (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('exactly enough, more than enough, and MTP off pass', () => {
@@ -36,7 +36,7 @@ describe('MTP: gen.max_num_tokens >= gen.max_batch_size * (T + 1)', () => {
 describe('streaming', () => {
   test('false is refused', () => {
     expect(rules({ benchmark: { streaming: false } })).toEqual([
-      { path: ['benchmark', 'streaming'], message: 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)' },
+      { path: ['benchmark', 'streaming'], message: 'must be true (TTFT, TPOT and ITL are measured on streamed tokens) (upstream\'s config_validator refuses it too)' },
     ]);
   });
 });
@@ -44,13 +44,13 @@ describe('streaming', () => {
 describe('max_seq_len bounds', () => {
   test('ctx.max_seq_len must exceed input_length', () => {
     expect(rules({ worker_config: { ctx: { max_seq_len: 1024 } } })).toEqual([
-      { path: ['worker_config', 'ctx', 'max_seq_len'], message: '1024 must be greater than input_length = 1024' },
+      { path: ['worker_config', 'ctx', 'max_seq_len'], message: '1024 must be greater than input_length = 1024 (upstream\'s config_validator refuses it too)' },
     ]);
     expect(rules({ worker_config: { ctx: { max_seq_len: 1025 } } })).toEqual([]);
   });
   test('gen.max_seq_len must exceed input_length + output_length', () => {
     expect(rules({ worker_config: { gen: { max_seq_len: 2048 } } })).toEqual([
-      { path: ['worker_config', 'gen', 'max_seq_len'], message: '2048 must be greater than input_length + output_length = 2048' },
+      { path: ['worker_config', 'gen', 'max_seq_len'], message: '2048 must be greater than input_length + output_length = 2048 (upstream\'s config_validator refuses it too)' },
     ]);
     expect(rules({ worker_config: { gen: { max_seq_len: 2049 } } })).toEqual([]);
   });
@@ -65,20 +65,20 @@ describe('concurrency bounds', () => {
   test('with attention DP the bound is max_batch_size * tensor_parallel_size', () => {
     expect(rules({ benchmark: { concurrency_list: '64 128' } })).toEqual([]);
     expect(rules({ benchmark: { concurrency_list: '64 129 256' } })).toEqual([
-      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 129 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP)' },
-      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 256 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP)' },
+      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 129 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP) (upstream\'s config_validator refuses it too)' },
+      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 256 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP) (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('without attention DP the bound is max_batch_size', () => {
     const noDp = { worker_config: { gen: { enable_attention_dp: false } } };
     expect(rules({ ...noDp, benchmark: { concurrency_list: '32' } })).toEqual([]);
     expect(rules({ ...noDp, benchmark: { concurrency_list: '33' } })).toEqual([
-      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 33 exceeds gen max_batch_size = 32' },
+      { path: ['benchmark', 'concurrency_list'], message: 'concurrency 33 exceeds gen max_batch_size = 32 (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('a list form points at the offending item', () => {
     expect(rules({ benchmark: { concurrency_list: [8, 200] } })).toEqual([
-      { path: ['benchmark', 'concurrency_list', 1], message: 'concurrency 200 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP)' },
+      { path: ['benchmark', 'concurrency_list', 1], message: 'concurrency 200 exceeds gen max_batch_size * tensor_parallel_size = 128 (attention DP) (upstream\'s config_validator refuses it too)' },
     ]);
   });
   test('an empty list is refused', () => {
@@ -88,7 +88,7 @@ describe('concurrency bounds', () => {
   });
   test("the seed's minimal example breaks it (36 > gen max_batch_size 32 without attention DP)", () => {
     const seedLike = { benchmark: { concurrency_list: '1 2 4 8 16 36' }, worker_config: { gen: { enable_attention_dp: false } } };
-    expect(rules(seedLike).map((v) => v.message)).toEqual(['concurrency 36 exceeds gen max_batch_size = 32']);
+    expect(rules(seedLike).map((v) => v.message)).toEqual(['concurrency 36 exceeds gen max_batch_size = 32 (upstream\'s config_validator refuses it too)']);
   });
 });
 
@@ -217,16 +217,53 @@ describe('accuracy datasets', () => {
 });
 
 describe('what the job does not do', () => {
-  test('installing the engine or the SemiAnalysis client is refused, not ignored', () => {
+  test('installing the engine is refused, not ignored', () => {
     expect(rules({ environment: { trtllm_repo: '', build_wheel: false, trtllm_wheel_path: '' }, benchmark: { use_nv_sa_benchmark: false } })).toEqual([]);
     const install = 'installing the engine in the job is not supported: use a container image (environment.container_image) that has it';
-    expect(rules({ environment: { trtllm_repo: '/src/trtllm', build_wheel: true, trtllm_wheel_path: '/w.whl' }, benchmark: { use_nv_sa_benchmark: true } })).toEqual([
+    expect(rules({ environment: { trtllm_repo: '/src/trtllm', build_wheel: true, trtllm_wheel_path: '/w.whl' } })).toEqual([
       { path: ['environment', 'trtllm_repo'], message: install },
       { path: ['environment', 'trtllm_wheel_path'], message: install },
       { path: ['environment', 'build_wheel'], message: install },
-      { path: ['benchmark', 'use_nv_sa_benchmark'], message: 'the SemiAnalysis client is not built in: set commands.client to its command, or set this to false for benchmark_serving' },
     ]);
-    expect(rules({ benchmark: { use_nv_sa_benchmark: true }, commands: { client: 'sa-bench --port {port}' } })).toEqual([]);
+  });
+});
+
+describe('the benchmark client a config selects (as upstream)', () => {
+  test('use_nv_sa_benchmark runs the built-in SA client; gen_only and a ratio above 1 are refused as upstream would', () => {
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.8 } })).toEqual([]);
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0 } })).toEqual([]);
+    const genOnly = rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.8, mode: 'gen_only' } });
+    expect(genOnly).toHaveLength(1);
+    expect(genOnly[0].path).toEqual(['benchmark', 'use_nv_sa_benchmark']);
+    expect(genOnly[0].message).toMatch(/does not support mode gen_only \(upstream's submit.py stops with "SA benchmark client script is not supported for gen_only mode"\)/);
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 1.5 } })[0].message).toMatch(/1.5 is above 1: .*numpy randint with low > high/);
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true } })[0]).toMatchObject({ path: ['benchmark', 'benchmark_ratio'], message: expect.stringMatching(/KeyError/) });
+    // The user's own client command wins over the built-in one, and its needs are the user's.
+    expect(rules({ benchmark: { use_nv_sa_benchmark: true, mode: 'gen_only' }, commands: { client: 'sa-bench --port {port}' } })).toEqual([]);
+  });
+
+  test('aiperf needs the mooncake trace it replays', () => {
+    expect(rules({ commands: { client: 'aiperf' }, benchmark: { dataset_file: '/data/trace.jsonl' } })).toEqual([]);
+    expect(rules({ commands: { client: 'aiperf' } })).toEqual([
+      { path: ['benchmark', 'dataset_file'], message: expect.stringMatching(/required with commands.client: aiperf: .*run_benchmark_aiperf.sh/) },
+    ]);
+  });
+});
+
+describe('max_seq_len: required where upstream\'s validator reads it', () => {
+  const without = (role: 'ctx' | 'gen') => {
+    const config = baseConfig();
+    delete ((config.worker_config as Record<string, Record<string, unknown>>)[role]).max_seq_len;
+    return config;
+  };
+  test('missing outside perf-sanity: refused, naming upstream\'s KeyError', () => {
+    for (const role of ['ctx', 'gen'] as const) {
+      const found = servingRules(without(role), { file: '/x.yaml', category: 'perf' });
+      expect(found).toEqual([{ path: ['worker_config', role, 'max_seq_len'], message: expect.stringMatching(/upstream's utils\/config_validator.py reads it and fails with a KeyError/) }]);
+    }
+  });
+  test('missing in perf-sanity (run upstream without that validator): accepted', () => {
+    expect(servingRules(without('gen'), { file: '/x.yaml', category: 'perf-sanity' })).toEqual([]);
   });
 });
 
@@ -249,6 +286,6 @@ describe('through the validator', () => {
       '',
     ].join('\n');
     const issues = validateConfig(disaggType, parseYaml(yaml, 'x.yaml'), 'x.yaml');
-    expect(issues.map(formatIssue)).toEqual(['x.yaml:11:5 worker_config.gen.max_num_tokens: 32 is below max_batch_size * (mtp + 1) = 128']);
+    expect(issues.map(formatIssue)).toEqual(['x.yaml:11:5 worker_config.gen.max_num_tokens: 32 is below max_batch_size * (mtp + 1) = 128 (upstream\'s config_validator refuses it too)']);
   });
 });

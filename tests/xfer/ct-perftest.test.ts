@@ -78,7 +78,7 @@ describe('ct-perftest CLI failures', () => {
 
   it('usage errors', async () => {
     expect((await ct([])).out).toMatch(/expected one CONFIG file, got 0/);
-    expect((await ct([config('x', { mem_type: 'cpu' }), '--backend', 'tcp'])).out).toMatch(/--backend must be one of shm, ucx, cuda, nccl, got 'tcp'/);
+    expect((await ct([config('x', { mem_type: 'cpu' }), '--backend', 'tcp'])).out).toMatch(/--backend must be one of shm, ucx, cuda, nccl, libfabric, got 'tcp'/);
   });
 });
 

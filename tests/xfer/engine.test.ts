@@ -77,9 +77,10 @@ describe.each(['shm', 'ucx'] as const)('engine with %s (one rank, to itself)', (
 });
 
 describe('availableBackends', () => {
-  it('reports shm and ucx available here, and every unavailable backend with its reason', () => {
+  it('reports shm, ucx and libfabric available here, and every unavailable backend with its reason', () => {
     const all = availableBackends();
-    expect(all.map((b) => b.name)).toEqual(['shm', 'ucx', 'cuda', 'nccl']);
+    expect(all.map((b) => b.name)).toEqual(['shm', 'ucx', 'cuda', 'nccl', 'libfabric']);
+    expect(all.find((b) => b.name === 'libfabric')).toMatchObject({ available: true, detail: expect.stringMatching(/^libfabric 1\.\d+$/) });
     expect(all.find((b) => b.name === 'shm')?.available).toBe(true);
     expect(all.find((b) => b.name === 'ucx')).toMatchObject({ available: true, detail: expect.stringMatching(/^UCX \d+\.\d+/) });
     for (const b of all) {

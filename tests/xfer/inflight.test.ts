@@ -6,13 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { XferEngine } from '../../runners/xfer/engine.ts';
 import { nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
 import { checkPattern, fillPattern, poisonPattern } from '../../runners/xfer/pattern.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
 import { openStore } from '../../runners/xfer/store.ts';
-import { pipeline } from '../../runners/xfer/benches/sweep/sweep.ts';
+import { pipeline } from '../../runners/xfer/benches/sweep/sweep-pipeline.ts';
+import { SweepLane } from '../../runners/xfer/benches/sweep/sweep-lane.ts';
 import type { BackendOptions } from '../../runners/xfer/backends/registry.ts';
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -59,7 +60,7 @@ describe('requests in flight', () => {
     engine.allocate('dst', 4 * 8192);
     await engine.connect();
     const plans = await Promise.all([0, 1, 2, 3].map((s) => engine.prepare([write(s * 8192, s * 8192, 8192)])));
-    const slots = plans.map((plan) => ({ iterate: () => engine.execute(plan) }));
+    const slots = plans.map((plan) => ({ post: async () => ({ done: engine.post(plan).done }) }));
     const seen: number[] = [];
     await pipeline(slots, 22, false, (r) => seen.push(r.bytes));
     expect(seen).toHaveLength(22);
@@ -67,6 +68,31 @@ describe('requests in flight', () => {
     // Two-sided backends post in a fixed order (every rank alike): same count, same window.
     await pipeline(slots.slice(0, 3), 10, true);
     expect(engine.inFlightRecord()).toMatchObject({ posted: 32, completed: 32, maxInFlight: 4 });
+  });
+
+  it("each pipeline slot runs the lane's lifecycle: with --reregister_mem a slot is rebuilt and registered again as its request completes", async () => {
+    const engine = await single('ucx', { ucx: { tls: 'tcp' } });
+    const src = engine.allocate('src', 2 * 8192);
+    const dst = engine.allocate('dst', 2 * 8192);
+    await engine.connect();
+    const register = vi.spyOn(engine.backend, 'register');
+    const deregister = vi.spyOn(engine.backend, 'deregister');
+    const prepare = vi.spyOn(engine, 'prepare');
+    const slots = [0, 1].map((s) => new SweepLane(engine, [write(s * 8192, s * 8192, 8192)], undefined, { recreateXfer: true, reregisterMem: true }));
+    for (const slot of slots) await slot.prepare();
+    const stream = { sender: 0, receiver: 0, iteration: 9 };
+    fillPattern(src, 0, 2 * 8192, stream);
+    poisonPattern(dst, 0, 2 * 8192, stream);
+    await pipeline(slots, 6, false);
+    // one build per request (2 first builds, 4 rebuilds), each registering its block and releasing it after
+    expect([prepare.mock.calls.length, register.mock.calls.length, deregister.mock.calls.length]).toEqual([6, 6, 6]);
+    expect(slots.map((slot) => slot.prepUs.length)).toEqual([3, 3]);
+    expect(engine.inFlightRecord()).toMatchObject({ posted: 6, completed: 6, maxInFlight: 2 });
+    expect(checkPattern(dst, 0, 2 * 8192, stream)).toBeUndefined();
+    // two-sided order: slots post in turn, each rebuild before the next slot posts
+    await pipeline(slots, 4, true);
+    expect(prepare.mock.calls.length).toBe(10);
+    expect(engine.inFlightRecord()).toMatchObject({ posted: 10, completed: 10, maxInFlight: 2 });
   });
 
   it('ucx: per peer, shared memory on this node and the network to another; a READ from a peer that cannot progress is overtaken by a later WRITE', { timeout: 120_000 }, async () => {

@@ -2,7 +2,7 @@
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
+import { checkLocalWorld, nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -31,6 +31,26 @@ describe('spawnLocalRanks', () => {
   it('runs TypeScript entries through tsx and JavaScript as is', () => {
     expect(nodeEntryArgv('a/b.ts', ['-x'])).toEqual(['--import', 'tsx', 'a/b.ts', '-x']);
     expect(nodeEntryArgv('a/b.mjs')).toEqual(['a/b.mjs']);
+  });
+});
+
+describe('a world that cannot start here', () => {
+  it('--ranks 0 and --ranks 1000 are refused in one sentence, before any rank starts', async () => {
+    await expect(spawnLocalRanks(1000, ['-e', 'process.exit(9)'])).rejects.toThrow(/^1000 ranks cannot start on this machine: at most \d+ /);
+    expect(() => checkLocalWorld(0)).toThrow(/a world of 0 ranks: expected a whole number of ranks >= 1/);
+    const bin = `${repo}bin/disagg-bench.js`;
+    for (const [args, says] of [
+      [['sweep', '--ranks', '1000'], /^disagg-bench sweep: 1000 ranks cannot start on this machine: at most \d+ \(one process each, 64 MiB or more, \d+ GiB of memory here\); start ranks across nodes with srun or mpirun, or set XFER_MAX_LOCAL_RANKS$/],
+      [['ep', '--ranks', '0'], /^disagg-bench ep: --ranks takes a whole number of ranks >= 1, got '0'$/],
+    ] as const) {
+      const r = await execa('node', [bin, ...args], { reject: false, all: true, env: { XFER_MAX_LOCAL_RANKS: '' }, timeout: 60_000 });
+      expect(r.exitCode, r.all).not.toBe(0);
+      expect(String(r.all).trim().split('\n')).toHaveLength(1);
+      expect(String(r.all).trim()).toMatch(says);
+    }
+    const launch = await execa('node', ['--import', 'tsx', 'runners/xfer/launch.ts', '--ranks', '1000', 'runners/xfer/selftest.ts'], { cwd: repo, reject: false, all: true, env: { XFER_MAX_LOCAL_RANKS: '8' }, timeout: 60_000 });
+    expect(launch.exitCode).toBe(2);
+    expect(launch.all).toMatch(/^launch: 1000 ranks cannot start on this machine: at most 8 /);
   });
 });
 

@@ -35,6 +35,10 @@ function fromJson(text: string): ExtractResult {
   const out: ExtractResult = { metrics: [], problems: [] };
   const { report, problem } = parseJsonReport(text, 'ct-perftest');
   if (!report) return { metrics: [], problems: [problem!] };
+  // Written while the run went on (it crashed or was stopped): the numbers of the iterations done are kept, and the test fails saying so.
+  if (report.partial === true) {
+    out.problems.push(`the report is partial: the run ended after ${report.completed_iterations} of ${report.iterations} timed iterations`);
+  }
   for (const [field, , name, unit, higherIsBetter] of TOTALS) numberMetric(out, field, report[field], { name, unit, higherIsBetter, labels: {} });
   const perRank = report.per_rank;
   if (!Array.isArray(perRank) || perRank.length === 0) {

@@ -9,9 +9,14 @@ import { extractSequentialCtPerftestMetrics } from './sequential-ct-perftest.ts'
 import { extractNixlbenchMetrics } from './nixlbench.ts';
 import { extractNixlEpMetrics } from './nixl-ep.ts';
 import { extractLmcacheMetrics } from './lmcache.ts';
+import { extractAiperfMetrics } from './aiperf.ts';
+import { extractRankDevices } from './rank-devices.ts';
 
-/** Reads one log's text; never throws on bad input, reports it in `problems`. */
-export type Extractor = (text: string, spec: MetricSpec) => ExtractResult;
+/**
+ * Reads one log's text; never throws on bad input, reports it in `problems`. `file` is the log's
+ * path relative to the test's log folder (some formats name their labels there: concurrency_<c>/).
+ */
+export type Extractor = (text: string, spec: MetricSpec, file?: string) => ExtractResult;
 
 export const extractors: Readonly<Record<string, Extractor>> = {
   serving: extractServingMetrics,
@@ -22,6 +27,8 @@ export const extractors: Readonly<Record<string, Extractor>> = {
   nixlbench: extractNixlbenchMetrics,
   'nixl-ep': extractNixlEpMetrics,
   lmcache: extractLmcacheMetrics,
+  aiperf: extractAiperfMetrics,
+  'rank-devices': extractRankDevices,
 };
 
 export function extractorNames(): string[] {

@@ -6,8 +6,10 @@
 //   Pure transfer throughput: 211.1577 GB/s
 //   Sent 500 objects in 0.117705 seconds          Throughput: 132.75 GB/s
 //   Mean throughput: 70.97 ± 7.66 GB/s           All data verified successfully!
+//   Stored 128000 tokens in 0.45 seconds          Retrieval throughput: 35.1 GB/s   (the CacheEngine test)
 // Per-commit figures become avg/min/max over the commits; per-round ones carry {round}.
 import type { ExtractResult, Metric } from '../metric.ts';
+import { maxOf, mean, minOf } from '../../../runners/xfer/benches/common/stats.ts';
 
 const NUM = '(\\d+(?:\\.\\d+)?)';
 const COMMIT = new RegExp(
@@ -15,14 +17,16 @@ const COMMIT = new RegExp(
 );
 const PURE = new RegExp(`Pure transfer throughput: ${NUM} GB/s(?: \\(${NUM} GiB/s\\))?`);
 const SENT = new RegExp(`Sent (\\d+) objects in ${NUM} seconds`);
+/** The CacheEngine test's store() and retrieve(). */
+const STORED = new RegExp(`Stored (\\d+) tokens in ${NUM} seconds`);
+const RETRIEVAL = new RegExp(`Retrieval throughput: ${NUM} GB/s(?: \\(${NUM} GiB/s\\))?`);
 const THROUGHPUT = new RegExp(`\\bThroughput: ${NUM} GB/s(?: \\(${NUM} GiB/s\\))?`);
 const MEAN = new RegExp(`Mean throughput: ${NUM} (?:±|Â±|\\+/-) ${NUM} GB/s`);
 const RECEIVED_ALL = /Received all (\d+) objects/;
-const VERIFIED = /All data verified successfully!/;
+const VERIFIED = /All data verified successfully!|Data verification successful/;
 const MISMATCH = /(Data mismatch.*|verification failure.*|[Vv]erification failed.*)$/;
 
 const GIB_TO_GB = 2 ** 30 / 1e9;
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export function extractLmcacheMetrics(text: string): ExtractResult {
   const metrics: Metric[] = [];
@@ -32,6 +36,7 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
   const pureGib: number[] = [];
   let round = 0;
   let receivedRound = 0;
+  let retrievedRound = 0;
   let verified = 0;
   const add = (name: string, value: number, unit: string, higherIsBetter: boolean | undefined, labels: Metric['labels'] = {}) =>
     metrics.push({ name, value, unit, higherIsBetter, labels });
@@ -52,6 +57,13 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
       round++;
       add('SENT_OBJECTS', Number(m[1]), 'count', undefined, { round });
       add('SEND_TIME_S', Number(m[2]), 's', false, { round });
+    } else if ((m = STORED.exec(line))) {
+      round++;
+      add('STORED_TOKENS', Number(m[1]), 'count', undefined, { round });
+      add('STORE_TIME_S', Number(m[2]), 's', false, { round });
+    } else if ((m = RETRIEVAL.exec(line))) {
+      add('RETRIEVAL_THROUGHPUT_GBPS', Number(m[1]), 'GB/s', true, { round: ++retrievedRound });
+      if (m[2] !== undefined) add('RETRIEVAL_THROUGHPUT_GIBPS', Number(m[2]), 'GiB/s', true, { round: retrievedRound });
     } else if ((m = MEAN.exec(line))) {
       add('MEAN_THROUGHPUT_GBPS', Number(m[1]), 'GB/s', true);
       add('THROUGHPUT_STD_GBPS', Number(m[2]), 'GB/s', false);
@@ -81,8 +93,8 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
   ] as const) {
     if (values.length === 0) continue;
     add(`${name}_AVG`, mean(values), unit, true);
-    add(`${name}_MIN`, Math.min(...values), unit, true);
-    add(`${name}_MAX`, Math.max(...values), unit, true);
+    add(`${name}_MIN`, minOf(values), unit, true);
+    add(`${name}_MAX`, maxOf(values), unit, true);
   }
   if (verified > 0) add('VERIFIED_ROUNDS', verified, 'count', true);
   if (metrics.length === 0) problems.push('no LMCache transfer lines (Transfer completed / Sent N objects / Throughput / Mean throughput) in the log');

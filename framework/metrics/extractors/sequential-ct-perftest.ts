@@ -6,6 +6,7 @@
 // same; where it writes null (a pattern no rank ran, a pattern rank 0 sent nothing in) there is no
 // value to read, and that is not a problem.
 import type { ExtractResult } from '../metric.ts';
+import { maxOf } from '../../../runners/xfer/benches/common/stats.ts';
 import { numberMetric, parseJsonReport } from './json-report.ts';
 
 export function extractSequentialCtPerftestMetrics(text: string): ExtractResult {
@@ -15,6 +16,10 @@ export function extractSequentialCtPerftestMetrics(text: string): ExtractResult 
   const iterations = report.iterations_results;
   if (!Array.isArray(iterations) || iterations.length === 0 || !iterations.every(Array.isArray)) {
     return { metrics: [], problems: ['iterations_results: expected a list of workload iterations, each a list of patterns'] };
+  }
+  const metadata = report.metadata as { partial?: unknown; completed_workload_iters?: unknown; workload_iters?: unknown } | undefined;
+  if (metadata?.partial === true) {
+    out.problems.push(`the report is partial: the run ended after ${metadata.completed_workload_iters} of ${metadata.workload_iters} workload iterations`);
   }
   const patterns = (iterations[0] as unknown[]).length;
   if (iterations.some((it) => (it as unknown[]).length !== patterns)) out.problems.push(`iterations_results: the iterations do not all have ${patterns} patterns`);
@@ -33,8 +38,7 @@ export function extractSequentialCtPerftestMetrics(text: string): ExtractResult 
   const iters = (report.metadata as { iters?: { start_ts?: unknown; tps_end_ts?: unknown }[] } | undefined)?.iters ?? [];
   iters.forEach((it, w) => {
     const ends = (Array.isArray(it.tps_end_ts) ? (it.tps_end_ts as unknown[]) : []).filter((e): e is number => typeof e === 'number');
-    const last = ends.reduce((a, e) => Math.max(a, e), -Infinity);
-    const value = typeof it.start_ts === 'number' && ends.length ? (last - it.start_ts) * 1000 : undefined;
+    const value = typeof it.start_ts === 'number' && ends.length ? (maxOf(ends) - it.start_ts) * 1000 : undefined;
     numberMetric(out, `metadata.iters[${w}]`, value, { name: 'WORKLOAD_LATENCY_MS', unit: 'ms', higherIsBetter: false, labels: { iteration: w + 1 } });
   });
   return out;

@@ -134,15 +134,23 @@ function formatLatency(short: string, title: string, stats: LatencyStats): strin
   return lines;
 }
 
-/** The whole block for one concurrency, newline-terminated, exactly as benchmark_serving prints it. */
-export function formatServingResult(result: ServingResult): string {
+/**
+ * Which client's block: 'trtllm' (TensorRT-LLM's benchmark_serving today) or 'sa' (the SemiAnalysis
+ * bench_serving of use_nv_sa_benchmark, which prints no Total/Failed requests, no User throughput
+ * and no failure banner).
+ */
+export type ServingBlockStyle = 'trtllm' | 'sa';
+const notInSaBlock = new Set<keyof ServingResult>(['totalRequests', 'failedRequests', 'userThroughput']);
+
+/** The whole block for one concurrency, newline-terminated, exactly as the client prints it. */
+export function formatServingResult(result: ServingResult, style: ServingBlockStyle = 'trtllm'): string {
   const lines = [centreTitle(SERVING_BANNER_TITLE, '=')];
   for (const field of SERVING_SUMMARY_FIELDS) {
     const value = result[field.key];
-    if (value === undefined) continue;
+    if (value === undefined || (style === 'sa' && notInSaBlock.has(field.key))) continue;
     lines.push(formatServingLine(field.label, valueText(value, field.kind)));
   }
-  if (result.failedRequests > 0) {
+  if (style === 'trtllm' && result.failedRequests > 0) {
     lines.push('=======================!FAILED REQUESTS!=======================');
     lines.push(`Total failed requests: ${result.failedRequests}`);
     lines.push('=====================!CHECK LOG FOR ERRORS!====================');

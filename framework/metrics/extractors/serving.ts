@@ -3,6 +3,10 @@
 // script's `Benchmarking with concurrency <c> ... <n> prompts` / `Benchmark with concurrency <c> done`
 // markers. Every numeric line of a block becomes a SERVER_* metric labelled { concurrency }.
 // Only complete blocks yield metrics; everything suspicious is a problem (line numbers are 1-based).
+// Every block layout benchmark_serving has printed is read (fixtures per version in
+// tests/fixtures/logs/serving/versions/): failed requests come from `Failed requests:`, else from
+// `Total failed requests: N` (the !FAILED REQUESTS! banner inside the block, or the line upstream's
+// SA script prints after it), else Total - Successful requests, else 0 (nothing printed = none failed).
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
 import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from './serving-format.ts';
 
@@ -29,7 +33,7 @@ interface Block {
   line: number;
   fields: Field[];
   complete: boolean;
-  /** From `Total failed requests: N` inside the block or just before it. */
+  /** From `Total failed requests: N` inside the block, just before it, or after it in its run. */
   totalFailed?: number;
   /** `Maximum request concurrency: N` printed before the block (fallback when no marker). */
   maxConcurrency?: number;
@@ -99,9 +103,12 @@ function blockMetrics(block: Block, concurrency: number, problems: string[]): Me
     }
     metrics.push({ ...meta, value, labels: { concurrency } });
   }
-  if (!metrics.some((m) => m.name === 'SERVER_FAILED_REQUESTS') && block.totalFailed !== undefined) {
+  if (!metrics.some((m) => m.name === 'SERVER_FAILED_REQUESTS')) {
+    const total = metrics.find((m) => m.name === 'SERVER_TOTAL_REQUESTS')?.value;
+    const successful = metrics.find((m) => m.name === 'SERVER_SUCCESSFUL_REQUESTS')?.value;
+    const value = block.totalFailed ?? (total !== undefined && successful !== undefined ? total - successful : 0);
     const failed = SERVING_SUMMARY_FIELDS.find((f) => f.key === 'failedRequests')!;
-    metrics.push({ name: failed.metric, unit: failed.unit, higherIsBetter: failed.higherIsBetter, value: block.totalFailed, labels: { concurrency } });
+    metrics.push({ name: failed.metric, unit: failed.unit, higherIsBetter: failed.higherIsBetter, value, labels: { concurrency } });
   }
   return metrics;
 }
@@ -222,7 +229,12 @@ export function parseServingLog(text: string): ServingParse {
       continue;
     }
     const failed = TOTAL_FAILED.exec(line);
-    if (failed) pendingFailed = Number(failed[1]);
+    if (failed) {
+      // After the run's block (upstream's SA script prints it from result.json), else before the next.
+      const last = run?.blocks[run.blocks.length - 1];
+      if (last?.complete && last.totalFailed === undefined) last.totalFailed = Number(failed[1]);
+      else pendingFailed = Number(failed[1]);
+    }
     const max = MAX_CONCURRENCY.exec(line);
     if (max) maxConcurrency = Number(max[1]);
   }

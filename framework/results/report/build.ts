@@ -2,6 +2,7 @@
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import { readAndMergeResults } from './load.ts';
 import { renderReport, type RenderedReport } from './render.ts';
+import { outputWriteError } from '../append-whole.ts';
 
 export interface BuildReportOptions {
   /** results.json files, or folders holding one; merged in order (later wins on the same test and job). */
@@ -22,7 +23,7 @@ export async function writeReportFile(file: string, html: string): Promise<void>
     await rename(temporary, file);
   } catch (error) {
     await unlink(temporary).catch(() => undefined);
-    throw error;
+    throw outputWriteError(file, error);
   }
 }
 

@@ -153,7 +153,7 @@ function visibleSeries(names: string[]): Set<string> {
 function yScaleFor(chart: 'line' | 'bar', series: PlotSeries[]): PlotSpec['yScale'] {
   const values = series.flatMap((s) => s.values).filter((v): v is number => v !== null);
   if (chart === 'bar' || values.some((v) => v <= 0)) return 'linear';
-  return Math.max(...values) / Math.min(...values) > LOG_SCALE_SPAN ? 'logarithmic' : 'linear';
+  return values.reduce((a, b) => Math.max(a, b), -Infinity) / values.reduce((a, b) => Math.min(a, b), Infinity) > LOG_SCALE_SPAN ? 'logarithmic' : 'linear';
 }
 
 function plotTitle(group: Group): string {

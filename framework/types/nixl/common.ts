@@ -19,12 +19,19 @@ export interface NixlConfig {
     /** Default 1. */
     nodes?: number;
     backend: string;
+    /** libfabric provider of backend libfabric (tcp, shm, efa, verbs...): the ranks' FI_PROVIDER. */
+    fi_provider?: string;
     /** XFER_TIMEOUT_S of the ranks: every wait and transfer (default: the engine's 300 s). */
     timeout_s?: number;
     /** backend cuda: what moves a plan's bytes (auto | copy-engine | kernel); XFER_CUDA_COPY of the ranks. */
     cuda_copy?: string;
     /** GPUs each node's ranks get (sbatch --gres=gpu:N; the local scheduler's CUDA_VISIBLE_DEVICES). */
     gpus_per_node?: number;
+    /**
+     * More ranks on a node than GPUs for them is refused (their transfers would be copies inside one
+     * GPU); true allows it: ranks share GPUs (local rank modulo the GPUs), each rank's device recorded.
+     */
+    ranks_may_share_gpu?: boolean;
     references?: Record<string, unknown>;
     metrics?: MetricsOverride;
   };
@@ -69,9 +76,11 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           ranks: int(1),
           nodes: int(1),
           backend: nonEmpty,
+          fi_provider: { type: 'string', pattern: '^[A-Za-z0-9_;^,-]+$' },
           timeout_s: { type: 'number', exclusiveMinimum: 0 },
           cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
+          ranks_may_share_gpu: { type: 'boolean' },
           references: { type: 'object' },
           metrics: section(
             {
@@ -98,6 +107,28 @@ const violation = (path: KeyPath, message: string): RuleViolation => ({ path, me
 /** Backends that reach the ranks of one node only. */
 const SAME_NODE_BACKENDS: Record<string, string> = { shm: 'ucx', cuda: 'nccl or ucx' };
 
+/** GPU backends: their ranks need a GPU each (or ranks_may_share_gpu). */
+const GPU_BACKENDS = ['cuda', 'nccl'];
+
+/** Whether the config's ranks use GPUs: it asks for GPUs per node or runs a GPU backend. */
+export function usesGpus(config: NixlConfig): boolean {
+  return (config.benchmark.gpus_per_node ?? 0) > 0 || GPU_BACKENDS.includes(config.benchmark.backend);
+}
+
+/** Ranks per node beyond the GPUs per node would share GPUs: refused unless the config allows it. */
+function gpuSharingRule(config: NixlConfig): RuleViolation[] {
+  const { ranks, gpus_per_node: gpus, ranks_may_share_gpu: share } = config.benchmark;
+  const perNode = ranks / nodesOf(config);
+  if (!gpus || share || perNode <= gpus || !Number.isInteger(perNode)) return [];
+  return [
+    violation(
+      ['benchmark', 'gpus_per_node'],
+      `${perNode} ranks per node on ${gpus} GPU(s) per node would share GPUs (a transfer between two ranks of one GPU is a copy inside it); ` +
+        'give each rank its own GPU, or set benchmark.ranks_may_share_gpu: true',
+    ),
+  ];
+}
+
 /** Rules every kind shares: the rank layout, the backend, slurm values, metrics and references. */
 export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readonly NixlKind[]): RuleViolation[] {
   const out: RuleViolation[] = [];
@@ -110,6 +141,11 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     out.push(violation(['benchmark', 'backend'], `kind ${kind.name} runs on ${kind.backends.join(', ')}, not '${benchmark.backend}'`));
   } else if (nodes > 1 && SAME_NODE_BACKENDS[benchmark.backend]) {
     out.push(violation(['benchmark', 'nodes'], `backend ${benchmark.backend} reaches the ranks of one node only; across ${nodes} nodes use ${SAME_NODE_BACKENDS[benchmark.backend]}`));
+  } else if (nodes > 1 && benchmark.backend === 'libfabric' && benchmark.fi_provider?.split(/[;,]/)[0] === 'shm') {
+    out.push(violation(['benchmark', 'fi_provider'], `libfabric's shm provider reaches the ranks of one node only; across ${nodes} nodes use tcp (or efa, verbs)`));
+  }
+  if (benchmark.fi_provider !== undefined && benchmark.backend !== 'libfabric') {
+    out.push(violation(['benchmark', 'fi_provider'], `is the libfabric provider; backend ${benchmark.backend} does not use libfabric`));
   }
   if (benchmark.cuda_copy !== undefined && benchmark.backend !== 'cuda') {
     out.push(violation(['benchmark', 'cuda_copy'], `chooses how the cuda backend copies; this config's backend is ${benchmark.backend}`));
@@ -140,6 +176,7 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     if (problem) out.push(violation(['benchmark', 'metrics'], problem));
   }
   out.push(...parseReferences(benchmark.references).errors.map((m) => violation(['benchmark', 'references'], m)));
+  out.push(...gpuSharingRule(config));
   return out;
 }
 

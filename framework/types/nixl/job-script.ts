@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { JobResources } from '../../scheduler/scheduler.ts';
 import { jobTimeSeconds } from '../common/job-time.ts';
 import { shellQuote, splitShellWords } from '../common/shell.ts';
-import { DEFAULT_JOB_TIME, nodesOf, type NixlConfig } from './common.ts';
+import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from './common.ts';
+import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from './kind.ts';
 import { ucxSectionEnv } from './ucx-section.ts';
 
@@ -45,6 +46,8 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const srun = ['srun', '--nodes', nodes, '--ntasks', ranks, '--ntasks-per-node', ranks / nodes, '--kill-on-bad-exit=1'];
   const env: Record<string, string> = {
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
+    ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
+    ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
     ...(cuda_copy !== undefined ? { XFER_CUDA_COPY: cuda_copy } : {}),
     ...ucxSectionEnv(config.ucx),
     ...rank.env,
@@ -63,7 +66,9 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   if (rank.cleanup?.length) {
     lines.push('cleanup() {', ...rank.cleanup.map((l) => `  ${l}`), '}', 'trap cleanup EXIT');
   }
+  if (usesGpus(config) && !rank.external) lines.push(gpuCheckLine(plan));
   if (rank.prelude?.length) lines.push(...rank.prelude);
+  if (backend === 'libfabric') lines.push(...nodeArtefactLines(plan.packageRoot, nodes));
   lines.push(
     'status=0',
     `${join(srun)} ${launch} >"$RANK_LOG" 2>&1 || status=$?`,
@@ -77,6 +82,14 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** Before any rank starts: the node has the GPUs the config asks for (or the ranks may share them). */
+function gpuCheckLine(plan: NixlJobPlan): string {
+  const { benchmark } = plan.config;
+  const argv = ['gpu-check', '--gpus-per-node', String(benchmark.gpus_per_node ?? 0), '--ranks-per-node', String(benchmark.ranks / nodesOf(plan.config))];
+  if (benchmark.ranks_may_share_gpu) argv.push('--ranks-may-share-gpu');
+  return disaggBenchCommand(plan.packageRoot, argv);
 }
 
 /** What the job asks the scheduler for: nodes, one task per rank, the time limit, the slurm section. */
@@ -93,6 +106,16 @@ export function nixlResources(config: NixlConfig): JobResources {
     ...(slurm.account !== undefined ? { account: slurm.account } : {}),
     ...(slurm.extra_args !== undefined ? { extraArgs: splitShellWords(slurm.extra_args) } : {}),
   };
+}
+
+/**
+ * fi_info (and the GPU and EFA listings) of every node into the log folder, as seed 003's suite
+ * keeps them (runners/nixl/node-artefacts.ts); a failure is reported, never fatal.
+ */
+function nodeArtefactLines(packageRoot: string, nodes: number): string[] {
+  const step = join(['srun', '--nodes', nodes, '--ntasks', nodes, '--ntasks-per-node', 1]);
+  const collect = disaggBenchCommand(packageRoot, ['nixl-tool', 'node-artefacts', '--dir']);
+  return [`${step} ${collect} "$LOG_DIR" || echo "fi_info artefacts: the collection step failed (exit code $?)" >&2`];
 }
 
 function oneLine(text: string): string {

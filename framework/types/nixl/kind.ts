@@ -59,6 +59,8 @@ export interface NixlKind {
   rankCommand(ctx: NixlKindContext): RankCommand;
   /** Kind-specific verdict on the extracted metrics (beyond "the log had them"); default none. */
   verdict?(config: Record<string, unknown>, metrics: import('../../metrics/metric.ts').Metric[]): string[];
+  /** The log the engine's ranks write (its GPU ranks record their devices there); undefined for the real tools. */
+  rankLog?: string;
   /** The real NIXL tool the kind drives, for `needs` checks (e.g. 'nixlbench'); undefined = our engine. */
   externalTool?: string;
 }

@@ -4,7 +4,7 @@ import type { Verdict, VerdictContext } from '../test-type.ts';
 import { checkServingResults } from '../../metrics/serving-checks.ts';
 import { evaluateAccuracy } from '../../metrics/accuracy.ts';
 import { jobFiles } from '../../../runners/trtllm/job-files.ts';
-import { effectiveConcurrencies, metricsOverride, servingConfig } from '../../../runners/trtllm/serving-config.ts';
+import { benchmarkClient, effectiveConcurrencies, metricsOverride, servingConfig, type ServingConfig } from '../../../runners/trtllm/serving-config.ts';
 
 /** disagg perf/stress: the reference's defaults. */
 export const disaggPerfMetrics = ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL'];
@@ -17,8 +17,19 @@ export const wideepPerfMetrics = ['MEAN', 'MEDIAN', 'P99'].flatMap((stat) =>
 /** Read for the verdict (failed and successful requests per concurrency), on top of the defaults. */
 export const verdictMetrics = ['SERVER_FAILED_REQUESTS', 'SERVER_SUCCESSFUL_REQUESTS'];
 
+/** Where aiperf leaves its summary per concurrency (run_benchmark_aiperf.sh's --artifact-dir). */
+export const AIPERF_SUMMARY = 'concurrency_*/**/profile_export_aiperf.json';
+
 /**
- * perf/stress: the client's result blocks in 6_bench.log, unless the config overrides them
+ * The default metrics this config's client yields: aiperf has no ITL of benchmark_serving's
+ * definition (see extractors/aiperf.ts), so *_ITL is not expected from it.
+ */
+export function expectedPerfMetrics(perfMetrics: string[], config: ServingConfig): string[] {
+  return benchmarkClient(config) === 'aiperf' ? perfMetrics.filter((name) => !name.endsWith('_ITL')) : perfMetrics;
+}
+
+/**
+ * perf/stress: the client's result blocks in 6_bench.log (aiperf: its JSON summaries), unless the config overrides them
  * (benchmark.metrics, read by the 'regex' extractor). accuracy: lm-eval's tables in
  * 7_accuracy_eval_*.log (the override is about the benchmark and does not apply).
  */
@@ -36,7 +47,9 @@ export function servingMetricSpecs(perfMetrics: string[]) {
         higherIsBetter: override.higher_is_better,
       }];
     }
-    return [{ logFile: jobFiles.bench, extractor: 'serving', names: [...perfMetrics, ...verdictMetrics] }];
+    const names = [...expectedPerfMetrics(perfMetrics, servingConfig(config)), ...verdictMetrics];
+    if (benchmarkClient(servingConfig(config)) === 'aiperf') return [{ logFile: AIPERF_SUMMARY, extractor: 'aiperf', names }];
+    return [{ logFile: jobFiles.bench, extractor: 'serving', names }];
   };
 }
 
@@ -65,7 +78,7 @@ export function servingVerdict(perfMetrics: string[]) {
       for (const c of concurrencies) {
         const here = ctx.metrics.filter((m) => Number(m.labels.concurrency) === c);
         if (here.length === 0) continue; // already reported as a missing concurrency
-        const missing = perfMetrics.filter((name) => !here.some((m) => m.name === name));
+        const missing = expectedPerfMetrics(perfMetrics, config).filter((name) => !here.some((m) => m.name === name));
         if (missing.length > 0) failures.push(`concurrency ${c}: no ${missing.join(', ')} in the benchmark log`);
       }
     }

@@ -21,6 +21,8 @@ export const servingEnvOverrides: EnvOverride[] = [
   { path: ['slurm', 'partition'], env: 'SLURM_PARTITION' },
   { path: ['slurm', 'account'], env: 'SLURM_ACCOUNT' },
   { path: ['environment', 'container_image'], env: 'CONTAINER_IMAGE' },
+  // Unset: the job derives the mounts as upstream does (runners/trtllm/container-mounts.ts).
+  { path: ['environment', 'container_mount'], env: 'CONTAINER_MOUNT' },
   {
     // MODEL_DIR/<metadata.model_dir_name>, or MODEL_DIR itself when the config names no folder.
     path: ['environment', 'model_path'],
@@ -41,6 +43,8 @@ export const servingEnvOverrides: EnvOverride[] = [
     },
   },
   { path: ['environment', 'work_dir'], env: 'SCRIPT_DIR' },
+  // Upstream's accuracy configs leave `HF_HOME: <hf_home_path>` for HF_HOME_DIR (utils/common.py).
+  { path: ['accuracy', 'env_var', 'HF_HOME'], env: 'HF_HOME_DIR' },
   // Replace the serving stack's commands for a whole run (runners/trtllm/engine-defaults.ts).
   ...commandKinds.map((kind): EnvOverride => ({ path: ['commands', kind], env: commandEnvVars[kind] })),
 ];

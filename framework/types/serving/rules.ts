@@ -14,10 +14,26 @@ import {
   type ServingConfig, type WorkerConfig,
 } from '../../../runners/trtllm/serving-config.ts';
 import { parseEnvAssignments, splitShellWords } from '../common/shell.ts';
+import { clientRequirements } from './client-rules.ts';
 
-type Rule = (config: ServingConfig) => RuleViolation[];
+/** Where the config lives: its category decides which upstream harness it mirrors. */
+interface RuleContext {
+  category?: string;
+}
+
+type Rule = (config: ServingConfig, context: RuleContext) => RuleViolation[];
+
+/**
+ * perf-sanity configs are run upstream by test_perf_sanity.py, which does not apply
+ * utils/config_validator.py's key reads; every other category goes through that validator.
+ */
+const PERF_SANITY = 'perf-sanity';
 
 const violation = (path: KeyPath, message: string): RuleViolation => ({ path, message });
+
+/** Rules 1-4 are upstream's own (utils/config_validator.py): its test fails on the same config. */
+export const UPSTREAM_REFUSES_TOO = " (upstream's config_validator refuses it too)";
+const upstreamRule = (path: KeyPath, message: string) => violation(path, message + UPSTREAM_REFUSES_TOO);
 
 /** 1. With MTP (T > 0), gen.max_num_tokens >= gen.max_batch_size * (T + 1). */
 const mtpTokens: Rule = (config) => {
@@ -27,24 +43,38 @@ const mtpTokens: Rule = (config) => {
   const needed = gen.max_batch_size * (t + 1);
   return gen.max_num_tokens >= needed
     ? []
-    : [violation(['worker_config', 'gen', 'max_num_tokens'], `${gen.max_num_tokens} is below max_batch_size * (mtp + 1) = ${needed}`)];
+    : [upstreamRule(['worker_config', 'gen', 'max_num_tokens'], `${gen.max_num_tokens} is below max_batch_size * (mtp + 1) = ${needed}`)];
 };
 
 /** 2. The client measures streamed tokens: streaming must be on. */
 const streaming: Rule = (config) =>
-  config.benchmark.streaming === true ? [] : [violation(['benchmark', 'streaming'], 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)')];
+  config.benchmark.streaming === true ? [] : [upstreamRule(['benchmark', 'streaming'], 'must be true (TTFT, TPOT and ITL are measured on streamed tokens)')];
 
-/** 3. ctx.max_seq_len > input_length; gen.max_seq_len > input_length + output_length. */
-const sequenceLengths: Rule = (config) => {
+/**
+ * 3. ctx.max_seq_len > input_length; gen.max_seq_len > input_length + output_length. Without
+ * max_seq_len upstream's validator fails with a KeyError (outside perf-sanity, where the engine's
+ * default applies and nothing is compared).
+ */
+const sequenceLengths: Rule = (config, context) => {
   const { input_length: isl, output_length: osl } = config.benchmark;
   const out: RuleViolation[] = [];
   const ctx = config.worker_config.ctx;
+  if (context.category !== PERF_SANITY) {
+    const roles: Array<['ctx' | 'gen', WorkerConfig | undefined]> = [['gen', config.worker_config.gen], ['ctx', ctx]];
+    for (const [role, worker] of roles) {
+      if (worker && worker.max_seq_len === undefined) {
+        out.push(violation(['worker_config', role, 'max_seq_len'],
+          `is required but missing: upstream's utils/config_validator.py reads it and fails with a KeyError without it ` +
+          `(only perf-sanity configs, which upstream runs without that validator, may leave it to the engine's default)`));
+      }
+    }
+  }
   if (ctx?.max_seq_len !== undefined && launchesContextServers(config.benchmark.mode) && !(ctx.max_seq_len > isl)) {
-    out.push(violation(['worker_config', 'ctx', 'max_seq_len'], `${ctx.max_seq_len} must be greater than input_length = ${isl}`));
+    out.push(upstreamRule(['worker_config', 'ctx', 'max_seq_len'], `${ctx.max_seq_len} must be greater than input_length = ${isl}`));
   }
   const gen = config.worker_config.gen;
   if (gen.max_seq_len !== undefined && !(gen.max_seq_len > isl + osl)) {
-    out.push(violation(['worker_config', 'gen', 'max_seq_len'], `${gen.max_seq_len} must be greater than input_length + output_length = ${isl + osl}`));
+    out.push(upstreamRule(['worker_config', 'gen', 'max_seq_len'], `${gen.max_seq_len} must be greater than input_length + output_length = ${isl + osl}`));
   }
   return out;
 };
@@ -64,7 +94,7 @@ const concurrencyBounds: Rule = (config) => {
   const limit = dp ? gen.max_batch_size * (gen.tensor_parallel_size ?? 1) : gen.max_batch_size;
   const what = dp ? `gen max_batch_size * tensor_parallel_size = ${limit} (attention DP)` : `gen max_batch_size = ${limit}`;
   const asList = Array.isArray(config.benchmark.concurrency_list);
-  return list.flatMap((c, i) => (c > limit ? [violation(asList ? [...path, i] : path, `concurrency ${c} exceeds ${what}`)] : []));
+  return list.flatMap((c, i) => (c > limit ? [upstreamRule(asList ? [...path, i] : path, `concurrency ${c} exceeds ${what}`)] : []));
 };
 
 /** Context servers exist unless the mode runs without them; every server fits its nodes. */
@@ -208,19 +238,17 @@ const unsupportedRequests: Rule = (config) => {
   if (typeof env.trtllm_repo === 'string' && env.trtllm_repo.trim() !== '') out.push(violation(['environment', 'trtllm_repo'], install));
   if (typeof env.trtllm_wheel_path === 'string' && env.trtllm_wheel_path.trim() !== '') out.push(violation(['environment', 'trtllm_wheel_path'], install));
   if (env.build_wheel === true) out.push(violation(['environment', 'build_wheel'], install));
-  if (config.benchmark.use_nv_sa_benchmark === true && config.commands?.client === undefined) {
-    out.push(violation(['benchmark', 'use_nv_sa_benchmark'], 'the SemiAnalysis client is not built in: set commands.client to its command, or set this to false for benchmark_serving'));
-  }
   return out;
 };
 
 const rules: Rule[] = [
   mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, shellStrings, commandTemplates,
-  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests,
+  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, clientRequirements,
 ];
 
 /** Every rule's findings at once. */
-export function servingRules(config: Record<string, unknown>): RuleViolation[] {
+export function servingRules(config: Record<string, unknown>, source?: { file: string; category?: string }): RuleViolation[] {
   const typed = servingConfig(config);
-  return rules.flatMap((rule) => rule(typed));
+  const context: RuleContext = { category: source?.category };
+  return rules.flatMap((rule) => rule(typed, context));
 }

@@ -12,8 +12,9 @@ const int = (minimum: number) => ({ type: 'integer', minimum });
 const port = { type: 'integer', minimum: 1, maximum: 65535 };
 const fraction = { type: 'number', exclusiveMinimum: 0, maximum: 1 };
 
-function section(properties: Record<string, unknown>, required: string[] = []): JsonSchema {
-  return { type: 'object', properties, required, additionalProperties: false };
+/** A section: its keys, the required ones, and sentences for keys of older layouts (x-hints). */
+function section(properties: Record<string, unknown>, required: string[] = [], hints?: Record<string, string>): JsonSchema {
+  return { type: 'object', properties, required, additionalProperties: false, ...(hints ? { 'x-hints': hints } : {}) };
 }
 
 /** `A=1 B=2` (the reference's form, checked in rules.ts) or a mapping {A: 1}. */
@@ -50,11 +51,23 @@ const accuracyDataset = section(
   ['dataset_name', 'expected_value'],
 );
 
-/** One role's LLM-API options: the known keys are type-checked, every other key passes through. */
+/** What upstream does without a key it reads (see docs/trtllm-compatibility.md). */
+const upstreamKeyError = (reader: string) =>
+  `is required but missing: upstream's ${reader} reads it and fails with a KeyError without it`;
+
+/**
+ * One role's LLM-API options: the known keys are type-checked, every other key passes through.
+ * max_seq_len is required by rules.ts outside perf-sanity (upstream's validator reads it there).
+ */
 const workerConfig: JsonSchema = {
   type: 'object',
   additionalProperties: true,
-  required: ['tensor_parallel_size', 'max_batch_size', 'max_num_tokens', 'max_seq_len'],
+  required: ['tensor_parallel_size', 'max_batch_size', 'max_num_tokens'],
+  'x-hints': {
+    tensor_parallel_size: upstreamKeyError('utils/common.py (extract_config_fields) and submit.py'),
+    max_batch_size: upstreamKeyError('utils/common.py (extract_config_fields)'),
+    max_num_tokens: upstreamKeyError('utils/common.py (extract_config_fields)'),
+  },
   properties: {
     tensor_parallel_size: int(1),
     pipeline_parallel_size: int(1),
@@ -106,6 +119,11 @@ export function servingSchema(title: string): JsonSchema {
     type: 'object',
     additionalProperties: false,
     required: ['metadata', 'slurm', 'benchmark', 'hardware', 'environment', 'worker_config'],
+    'x-hints': {
+      sequence:
+        'is the older layout (input_length/output_length under sequence): upstream\'s current framework reads ' +
+        'benchmark.input_length and benchmark.output_length and fails with a KeyError on this file; move both into benchmark',
+    },
     properties: {
       metadata: section(
         {
@@ -120,7 +138,8 @@ export function servingSchema(title: string): JsonSchema {
           accuracy: section({ datasets: { type: 'array', items: accuracyDataset } }),
           metrics: metricsOverride,
         },
-        ['model_name', 'precision', 'supported_gpus'],
+        // supported_gpus defaults to upstream's [GB200, GB300, H100, B200, B300] (serving-type.ts).
+        ['model_name', 'precision'],
       ),
       slurm: section(
         {
@@ -141,7 +160,8 @@ export function servingSchema(title: string): JsonSchema {
           mode: { enum: [...benchmarkModes] },
           use_nv_sa_benchmark: bool,
           multi_round: int(1),
-          benchmark_ratio: { type: 'number', exclusiveMinimum: 0 },
+          // Upstream's SA client's --random-range-ratio (perf-sanity configs use 0.0); unused otherwise.
+          benchmark_ratio: { type: 'number', minimum: 0 },
           streaming: bool,
           // "1 2 4 8" (the reference's form), a single integer, or a list of integers.
           concurrency_list: {
@@ -164,7 +184,9 @@ export function servingSchema(title: string): JsonSchema {
         ['mode', 'streaming', 'concurrency_list', 'input_length', 'output_length'],
       ),
       hardware: section(
-        { gpus_per_node: int(1), num_ctx_servers: int(0), num_gen_servers: int(1) },
+        // gpu_type: in one upstream config, read by none of upstream's framework versions checked
+        // (the run's type is GPU_TYPE): accepted and unused (docs/trtllm-compatibility.md).
+        { gpus_per_node: int(1), num_ctx_servers: int(0), num_gen_servers: int(1), gpu_type: nonEmpty },
         ['gpus_per_node', 'num_ctx_servers', 'num_gen_servers'],
       ),
       environment: section(
@@ -184,6 +206,11 @@ export function servingSchema(title: string): JsonSchema {
           log_dir: str,
         },
         ['model_path'],
+        {
+          dataset_file:
+            "is the older layout's place of the dataset: upstream's current framework reads benchmark.dataset_file " +
+            '(DATASET_DIR joined with metadata.dataset_file) and ignores this key; move it to benchmark.dataset_file',
+        },
       ),
       profiling: section({
         nsys_on: bool,
@@ -206,7 +233,11 @@ export function servingSchema(title: string): JsonSchema {
           },
         },
       }),
-      worker_config: section({ ctx: workerConfig, gen: workerConfig }, ['gen']),
+      worker_config: section({ ctx: workerConfig, gen: workerConfig }, ['gen'], {
+        eplb_num_slots:
+          "is the older layout's EPLB setting: upstream's current framework reads " +
+          'worker_config.gen.moe_config.load_balancer.num_slots instead; move the value there',
+      }),
       commands: section({ worker: commandTemplate, router: commandTemplate, client: commandTemplate, accuracy: commandTemplate }),
       launch: section({
         launcher: { enum: ['srun', 'direct'] },

@@ -10,6 +10,9 @@ import { servingRules } from './rules.ts';
 import { servingEnvOverrides } from './overrides.ts';
 import { servingMetricSpecs, servingVerdict } from './metrics.ts';
 
+/** What upstream's config_loader assumes when metadata.supported_gpus is missing. */
+export const UPSTREAM_DEFAULT_GPUS = ['GB200', 'GB300', 'H100', 'B200', 'B300'];
+
 export interface ServingTypeOptions {
   name: string;
   description: string;
@@ -44,7 +47,7 @@ export function servingTestType(options: ServingTypeOptions): TestType {
     schema: servingSchema(`${options.name} test config`),
     rules: servingRules,
     envOverrides: servingEnvOverrides,
-    supportedGpus: (config) => servingConfig(config).metadata.supported_gpus,
+    supportedGpus: (config) => servingConfig(config).metadata?.supported_gpus ?? UPSTREAM_DEFAULT_GPUS,
     metrics: servingMetricSpecs(options.perfMetrics),
     buildJob,
     verdict: servingVerdict(options.perfMetrics),

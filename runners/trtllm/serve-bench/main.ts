@@ -24,9 +24,11 @@ const processIo: ServeBenchIo = {
 
 function header(options: ServeBenchOptions, seed: number): string {
   const concurrency = options.maxConcurrency ?? 'None';
+  const unit = options.tokenIdVocab !== null ? `token ids below ${options.tokenIdVocab}` : 'words';
+  const lengths = options.nvSa ? `lengths in [len * ${options.rangeRatio}, len]` : `range ratio ${options.rangeRatio}`;
   return [
-    `serve-bench: ${options.numPrompts} prompts to ${options.url.href} (${options.backend}), ` +
-      `input ${options.inputLen} words, output ${options.outputLen} tokens, ignore_eos ${options.ignoreEos}, seed ${seed}`,
+    `serve-bench${options.nvSa ? ' (nv-sa)' : ''}: ${options.numPrompts} prompts to ${options.url.href} (${options.backend}), ` +
+      `input ${options.inputLen} (${unit}), output ${options.outputLen} tokens, ${lengths}, ignore_eos ${options.ignoreEos}, seed ${seed}`,
     'Traffic request rate: inf',
     `Maximum request concurrency: ${concurrency}`,
     '',
@@ -42,6 +44,8 @@ async function run(options: ServeBenchOptions, io: ServeBenchIo): Promise<number
     inputLen: options.inputLen,
     outputLen: options.outputLen,
     rangeRatio: options.rangeRatio,
+    rangeMode: options.nvSa ? 'sa' : 'symmetric',
+    tokenIdVocab: options.tokenIdVocab ?? undefined,
     seed,
   });
   io.stdout(header(options, seed));
@@ -67,7 +71,9 @@ async function run(options: ServeBenchOptions, io: ServeBenchIo): Promise<number
   if (summary.result.successfulRequests === 0) {
     io.stderr('serve-bench: all requests failed; check the endpoint and the reasons above\n');
   }
-  io.stdout(formatServingResult(summary.result));
+  io.stdout(formatServingResult(summary.result, options.nvSa ? 'sa' : 'trtllm'));
+  // What upstream's run_benchmark_nv_sa.sh prints after the SA client, from its result.json.
+  if (options.nvSa) io.stdout(`Total failed requests: ${options.numPrompts - summary.result.successfulRequests}\n`);
   if (options.saveResult !== null) {
     try {
       await writeResultJson(options.saveResult, resultJson(options, seed, summary, startedAt));

@@ -22,8 +22,16 @@ export interface ServeBenchOptions {
   inputLen: number;
   /** max_tokens of every request. Default 128. */
   outputLen: number;
-  /** Lengths are drawn from [len * (1 - r), len * (1 + r)]. Default 0. */
+  /** Lengths drawn from [len * (1 - r), len * (1 + r)] (default 0), or with --nv-sa from [floor(len * r), len] (default 1). */
   rangeRatio: number;
+  /**
+   * --nv-sa: the SemiAnalysis client upstream's run_benchmark_nv_sa.sh runs (use_nv_sa_benchmark):
+   * its length semantics, token-id prompts, its result block (no Total/Failed/User throughput
+   * lines), then `Total failed requests: N` (num_prompts - completed) as that script prints.
+   */
+  nvSa: boolean;
+  /** Token-id prompts (--random-ids, implied by --nv-sa) from ids below this vocabulary size. */
+  tokenIdVocab: number | null;
   /** null = a fresh random seed, printed so the run can be repeated. */
   seed: number | null;
   ignoreEos: boolean;
@@ -46,8 +54,10 @@ export class ServeBenchUsageError extends Error {
 }
 
 /** Flags of benchmark_serving that mean nothing for this client: accepted, reported, no effect. */
-const ignoredFlags = new Set(['--no-test-input', '--disable-tqdm', '--trust-remote-code']);
-const ignoredWithValue = new Set(['--tokenizer', '--tokenizer-mode', '--served-model-name', '--burstiness']);
+// --use-chat-template: the SA client wraps its prompt in the model's chat template; the prompt
+// here is already the requested number of tokens, and no tokenizer is loaded.
+export const ignoredFlags = new Set(['--no-test-input', '--disable-tqdm', '--trust-remote-code', '--use-chat-template']);
+export const ignoredWithValue = new Set(['--tokenizer', '--tokenizer-mode', '--served-model-name', '--burstiness']);
 
 interface RawArgs {
   values: Map<string, string>;
@@ -55,13 +65,16 @@ interface RawArgs {
   ignored: string[];
 }
 
-const valueOptions = new Set([
+export const valueOptions = new Set([
   '--backend', '--model', '--host', '--port', '--base-url', '--endpoint', '--dataset-name',
   '--random-input-len', '--random-output-len', '--random-range-ratio', '--num-prompts',
   '--max-concurrency', '--request-rate', '--seed', '--percentile-metrics', '--metric-percentiles',
-  '--result-dir', '--result-filename', '--request-timeout',
+  '--result-dir', '--result-filename', '--request-timeout', '--random-vocab-size',
 ]);
-const flagOptions = new Set(['--ignore-eos', '--save-detailed']);
+export const flagOptions = new Set(['--ignore-eos', '--save-detailed', '--nv-sa', '--random-ids']);
+
+/** Ids below this are valid in every common LLM vocabulary (Llama-2's is the smallest, 32000). */
+export const DEFAULT_TOKEN_ID_VOCAB = 32000;
 
 function splitArgs(argv: string[]): RawArgs {
   const raw: RawArgs = { values: new Map(), flags: new Set(), ignored: [] };
@@ -186,6 +199,14 @@ export function parseServeBenchArgs(argv: string[]): ServeBenchOptions {
     throw new ServeBenchUsageError(`--request-rate: only "inf" (all requests at once, bounded by --max-concurrency) is supported, got ${JSON.stringify(rate)}`);
   }
   const url = endpointUrl(raw, backend);
+  const nvSa = raw.flags.has('--nv-sa');
+  const ids = nvSa || raw.flags.has('--random-ids');
+  if (ids && (backend === 'openai-chat' || url.pathname.endsWith('/chat/completions'))) {
+    throw new ServeBenchUsageError(`${nvSa ? '--nv-sa' : '--random-ids'} sends token ids as the prompt, which only the completions endpoint takes (use --backend openai)`);
+  }
+  if (!ids && raw.values.has('--random-vocab-size')) {
+    throw new ServeBenchUsageError('--random-vocab-size bounds the token ids of --random-ids or --nv-sa prompts; give one of them, or leave it out');
+  }
   const maxConcurrency = raw.values.has('--max-concurrency') ? integer(raw, '--max-concurrency', 1, 1) : null;
   return {
     backend,
@@ -196,8 +217,13 @@ export function parseServeBenchArgs(argv: string[]): ServeBenchOptions {
     maxConcurrency,
     inputLen: integer(raw, '--random-input-len', 1024, 1),
     outputLen: integer(raw, '--random-output-len', 128, 1),
-    rangeRatio: number(raw, '--random-range-ratio', 0, (v) => v >= 0 && v < 1, 'in [0, 1)'),
-    seed: raw.values.has('--seed') ? integer(raw, '--seed', 0, 0) : null,
+    rangeRatio: nvSa
+      ? number(raw, '--random-range-ratio', 1, (v) => v >= 0 && v <= 1, 'in [0, 1] with --nv-sa (lengths from [len * r, len])')
+      : number(raw, '--random-range-ratio', 0, (v) => v >= 0 && v < 1, 'in [0, 1)'),
+    nvSa,
+    tokenIdVocab: ids ? integer(raw, '--random-vocab-size', DEFAULT_TOKEN_ID_VOCAB, 2) : null,
+    // The SA client seeds numpy with --seed, default 0; serve-bench otherwise draws (and prints) one.
+    seed: raw.values.has('--seed') ? integer(raw, '--seed', 0, 0) : nvSa ? 0 : null,
     ignoreEos: raw.flags.has('--ignore-eos'),
     percentileMetrics: parseMetricNames(raw.values.get('--percentile-metrics') ?? 'ttft,tpot,itl,e2el'),
     metricPercentiles: parsePercentiles(raw.values.get('--metric-percentiles') ?? '99'),
@@ -217,7 +243,11 @@ Streams completions from an OpenAI-compatible endpoint and prints benchmark_serv
   --dataset-name random            the only dataset: prompts of random words (see prompts.ts)
   --random-input-len N             prompt length in words (default 1024)
   --random-output-len N            max_tokens per request (default 128)
-  --random-range-ratio R           lengths drawn from [N*(1-R), N*(1+R)] (default 0)
+  --random-range-ratio R           lengths drawn from [N*(1-R), N*(1+R)] (default 0; --nv-sa: [N*R, N], default 1)
+  --random-ids                     token ids as the prompt (no tokenizer; completions endpoint only)
+  --random-vocab-size V            ids drawn below V (default 32000)
+  --nv-sa                          the SemiAnalysis client of use_nv_sa_benchmark: token ids, its length
+                                   semantics, its result block, then \`Total failed requests: N\`
   --num-prompts N                  requests to send (default 1000)
   --max-concurrency C              requests in flight at most (default: all at once)
   --request-rate inf               the only rate: no pacing

@@ -1,7 +1,7 @@
-// Random prompts without a tokenizer: a prompt of "N tokens" is N space-separated words drawn from a
-// fixed vocabulary of common lower-case English words, each a single token (with its leading space)
-// in the usual BPE vocabularies (GPT-2/cl100k, Llama, DeepSeek). So the served prompt length is about
-// N tokens; the exact count is the server's usage.prompt_tokens, which the client reports when given.
+// Random prompts without a tokenizer: token ids (--random-ids, --nv-sa: exactly N tokens), or N
+// space-separated words drawn from a fixed vocabulary of common lower-case English words, each a
+// single token (with its leading space) in the usual BPE vocabularies (GPT-2/cl100k, Llama,
+// DeepSeek), so about N tokens; the exact count is the server's usage.prompt_tokens when given.
 import { seededRandom } from '../../xfer/random.ts';
 
 const vocabulary = [...new Set((
@@ -21,36 +21,69 @@ const vocabulary = [...new Set((
 ).split(' '))];
 
 export interface BenchPrompt {
+  /** The prompt as text (random words), or '' when the prompt is token ids. */
   text: string;
-  /** Words in text: the prompt length used when the server reports no usage. */
+  /** The prompt as token ids (--random-ids / --nv-sa), sent as the completions `prompt` array. */
+  tokenIds?: number[];
+  /** Words in text (or ids): the prompt length used when the server reports no usage. */
   words: number;
   /** max_tokens of this request. */
   outputLen: number;
 }
 
+/**
+ * How --random-range-ratio r draws lengths:
+ * - 'symmetric' (TensorRT-LLM's benchmark_serving): uniform in [len * (1 - r), len * (1 + r)];
+ * - 'sa' (the SemiAnalysis bench_serving that upstream's run_benchmark_nv_sa.sh clones):
+ *   np.random.randint(int(len * r), len + 1), i.e. uniform in [floor(len * r), len], r in [0, 1].
+ * Both at least 1 (a 0-token prompt or max_tokens 0 is not a valid request).
+ */
+export type RangeMode = 'symmetric' | 'sa';
+
 export interface PromptPlan {
   count: number;
   inputLen: number;
   outputLen: number;
-  /** Lengths drawn uniformly from [len * (1 - r), len * (1 + r)], at least 1. */
   rangeRatio: number;
+  /** Default 'symmetric'. */
+  rangeMode?: RangeMode;
+  /** Token-id prompts from a vocabulary of this many ids instead of words (no tokenizer needed). */
+  tokenIdVocab?: number;
   seed: number;
 }
 
-function drawLength(random: () => number, len: number, ratio: number): number {
-  if (ratio === 0) return len;
-  const low = Math.max(1, Math.floor(len * (1 - ratio)));
-  const high = Math.max(low, Math.floor(len * (1 + ratio)));
+function drawLength(random: () => number, len: number, ratio: number, mode: RangeMode): number {
+  let low: number;
+  let high: number;
+  if (mode === 'sa') {
+    low = Math.floor(len * ratio);
+    high = len;
+  } else {
+    if (ratio === 0) return len;
+    low = Math.floor(len * (1 - ratio));
+    high = Math.floor(len * (1 + ratio));
+  }
+  low = Math.max(1, low);
+  high = Math.max(low, high);
   return low + Math.floor(random() * (high - low + 1));
 }
 
 /** The prompts of one run; the same plan always gives the same prompts. */
 export function generatePrompts(plan: PromptPlan): BenchPrompt[] {
   const random = seededRandom(plan.seed);
+  const mode = plan.rangeMode ?? 'symmetric';
   const prompts: BenchPrompt[] = [];
   for (let i = 0; i < plan.count; i++) {
-    const words = drawLength(random, plan.inputLen, plan.rangeRatio);
-    const outputLen = drawLength(random, plan.outputLen, plan.rangeRatio);
+    const words = drawLength(random, plan.inputLen, plan.rangeRatio, mode);
+    const outputLen = drawLength(random, plan.outputLen, plan.rangeRatio, mode);
+    if (plan.tokenIdVocab !== undefined) {
+      // As the SA client: consecutive ids from a random offset, (offset + i + j) mod vocab.
+      const vocab = plan.tokenIdVocab;
+      const offset = Math.floor(random() * vocab);
+      const ids = Array.from({ length: words }, (_, j) => (offset + i + j) % vocab);
+      prompts.push({ text: '', tokenIds: ids, words, outputLen });
+      continue;
+    }
     const picked = new Array<string>(words);
     for (let w = 0; w < words; w++) picked[w] = vocabulary[Math.floor(random() * vocabulary.length)];
     prompts.push({ text: picked.join(' '), words, outputLen });

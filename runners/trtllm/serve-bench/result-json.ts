@@ -21,6 +21,11 @@ export function resultJson(options: ServeBenchOptions, seed: number, summary: Ru
     random_input_len: options.inputLen,
     random_output_len: options.outputLen,
     random_range_ratio: options.rangeRatio,
+    // How lengths were drawn from the ratio (prompts.ts) and what the prompt was made of.
+    random_range_mode: options.nvSa ? 'sa' : 'symmetric',
+    prompt_kind: options.tokenIdVocab !== null ? 'token_ids' : 'words',
+    ...(options.tokenIdVocab !== null ? { random_vocab_size: options.tokenIdVocab } : {}),
+    nv_sa: options.nvSa,
     ignore_eos: options.ignoreEos,
     seed,
     duration: r.durationSec,
@@ -45,6 +50,9 @@ export function resultJson(options: ServeBenchOptions, seed: number, summary: Ru
     json[`max_${metric}_ms`] = stats.max;
     for (const [p, value] of Object.entries(stats.percentiles)) json[`p${p}_${metric}_ms`] = value;
   }
+  // The drawn lengths, so a run's workload can be checked and repeated (seed above).
+  json.requested_input_lens = summary.requested.map((r) => r.inputLen);
+  json.requested_output_lens = summary.requested.map((r) => r.outputLen);
   if (options.saveDetailed) {
     json.input_lens = summary.perRequest.map((q) => q.inputTokens);
     json.output_lens = summary.perRequest.map((q) => q.outputTokens);

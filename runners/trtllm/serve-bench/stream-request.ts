@@ -47,7 +47,7 @@ function requestBody(target: RequestTarget, prompt: BenchPrompt): string {
   return JSON.stringify(
     target.api === 'chat'
       ? { ...common, messages: [{ role: 'user', content: prompt.text }], max_completion_tokens: prompt.outputLen }
-      : { ...common, prompt: prompt.text, max_tokens: prompt.outputLen },
+      : { ...common, prompt: prompt.tokenIds ?? prompt.text, max_tokens: prompt.outputLen },
   );
 }
 

@@ -31,6 +31,8 @@ export interface RunSummary {
   /** How many successful requests had their token counts from the server's usage. */
   usageReported: { promptTokens: number; completionTokens: number };
   perRequest: PerRequestRecord[];
+  /** Each request's drawn lengths: prompt tokens (words) and max_tokens. */
+  requested: Array<{ inputLen: number; outputLen: number }>;
 }
 
 export interface SummaryInput {
@@ -90,5 +92,6 @@ export function summarizeRun(input: SummaryInput): RunSummary {
   const latencies = {} as Record<LatencyMetricName, FullLatencyStats>;
   for (const metric of latencyMetricNames) latencies[metric] = describeLatencies(samples[metric], input.metricPercentiles);
   for (const metric of input.percentileMetrics) result[metric] = latencies[metric];
-  return { result, latencies, failures: summarizeFailures(failures), usageReported, perRequest };
+  const requested = input.prompts.map((p) => ({ inputLen: p.words, outputLen: p.outputLen }));
+  return { result, latencies, failures: summarizeFailures(failures), usageReported, perRequest, requested };
 }

@@ -12,6 +12,7 @@
 import { monoNs, pollUntil } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
 import type { Region } from '../memory.ts';
+import { openPeerVmm } from '../memory-vmm.ts';
 import { cudart, cudaMemcpyDefault, type Cudart } from '../native/cudart.ts';
 import { chooseCopyPath, parseCudaCopyPath, type CudaCopyPath } from '../device-copy/copy-path.ts';
 import { alignCopies } from '../device-copy/copy-table.ts';
@@ -73,6 +74,7 @@ export class CudaBackend implements Backend {
   readonly name = 'cuda' as const;
   readonly memoryKinds = ['gpu'] as const;
   readonly twoSided = false;
+  readonly nodeLocal = { means: 'CUDA IPC', instead: 'nccl' };
   private readonly cuda: Cudart;
   private readonly streams: bigint[];
   /** Every event created (destroyed at the end), and those not recording for an execute() now. */
@@ -84,7 +86,8 @@ export class CudaBackend implements Backend {
   private readonly copy: CudaCopyPath;
   private copier?: DeviceCopier;
   private readonly peerRegions = new Map<number, Map<string, RemoteRegion>>();
-  private readonly opened: bigint[] = [];
+  /** Closes what connect() opened of peers' memory (IPC handles, VMM mappings). */
+  private readonly opened: (() => void)[] = [];
 
   constructor(
     private readonly ctx: BackendContext,
@@ -120,13 +123,21 @@ export class CudaBackend implements Backend {
   async connect(peers: PeerView[]): Promise<void> {
     this.cuda.setDevice(this.ctx.device);
     for (const peer of peers) {
-      requireSameNode('cuda', this.ctx, peer, 'CUDA IPC', 'nccl');
+      requireSameNode('cuda', this.ctx, peer, this.nodeLocal.means, this.nodeLocal.instead);
       const regions = new Map<string, RemoteRegion>();
       for (const [name, { descriptor }] of peer.regions) {
         if (descriptor.kind !== 'gpu') continue;
         // A process cannot open its own IPC handle: its own regions are used directly.
-        const address = peer.rank === this.ctx.rank ? BigInt(descriptor.address) : this.cuda.ipcOpenMemHandle(descriptor.ipc);
-        if (peer.rank !== this.ctx.rank) this.opened.push(address);
+        let address = BigInt(descriptor.address);
+        if (peer.rank !== this.ctx.rank && descriptor.vmm) {
+          const mapping = openPeerVmm(descriptor, this.ctx.device);
+          this.opened.push(() => mapping.close());
+          address = mapping.address;
+        } else if (peer.rank !== this.ctx.rank) {
+          const opened = this.cuda.ipcOpenMemHandle(descriptor.ipc);
+          this.opened.push(() => this.cuda.ipcCloseMemHandle(opened));
+          address = opened;
+        }
         regions.set(name, { address, size: descriptor.size });
       }
       this.peerRegions.set(peer.rank, regions);
@@ -134,7 +145,7 @@ export class CudaBackend implements Backend {
   }
 
   async disconnect(): Promise<void> {
-    for (const address of this.opened.splice(0)) this.cuda.ipcCloseMemHandle(address);
+    for (const close of this.opened.splice(0)) close();
     this.peerRegions.clear();
   }
 

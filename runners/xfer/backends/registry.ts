@@ -4,16 +4,19 @@ import { cudart } from '../native/cudart.ts';
 import { libc } from '../native/libc.ts';
 import { nccl } from '../native/nccl.ts';
 import { ucp } from '../native/ucp.ts';
+import { libfabric } from '../native/libfabric.ts';
 import { CudaBackend, type CudaOptions } from './cuda.ts';
 import { NcclBackend } from './nccl.ts';
 import { ShmBackend, type ShmOptions } from './shm.ts';
 import { backendNames, type Backend, type BackendContext, type BackendName } from './types.ts';
 import { UcxBackend, type UcxOptions } from './ucx.ts';
+import { LibfabricBackend, type LibfabricOptions } from './libfabric.ts';
 
 export interface BackendOptions {
   shm?: ShmOptions;
   ucx?: UcxOptions;
   cuda?: CudaOptions;
+  libfabric?: LibfabricOptions;
 }
 
 export type BackendAvailability = { name: BackendName; available: true; detail: string } | { name: BackendName; available: false; reason: string };
@@ -35,6 +38,8 @@ export function backendAvailability(name: BackendName): BackendAvailability {
         return `${gpuCount()} GPU(s), CUDA runtime ${cudart().runtimeVersion()}`;
       case 'nccl':
         return `NCCL ${nccl().version()}, ${gpuCount()} GPU(s)`;
+      case 'libfabric':
+        return `libfabric ${libfabric().version()}`;
     }
   };
   let detail = '';
@@ -58,6 +63,8 @@ export function createBackend(name: BackendName, ctx: BackendContext, options: B
       return new CudaBackend(ctx, options.cuda);
     case 'nccl':
       return new NcclBackend(ctx);
+    case 'libfabric':
+      return new LibfabricBackend(ctx, options.libfabric);
     default:
       throw new Error(`unknown backend '${name as string}' (known: ${backendNames.join(', ')})`);
   }

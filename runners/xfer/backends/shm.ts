@@ -40,6 +40,7 @@ export class ShmBackend implements Backend {
   readonly name = 'shm' as const;
   readonly memoryKinds = ['host'] as const;
   readonly twoSided = false;
+  readonly nodeLocal = { means: 'shared memory', instead: 'ucx' };
   private readonly peerRegions = new Map<number, Map<string, { address: bigint; size: number }>>();
   private readonly mappings: MappedRegion[] = [];
   private readonly threads: number;
@@ -67,7 +68,7 @@ export class ShmBackend implements Backend {
 
   async connect(peers: PeerView[]): Promise<void> {
     for (const peer of peers) {
-      requireSameNode('shm', this.ctx, peer, 'shared memory', 'ucx');
+      requireSameNode('shm', this.ctx, peer, this.nodeLocal.means, this.nodeLocal.instead);
       const regions = new Map<string, { address: bigint; size: number }>();
       for (const [name, { descriptor }] of peer.regions) {
         if (descriptor.kind !== 'host') continue;

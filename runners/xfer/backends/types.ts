@@ -1,9 +1,9 @@
-// The one interface every transfer backend (shm, ucx, cuda, nccl) implements.
+// The one interface every transfer backend (shm, ucx, cuda, nccl, libfabric) implements.
 import type { MemoryKind, Region, RegionDescriptor } from '../memory.ts';
 import type { Store } from '../store.ts';
 
-export type BackendName = 'shm' | 'ucx' | 'cuda' | 'nccl';
-export const backendNames: readonly BackendName[] = ['shm', 'ucx', 'cuda', 'nccl'];
+export type BackendName = 'shm' | 'ucx' | 'cuda' | 'nccl' | 'libfabric';
+export const backendNames: readonly BackendName[] = ['shm', 'ucx', 'cuda', 'nccl', 'libfabric'];
 
 export type XferOp = 'READ' | 'WRITE';
 
@@ -79,6 +79,8 @@ export interface Backend {
    * collective over the plan's participants, who must call them in the same order.
    */
   readonly twoSided: boolean;
+  /** Set when it reaches the ranks of its own node only: what it uses, and what reaches other nodes. */
+  readonly nodeLocal?: { means: string; instead: string };
   /** Published to peers at connect (e.g. a UCX worker address). */
   localInfo(): unknown;
   /**

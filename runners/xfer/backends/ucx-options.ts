@@ -32,6 +32,8 @@ export interface UcxOptions {
   errorHandling?: UcxErrorHandling;
   /** Default: XFER_UCX_MEMORY, else 'ucx'. */
   memory?: UcxMemory;
+  /** A thread of its own progresses the worker (NIXL's progress thread, nixlbench --enable_pt). */
+  progressThread?: boolean;
 }
 
 /** The environment variables that carry the choices to every rank (flags and configs set them). */

@@ -5,38 +5,24 @@
 import { yieldToEventLoop } from '../clock.ts';
 import { libc } from '../native/libc.ts';
 import type { Ucp } from '../native/ucp.ts';
+import { BackgroundLoop } from './background-loop.ts';
 
 const POLL_TIMEOUT_MS = 50;
 /** Progress calls in a row before yielding to the event loop. */
 const BURST = 64;
 
-export class UcxProgressDriver {
-  private running = false;
-  private loop: Promise<void> = Promise.resolve();
-  /** Why the background loop stopped on its own; drain() reports it. */
-  private failure: Error | undefined;
-
+export class UcxProgressDriver extends BackgroundLoop {
   constructor(
     private readonly ucp: Ucp,
     private readonly worker: bigint,
     private readonly eventFd: number,
-  ) {}
-
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
-  }
-
-  /** Stops and waits for the outstanding poll to return (the worker may be destroyed after). */
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.loop;
+  ) {
+    super('ucx');
   }
 
   /** Progresses until idle (or BURST calls); returns whether anything happened. */
   drain(): boolean {
-    if (this.failure) throw this.failure;
+    this.check();
     let any = false;
     for (let i = 0; i < BURST; i++) {
       if (this.ucp.workerProgress(this.worker) === 0) break;
@@ -45,19 +31,8 @@ export class UcxProgressDriver {
     return any;
   }
 
-  private async run(): Promise<void> {
-    const c = libc();
-    try {
-      while (this.running) {
-        if (this.drain() || !this.ucp.workerArm(this.worker)) {
-          await yieldToEventLoop();
-          continue;
-        }
-        await c.pollReadable(this.eventFd, POLL_TIMEOUT_MS);
-      }
-    } catch (err) {
-      this.running = false;
-      this.failure = new Error(`ucx: background progress stopped: ${(err as Error).message}`);
-    }
+  protected async turn(): Promise<void> {
+    if (this.drain() || !this.ucp.workerArm(this.worker)) await yieldToEventLoop();
+    else await libc().pollReadable(this.eventFd, POLL_TIMEOUT_MS);
   }
 }

@@ -14,6 +14,7 @@ import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './reso
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, RequestTiming, XferRequest, XferResult } from './types.ts';
 import { endpointErrorMode, resolveUcxChoices, type UcxErrorHandling, type UcxMemory, type UcxOptions } from './ucx-options.ts';
 import { UcxProgressDriver } from './ucx-progress.ts';
+import { UcxProgressThread } from './ucx-progress-thread.ts';
 
 export type { UcxOptions } from './ucx-options.ts';
 
@@ -40,7 +41,7 @@ export class UcxBackend implements Backend {
   private readonly ucp: Ucp;
   private readonly context: bigint;
   private readonly worker: bigint;
-  private readonly driver: UcxProgressDriver;
+  private readonly driver: UcxProgressDriver | UcxProgressThread;
   private readonly memhs = new Map<Region, bigint>();
   /** Regions UCX allocated (memory 'ucx'), with their memory handles. */
   private readonly allocated = new Map<Region, bigint>();
@@ -49,6 +50,8 @@ export class UcxBackend implements Backend {
   readonly memory: UcxMemory;
   /** NIXL's UCX defaults this UCX does not know (skipped, as NIXL skips them). */
   readonly skippedDefaults: string[];
+  /** A progress thread progresses the worker (nixlbench --enable_pt), not the rank's thread. */
+  private readonly progressThread: boolean;
 
   constructor(
     private readonly ctx: BackendContext,
@@ -60,8 +63,10 @@ export class UcxBackend implements Backend {
     if (options.tls) config.TLS = options.tls;
     if (options.netDevices) config.NET_DEVICES = options.netDevices;
     ({ context: this.context, skippedDefaults: this.skippedDefaults } = this.ucp.init(config));
-    this.worker = this.ucp.workerCreate(this.context);
-    this.driver = new UcxProgressDriver(this.ucp, this.worker, this.ucp.workerEventFd(this.worker));
+    this.progressThread = options.progressThread ?? false;
+    this.worker = this.ucp.workerCreate(this.context, this.progressThread ? 'multi' : 'single');
+    const eventFd = this.ucp.workerEventFd(this.worker);
+    this.driver = this.progressThread ? new UcxProgressThread(this.worker, eventFd) : new UcxProgressDriver(this.ucp, this.worker, eventFd);
     this.driver.start();
     this.memoryKinds = ucxHasCudaSupport() ? ['host', 'gpu'] : ['host'];
   }
@@ -84,6 +89,11 @@ export class UcxBackend implements Backend {
     // allocation faults pages in at first use, which would land in the first timed transfer.
     region.fill(0);
     return region;
+  }
+
+  /** With a progress thread: its progress calls that found work; undefined without one. */
+  progressThreadCalls(): number | undefined {
+    return this.driver instanceof UcxProgressThread ? this.driver.progressed : undefined;
   }
 
   localInfo(): unknown {
@@ -111,7 +121,13 @@ export class UcxBackend implements Backend {
       const { address } = view.info as { address: Buffer };
       const mode = endpointErrorMode(this.errorHandling, view.node === this.ctx.node);
       const peer: Peer = { ep: 0n, mode, rkeys: new Map(), regions: new Map() };
-      peer.ep = this.ucp.epCreate(this.worker, address, mode, (status) => (peer.failure = status));
+      // A progress thread would run the error handler on its own thread while holding the worker's
+      // lock, and koffi runs a JS callback only on the rank's thread: that thread could then block
+      // on the same lock (any put/get/flush), a deadlock. With a progress thread the endpoint keeps
+      // its mode (its transports) without a handler; a failed peer still fails its requests and is
+      // named through the store.
+      const onError = this.progressThread ? undefined : (status: string) => (peer.failure = status);
+      peer.ep = this.ucp.epCreate(this.worker, address, mode, onError);
       for (const [name, { descriptor, extras }] of view.regions) {
         peer.rkeys.set(name, this.ucp.rkeyUnpack(peer.ep, (extras as { rkey: Buffer }).rkey));
         peer.regions.set(name, { address: BigInt(descriptor.address), size: descriptor.size });

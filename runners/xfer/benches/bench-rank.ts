@@ -1,13 +1,14 @@
 // What the CT perftests share: the command around the ranks (ranks themselves come from
 // common/rank-launch.ts), the backend choice, the store and the engine opened and always torn
 // down around a rank's work, errors that say which rank failed, the JSON report.
-import { writeFileSync } from 'node:fs';
-import { openStore, type Store } from '../store.ts';
-import { XferEngine } from '../engine.ts';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { openStore, type Store, type StoreOptions } from '../store.ts';
+import { XferEngine, type EngineOptions } from '../engine.ts';
 import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';
 import type { BackendName } from '../backends/types.ts';
+import { refuseOtherNodes } from '../backends/guards.ts';
 import type { BackendOptions } from '../backends/registry.ts';
 import { runAsRanks, takeRanksOption } from './common/rank-launch.ts';
 import { takeUcxFlags } from './common/ucx-flags.ts';
@@ -29,11 +30,13 @@ export async function runAsRank<T>(
   kinds: readonly MemoryKind[],
   body: (engine: XferEngine, store: Store) => Promise<T>,
   backendOptions: BackendOptions = {},
+  storeOptions: StoreOptions = {},
 ): Promise<T> {
-  const store = await openStore(info);
+  const store = await openStore(info, storeOptions);
   let engine: XferEngine | undefined;
   try {
     engine = await XferEngine.create({ ...backendOptions, backend, rank: info, store });
+    await refuseOtherNodes(engine.backend, info, store);
     const missing = kinds.filter((k) => !engine!.backend.memoryKinds.includes(k));
     if (missing.length > 0) {
       throw new XferError(
@@ -47,7 +50,7 @@ export async function runAsRank<T>(
     return result;
   } catch (err) {
     await engine?.destroy().catch(() => {});
-    await store.close(5_000).catch(() => {});
+    await store.closeAfterFailure();
     const e = err as Error;
     if (!e.message.startsWith(`rank ${info.rank}:`)) e.message = `rank ${info.rank}: ${e.message}`;
     throw e;
@@ -59,9 +62,20 @@ export function printNotes(info: RankInfo, notes: readonly string[]): void {
   if (info.rank === 0) for (const note of notes) process.stderr.write(`note: ${note}\n`);
 }
 
-/** Rank 0 writes the JSON report where --json-output-path says. */
+/**
+ * Rank 0 writes the JSON report where --json-output-path says: a temporary file renamed over it,
+ * so a reader (or a crash, or a full disk) never leaves a half-written report.
+ */
 export function writeJsonReport(file: string | undefined, report: unknown): void {
-  if (file) writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  if (!file) return;
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, `${JSON.stringify(report, null, 2)}\n`);
+    renameSync(temporary, file);
+  } catch (err) {
+    rmSync(temporary, { force: true });
+    throw new XferError(`cannot write the JSON report ${file}: ${(err as Error).message}`);
+  }
 }
 
 /** A benchmark command whose rank 0 prints a report and writes it as JSON (--json-output-path). */

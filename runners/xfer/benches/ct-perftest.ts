@@ -9,15 +9,16 @@ import type { RankInfo } from '../rank.ts';
 import { totalBytes } from '../matrix.ts';
 import { readCtConfig } from './traffic-pattern.ts';
 import { describeReceived, layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
-import { ctReport, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
-import { defaultBackend, printNotes, reportingBenchMain, runAsRank } from './bench-rank.ts';
+import { CtAccumulator, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
+import { ChunkSizer } from './common/chunks.ts';
+import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
 import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
 
 const USAGE =
   'usage: disagg-bench ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
-  '[--json-output-path P] [--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
+  '[--json-output-path P] [--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {
@@ -42,8 +43,26 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
     for (const side of ['send', 'recv'] as const) engine.allocate(regionName(p.memory, side), layout.regionSize(p.memory, side, me), p.memory);
     await engine.connect();
     const plan = await engine.prepare(patternRequests(p, layout, me));
-    const spans: [number, number][] = [];
-    for (let it = 0; it < config.warmupIters + config.iters; it++) {
+    const runInfo = {
+      matrixFile: p.matrixFile,
+      ranks: info.worldSize,
+      backend,
+      xferOp: p.op,
+      shards: p.shards,
+      memType: p.memType,
+      iterations: config.iters,
+      warmupIterations: config.warmupIters,
+      verifiedBuffers: o.verifyBuffers,
+      bytesPerIteration: totalBytes(p.matrix),
+      notes: p.notes,
+    };
+    // Rank 0 folds the ranks' spans in chunks (memory does not grow with the iterations) and,
+    // with --json-output-path, writes the report so far after every chunk, marked partial.
+    const report = me === 0 ? new CtAccumulator(runInfo) : undefined;
+    const chunks = new ChunkSizer();
+    let spans: [number, number][] = [];
+    const total = config.warmupIters + config.iters;
+    for (let it = 0; it < total; it++) {
       if (o.verifyBuffers) prepareVerification(p, layout, engine.regions, me, it);
       await store.barrier('ct-iteration');
       const result = await engine.execute(plan);
@@ -52,29 +71,21 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
         await store.barrier('ct-verify'); // every initiator is done: the bytes are in place
         verifyReceived(p, layout, engine.regions, me, it);
       }
+      if (spans.length === chunks.size || (it === total - 1 && spans.length > 0)) {
+        const runs = await store.allGather<RankRuns>('ct-runs', { rank: me, bytes: plan.prepared.bytes, spans });
+        chunks.next(runs); // every rank sees the same runs, so every rank picks the same next size
+        spans = [];
+        if (report) {
+          report.add(runs);
+          if (it < total - 1) writeJsonReport(o.jsonOutputPath, report.report({ partial: true }));
+        }
+      }
     }
     if (o.printRecvBuffers) {
       if (!o.verifyBuffers) await store.barrier('ct-print'); // every initiator is done (verifying waited already)
       for (const line of describeReceived(p, layout, engine.regions, me)) process.stdout.write(`${line}\n`);
     }
-    const runs = await store.allGather<RankRuns>('ct-runs', { rank: me, bytes: plan.prepared.bytes, spans });
     await engine.disconnect();
-    if (me !== 0) return undefined;
-    return ctReport(
-      {
-        matrixFile: p.matrixFile,
-        ranks: info.worldSize,
-        backend,
-        xferOp: p.op,
-        shards: p.shards,
-        memType: p.memType,
-        iterations: config.iters,
-        warmupIterations: config.warmupIters,
-        verifiedBuffers: o.verifyBuffers,
-        bytesPerIteration: totalBytes(p.matrix),
-        notes: p.notes,
-      },
-      runs,
-    );
+    return report?.report();
   }, ctBackendOptions(o, backend));
 }

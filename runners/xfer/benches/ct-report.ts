@@ -8,7 +8,7 @@
 //   bytes * iterations / total run time, min and max are over iterations; "average bandwidth by
 //   rank" is the mean of the ranks' averages; aggregate bandwidth = size / average latency.
 import { formatTable, f3 } from './text-table.ts';
-import { mean } from './common/stats.ts';
+import { mean, RunningStats } from './common/stats.ts';
 
 export interface RankRuns {
   rank: number;
@@ -44,6 +44,9 @@ export interface CtRankReport {
 
 export interface CtReport {
   benchmark: 'ct-perftest';
+  /** Only in a report written while the run goes on: it covers `completed_iterations` of `iterations`. */
+  partial?: true;
+  completed_iterations?: number;
   matrix_file: string;
   ranks: number;
   backend: string;
@@ -68,51 +71,103 @@ export interface CtReport {
   notes: string[];
 }
 
-export function ctReport(info: CtRunInfo, runs: RankRuns[]): CtReport {
-  const active = runs.filter((r) => r.bytes > 0 && r.spans.length > 0).sort((a, b) => a.rank - b.rank);
-  const iterLatencyNs = Array.from({ length: info.iterations }, (_, k) => {
-    const spans = active.map((r) => r.spans[k]);
-    return spans.length === 0 ? 0 : Math.max(...spans.map((s) => s[1])) - Math.min(...spans.map((s) => s[0]));
-  });
-  const all = active.flatMap((r) => r.spans);
-  const totalNs = all.length === 0 ? 0 : Math.max(...all.map((s) => s[1])) - Math.min(...all.map((s) => s[0]));
-  const avgIterNs = mean(iterLatencyNs);
-  const perRank = active.map((r): CtRankReport => {
-    const durations = r.spans.map(([s, e]) => Math.max(1, e - s));
-    const bws = durations.map((d) => r.bytes / d);
-    return {
-      rank: r.rank,
+/**
+ * The report built as the run goes, in memory that does not grow with the iterations: the ranks'
+ * spans arrive in chunks of consecutive timed iterations (all ranks' same iterations at once) and
+ * are folded into running statistics, so a million iterations cost what a thousand do, and the
+ * report can be written after every chunk (partial) and again at the end.
+ */
+export class CtAccumulator {
+  private readonly iterLatency = new RunningStats();
+  private firstStart = Infinity;
+  private lastEnd = -Infinity;
+  private readonly ranks = new Map<number, { bytes: number; durations: RunningStats; minBw: number; maxBw: number }>();
+
+  constructor(readonly info: CtRunInfo) {}
+
+  /** Timed iterations folded in so far. */
+  get iterations(): number {
+    return this.iterLatency.count;
+  }
+
+  /** One chunk: every rank's runs of the same consecutive iterations (ranks that initiate nothing included). */
+  add(chunk: readonly RankRuns[]): this {
+    const active = chunk.filter((r) => r.bytes > 0 && r.spans.length > 0);
+    const length = active.length ? active[0].spans.length : chunk[0]?.spans.length ?? 0;
+    for (let k = 0; k < length; k++) {
+      let start = Infinity;
+      let end = -Infinity;
+      for (const r of active) {
+        const [s, e] = r.spans[k];
+        if (s < start) start = s;
+        if (e > end) end = e;
+      }
+      this.iterLatency.add(active.length === 0 ? 0 : end - start);
+      if (start < this.firstStart) this.firstStart = start;
+      if (end > this.lastEnd) this.lastEnd = end;
+    }
+    for (const r of active) {
+      let rank = this.ranks.get(r.rank);
+      if (!rank) this.ranks.set(r.rank, (rank = { bytes: r.bytes, durations: new RunningStats(), minBw: Infinity, maxBw: -Infinity }));
+      for (const [s, e] of r.spans) {
+        const duration = Math.max(1, e - s);
+        rank.durations.add(duration);
+        const bw = r.bytes / duration;
+        if (bw < rank.minBw) rank.minBw = bw;
+        if (bw > rank.maxBw) rank.maxBw = bw;
+      }
+    }
+    return this;
+  }
+
+  /**
+   * The report of the iterations folded so far. `partial`: the run has not finished; the report
+   * says so and how many of the planned iterations it covers (a crash keeps what was written).
+   */
+  report(options: { partial?: boolean } = {}): CtReport {
+    const { info } = this;
+    const avgIterNs = this.iterLatency.mean;
+    const totalS = this.lastEnd > this.firstStart ? (this.lastEnd - this.firstStart) / 1e9 : 0;
+    const perRank = [...this.ranks.entries()].sort(([a], [b]) => a - b).map(([rank, r]): CtRankReport => ({
+      rank,
       bytes_per_iteration: r.bytes,
-      avg_latency_ms: mean(durations) / 1e6,
-      avg_bw_gbps: r.bytes / mean(durations),
-      min_bw_gbps: Math.min(...bws),
-      max_bw_gbps: Math.max(...bws),
+      avg_latency_ms: r.durations.mean / 1e6,
+      avg_bw_gbps: r.bytes / r.durations.mean,
+      min_bw_gbps: r.minBw,
+      max_bw_gbps: r.maxBw,
+    }));
+    const partial = options.partial ? { partial: true as const, completed_iterations: this.iterations } : {};
+    return {
+      benchmark: 'ct-perftest',
+      ...partial,
+      matrix_file: info.matrixFile,
+      ranks: info.ranks,
+      backend: info.backend,
+      xfer_op: info.xferOp,
+      shards: info.shards,
+      mem_type: info.memType,
+      iterations: info.iterations,
+      warmup_iterations: info.warmupIterations,
+      verified_buffers: info.verifiedBuffers,
+      total_latency_s: totalS,
+      avg_latency_per_iter_s: this.iterations > 0 ? totalS / this.iterations : 0,
+      avg_iter_latency_ms: avgIterNs / 1e6,
+      min_iter_latency_ms: this.iterLatency.minAvgMax.min / 1e6,
+      max_iter_latency_ms: this.iterLatency.minAvgMax.max / 1e6,
+      total_size_gb: info.bytesPerIteration / 1e9,
+      bytes_per_iteration: info.bytesPerIteration,
+      aggregate_bw_gbps: avgIterNs > 0 ? info.bytesPerIteration / avgIterNs : 0,
+      avg_bw_gbps: mean(perRank.map((r) => r.avg_bw_gbps)),
+      per_rank: perRank,
+      units: { size: 'GB (1e9 bytes)', bandwidth: 'GB/s (1e9 bytes/s)' },
+      notes: info.notes ?? [],
     };
-  });
-  return {
-    benchmark: 'ct-perftest',
-    matrix_file: info.matrixFile,
-    ranks: info.ranks,
-    backend: info.backend,
-    xfer_op: info.xferOp,
-    shards: info.shards,
-    mem_type: info.memType,
-    iterations: info.iterations,
-    warmup_iterations: info.warmupIterations,
-    verified_buffers: info.verifiedBuffers,
-    total_latency_s: totalNs / 1e9,
-    avg_latency_per_iter_s: info.iterations > 0 ? totalNs / 1e9 / info.iterations : 0,
-    avg_iter_latency_ms: avgIterNs / 1e6,
-    min_iter_latency_ms: iterLatencyNs.length ? Math.min(...iterLatencyNs) / 1e6 : 0,
-    max_iter_latency_ms: iterLatencyNs.length ? Math.max(...iterLatencyNs) / 1e6 : 0,
-    total_size_gb: info.bytesPerIteration / 1e9,
-    bytes_per_iteration: info.bytesPerIteration,
-    aggregate_bw_gbps: avgIterNs > 0 ? info.bytesPerIteration / avgIterNs : 0,
-    avg_bw_gbps: mean(perRank.map((r) => r.avg_bw_gbps)),
-    per_rank: perRank,
-    units: { size: 'GB (1e9 bytes)', bandwidth: 'GB/s (1e9 bytes/s)' },
-    notes: info.notes ?? [],
-  };
+  }
+}
+
+/** The report of whole runs at once (every timed iteration of every rank). */
+export function ctReport(info: CtRunInfo, runs: RankRuns[]): CtReport {
+  return new CtAccumulator(info).add(runs).report();
 }
 
 /** kvbench's table (its columns first, as it prints them: 6 decimals), the project's columns after it. */

@@ -17,10 +17,10 @@ import type { Plan } from '../engine.ts';
 import { readSequentialConfig, type TrafficPattern } from './traffic-pattern.ts';
 import { describeReceived, layoutBuffers, patternRanks, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { formatSequentialReport, sequentialReport, type SequentialReport, type Span } from './sequential-report.ts';
-import { defaultBackend, printNotes, reportingBenchMain, runAsRank } from './bench-rank.ts';
+import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
 import { BenchOptionError, intOption, numberOption } from './common/options.ts';
 import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
-import { mean } from './common/stats.ts';
+import { RunningStats } from './common/stats.ts';
 
 export interface SequentialOptions extends CtCommonOptions {
   /** Multiplies sleep_before/after_launch_sec (0.001: a 2 s compute time sleeps 2 ms). Default 1. */
@@ -35,7 +35,7 @@ export interface SequentialOptions extends CtCommonOptions {
 const USAGE =
   'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
   '[--json-output-path P] [--sleep-scale 1] [--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] ' +
-  '[--backend shm|ucx|cuda|nccl] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
+  '[--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseSequentialArgs(argv: string[]): SequentialOptions {
@@ -114,21 +114,40 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
     const isolationMeanNs: (number | null)[] = [];
     for (const p of patterns) {
       await store.barrier('seq-isolation'); // the pattern runs alone
-      const durations: number[] = [];
+      const durations = new RunningStats(); // constant memory, however many isolation iterations
       if (roles[p.index].members.includes(me)) {
         for (let k = 0; k < o.isolationIters; k++) {
           const r = await runAfterBarrier(p, `seq-isolated-${p.index}`);
-          durations.push(r.endNs - r.startNs);
+          durations.add(r.endNs - r.startNs);
         }
       }
-      isolationMeanNs.push(initiates(p) ? mean(durations) : null);
+      isolationMeanNs.push(initiates(p) ? durations.mean : null);
     }
     await verifyAll(0, 'seq-isolation-done');
+    const iterations: { startNs: number; spans: Span[][] }[] = [];
+    const bytes = await store.allGather<number[]>('seq-bytes', plans.map((plan) => plan.prepared.bytes));
+    const isolation = await store.allGather<(number | null)[]>('seq-isolation-means', isolationMeanNs);
+    const settings = {
+      backend,
+      ranks: info.worldSize,
+      sleep_scale: o.sleepScale,
+      warmup_iters: o.warmupIters,
+      isolation_iters: o.isolationIters,
+      workload_iters: o.workloadIters,
+      verified_buffers: o.verifyBuffers,
+      shared_buffers: o.shareBuffers,
+    };
+    const reportSoFar = (partial: boolean) =>
+      sequentialReport({
+        patterns, bytes, isolationMeanNs: isolation, iterations, startNs, preparedNs, isolationStartNs, finishedNs: monoNs(), epochOffsetNs,
+        // A report written while the run goes on says so: a crash keeps the iterations done.
+        settings: partial ? { ...settings, partial: true, completed_workload_iters: iterations.length } : settings,
+        notes: patterns.flatMap((p) => p.notes),
+      });
 
     // A rank may wait in the workload phase for others' sleeps: waits get them on top of the usual limit.
     const sleepsMs = patterns.reduce((sum, p) => sum + (p.sleepBeforeSec + p.sleepAfterSec) * o.sleepScale * 1000, 0);
     const waits = { timeoutMs: store.defaultTimeoutMs + sleepsMs };
-    const iterations: { startNs: number; spans: Span[][] }[] = [];
     for (let w = 0; w < o.workloadIters; w++) {
       prepareAll(w + 1);
       await store.barrier('seq-workload', waits);
@@ -152,33 +171,10 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       }
       const all = await store.allGather<Span[]>('seq-iteration', spans, waits);
       iterations.push({ startNs: iterationStartNs, spans: all });
+      if (me === 0 && w < o.workloadIters - 1) writeJsonReport(o.jsonOutputPath, reportSoFar(true));
     }
-    const bytes = await store.allGather<number[]>('seq-bytes', plans.map((plan) => plan.prepared.bytes));
-    const isolation = await store.allGather<(number | null)[]>('seq-isolation-means', isolationMeanNs);
     await engine.disconnect();
-    if (me !== 0) return undefined;
-    return sequentialReport({
-      patterns,
-      bytes,
-      isolationMeanNs: isolation,
-      iterations,
-      startNs,
-      preparedNs,
-      isolationStartNs,
-      finishedNs: monoNs(),
-      epochOffsetNs,
-      settings: {
-        backend,
-        ranks: info.worldSize,
-        sleep_scale: o.sleepScale,
-        warmup_iters: o.warmupIters,
-        isolation_iters: o.isolationIters,
-        workload_iters: o.workloadIters,
-        verified_buffers: o.verifyBuffers,
-        shared_buffers: o.shareBuffers,
-      },
-      notes: patterns.flatMap((p) => p.notes),
-    });
+    return me === 0 ? reportSoFar(false) : undefined;
   }, ctBackendOptions(o, backend));
 }
 

@@ -8,7 +8,7 @@
 // Timestamps (*_ts) are seconds since the epoch, as rank 0's clock saw them.
 import { colSum, rowSum, totalBytes, type TransferMatrix } from '../matrix.ts';
 import { formatTable, f3 } from './text-table.ts';
-import { mean } from './common/stats.ts';
+import { maxOf, mean, minOf } from './common/stats.ts';
 
 export type Span = [number, number] | null;
 
@@ -73,13 +73,13 @@ export function sequentialReport(d: SequentialRunData): SequentialReport {
   const ranks = d.bytes.length;
   const isolated = d.patterns.map((_, p) => {
     const means = d.isolationMeanNs.map((r) => r[p]).filter((m): m is number => m !== null);
-    return means.length ? Math.max(...means) / 1e6 : 0;
+    return maxOf(means, 0) / 1e6;
   });
   const results = d.iterations.map((it) =>
     d.patterns.map((pattern, p): PatternResult => {
       const spans = Array.from({ length: ranks }, (_, r) => ({ r, span: it.spans[r][p] })).filter((x) => x.span !== null);
-      const start = spans.length ? Math.min(...spans.map((x) => x.span![0])) : it.startNs;
-      const end = spans.length ? Math.max(...spans.map((x) => x.span![1])) : it.startNs;
+      const start = minOf(spans.map((x) => x.span![0]), it.startNs);
+      const end = maxOf(spans.map((x) => x.span![1]), it.startNs);
       return {
         size: totalBytes(pattern.matrix) / 1e9,
         latency: (end - start) / 1e6,

@@ -20,6 +20,8 @@ export const CUDA_IPC_HANDLE_BYTES = 64;
 export interface Cudart {
   runtimeVersion(): number;
   deviceCount(): number;
+  /** PCI bus id of a device as CUDA numbers it (CUDA_VISIBLE_DEVICES applies), e.g. '0000:1B:00.0'. */
+  pciBusId(device: number): string;
   setDevice(device: number): void;
   getDevice(): number;
   malloc(bytes: number): bigint;
@@ -60,6 +62,7 @@ export const cudart = lazyBinding((): Cudart => {
     get_error_name: lib.func('const char *cudaGetErrorName(int error)'),
     runtime_get_version: lib.func('int cudaRuntimeGetVersion(_Out_ int *version)'),
     get_device_count: lib.func('int cudaGetDeviceCount(_Out_ int *count)'),
+    device_get_pci_bus_id: lib.func('int cudaDeviceGetPCIBusId(_Out_ uint8_t *busId, int len, int device)'),
     set_device: lib.func('int cudaSetDevice(int device)'),
     get_device: lib.func('int cudaGetDevice(_Out_ int *device)'),
     malloc: lib.func('int cudaMalloc(_Out_ void **ptr, size_t size)'),
@@ -103,6 +106,11 @@ export const cudart = lazyBinding((): Cudart => {
       const n = outInt();
       check(f.get_device_count(n), 'cudaGetDeviceCount');
       return n[0];
+    },
+    pciBusId(device) {
+      const id = Buffer.alloc(64);
+      check(f.device_get_pci_bus_id(id, id.length, device), `cudaDeviceGetPCIBusId(${device})`);
+      return id.toString('utf8', 0, Math.max(0, id.indexOf(0)));
     },
     setDevice: (device) => check(f.set_device(device), `cudaSetDevice(${device})`),
     getDevice() {

@@ -1,4 +1,5 @@
-// libc through koffi: POSIX shared memory, mappings, memory copies and poll(2).
+// libc through koffi: POSIX shared memory, memfds (huge pages), mappings, descriptors of other
+// processes (pidfd), memory copies and poll(2).
 import koffi from 'koffi';
 import { NativeCallError } from '../errors.ts';
 import { addressOf, lazyBinding, openLibrary } from './load.ts';
@@ -15,10 +16,22 @@ export const MAP_ANONYMOUS = 0x20;
 /** Pre-faults the pages so the first transfer does not pay for page faults. */
 export const MAP_POPULATE = 0x8000;
 export const POLLIN = 0x1;
+export const MFD_CLOEXEC = 0x1;
+/** memfd_create: back the file with huge pages of the size given by MFD_HUGE_2MB. */
+export const MFD_HUGETLB = 0x4;
+export const MFD_HUGE_2MB = 21 << 26;
+// Syscall numbers of the generic table (the same on x86-64 and aarch64).
+const SYS_PIDFD_OPEN = 434;
+const SYS_PIDFD_GETFD = 438;
 const MAP_FAILED = (1n << 64n) - 1n;
 
 export interface Libc {
   shmOpen(name: string, flags: number, mode: number): number;
+  open(path: string, flags: number, mode?: number): number;
+  /** An anonymous file (huge pages with MFD_HUGETLB | MFD_HUGE_2MB); peers open it as /proc/<pid>/fd/<fd>. */
+  memfdCreate(name: string, flags: number): number;
+  /** A duplicate of process `pid`'s descriptor `fd` in this process (pidfd_open + pidfd_getfd, Linux 5.6). */
+  pidfdGetFd(pid: number, fd: number): number;
   shmUnlink(name: string): void;
   /** shm_unlink that reports whether the name existed (ENOENT is not an error here). */
   shmUnlinkIfExists(name: string): boolean;
@@ -42,6 +55,9 @@ export const libc = lazyBinding((): Libc => {
   const f = {
     shm_open: lib.func('int shm_open(const char *name, int oflag, uint32_t mode)'),
     shm_unlink: lib.func('int shm_unlink(const char *name)'),
+    open: lib.func('int open(const char *path, int flags, uint32_t mode)'),
+    memfd_create: lib.func('int memfd_create(const char *name, unsigned int flags)'),
+    syscall: lib.func('long syscall(long number, ...)'),
     ftruncate: lib.func('int ftruncate(int fd, int64_t length)'),
     close: lib.func('int close(int fd)'),
     mmap: lib.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)'),
@@ -61,6 +77,16 @@ export const libc = lazyBinding((): Libc => {
 
   return {
     shmOpen: (name, flags, mode) => check(f.shm_open(name, flags, mode), `shm_open("${name}")`),
+    open: (path, flags, mode = 0) => check(f.open(path, flags, mode), `open("${path}")`),
+    memfdCreate: (name, flags) => check(f.memfd_create(name, flags), `memfd_create("${name}")`),
+    pidfdGetFd(pid, fd) {
+      const pidfd = check(Number(f.syscall(SYS_PIDFD_OPEN, 'int', pid, 'unsigned int', 0)), `pidfd_open(${pid})`);
+      try {
+        return check(Number(f.syscall(SYS_PIDFD_GETFD, 'int', pidfd, 'int', fd, 'unsigned int', 0)), `pidfd_getfd(pid ${pid}, fd ${fd})`);
+      } finally {
+        f.close(pidfd);
+      }
+    },
     shmUnlink: (name) => void check(f.shm_unlink(name), `shm_unlink("${name}")`),
     shmUnlinkIfExists(name) {
       if (f.shm_unlink(name) === 0) return true;

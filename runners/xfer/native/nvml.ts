@@ -1,4 +1,5 @@
-// libnvidia-ml (NVML) through koffi: device count and names, for GPU listings and GPU-type detection.
+// libnvidia-ml (NVML) through koffi: device count and names (by index or PCI bus id), for GPU
+// listings, GPU-type detection and the record of each rank's GPU.
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
 
@@ -7,6 +8,8 @@ export interface Nvml {
   shutdown(): void;
   deviceCount(): number;
   deviceName(index: number): string;
+  /** The name of the device at a PCI bus id (as cudaDeviceGetPCIBusId gives it). */
+  deviceNameByBusId(busId: string): string;
   driverVersion(): string;
 }
 
@@ -18,6 +21,7 @@ export const nvml = lazyBinding((): Nvml => {
     error_string: lib.func('const char *nvmlErrorString(int result)'),
     device_get_count: lib.func('int nvmlDeviceGetCount_v2(_Out_ unsigned int *count)'),
     device_get_handle_by_index: lib.func('int nvmlDeviceGetHandleByIndex_v2(unsigned int index, _Out_ void **device)'),
+    device_get_handle_by_pci_bus_id: lib.func('int nvmlDeviceGetHandleByPciBusId_v2(const char *busId, _Out_ void **device)'),
     device_get_name: lib.func('int nvmlDeviceGetName(void *device, _Out_ uint8_t *name, unsigned int length)'),
     system_get_driver_version: lib.func('int nvmlSystemGetDriverVersion(_Out_ uint8_t *version, unsigned int length)'),
   };
@@ -25,6 +29,11 @@ export const nvml = lazyBinding((): Nvml => {
     if (rc !== 0) throw new NativeCallError('nvml', call, rc, f.error_string(rc) as string);
   };
   const cString = (buf: Buffer) => buf.toString('utf8', 0, Math.max(0, buf.indexOf(0)));
+  const nameOf = (device: bigint | null, which: string): string => {
+    const name = Buffer.alloc(256);
+    check(f.device_get_name(device, name, name.length), `nvmlDeviceGetName(${which})`);
+    return cString(name);
+  };
   return {
     init: () => check(f.init(), 'nvmlInit_v2'),
     shutdown: () => check(f.shutdown(), 'nvmlShutdown'),
@@ -36,9 +45,12 @@ export const nvml = lazyBinding((): Nvml => {
     deviceName(index) {
       const device: [bigint | null] = [null];
       check(f.device_get_handle_by_index(index, device), `nvmlDeviceGetHandleByIndex_v2(${index})`);
-      const name = Buffer.alloc(256);
-      check(f.device_get_name(device[0], name, name.length), `nvmlDeviceGetName(${index})`);
-      return cString(name);
+      return nameOf(device[0], String(index));
+    },
+    deviceNameByBusId(busId) {
+      const device: [bigint | null] = [null];
+      check(f.device_get_handle_by_pci_bus_id(busId, device), `nvmlDeviceGetHandleByPciBusId_v2(${busId})`);
+      return nameOf(device[0], busId);
     },
     driverVersion() {
       const version = Buffer.alloc(96);

@@ -18,6 +18,8 @@ const UCP_FEATURE_AM = 1n << 6n;
 const UCP_PARAM_FIELD_FEATURES = 1n << 0n;
 const UCP_WORKER_PARAM_FIELD_THREAD_MODE = 1n << 0n;
 const UCS_THREAD_MODE_SINGLE = 0;
+const UCS_THREAD_MODE_MULTI = 2;
+const UCP_WORKER_ATTR_FIELD_THREAD_MODE = 1n << 0n;
 const UCP_EP_PARAM_FIELD_REMOTE_ADDRESS = 1n << 0n;
 const UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE = 1n << 1n;
 const UCP_EP_PARAM_FIELD_ERR_HANDLER = 1n << 2n;
@@ -78,7 +80,11 @@ export interface Ucp {
    */
   init(overrides?: Record<string, string>): { context: bigint; skippedDefaults: string[] };
   cleanup(context: bigint): void;
-  workerCreate(context: bigint): bigint;
+  /**
+   * 'multi' (UCS_THREAD_MODE_MULTI): several threads may call into the worker (a progress
+   * thread); refused when this UCX was built without multi-thread support.
+   */
+  workerCreate(context: bigint, threads?: 'single' | 'multi'): bigint;
   workerDestroy(worker: bigint): void;
   workerAddress(worker: bigint): Buffer;
   workerProgress(worker: bigint): number;
@@ -86,11 +92,12 @@ export interface Ucp {
   /** Arms the wake-up fd; false when events are pending (progress first, then arm again). */
   workerArm(worker: bigint): boolean;
   /**
-   * 'peer' (UCP_ERR_HANDLING_MODE_PEER): `onError` runs during progress if the peer fails; UCX
-   * 1.13 then uses only transports that can detect it (tcp on one host). 'none': UCX may also use
-   * transports that cannot (cma, sysv/posix shared memory); a failed peer fails requests only.
+   * 'peer' (UCP_ERR_HANDLING_MODE_PEER): `onError`, if given, runs during progress if the peer
+   * fails; UCX 1.13 then uses only transports that can detect it (tcp on one host). 'none': UCX
+   * may also use transports that cannot (cma, sysv/posix shared memory); a failed peer fails
+   * requests only.
    */
-  epCreate(worker: bigint, peerAddress: Buffer, mode: UcpErrorMode, onError: (status: string) => void): bigint;
+  epCreate(worker: bigint, peerAddress: Buffer, mode: UcpErrorMode, onError?: (status: string) => void): bigint;
   epClose(ep: bigint, force: boolean): UcpRequest;
   /** Registers memory the caller allocated. */
   memMap(context: bigint, address: bigint, length: number): bigint;
@@ -128,6 +135,7 @@ export const ucp = lazyBinding((): Ucp => {
     cleanup: lib.func('void ucp_cleanup(void *context)'),
     worker_create: lib.func('int8_t ucp_worker_create(void *context, const void *params, _Out_ void **worker)'),
     worker_destroy: lib.func('void ucp_worker_destroy(void *worker)'),
+    worker_query: lib.func('int8_t ucp_worker_query(void *worker, void *attr)'),
     worker_get_address: lib.func('int8_t ucp_worker_get_address(void *worker, _Out_ void **address, _Out_ size_t *length)'),
     worker_release_address: lib.func('void ucp_worker_release_address(void *worker, void *address)'),
     worker_progress: lib.func('unsigned int ucp_worker_progress(void *worker)'),
@@ -199,12 +207,21 @@ export const ucp = lazyBinding((): Ucp => {
       }
     },
     cleanup: (context) => f.cleanup(context),
-    workerCreate(context) {
+    workerCreate(context, threads = 'single') {
       const params = Buffer.alloc(256); // ucp_worker_params_t: field_mask @0, thread_mode @8
       params.writeBigUInt64LE(UCP_WORKER_PARAM_FIELD_THREAD_MODE, 0);
-      params.writeInt32LE(UCS_THREAD_MODE_SINGLE, 8);
+      params.writeInt32LE(threads === 'multi' ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE, 8);
       const worker = outPtr();
       check(f.worker_create(context, params, worker), 'ucp_worker_create');
+      if (threads === 'multi') {
+        const attr = Buffer.alloc(256); // ucp_worker_attr_t: field_mask @0, thread_mode @8
+        attr.writeBigUInt64LE(UCP_WORKER_ATTR_FIELD_THREAD_MODE, 0);
+        check(f.worker_query(worker[0]!, attr), 'ucp_worker_query');
+        if (attr.readInt32LE(8) !== UCS_THREAD_MODE_MULTI) {
+          f.worker_destroy(worker[0]!);
+          throw new NativeCallError('ucx', 'ucp_worker_create(UCS_THREAD_MODE_MULTI)', 0, 'this UCX does not support multi-threading (built without --enable-mt), so no progress thread can share its worker');
+        }
+      }
       return worker[0]!;
     },
     workerDestroy: (worker) => f.worker_destroy(worker),
@@ -230,14 +247,14 @@ export const ucp = lazyBinding((): Ucp => {
     },
     epCreate(worker, peerAddress, mode, onError) {
       const params = Buffer.alloc(256); // ucp_ep_params_t: field_mask @0, address @8, err_mode @16, err_handler {cb @24, arg @32}
-      const fields = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-      params.writeBigUInt64LE(fields, 0);
+      const handled = onError ? UCP_EP_PARAM_FIELD_ERR_HANDLER : 0n;
+      params.writeBigUInt64LE(UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | handled, 0);
       params.writeBigUInt64LE(koffi.address(peerAddress), 8);
       params.writeInt32LE(mode === 'peer' ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE, 16);
-      params.writeBigUInt64LE(errHandler, 24);
+      if (onError) params.writeBigUInt64LE(errHandler, 24);
       const ep = outPtr();
       check(f.ep_create(worker, params, ep), 'ucp_ep_create');
-      errorHandlers.set(ep[0]!, onError);
+      if (onError) errorHandlers.set(ep[0]!, onError);
       return ep[0]!;
     },
     epClose(ep, force) {

@@ -156,6 +156,15 @@ export class StoreClient {
     for (const hook of this.closeHooks) await hook(drainMs);
   }
 
+  /**
+   * Leaving after a failure: rank 0 keeps serving until every other rank has left (at most the
+   * wait timeout), so each of them learns from the store which rank failed, whenever its own
+   * wait or transfer gives up (a transfer to a dead peer may take seconds to fail).
+   */
+  async closeAfterFailure(): Promise<void> {
+    await this.close(this.defaultTimeoutMs).catch(() => {});
+  }
+
   /** Runs `hook` at the end of close() (rank 0 stops its server there). */
   afterClose(hook: (drainMs?: number) => Promise<void>): void {
     this.closeHooks.push(hook);
@@ -179,6 +188,11 @@ export class StoreClient {
     const count = (this.callCounts.get(countKey) ?? 0) + 1;
     this.callCounts.set(countKey, count);
     const key = `${countKey}#${count}`;
+    // This rank alone: nothing to wait for, the answer is its own value (a one-rank world's
+    // barrier per iteration would otherwise cost a store round trip each).
+    if (ranks.length === 1 && ranks[0] === this.rank && !this.closed) {
+      return Promise.resolve(kind === 'gather' ? [value] : kind === 'alltoall' ? [(value as unknown[])[this.rank]] : null);
+    }
     return this.call({ op: 'collective', kind, name, key, ranks, value, timeoutMs }, `${kind} '${name}'`, timeoutMs);
   }
 

@@ -43,4 +43,35 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     const rows = extractNixlEpMetrics(r.out).metrics.filter((m) => m.name === 'CP_AVG_MS');
     expect(rows.map((m) => m.labels.operation)).toEqual(['connect']);
   });
+
+  it("seed 001's single-node form WORLD_SIZE=1 RANK=0 --num-processes=3 runs 3 ranks, not 1 (item 9)", async () => {
+    const r = await runBench(['ep', '--num-processes=3', '--mode', 'e2e', ...small], { WORLD_SIZE: '1', RANK: '0', MASTER_ADDR: '127.0.0.1' });
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out).toContain('Single-node setup: 3 processes');
+    expect(r.out).toContain('Data Plane (e2e): 3/3 ranks passed');
+  });
+
+  it('two nodes of 2 processes each (--world-size/--rank/--master-addr): 4 ranks; a missing node fails the run (item 9)', async () => {
+    const node = (rank: number) => ['ep', '--num-processes', '2', '--world-size', '2', '--rank', String(rank), '--master-addr', 'localhost', '--mode', 'e2e', ...small];
+    const [n0, n1] = await Promise.all([runBench(node(0)), runBench(node(1))]);
+    expect([n0.exitCode, n1.exitCode], n0.out + n1.out).toEqual([0, 0]);
+    expect(n0.out).toContain('Total ranks: 4');
+    expect(n0.out).toContain('Data Plane (e2e): 4/4 ranks passed');
+    const alone = await runBench(node(0), { XFER_TIMEOUT_S: '4', XFER_CONNECT_TIMEOUT_S: '4' });
+    expect(alone.exitCode).not.toBe(0);
+    expect(alone.out).toMatch(/ranks? 2, 3|rank 2|ranks 2-3/);
+    expect(alone.out).not.toMatch(/ranks passed/);
+  });
+
+  it('control plane: 1 warm-up and 3 measured rounds, avg/min/max over the rounds (item 10)', async () => {
+    const r = await runBench(['ep', '--ranks', '2', '--control-plane', '--warmup', '1', '--rounds', '3', '--experts-per-rank', '2', '--tokens', '16', '--hidden', '256']);
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out).toContain('Warmup: 1, Measure: 3 rounds (avg/min/max over the rounds, rank 0)');
+    const rows = extractNixlEpMetrics(r.out).metrics.filter((m) => m.name.startsWith('CP_') && m.labels.operation === 'connect');
+    const [avg, min, max] = ['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS'].map((n) => rows.find((m) => m.name === n)!.value);
+    expect(min).toBeLessThanOrEqual(avg);
+    expect(avg).toBeLessThanOrEqual(max);
+    expect(r.out).toMatch(/Across ranks \(each rank's mean over the rounds, ms\): init avg=/);
+  });
 });
+

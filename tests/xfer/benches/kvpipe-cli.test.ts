@@ -58,4 +58,33 @@ describe('disagg-bench kvpipe', { concurrent: true }, () => {
     expect(receiver.out).toContain('Received all 12 objects');
     expect(sender.out).toMatch(/Sent 12 objects in [\d.]+ seconds/);
   });
+
+  it("--simulate-workload (LMCache channel v2): 50 ms after each batch, left out of the timed throughput; --simulate-work is not it (item 13)", async () => {
+    const r = await runBench([...pipe, '--batch-size', '3', '--simulate-workload']);
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out.match(/Sent batch \d\/4 in [\d.]+ seconds/g)).toHaveLength(4);
+    const m = /Simulated workload: 4 x 50 ms after the batches, ([\d.]+) of the round's ([\d.]+) seconds, left out of the time below/.exec(r.out);
+    expect(m, r.out).not.toBeNull();
+    const [slept, wall] = [Number(m![1]), Number(m![2])];
+    expect(slept).toBeGreaterThanOrEqual(0.19); // four sleeps of 50 ms happened (timers never fire much early)
+    const sent = Number(/Sent 12 objects in ([\d.]+) seconds/.exec(r.out)![1]);
+    expect(sent).toBeCloseTo(wall - slept, 5); // the round's time without the sleeps
+    const work = await runBench([...pipe, '--batch-size', '3', '--simulate-work', '--work-scale', '0.1']);
+    expect(work.exitCode, work.out).toBe(0);
+    expect(work.out).not.toMatch(/Sent batch|Simulated workload/);
+  });
+
+  it("LMCache's --host/--port: the receiver listens there and the sender connects (item 13)", async () => {
+    const port = await freePort();
+    const receiver = runBench([...pipe, '--role', 'receiver', '--host', '127.0.0.1', '--port', String(port)]);
+    // the receiver alone serves the rendezvous at --port (the sender is not started yet)
+    await expect.poll(() => new Promise((resolve) => net.connect(port, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); resolve(true); }).once('error', () => resolve(false))), { timeout: 30_000, interval: 200 }).toBe(true);
+    const sender = await runBench([...pipe, '--role', 'sender', '--host', '127.0.0.1', '--port', String(port)]);
+    const r = await receiver;
+    expect([sender.exitCode, r.exitCode], sender.out + r.out).toEqual([0, 0]);
+    expect(r.out).toContain('All data verified successfully!');
+    const bad = await runBench([...pipe, '--host', '127.0.0.1']);
+    expect(bad.out).toContain('--host/--port name the receiver when sender and receiver are started on their own (--role sender|receiver)');
+  });
 });
+

@@ -55,7 +55,8 @@ describe('kvpipe options and setup', () => {
   it("the seed's objects: [32, 2, 256, 1024] bf16 = 32 MiB, 500 of them", () => {
     expect(parseKvpipeArgs([])).toMatchObject({ numObjs: 500, objectBytes: 32 * 1024 ** 2, objectShape: '[32, 2, 256, 1024] bf16', numRounds: 1, simulateWork: false });
     expect(parseKvpipeArgs(['--obj-size', '8M', '--simulate-workload']).objectBytes).toBe(8 * 1024 ** 2);
-    expect(parseKvpipeArgs(['--simulate-workload']).simulateWork).toBe(true);
+    // LMCache channel v2's --simulate-workload is its own thing, not pipe v2's --simulate-work
+    expect(parseKvpipeArgs(['--simulate-workload'])).toMatchObject({ simulateWork: false, simulateWorkload: true });
   });
 
   it('a 4 GiB default buffer, capped for host memory; commits as large as the buffer holds', () => {

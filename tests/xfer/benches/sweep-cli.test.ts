@@ -2,6 +2,7 @@
 // consistency check catching a flipped byte, the expected-bandwidth check failing the run.
 import { describe, expect, it } from 'vitest';
 import { extractNixlbenchMetrics } from '../../../framework/metrics/extractors/nixlbench.ts';
+import { backendAvailability } from '../../../runners/xfer/backends/registry.ts';
 import { runBench } from './bench-cli.ts';
 
 const small = ['--num_iter', '8', '--warmup_iter', '2', '--large_blk_iter_ftr', '2', '--max_block_size', '2M'];
@@ -62,4 +63,31 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
     expect(r.exitCode).toBe(1);
     expect(r.out).toContain('a rank needs 67108864 bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers), more than --total_buffer_size 33554432');
   });
+
+  it('--mode MG: one process drives two devices each side, every device pair verified, bandwidth over both (item 7)', async () => {
+    const r = await runBench(['sweep', '--mode', 'MG', '--num_initiator_dev', '2', '--num_target_dev', '2', '--check_consistency', '--test_corrupt_rank', '1', ...small, '--max_block_size', '8K']);
+    expect(r.exitCode).toBe(1); // the corrupted byte is found in device 0's region of the target
+    expect(r.out).toMatch(/Mode \(--mode=\[SG,MG\]\)\s+: MG/);
+    expect(r.out).toMatch(/Consistency check failed: WRITE block 4096 B batch 1: rank 1: region 'sweep-d0' offset 2048/);
+    expect(r.out).not.toMatch(/region 'sweep-d1'/);
+  });
+
+  it('--reregister_mem on ucx: nixlbench message, every iteration rebuilt and registered, data verified (item 6)', async () => {
+    const r = await runBench(['sweep', '--reregister_mem', '--check_consistency', '--max_block_size', '16K', '--num_iter', '4', '--warmup_iter', '0', '--large_blk_iter_ftr', '1']);
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out).toContain('reregister_mem requires per-iteration request creation. Setting recreate_xfer to true.');
+    expect(r.out).toMatch(/Backend \(--backend=\[shm,ucx,cuda,nccl\]\)\s+: ucx/);
+    expect(r.out).toMatch(/Re-register memory each iteration \(--reregister_mem=\[0,1\]\)\s+: 1/);
+    expect(r.out).toMatch(/Recreate xfer each iteration \(--recreate_xfer=\[0,1\]\)\s+: 1/);
+    expect(r.out).toContain('Consistency check passed');
+  });
+
+  it('--initiator_seg_type VRAM picks a GPU backend, or says why none can run (item 8)', async (ctx) => {
+    if (backendAvailability('cuda').available) ctx.skip(); // the GPU script covers the machine with a GPU
+    const r = await runBench(['sweep', '--initiator_seg_type', 'VRAM', '--target_seg_type', 'VRAM', ...small]);
+    expect(r.exitCode).toBe(1);
+    expect(r.out).toMatch(/VRAM segments need a backend that moves GPU memory, and none can run here \(cuda: .+; ucx: .+\)/);
+    expect(r.out).not.toContain('shm');
+  });
 });
+

@@ -32,10 +32,11 @@ describe('sweep options (nixlbench names and defaults)', () => {
     const o = parseSweepArgs(['--check_consistency=true', '--op_type', 'READ,WRITE', '--max_block_size=64M', '--expect', '64M:46.48,4096:0.08', '--etcd_endpoints', 'http://x:2379']);
     expect(o).toMatchObject({ checkConsistency: true, opTypes: ['READ', 'WRITE'], maxBlockSize: 67108864 });
     expect(o.expect).toEqual([{ blockSize: 67108864, gbps: 46.48 }, { blockSize: 4096, gbps: 0.08 }]);
-    expect(o.ignored).toEqual(['--etcd_endpoints=http://x:2379']);
+    expect(o.nixlbench.runtime).toMatchObject({ type: 'ETCD', etcdEndpoints: 'http://x:2379', given: ['etcd_endpoints'] });
     expect(parseSweepArgs(['--nocheck_consistency']).checkConsistency).toBe(false);
-    expect(() => parseSweepArgs(['--backend', 'libfabric'])).toThrow(/--backend must be one of shm, ucx, cuda, nccl, got 'libfabric'/);
-    expect(() => parseSweepArgs(['--mode', 'MG'])).toThrow(/only SG/);
+    expect(parseSweepArgs(['--backend', 'LIBFABRIC']).backend).toBe('libfabric'); // nixlbench's name
+    expect(() => parseSweepArgs(['--backend', 'GDS'])).toThrow(/--backend must be one of shm, ucx, cuda, nccl, libfabric.*, got 'GDS'/);
+    expect(parseSweepArgs(['--mode', 'MG']).nixlbench.mode).toBe('MG');
     expect(() => parseSweepArgs(['--start_block_size', '1M', '--max_block_size', '4K'])).toThrow(/must be between 1 and --max_block_size/);
     expect(() => parseSweepArgs(['--expect', '4096'])).toThrow(/BLOCK_SIZE:GBPS/);
   });
@@ -94,8 +95,8 @@ describe('sweep plan', () => {
     ]);
     // READ: data flows from the target into the initiator's buffer
     expect(stepAreas(roles.pairs, 2, 'READ', step, o)).toEqual([
-      { offset: 0, length: 8192, source: 2, destination: 0, lane: 0 },
-      { offset: 32768, length: 8192, source: 2, destination: 0, lane: 1 },
+      { region: 'sweep', stream: 0, offset: 0, length: 8192, source: 2, destination: 0, lane: 0 },
+      { region: 'sweep', stream: 1, offset: 32768, length: 8192, source: 2, destination: 0, lane: 1 },
     ]);
   });
 });
@@ -111,7 +112,7 @@ describe('sweep --pipeline_depth (nixlbench: batch x depth blocks per thread, de
     const step = { blockSize: 4096, batchSize: 2, iterations: 10, warmup: 2 };
     const offsets = [0, 1, 2].map((slot) => laneRequests(roles.pairs, 0, 'WRITE', step, 0, o, slot).map((r) => r.remoteOffset));
     expect(offsets).toEqual([[0, 4096], [8192, 12288], [16384, 20480]]);
-    expect(stepAreas(roles.pairs, 1, 'WRITE', step, o, 3)).toEqual([{ offset: 0, length: 4096 * 2 * 3, source: 0, destination: 1, lane: 0 }]);
+    expect(stepAreas(roles.pairs, 1, 'WRITE', step, o, 3)).toEqual([{ region: 'sweep', stream: 0, offset: 0, length: 4096 * 2 * 3, source: 0, destination: 1, lane: 0 }]);
   });
 
   it("caps the depth at a loop's iterations per thread, with nixlbench's warning", () => {

@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
 import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface CtSection {
   iters?: number;
@@ -26,6 +27,7 @@ const section = (config: Record<string, unknown>) => config[SECTION] as CtSectio
 
 export const ctPerftestKind: NixlKind = {
   name: 'ct-perftest',
+  rankLog: 'ct_perftest.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',
@@ -39,7 +41,7 @@ export const ctPerftestKind: NixlKind = {
       traffic_pattern: patternSchema(false),
     },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config, configDir) {
     const { benchmark } = nixlConfig(config);
     const pattern = section(config).traffic_pattern;

@@ -20,9 +20,11 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
 import { controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, flagWords } from './kind-values.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface EpSection {
   modes?: string[];
@@ -51,6 +53,7 @@ const modesOf = (s: EpSection) => s.modes ?? (controlPlane(s) ? [] : ['e2e']);
 
 export const epKind: NixlKind = {
   name: 'ep',
+  rankLog: LOG,
   section: SECTION,
   sectionSchema: {
     type: 'object',
@@ -71,13 +74,13 @@ export const epKind: NixlKind = {
       initiated_by: { enum: [...epInitiators] },
     },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
     const out: RuleViolation[] = [];
     if ((s.hidden ?? 4096) % 128) out.push({ path: [SECTION, 'hidden'], message: `hidden ${s.hidden} must be a multiple of 128 (one fp32 scale per 128 values)` });
-    const fewest = Math.min(...expertsList(s)) * benchmark.ranks;
+    const fewest = minOf(expertsList(s)) * benchmark.ranks;
     if ((s.topk ?? 2) > fewest) out.push({ path: [SECTION, 'topk'], message: `topk ${s.topk} exceeds the ${fewest} experts of ${benchmark.ranks} ranks` });
     if (modesOf(s).length === 0 && !controlPlane(s)) out.push({ path: [SECTION, 'modes'], message: 'nothing to run: list modes or set control_plane' });
     checkBackendMemory(benchmark.backend, s.memory, [SECTION, 'memory'], out);

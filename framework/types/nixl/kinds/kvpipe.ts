@@ -5,7 +5,8 @@
 //     num_objs: 16
 //     obj_size: 8M                     # or obj_shape: [32, 2, 256, 1024] with dtype: bf16 (32 MiB)
 //     batch_size: 4                    # objects per commit (default: what the buffer holds)
-//     simulate_work: true              # sender 50 ms, receiver 20 ms per 10 objects
+//     simulate_work: true              # pipe v2: sender 50 ms, receiver 20 ms per 10 objects (timed)
+//     simulate_workload: true          # channel v2: sender 50 ms after each batch (not timed)
 //     work_scale: 0.1
 //     num_rounds: 2
 //     memory: host                     # host | gpu (default: what the backend moves)
@@ -27,6 +28,7 @@ interface KvpipeSection {
   dtype?: string;
   batch_size?: number;
   simulate_work?: boolean;
+  simulate_workload?: boolean;
   work_scale?: number;
   num_rounds?: number;
   memory?: 'host' | 'gpu';
@@ -44,6 +46,7 @@ function objectBytes(s: KvpipeSection): number {
 
 export const kvpipeKind: NixlKind = {
   name: 'kvpipe',
+  rankLog: LOG,
   section: SECTION,
   sectionSchema: {
     type: 'object',
@@ -56,6 +59,7 @@ export const kvpipeKind: NixlKind = {
       dtype: { enum: Object.keys(DTYPE_BYTES) },
       batch_size: int(1),
       simulate_work: { type: 'boolean' },
+      simulate_workload: { type: 'boolean' },
       work_scale: { type: 'number', minimum: 0 },
       num_rounds: int(1),
       memory: { enum: ['host', 'gpu'] },
@@ -124,6 +128,7 @@ export const kvpipeKind: NixlKind = {
       ]),
     ];
     if (s.simulate_work) argv.push('--simulate-work');
+    if (s.simulate_workload) argv.push('--simulate-workload');
     return { argv, logFile: LOG };
   },
   verdict(config, metrics: Metric[]) {

@@ -22,6 +22,7 @@ import { checkMatgenOptions, computeModels, MODEL_PRESETS } from '../../../../ru
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { checkMemType, checkSequentialRunOptions, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 const SECTION = 'matgen';
 const int = (minimum: number) => ({ type: 'integer', minimum });
@@ -58,6 +59,7 @@ export function matgenArgs(s: MatgenSection): string[] {
 
 export const matgenKind: NixlKind = {
   name: 'matgen',
+  rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',
@@ -65,7 +67,7 @@ export const matgenKind: NixlKind = {
     required: ['num_prefill_nodes', 'num_decode_nodes'],
     properties: { ...recipeProperties, ...sequentialRunProperties },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);

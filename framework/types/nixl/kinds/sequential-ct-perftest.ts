@@ -17,6 +17,7 @@ import {
   checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs,
   sequentialRunProperties, type SequentialRunOptions,
 } from './traffic-patterns.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface SequentialSection extends SequentialRunOptions {
   traffic_patterns: Array<{ matrix_file: string; mem_type?: string; [key: string]: unknown }>;
@@ -27,6 +28,7 @@ const section = (config: Record<string, unknown>) => config[SECTION] as Sequenti
 
 export const sequentialCtPerftestKind: NixlKind = {
   name: 'sequential-ct-perftest',
+  rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',
@@ -34,7 +36,7 @@ export const sequentialCtPerftestKind: NixlKind = {
     required: ['traffic_patterns'],
     properties: { ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema(true) } },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config, configDir) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);

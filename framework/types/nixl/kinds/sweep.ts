@@ -22,10 +22,12 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { maxOf } from '../../../../runners/xfer/benches/common/stats.ts';
 import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { schemes, segTypes, type Scheme } from '../../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { bufferBytes, sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { checkBackendMemory, checkSize, flagWords, sizeBytes, sizeSchema } from './kind-values.ts';
+import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface SweepSection {
   op_type?: string | string[];
@@ -61,6 +63,7 @@ const TIMES = ['AVG_LAT_US', 'AVG_PREP_US', 'P99_PREP_US', 'AVG_POST_US', 'P99_P
 
 export const sweepKind: NixlKind = {
   name: 'sweep',
+  rankLog: 'sweep.log',
   section: SECTION,
   sectionSchema: {
     type: 'object',
@@ -88,7 +91,7 @@ export const sweepKind: NixlKind = {
       link_bw: { type: 'number', exclusiveMinimum: 0 },
     },
   },
-  backends: ['shm', 'ucx', 'cuda', 'nccl'],
+  backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
@@ -106,7 +109,7 @@ export const sweepKind: NixlKind = {
     try {
       const roles = sweepRoles(benchmark.ranks, s.scheme ?? 'pairwise', s.num_initiator_dev, s.num_target_dev);
       const o = { numThreads: s.num_threads ?? 1, maxBlockSize: max, maxBatchSize: s.max_batch_size ?? 1, pipelineDepth: s.pipeline_depth ?? 1 };
-      const largest = Math.max(...Array.from({ length: benchmark.ranks }, (_, r) => bufferBytes(roles, r, o)));
+      const largest = maxOf(Array.from({ length: benchmark.ranks }, (_, r) => bufferBytes(roles, r, o)));
       if (largest > total) out.push({ path: [SECTION, 'total_buffer_size'], message: `a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x peers), more than total_buffer_size ${total}` });
     } catch (err) {
       out.push({ path: ['benchmark', 'ranks'], message: (err as Error).message });

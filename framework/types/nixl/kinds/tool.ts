@@ -142,8 +142,10 @@ const nixlEpPerf: ToolAdapter<NixlEpPerfSection> = {
       warmup: int(0),
       iters: int(1),
       skip_nic_discovery: { type: 'boolean' },
-      test: { enum: ['init', 'connect', 'disconnect', 'reconnect', 'destroy'] },
+      discover_nics: { type: 'boolean' },
+      test: { enum: ['init', 'connect', 'disconnect', 'destroy', 'cycle'] },
       use_tcp_store: { type: 'boolean' },
+      use_etcd: { type: 'boolean' },
       etcd,
       env,
     },
@@ -154,6 +156,13 @@ const nixlEpPerf: ToolAdapter<NixlEpPerfSection> = {
   spec: (s, job) => nixlEpPerfSpec(s, job),
   rules(s, ranks, nodes, configDir) {
     const out = checkRelativePath(configDir, s.dir, ['nixl_ep_perf', 'dir']);
+    // the older and the current tests' names for one setting must not contradict each other
+    if (s.use_tcp_store !== undefined && s.use_etcd !== undefined && s.use_tcp_store === s.use_etcd) {
+      out.push({ path: ['nixl_ep_perf', 'use_etcd'], message: `use_etcd: ${s.use_etcd} contradicts use_tcp_store: ${s.use_tcp_store} (one metadata exchange: give one of them)` });
+    }
+    if (s.skip_nic_discovery !== undefined && s.discover_nics !== undefined && s.skip_nic_discovery === s.discover_nics) {
+      out.push({ path: ['nixl_ep_perf', 'discover_nics'], message: `discover_nics: ${s.discover_nics} contradicts skip_nic_discovery: ${s.skip_nic_discovery} (give one of them)` });
+    }
     if (ranks !== nodes) out.push({ path: ['benchmark', 'ranks'], message: `the EP tests start their ranks themselves: one task per node (ranks = nodes = ${nodes}), processes_per_node ranks each` });
     return out;
   },

@@ -3,7 +3,7 @@
 // re-running the same `disagg-bench <command>` with the launcher's variables set.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodeEntryArgv, spawnLocalRanks } from '../../local-launch.ts';
+import { nodeEntryArgv, spawnLocalRanks, type NodeOfWorld } from '../../local-launch.ts';
 import { rankFromEnv } from '../../rank.ts';
 
 /** bin/disagg-bench.js of this package: what every local rank runs. */
@@ -18,6 +18,8 @@ export interface RanksRequest {
   defaultRanks: number;
   /** Extra environment of every local rank. */
   env?: Record<string, string>;
+  /** This process starts one node's ranks of a world of `worldSize` (the EP tests' --num-processes per node). */
+  node?: NodeOfWorld & { worldSize: number };
 }
 
 /** Splits `--ranks N` / `--ranks=N` (also `--num-processes`, the EP tests' name) out of argv. */
@@ -45,11 +47,13 @@ export function takeRanksOption(argv: string[], names = ['--ranks']): { ranks?: 
  */
 export async function runAsRanks(request: RanksRequest, rankMain: (argv: string[]) => Promise<number>): Promise<number> {
   const { ranks, rest } = takeRanksOption(request.argv, ['--ranks', '--num-processes']);
+  const { node } = request;
   const launched = rankFromEnv().launcher !== 'single';
-  if (launched || ranks === 1 || (ranks === undefined && request.defaultRanks === 1)) return rankMain(rest);
-  const world = ranks ?? request.defaultRanks;
+  if (!node && (launched || ranks === 1 || (ranks === undefined && request.defaultRanks === 1))) return rankMain(rest);
+  const world = node?.worldSize ?? ranks ?? request.defaultRanks;
   const result = await spawnLocalRanks(world, nodeEntryArgv(disaggBenchBin, [request.command, ...rest]), {
     env: request.env,
+    node,
     onLine: (rank, stream, line) => {
       const out = stream === 'stdout' ? process.stdout : process.stderr;
       out.write(rank === 0 && stream === 'stdout' ? `${line}\n` : `[rank ${rank}] ${line}\n`);

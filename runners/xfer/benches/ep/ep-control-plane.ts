@@ -1,13 +1,15 @@
 // The EP control plane: init (engine and buffers sized by the experts per rank), connect,
 // disconnect, reconnect (connect again after a disconnect) and destroy, each after a barrier so
-// every rank starts it together; rank 0 prints the seed's table (avg/min/max across ranks).
+// every rank starts it together, in --warmup + --rounds rounds (the tests' defaults 0 and 1). Rank
+// 0 prints the seed's table as the tests compute it (the first rank's avg/min/max over the
+// measured rounds), then the spread across ranks of each rank's mean.
 import { monoNs } from '../../clock.ts';
 import { XferEngine } from '../../engine.ts';
 import type { MemoryKind } from '../../memory.ts';
 import type { RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
-import { minAvgMax } from '../common/stats.ts';
+import { minAvgMax, type MinAvgMax } from '../common/stats.ts';
 import { controlPlaneTable } from './ep-format.ts';
 import { controlOperations, type ControlOperation, type EpOptions } from './ep-options.ts';
 import { combineMessageBytes, dispatchMessageBytes } from './ep-routing.ts';
@@ -42,11 +44,37 @@ export function operationsToRun(test?: ControlOperation): ControlOperation[] {
 export async function runControlPlane(info: RankInfo, store: Store, o: EpOptions, expertsPerRank: number): Promise<void> {
   const sizes = controlPlaneBufferBytes(o, info.worldSize, expertsPerRank);
   const ops = operationsToRun(o.test);
+  // One list of milliseconds per operation, one entry per measured round (warm-up rounds dropped).
+  const samples = Object.fromEntries(ops.map((op) => [op, [] as number[]])) as Record<ControlOperation, number[]>;
+  for (let round = 0; round < o.cpWarmup + o.rounds; round++) {
+    const times = await controlPlaneRound(info, store, o, sizes, ops, `${expertsPerRank}-${round}`);
+    if (round >= o.cpWarmup) for (const op of ops) samples[op].push(times[op]!);
+  }
+  // The tests' table: the first rank's avg/min/max over the rounds; then every rank's mean, across ranks.
+  const all = await store.allGather(`ep-cp-times-${expertsPerRank}`, samples);
+  if (info.rank !== 0) return;
+  const shown = o.test ? [o.test] : ops;
+  const rows = shown.map((operation) => ({ operation, ms: minAvgMax(samples[operation]) }));
+  // the rounds that actually ran, as counted by their samples
+  console.log(`Warmup: ${o.cpWarmup}, Measure: ${samples[ops[0]].length} rounds (avg/min/max over the rounds, rank 0)`);
+  console.log(controlPlaneTable(expertsPerRank, info.worldSize, rows));
+  console.log(acrossRanksLine(shown.map((operation) => ({ operation, ms: minAvgMax(all.map((s) => minAvgMax(s[operation]).avg)) }))));
+}
+
+/** One round: init, connect, disconnect, reconnect, destroy (or what --test needs), each after a barrier. */
+async function controlPlaneRound(
+  info: RankInfo,
+  store: Store,
+  o: EpOptions,
+  sizes: Record<string, number>,
+  ops: ControlOperation[],
+  tag: string,
+): Promise<Partial<Record<ControlOperation, number>>> {
   const times: Partial<Record<ControlOperation, number>> = {};
   let engine: XferEngine | undefined;
   try {
     for (const op of ops) {
-      await store.barrier(`ep-cp-${op}`);
+      await store.barrier(`ep-cp-${tag}-${op}`);
       if (op === 'init') {
         const t0 = monoNs();
         engine = await XferEngine.create({ backend: o.backend, rank: info, store });
@@ -68,9 +96,10 @@ export async function runControlPlane(info: RankInfo, store: Store, o: EpOptions
     await engine?.destroy().catch(() => {});
     throw err;
   }
-  const all = await store.allGather(`ep-cp-times-${expertsPerRank}`, times);
-  if (info.rank !== 0) return;
-  const shown = o.test ? [o.test] : ops;
-  const rows = shown.map((operation) => ({ operation, ms: minAvgMax(all.map((t) => t[operation] ?? 0)) }));
-  console.log(controlPlaneTable(expertsPerRank, info.worldSize, rows));
+  return times;
+}
+
+/** Each rank's mean over the rounds, then min/avg/max across ranks (not in the tests' table). */
+function acrossRanksLine(rows: { operation: ControlOperation; ms: MinAvgMax }[]): string {
+  return `Across ranks (each rank's mean over the rounds, ms): ${rows.map((r) => `${r.operation} avg=${r.ms.avg.toFixed(2)} min=${r.ms.min.toFixed(2)} max=${r.ms.max.toFixed(2)}`).join('; ')}`;
 }

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { backendNames, type BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { epLayouts, type EpLayoutKind } from './ep-routing.ts';
-import { BenchOptionError, choiceOption, intOption, listOption } from '../common/options.ts';
+import { BenchOptionError, choiceOption, intOption, listOption, numberOption } from '../common/options.ts';
 
 export const epModes = ['dispatch', 'combine', 'e2e'] as const;
 export type EpMode = (typeof epModes)[number];
@@ -17,8 +17,16 @@ export interface EpOptions {
   /** Data-plane modes, run in order; empty when only the control plane runs. */
   modes: EpMode[];
   controlPlane: boolean;
-  /** Control plane: only this operation's row (its prerequisites still run). */
+  /** Control plane: only this operation's row (its prerequisites still run); 'cycle' (the tests' default) = all. */
   test?: ControlOperation;
+  /** Control plane: rounds before the measured ones (the tests' --warmup, default 0). */
+  cpWarmup: number;
+  /** Control plane: measured rounds (the tests' --rounds, default 1); min/avg/max are over them. */
+  rounds: number;
+  /** --timeout: seconds every wait of the store may take (the tests' default 300). */
+  timeoutS?: number;
+  /** Lines rank 0 prints about flags that change nothing here (and why). */
+  notes: string[];
   tokens: number;
   hidden: number;
   /** One data-plane run / control-plane table per value. */
@@ -50,25 +58,42 @@ export function parseEpArgs(argv: string[]): EpOptions {
       mode: { type: 'string' },
       'control-plane': { type: 'boolean', default: false },
       test: { type: 'string' },
-      tokens: { type: 'string', default: '512' },
+      tokens: { type: 'string' },
       hidden: { type: 'string', default: '4096' },
       'experts-per-rank': { type: 'string', default: '8' },
       topk: { type: 'string', default: '2' },
-      warmup: { type: 'string', default: '10' },
-      iters: { type: 'string', default: '100' },
+      warmup: { type: 'string' },
+      iters: { type: 'string' },
+      rounds: { type: 'string' },
+      'num-tokens': { type: 'string' },
+      timeout: { type: 'string' },
       seed: { type: 'string', default: '1' },
       layout: { type: 'string', default: 'packed' },
       backend: { type: 'string' },
       'nvlink-backend': { type: 'string' },
       memory: { type: 'string' },
       'initiated-by': { type: 'string' },
-      // accepted for command-line compatibility with the Python tests; the engine's store is TCP already
+      // the Python tests' metadata exchange and NIC choice (older and current names)
       'use-tcp-store': { type: 'boolean' },
       'skip-nic-discovery': { type: 'boolean' },
+      'use-etcd': { type: 'boolean' },
+      'discover-nics': { type: 'boolean' },
       'test-corrupt-rank': { type: 'string' },
       'test-silent-rank': { type: 'string' },
     },
   });
+  if (v['use-etcd']) {
+    throw new BenchOptionError("--use-etcd: the engine's ranks exchange their metadata through its own TCP store, there is no etcd path to choose; leave it out");
+  }
+  if (v['discover-nics']) {
+    throw new BenchOptionError('--discover-nics: GPU-NIC topology discovery (each GPU paired with its nearest NIC for UCX) is not done here; set UCX_NET_DEVICES per rank instead');
+  }
+  const notes: string[] = [];
+  if (v['use-tcp-store']) notes.push("--use-tcp-store: the engine's store is a TCP store already (nothing to switch)");
+  if (v['skip-nic-discovery']) notes.push('--skip-nic-discovery: the engine does no NIC discovery (UCX picks, as with this flag)');
+  if (v.tokens !== undefined && v['num-tokens'] !== undefined && v.tokens !== v['num-tokens']) {
+    throw new BenchOptionError(`--tokens ${v.tokens} and --num-tokens ${v['num-tokens']} name the same value (the data and control plane tests' names): give one`);
+  }
   const hidden = intOption('hidden', v.hidden);
   if (hidden % 128) throw new BenchOptionError(`--hidden ${hidden} must be a multiple of 128 (one fp32 scale per 128 values)`);
   const controlPlane = v['control-plane'] || v.test !== undefined;
@@ -81,17 +106,26 @@ export function parseEpArgs(argv: string[]): EpOptions {
   if (initiatedBy === 'gpu' && backend !== 'cuda') {
     throw new BenchOptionError(`--initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC); ${backend} is host-posted only`);
   }
-  const iters = intOption('iters', v.iters);
+  const iters = intOption('iters', v.iters ?? '100');
   if (modes.length > 0 && iters < 2) throw new BenchOptionError('--iters must be at least 2: the first sample is dropped');
+  // --warmup: data-plane iterations (default 10) and control-plane rounds (default 0), the two tests' defaults.
+  // With the control plane alone, --iters is its measured rounds (the newer control test's name for --rounds).
+  const cpOnly = modes.length === 0;
+  const rounds = v.rounds !== undefined ? intOption('rounds', v.rounds) : cpOnly && v.iters !== undefined ? intOption('iters', v.iters) : 1;
+  const test = v.test === undefined || v.test === 'cycle' ? undefined : choiceOption('test', v.test, [...controlOperations, 'cycle'] as const);
   return {
     modes,
     controlPlane,
-    test: v.test === undefined ? undefined : choiceOption('test', v.test, controlOperations),
-    tokens: intOption('tokens', v.tokens),
+    test: test as ControlOperation | undefined,
+    cpWarmup: v.warmup === undefined ? 0 : intOption('warmup', v.warmup, 0),
+    rounds,
+    timeoutS: v.timeout === undefined ? undefined : numberOption('timeout', v.timeout, 1),
+    notes,
+    tokens: intOption('tokens', v.tokens ?? v['num-tokens'] ?? '512'),
     hidden,
     expertsPerRank: listOption('experts-per-rank', v['experts-per-rank'], (n, raw) => intOption(n, raw)),
     topk: intOption('topk', v.topk),
-    warmup: intOption('warmup', v.warmup, 0),
+    warmup: intOption('warmup', v.warmup ?? '10', 0),
     iters,
     seed: intOption('seed', v.seed, 0),
     layout: choiceOption('layout', v.layout, epLayouts),

@@ -9,13 +9,14 @@ import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
 import { parseEpArgs, type EpOptions } from './ep-options.ts';
+import { epNodeWorld, type EpNodeWorld } from './ep-nodes.ts';
 
-export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes N] [options]
+export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes P [--world-size NODES --rank NODE --master-addr A --master-port P]] [options]
   --mode dispatch|combine|e2e (or a list: dispatch,combine,e2e; default e2e unless --control-plane)
-  --control-plane  [--test init|connect|disconnect|reconnect|destroy]
+  --control-plane  [--test init|connect|disconnect|reconnect|destroy|cycle] [--warmup 0 --rounds 1] (rounds of the control plane)
   --tokens 512 --hidden 4096 --experts-per-rank 8 (or a list: 8,32) --topk 2 --warmup 10 --iters 100 --seed 1
   --layout packed|per-message (packed: one transfer per peer; per-message: one per (token, expert))
-  --backend shm|ucx|cuda|nccl (or --nvlink-backend ipc|none) --memory host|gpu
+  --backend shm|ucx|cuda|nccl|libfabric (or --nvlink-backend ipc|none) --memory host|gpu
   --initiated-by gpu|host  gpu: one kernel launch per phase, as NIXL EP (cuda only; its default);
                    host: the host-posted emulation (engine transfers, then flag writes; other backends)
   ${ucxFlagsUsage}
@@ -28,10 +29,43 @@ export async function run(argv: string[]): Promise<number> {
     console.log(epUsage);
     return 0;
   }
-  return runAsRanks({ command: 'ep', argv: takeUcxFlags(argv), defaultRanks: 8 }, async (rest) => runEpRank(parseEpArgs(rest)));
+  const { node, rest, ranksAreTasks } = epNodeWorld(takeUcxFlags(argv)); // ucx flags: into the ranks' environment
+  if (ranksAreTasks) return runEpRank(parseEpArgs(rest));
+  if (node) {
+    parseEpArgs(rest); // bad options fail here, once, not in every rank
+    return runEpNode(node, rest);
+  }
+  return runAsRanks({ command: 'ep', argv, defaultRanks: 8 }, async (ranksArgv) => runEpRank(parseEpArgs(ranksArgv)));
+}
+
+/** One node of the EP tests' multi-node form: starts this node's --num-processes ranks of nodes x P. */
+async function runEpNode(node: EpNodeWorld, rest: string[]): Promise<number> {
+  const worldSize = node.nodes * node.ranksPerNode;
+  const firstRank = node.nodeRank * node.ranksPerNode;
+  if (node.nodes > 1) {
+    console.log(
+      [
+        `Multi-node setup (${node.source}):`,
+        `  Nodes (WORLD_SIZE): ${node.nodes}`,
+        `  This node (RANK): ${node.nodeRank} ${node.nodeRank === 0 ? '(master)' : '(worker)'}`,
+        `  Processes per node: ${node.ranksPerNode}`,
+        `  Total ranks: ${worldSize}`,
+        `  Master address: ${node.masterAddr}`,
+      ].join('\n'),
+    );
+  } else {
+    console.log(`Single-node setup: ${node.ranksPerNode} processes`);
+  }
+  const job = `ep-nodes:${node.masterAddr}:${node.masterPort ?? ''}:${node.nodes}x${node.ranksPerNode}`;
+  return runAsRanks(
+    { command: 'ep', argv: rest, defaultRanks: node.ranksPerNode, node: { worldSize, firstRank, ranksPerNode: node.ranksPerNode, host: node.masterAddr, port: node.masterPort, job } },
+    async () => 1, // never: a node always starts its ranks
+  );
 }
 
 export async function runEpRank(o: EpOptions, info: RankInfo = rankFromEnv()): Promise<number> {
+  if (o.timeoutS !== undefined) process.env.XFER_TIMEOUT_S = String(o.timeoutS); // --timeout: every wait of the store
+  if (info.rank === 0) o.notes.forEach((note) => console.log(note));
   const store = await openStore(info);
   try {
     let passed = true;
@@ -42,7 +76,7 @@ export async function runEpRank(o: EpOptions, info: RankInfo = rankFromEnv()): P
     await store.close();
     return passed ? 0 : 1;
   } catch (err) {
-    await store.close(5_000).catch(() => {});
+    await store.closeAfterFailure();
     throw new Error(`rank ${info.rank}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -3,16 +3,13 @@ import { parseArgs } from 'node:util';
 import type { BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
+import { parsePipeMeeting, pipeMeetingOptionSpec, type PipeMeeting } from './pipe-roles.ts';
 
 export const DTYPE_BYTES: Record<string, number> = { bf16: 2, bfloat16: 2, fp16: 2, float16: 2, fp32: 4, float32: 4, fp8: 1, uint8: 1 };
-export const kvpipeBackends = ['shm', 'ucx', 'cuda'] as const;
+export const kvpipeBackends = ['shm', 'ucx', 'cuda', 'libfabric'] as const;
 export const DEFAULT_BUFFER_BYTES = 4 * 1024 ** 3;
 
-export interface KvpipeOptions {
-  /** Set when the two sides are started separately (two terminals): sender = rank 0, receiver = rank 1. */
-  role?: 'sender' | 'receiver';
-  masterAddr: string;
-  masterPort: number;
+export interface KvpipeOptions extends PipeMeeting {
   backend: (typeof kvpipeBackends)[number];
   memory?: MemoryKind;
   /** The receiver's transfer buffer; undefined = 4 GiB, capped to what host memory allows. */
@@ -23,7 +20,10 @@ export interface KvpipeOptions {
   objectShape?: string;
   /** Objects per commit; undefined = as many as the buffer holds. */
   batchSize?: number;
+  /** Pipe v2's --simulate-work: sender 50 ms, receiver 20 ms per 10 objects, inside the timed round. */
   simulateWork: boolean;
+  /** Channel v2's --simulate-workload: the sender sleeps 50 ms after each batch, left out of the timed throughput. */
+  simulateWorkload: boolean;
   /** Multiplies the simulated work (sender 50 ms, receiver 20 ms per 10 objects). */
   workScale: number;
   numRounds: number;
@@ -37,9 +37,7 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
     args: argv,
     strict: true,
     options: {
-      role: { type: 'string' },
-      'master-addr': { type: 'string', default: '127.0.0.1' },
-      'master-port': { type: 'string', default: '29571' },
+      ...pipeMeetingOptionSpec,
       backend: { type: 'string', default: 'shm' },
       memory: { type: 'string' },
       'buffer-size': { type: 'string' },
@@ -62,9 +60,7 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
   const objectBytes = v['obj-size'] !== undefined ? sizeOption('obj-size', v['obj-size']) : shape.reduce((a, b) => a * b, DTYPE_BYTES[dtype]);
   if (objectBytes < 1) throw new BenchOptionError('objects must be at least 1 byte');
   return {
-    role: v.role === undefined ? undefined : choiceOption('role', v.role, ['sender', 'receiver'] as const),
-    masterAddr: v['master-addr'],
-    masterPort: intOption('master-port', v['master-port']),
+    ...parsePipeMeeting(v, 29571),
     backend: choiceOption('backend', v.backend, kvpipeBackends) as BackendName as KvpipeOptions['backend'],
     memory: v.memory === undefined ? undefined : choiceOption('memory', v.memory, ['host', 'gpu'] as const),
     bufferSize: v['buffer-size'] === undefined ? undefined : sizeOption('buffer-size', v['buffer-size']),
@@ -72,7 +68,8 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
     objectBytes,
     objectShape: v['obj-size'] !== undefined ? undefined : `[${shape.join(', ')}] ${dtype}`,
     batchSize: v['batch-size'] === undefined ? undefined : intOption('batch-size', v['batch-size']),
-    simulateWork: v['simulate-work'] || v['simulate-workload'],
+    simulateWork: v['simulate-work'],
+    simulateWorkload: v['simulate-workload'],
     workScale: numberOption('work-scale', v['work-scale']),
     numRounds: intOption('num-rounds', v['num-rounds']),
     testIgnoreCredits: v['test-ignore-credits'],

@@ -2,8 +2,7 @@
 // the sender announces each commit (which objects, where in the ring), the receiver acknowledges
 // each commit once it has copied the objects out (freeing their bytes), and reports verification.
 
-export const SENDER = 0;
-export const RECEIVER = 1;
+export { RECEIVER, SENDER } from './pipe-roles.ts';
 export const REGIONS = { objects: 'kv-objects', ring: 'kv-ring', store: 'kv-store' } as const;
 
 export interface PipeSetup {

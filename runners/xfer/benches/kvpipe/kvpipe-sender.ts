@@ -3,7 +3,9 @@
 // transfer, runs it, then announces it. Per commit: `Transfer completed in T ms, creating the
 // transfer: a ms, transfer time: b ms, wait for receiver: c ms` (T = a + b + c, c being the time
 // the ring was full) and the pure throughput of b; per round the objects sent and the throughput
-// from the round's start until the receiver acknowledged the last object.
+// from the round's start until the receiver acknowledged the last object. --simulate-workload (LMCache
+// channel v2's) sleeps 50 ms after each batch and leaves those sleeps out of the round's time, as
+// channel v2 times only its sends; --simulate-work (pipe v2's) sleeps before each commit, timed.
 import { monoNs, sleep } from '../../clock.ts';
 import type { XferEngine } from '../../engine.ts';
 import type { XferRequest } from '../../backends/types.ts';
@@ -35,6 +37,8 @@ export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptio
     console.log(`Round ${round + 1}/${o.numRounds}: sending ${o.numObjs} objects...`);
     const start = monoNs();
     const outstanding: number[] = [];
+    const batches = Math.ceil(o.numObjs / setup.batchSize);
+    let untimedNs = 0; // --simulate-workload's sleeps
     let commit = 0;
     for (let first = 0; first < o.numObjs; first += setup.batchSize, commit++) {
       const count = Math.min(setup.batchSize, o.numObjs - first);
@@ -74,10 +78,20 @@ export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptio
       const bytes = count * o.objectBytes;
       const seconds = (tDone - tTransfer) / 1e9;
       console.log(`Pure transfer throughput: ${gbps(bytes, seconds).toFixed(4)} GB/s (${gibps(bytes, seconds).toFixed(4)} GiB/s)`);
+      if (o.simulateWorkload) {
+        console.log(`Sent batch ${commit + 1}/${batches} in ${((tDone - tWait) / 1e9).toFixed(6)} seconds`);
+        const t0 = monoNs();
+        await sleep(50 * o.workScale);
+        untimedNs += monoNs() - t0;
+      }
     }
     // Sent = the receiver has every object (acknowledged), none lost.
     for (const c of outstanding) await awaitAck(round, c);
-    const seconds = (monoNs() - start) / 1e9;
+    const wallNs = monoNs() - start;
+    const seconds = (wallNs - untimedNs) / 1e9;
+    if (o.simulateWorkload) {
+      console.log(`Simulated workload: ${batches} x ${50 * o.workScale} ms after the batches, ${(untimedNs / 1e9).toFixed(6)} of the round's ${(wallNs / 1e9).toFixed(6)} seconds, left out of the time below`);
+    }
     const total = o.numObjs * o.objectBytes;
     roundGbps.push(gbps(total, seconds));
     console.log(`Sent ${o.numObjs} objects in ${seconds.toFixed(6)} seconds`);

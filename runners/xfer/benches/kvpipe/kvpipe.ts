@@ -12,14 +12,16 @@ import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { DEFAULT_BUFFER_BYTES, parseKvpipeArgs, type KvpipeOptions } from './kvpipe-options.ts';
 import { RECEIVER, REGIONS, SENDER, keys, type PipeSetup } from './kvpipe-protocol.ts';
+import { pipeStoreOptions, roleRank } from './pipe-roles.ts';
 import { runReceiver } from './kvpipe-receiver.ts';
 import { runSender } from './kvpipe-sender.ts';
 
 export const kvpipeUsage = `usage: disagg-bench kvpipe [--ranks 2 | --role sender|receiver [--master-addr A --master-port P]] [options]
-  --backend shm|ucx|cuda --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
+  --backend shm|ucx|cuda|libfabric --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
   --num-objs 500 --obj-shape 32,2,256,1024 --dtype bf16 (32 MiB) | --obj-size 8M
   --batch-size N (objects per commit; default: as many as the buffer holds) --num-rounds 1
-  --simulate-work (sender 50 ms, receiver 20 ms per 10 objects) --work-scale 1
+  --simulate-work (sender 50 ms, receiver 20 ms per 10 objects, timed) --simulate-workload (sender 50 ms after each batch, not timed)
+  --work-scale 1   --host H --port P (LMCache's: the receiver's address, with --role)
   ${ucxFlagsUsage}
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s, both printed.`;
 
@@ -30,20 +32,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const args = takeUcxFlags(argv);
   const options = parseKvpipeArgs(takeRanksOption(args).rest);
-  if (options.role) return runKvpipeRank(options, roleRank(options));
+  if (options.role) return runKvpipeRank(options, roleRank(options, 'kvpipe'));
   return runAsRanks({ command: 'kvpipe', argv: args, defaultRanks: 2 }, async (rest) => runKvpipeRank(parseKvpipeArgs(rest)));
-}
-
-/** Two separately started processes (the seed's two terminals) meet at --master-addr:--master-port. */
-function roleRank(o: KvpipeOptions): RankInfo {
-  return rankFromEnv({
-    RANK: String(o.role === 'sender' ? SENDER : RECEIVER),
-    WORLD_SIZE: '2',
-    MASTER_ADDR: o.masterAddr,
-    MASTER_PORT: String(o.masterPort),
-    XFER_JOB_ID: `kvpipe:${o.masterAddr}:${o.masterPort}`,
-    XFER_NODE: process.env.XFER_NODE,
-  });
 }
 
 export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromEnv()): Promise<number> {
@@ -70,7 +60,7 @@ export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromE
       const ok = info.rank === SENDER ? await runSender(engine, store, o, setup) : await runReceiver(engine, store, o);
       await engine.disconnect();
       return ok ? 0 : 1;
-    });
+    }, {}, pipeStoreOptions(o, info.rank));
   } catch (err) {
     (err as Error).message = `${role}: ${(err as Error).message}`;
     throw err;

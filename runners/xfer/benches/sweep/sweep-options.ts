@@ -1,6 +1,6 @@
 // `disagg-bench sweep` options: nixlbench's flag names and defaults (gflags style: --name value,
 // --name=value, --flag, --flag=false, --noflag), on the transfer engine's backends.
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backendNames, type BackendName, type XferOp } from '../../backends/types.ts';
 import {
   BenchOptionError,
@@ -11,6 +11,7 @@ import {
   numberOption,
   sizeOption,
 } from '../common/options.ts';
+import { NIXLBENCH_BOOLEANS, explainUnknownFlag, nixlbenchFlagOptions, parseNixlbenchFlags, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
 
 export const segTypes = ['DRAM', 'VRAM'] as const;
 export type SegType = (typeof segTypes)[number];
@@ -23,7 +24,9 @@ export interface ExpectedBandwidth {
 }
 
 export interface SweepOptions {
+  /** The backend; without --backend: shm for DRAM, a GPU backend for VRAM (chosen at run time, sweep-backend.ts). */
   backend: BackendName;
+  backendGiven: boolean;
   initiatorSegType: SegType;
   targetSegType: SegType;
   scheme: Scheme;
@@ -52,55 +55,58 @@ export interface SweepOptions {
   linkBw: number;
   /** Test hook: this rank flips one received byte before checking, so the check's failure path runs. */
   testCorruptRank?: number;
-  /** nixlbench flags accepted for compatibility that the engine does not use (printed as ignored). */
-  ignored: string[];
+  /** nixlbench's memory, lifecycle, progress, device and runtime flags (sweep-nixlbench-flags.ts). */
+  nixlbench: NixlbenchFlags;
 }
 
-const BOOLEANS = ['check_consistency', 'enable_pt', 'recreate_xfer', 'reregister_mem', 'enable_vmm', 'use_hugepages'];
-/** nixlbench flags with no meaning here: accepted so a nixlbench command line runs unchanged. */
-const IGNORED = ['etcd_endpoints', 'benchmark_group', 'runtime_type', 'device_list', 'worker_type', 'progress_threads', 'config_file'];
+const BOOLEANS = ['check_consistency', ...NIXLBENCH_BOOLEANS];
+
+/** The sweep's parseArgs options (the walk of every CLI option reads them too). */
+export const sweepOptionSpec: NonNullable<ParseArgsConfig['options']> = {
+  backend: { type: 'string' },
+  initiator_seg_type: { type: 'string', default: 'DRAM' },
+  target_seg_type: { type: 'string', default: 'DRAM' },
+  scheme: { type: 'string', default: 'pairwise' },
+  op_type: { type: 'string', default: 'WRITE' },
+  check_consistency: { type: 'boolean', default: false },
+  total_buffer_size: { type: 'string', default: String(8 * 1024 ** 3) },
+  start_block_size: { type: 'string', default: String(4 * 1024) },
+  max_block_size: { type: 'string', default: String(64 * 1024 ** 2) },
+  start_batch_size: { type: 'string', default: '1' },
+  max_batch_size: { type: 'string', default: '1' },
+  num_iter: { type: 'string', default: '1000' },
+  warmup_iter: { type: 'string', default: '100' },
+  large_blk_iter_ftr: { type: 'string', default: '16' },
+  num_threads: { type: 'string', default: '1' },
+  pipeline_depth: { type: 'string', default: '1' },
+  num_initiator_dev: { type: 'string' },
+  num_target_dev: { type: 'string' },
+  expect: { type: 'string', multiple: true, default: [] },
+  tolerance: { type: 'string', default: '0.1' },
+  link_bw: { type: 'string', default: '50' },
+  test_corrupt_rank: { type: 'string' },
+  ...nixlbenchFlagOptions,
+};
 
 export function parseSweepArgs(argv: string[]): SweepOptions {
-  const { values } = parseArgs({
-    args: normalizeBooleanFlags(argv, BOOLEANS),
-    strict: true,
-    options: {
-      backend: { type: 'string', default: 'shm' },
-      initiator_seg_type: { type: 'string', default: 'DRAM' },
-      target_seg_type: { type: 'string', default: 'DRAM' },
-      scheme: { type: 'string', default: 'pairwise' },
-      mode: { type: 'string', default: 'SG' },
-      op_type: { type: 'string', default: 'WRITE' },
-      check_consistency: { type: 'boolean', default: false },
-      total_buffer_size: { type: 'string', default: String(8 * 1024 ** 3) },
-      start_block_size: { type: 'string', default: String(4 * 1024) },
-      max_block_size: { type: 'string', default: String(64 * 1024 ** 2) },
-      start_batch_size: { type: 'string', default: '1' },
-      max_batch_size: { type: 'string', default: '1' },
-      num_iter: { type: 'string', default: '1000' },
-      warmup_iter: { type: 'string', default: '100' },
-      large_blk_iter_ftr: { type: 'string', default: '16' },
-      num_threads: { type: 'string', default: '1' },
-      pipeline_depth: { type: 'string', default: '1' },
-      num_initiator_dev: { type: 'string' },
-      num_target_dev: { type: 'string' },
-      expect: { type: 'string', multiple: true, default: [] },
-      tolerance: { type: 'string', default: '0.1' },
-      link_bw: { type: 'string', default: '50' },
-      test_corrupt_rank: { type: 'string' },
-      ...Object.fromEntries(BOOLEANS.filter((b) => b !== 'check_consistency').map((b) => [b, { type: 'boolean' as const }])),
-      ...Object.fromEntries(IGNORED.map((name) => [name, { type: 'string' as const }])),
-    },
-  });
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: normalizeBooleanFlags(argv, BOOLEANS), strict: true, options: sweepOptionSpec }));
+  } catch (err) {
+    throw explainUnknownFlag(err);
+  }
   const v = values as Record<string, string | boolean | string[] | undefined>;
   const str = (name: string) => v[name] as string;
-  if (str('mode').toUpperCase() !== 'SG') {
-    throw new BenchOptionError(`--mode ${str('mode')}: only SG (one device per rank) is supported; run one rank per GPU`);
-  }
+  const backendGiven = v.backend !== undefined;
+  // Without --backend: shm, except that flags only UCX honours select ucx (nixlbench's default backend)
+  const backend = backendGiven ? choiceOption('backend', str('backend'), backendNames) : impliesUcx(v) ? 'ucx' : 'shm';
+  const initiatorSegType = choiceOption('initiator_seg_type', str('initiator_seg_type'), segTypes);
+  const targetSegType = choiceOption('target_seg_type', str('target_seg_type'), segTypes);
   const options: SweepOptions = {
-    backend: choiceOption('backend', str('backend'), backendNames),
-    initiatorSegType: choiceOption('initiator_seg_type', str('initiator_seg_type'), segTypes),
-    targetSegType: choiceOption('target_seg_type', str('target_seg_type'), segTypes),
+    backend,
+    backendGiven,
+    initiatorSegType,
+    targetSegType,
     scheme: choiceOption('scheme', str('scheme'), schemes),
     opTypes: listOption('op_type', str('op_type'), (n, raw) => choiceOption(n, raw, ['READ', 'WRITE'] as const)),
     checkConsistency: v.check_consistency === true,
@@ -120,8 +126,11 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
     tolerance: numberOption('tolerance', str('tolerance')),
     linkBw: numberOption('link_bw', str('link_bw')),
     testCorruptRank: v.test_corrupt_rank === undefined ? undefined : intOption('test_corrupt_rank', str('test_corrupt_rank'), 0),
-    ignored: IGNORED.filter((name) => v[name] !== undefined).map((name) => `--${name}=${str(name)}`),
+    nixlbench: parseNixlbenchFlags(v, backend, backendGiven, [initiatorSegType, targetSegType]),
   };
+  if (backendGiven && backend === 'shm' && (initiatorSegType === 'VRAM' || targetSegType === 'VRAM')) {
+    throw new BenchOptionError('--backend shm moves host memory only; VRAM segments need --backend cuda, nccl or ucx (with a CUDA transport), or no --backend to pick one');
+  }
   if (options.startBlockSize < 1 || options.startBlockSize > options.maxBlockSize) {
     throw new BenchOptionError(`--start_block_size (${options.startBlockSize}) must be between 1 and --max_block_size (${options.maxBlockSize})`);
   }
@@ -129,6 +138,10 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
     throw new BenchOptionError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
   }
   return options;
+}
+
+function impliesUcx(v: Record<string, unknown>): boolean {
+  return v.enable_pt === true || v.reregister_mem === true || (v.device_list !== undefined && v.device_list !== 'all');
 }
 
 /** `67108864:46.48` or `64M:46.48`: block size and expected GB/s. */

@@ -6,7 +6,9 @@
 // Ranks [0, I) are initiators and [I, I+T) targets (nixlbench: rank < num_initiator_dev is an
 // initiator). pairwise: initiator i <-> target I+i; onetomany: the one initiator -> every target;
 // manytoone: every initiator -> the one target; tp: each initiator -> T/I consecutive targets
-// (I <= T) or I/T initiators -> each target (I > T).
+// (I <= T) or I/T initiators -> each target (I > T). MG (--mode MG, several devices per process):
+// two processes, rank 0 the initiator and rank 1 the target, device i of one paired with device
+// i of the other, each device with its own buffer (region sweep-d<i>).
 import type { XferOp, XferRequest } from '../../backends/types.ts';
 import type { Scheme, SweepOptions } from './sweep-options.ts';
 
@@ -17,6 +19,8 @@ export const SWEEP_REGION = 'sweep';
 export interface SweepPair {
   initiator: number;
   target: number;
+  /** MG: the device this pair runs on in both processes (its own region on each side). */
+  device?: number;
   /** Index of this pair among the initiator's pairs / the target's pairs: its area in each buffer. */
   initiatorSlot: number;
   targetSlot: number;
@@ -80,6 +84,30 @@ export function sweepRoles(worldSize: number, scheme: Scheme, numInitiator?: num
   };
   const pairs = links.map(([initiator, t]) => ({ initiator, target: t, initiatorSlot: nextSlot(initiator), targetSlot: nextSlot(t) }));
   return { initiators, targets, pairs };
+}
+
+/** MG roles: 2 processes, pairwise, device i <-> device i (nixlbench's MG mode). */
+export function mgRoles(worldSize: number, scheme: Scheme, numInitiatorDev = 1, numTargetDev = numInitiatorDev): SweepRoles {
+  const fail = (why: string) => {
+    throw new Error(`--mode MG: ${why}`);
+  };
+  if (worldSize !== 2) fail(`one initiator process and one target process drive the devices, so the run has 2 ranks, not ${worldSize}`);
+  if (scheme !== 'pairwise') fail(`only the pairwise scheme pairs devices across the two processes (got ${scheme})`);
+  if (numInitiatorDev !== numTargetDev) fail(`pairwise pairs initiator device i with target device i, so --num_initiator_dev (${numInitiatorDev}) must equal --num_target_dev (${numTargetDev})`);
+  const pairs = Array.from({ length: numInitiatorDev }, (_, device) => ({ initiator: 0, target: 1, device, initiatorSlot: 0, targetSlot: 0 }));
+  return { initiators: 1, targets: 1, pairs };
+}
+
+/** The region a pair's blocks live in on both sides. */
+export function pairRegion(p: Pick<SweepPair, 'device'>): string {
+  return p.device === undefined ? SWEEP_REGION : `${SWEEP_REGION}-d${p.device}`;
+}
+
+/** This rank's regions and their sizes: one for SG, one per device for MG. */
+export function rankRegions(roles: SweepRoles, rank: number, o: SpanOptions): { name: string; device?: number; bytes: number }[] {
+  const mine = pairsOf(roles, rank);
+  if (mine.some((p) => p.device !== undefined)) return mine.map((p) => ({ name: pairRegion(p), device: p.device, bytes: pairSpan(o) }));
+  return [{ name: SWEEP_REGION, bytes: Math.max(1, bufferBytes(roles, rank, o)) }];
 }
 
 /** Pairs this rank takes part in. */
@@ -146,9 +174,9 @@ export function laneRequests(pairs: SweepPair[], me: number, op: XferOp, step: S
       requests.push({
         op,
         peer: p.target,
-        local: SWEEP_REGION,
+        local: pairRegion(p),
         localOffset: blockOffset(p.initiatorSlot, lane, b, step.blockSize, o),
-        remote: SWEEP_REGION,
+        remote: pairRegion(p),
         remoteOffset: blockOffset(p.targetSlot, lane, b, step.blockSize, o),
         length: step.blockSize,
       });
@@ -191,6 +219,9 @@ export function stepDepths(step: SweepStep, o: Pick<SweepOptions, 'numThreads' |
 
 /** A (pair, lane) area of a step on this rank: where data is sent from or lands, for the check. */
 export interface StepArea {
+  region: string;
+  /** Identifies the area's pattern: one per (pair device, lane). */
+  stream: number;
   offset: number;
   length: number;
   /** Data flows from `source` to `destination` (WRITE: initiator -> target; READ: the reverse). */
@@ -207,7 +238,9 @@ export function stepAreas(pairs: SweepPair[], me: number, op: XferOp, step: Swee
     const slot = p.initiator === me ? p.initiatorSlot : p.targetSlot;
     const [source, destination] = op === 'WRITE' ? [p.initiator, p.target] : [p.target, p.initiator];
     for (let lane = 0; lane < o.numThreads; lane++) {
-      areas.push({ offset: blockOffset(slot, lane, 0, step.blockSize, o), length: step.blockSize * step.batchSize * depth, source, destination, lane });
+      const stream = (p.device ?? 0) * o.numThreads + lane;
+      const length = step.blockSize * step.batchSize * depth;
+      areas.push({ region: pairRegion(p), stream, offset: blockOffset(slot, lane, 0, step.blockSize, o), length, source, destination, lane });
     }
   }
   return areas;

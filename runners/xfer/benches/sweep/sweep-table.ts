@@ -29,13 +29,20 @@ export function sweepBanner(o: SweepOptions, op: string, worldSize: number, init
     '*'.repeat(SEPARATOR_WIDTH),
     'NIXLBench Configuration',
     '*'.repeat(SEPARATOR_WIDTH),
-    option('Runtime (--runtime_type=[ETCD,ASIO])', 'disagg-bench store (rank 0, TCP)'),
+    option('Runtime (--runtime_type=[ETCD,ASIO])', runtimeLine(o)),
     option('Worker type (--worker_type=[nixl,nvshmem])', 'disagg-bench transfer engine'),
     option('Backend (--backend=[shm,ucx,cuda,nccl])', o.backend),
+    option('Enable pt (--enable_pt=[0,1])', o.nixlbench.progressThread ? 1 : 0),
+    option('Device list (--device_list=dev1,dev2,...)', o.nixlbench.deviceList?.join(',') ?? 'all'),
+    option('Enable VMM (--enable_vmm=[0,1])', o.nixlbench.vmm ? 1 : 0),
+    option('Recreate xfer each iteration (--recreate_xfer=[0,1])', o.nixlbench.recreateXfer ? 1 : 0),
+    option('Re-register memory each iteration (--reregister_mem=[0,1])', o.nixlbench.reregisterMem ? 1 : 0),
+    option('Pipeline depth (--pipeline_depth=N)', o.pipelineDepth),
+    option('Use hugepages (--use_hugepages=[0,1])', o.nixlbench.hugepages ? 1 : 0),
     option('Initiator seg type (--initiator_seg_type=[DRAM,VRAM])', o.initiatorSegType),
     option('Target seg type (--target_seg_type=[DRAM,VRAM])', o.targetSegType),
     option('Scheme (--scheme=[pairwise,manytoone,onetomany,tp])', o.scheme),
-    option('Mode (--mode=[SG,MG])', 'SG'),
+    option('Mode (--mode=[SG,MG])', o.nixlbench.mode),
     option('Op type (--op_type=[READ,WRITE])', op),
     option('Check consistency (--check_consistency=[0,1])', o.checkConsistency ? 1 : 0),
     option('Total buffer size (--total_buffer_size=N)', o.totalBufferSize),
@@ -49,12 +56,19 @@ export function sweepBanner(o: SweepOptions, op: string, worldSize: number, init
     option('Warmup iter (--warmup_iter=N)', o.warmupIter),
     option('Large block iter factor (--large_blk_iter_ftr=N)', o.largeBlkIterFtr),
     option('Num threads (--num_threads=N)', o.numThreads),
-    option('Pipeline depth (--pipeline_depth=N)', o.pipelineDepth),
     option('Ranks', worldSize),
     '-'.repeat(SEPARATOR_WIDTH),
     '',
   ];
   return lines.join('\n');
+}
+
+/** How the ranks met: nixlbench's runtimes where one was used, else the launcher and the engine's store. */
+function runtimeLine(o: SweepOptions): string {
+  const r = o.nixlbench.runtime;
+  if (r.etcdEndpoints) return `ETCD ${r.etcdEndpoints} (group ${r.benchmarkGroup}), then the disagg-bench store`;
+  if (r.type === 'ASIO') return `ASIO ${r.asioAddress}:${r.asioPort} (the disagg-bench store)`;
+  return 'disagg-bench store (rank 0, TCP)';
 }
 
 /** Pairwise with more than 2 ranks: nixlbench adds the aggregate and network-utilisation columns. */

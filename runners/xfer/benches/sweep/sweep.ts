@@ -11,18 +11,23 @@ import { checkPattern, describeMismatch, fillPattern, poisonPattern, type Patter
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import type { XferOp, XferResult } from '../../backends/types.ts';
-import { runAsRanks } from '../common/rank-launch.ts';
+import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
 import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
+import { runtimeRank } from './sweep-runtime.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
-import { mean, percentile } from '../common/stats.ts';
+import { chooseSweepBackend } from './sweep-backend.ts';
+import { SweepLane } from './sweep-lane.ts';
+import { pipeline } from './sweep-pipeline.ts';
+import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
+import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
 import { adjustIterations, parseSweepArgs, type SweepOptions } from './sweep-options.ts';
 import {
-  SWEEP_REGION,
-  bufferBytes,
   laneRequests,
+  mgRoles,
   pairsOf,
+  rankRegions,
   stepAreas,
   stepDepths,
   sweepRoles,
@@ -34,7 +39,7 @@ import {
 import { hasAggregateColumns, sweepBanner, sweepTableHeader, sweepTableRow, type SweepRow } from './sweep-table.ts';
 
 export const sweepUsage = `usage: disagg-bench sweep [--ranks N] [nixlbench flags]
-  --backend shm|ucx|cuda|nccl  --initiator_seg_type/--target_seg_type DRAM|VRAM
+  --backend shm|ucx|cuda|nccl|libfabric (LIBFABRIC: provider from FI_PROVIDER)  --initiator_seg_type/--target_seg_type DRAM|VRAM
   --scheme pairwise|manytoone|onetomany|tp  --op_type READ|WRITE (or READ,WRITE)
   --start_block_size 4096 --max_block_size 64M --start_batch_size 1 --max_batch_size 1
   --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --pipeline_depth 1 --total_buffer_size 8G
@@ -56,31 +61,46 @@ export async function run(argv: string[]): Promise<number> {
     console.log(sweepUsage);
     return 0;
   }
-  return runAsRanks({ command: 'sweep', argv: takeUcxFlags(argv), defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
+  const args = takeUcxFlags(argv); // into the environment, which every rank inherits
+  // nixlbench's runtimes (ETCD, ASIO): processes started on their own find their ranks
+  const { ranks, rest } = takeRanksOption(args);
+  const runtime = await runtimeRank(parseSweepArgs(rest), rankFromEnv().launcher !== 'single', ranks !== undefined);
+  if (runtime) {
+    try {
+      return await runSweepRank(parseSweepArgs(rest), runtime.info);
+    } finally {
+      await runtime.cleanup();
+    }
+  }
+  return runAsRanks({ command: 'sweep', argv: args, defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
 }
 
 export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv()): Promise<number> {
   const me = info.rank;
-  const warnings = adjustIterations(o);
-  const roles = sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
+  const warnings = [...adjustIterations(o), ...sweepNotes(o)];
+  o.backend = chooseSweepBackend(o, defaultVramProbe());
+  const flags = o.nixlbench;
+  const roles = flags.mode === 'MG' ? mgRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev) : sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
   const isInitiator = me < roles.initiators;
   const kind: MemoryKind = (isInitiator ? o.initiatorSegType : o.targetSegType) === 'VRAM' ? 'gpu' : 'host';
-  const largest = Math.max(...Array.from({ length: info.worldSize }, (_, r) => bufferBytes(roles, r, o)));
+  const bytesOf = (rank: number) => rankRegions(roles, rank, o).reduce((sum, r) => sum + r.bytes, 0);
+  const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bytesOf(r)));
   if (largest > o.totalBufferSize) {
     throw new Error(
-      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers), ` +
+      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers${flags.mode === 'MG' ? ' x its devices' : ''}), ` +
         `more than --total_buffer_size ${o.totalBufferSize}`,
     );
   }
   checkHostFits('the sweep buffer', kind, largest, info.localWorldSize);
 
   return runAsRank(info, o.backend, [kind], async (engine, store) => {
-    engine.allocate(SWEEP_REGION, Math.max(1, bufferBytes(roles, me, o)), kind);
+    const style = { hugepages: flags.hugepages, vmm: flags.vmm };
+    for (const region of rankRegions(roles, me, o)) engine.allocate(region.name, region.bytes, kind, { device: region.device, style });
     await engine.connect();
     const code = await sweepAllOps(engine, store, roles, o, warnings);
     await engine.disconnect();
     return code;
-  });
+  }, sweepEngineOptions(o, roles, info));
 }
 
 async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, o: SweepOptions, warnings: string[]): Promise<number> {
@@ -88,7 +108,6 @@ async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, 
   const world = engine.rank.worldSize;
   const print = (text: string) => me === 0 && console.log(text);
   warnings.forEach(print);
-  if (o.ignored.length > 0) print(`Ignored nixlbench flags (the engine rendezvous through its own store): ${o.ignored.join(' ')}`);
   const aggregate = hasAggregateColumns(o, world);
   const steps = sweepSteps(o);
   const failures: string[] = [];
@@ -154,11 +173,12 @@ async function runStep(
   stepIndex: number,
 ): Promise<(StepResult | undefined)[]> {
   const me = engine.rank.rank;
-  const region = engine.regions.get(SWEEP_REGION)!;
   const pairs = pairsOf(roles, me);
-  const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o, stepDepths(step, o).slots) : [];
-  const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * o.numThreads + a.lane });
-  for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(region, a.offset, a.length, stream(a));
+  const depths = stepDepths(step, o);
+  const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o, depths.slots) : [];
+  const streamsPerStep = o.numThreads * new Set(roles.pairs.map((p) => p.device ?? 0)).size;
+  const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * streamsPerStep + a.stream });
+  for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
   await store.barrier('sweep-step-ready');
 
   const isInitiator = me < roles.initiators;
@@ -167,19 +187,17 @@ async function runStep(
   if (isInitiator || twoSided) {
     const everyone = Array.from({ length: engine.rank.worldSize }, (_, r) => r);
     const participants = twoSided ? everyone : everyone.slice(0, roles.initiators);
-    const depths = stepDepths(step, o);
     if (me === 0) for (const warning of depths.warnings) console.log(warning);
-    const prepUs: number[] = [];
-    const lanes: PipelineSlot[][] = [];
+    // Each lane (thread) has a slot per request in flight, each slot a SweepLane of its own blocks
+    const lanes: SweepLane[][] = [];
     for (let lane = 0; lane < o.numThreads; lane++) {
-      const slots: PipelineSlot[] = [];
+      const laneSlots: SweepLane[] = [];
       for (let slot = 0; slot < depths.slots; slot++) {
-        const t0 = monoNs();
-        const plan = await engine.prepare(isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined);
-        prepUs.push((monoNs() - t0) / 1e3);
-        slots.push({ iterate: () => engine.execute(plan) });
+        const s = new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined, o.nixlbench);
+        await s.prepare();
+        laneSlots.push(s);
       }
-      lanes.push(slots);
+      lanes.push(laneSlots);
     }
     const postUs: number[] = [];
     const txUs: number[] = [];
@@ -188,13 +206,19 @@ async function runStep(
       txUs.push((r.endNs - r.startNs) / 1e3);
     };
     const loop = (n: number, depth: number, onResult?: (r: XferResult) => void) =>
-      Promise.all(lanes.map((slots) => pipeline(slots.slice(0, depth), n, twoSided, onResult)));
+      Promise.all(lanes.map((laneSlots) => pipeline(laneSlots.slice(0, depth), n, twoSided, onResult)));
     await loop(depths.laneWarmup, depths.warmup);
+    // Prep samples: each timed slot's first build, then its rebuilds in the timed loop (not the warm-up's)
+    const timedSlots = lanes.flatMap((laneSlots) => laneSlots.slice(0, depths.timed));
+    const warmPrep = timedSlots.map((slot) => slot.prepUs.length);
     await store.barrier('sweep-go', { ranks: participants });
     const t0 = monoNs();
     await loop(depths.laneIterations, depths.timed, record);
     const seconds = (monoNs() - t0) / 1e9;
+    lanes.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
+    const prepUs = timedSlots.flatMap((slot, i) => [slot.prepUs[0], ...slot.prepUs.slice(warmPrep[i])]);
     if (isInitiator) {
+      // MG: every device pair's blocks count (nixlbench multiplies by num_initiator_dev)
       const peers = pairs.filter((p) => p.initiator === me).length;
       const laneIterations = depths.laneIterations;
       const bytes = step.blockSize * step.batchSize * laneIterations * o.numThreads * peers;
@@ -206,12 +230,13 @@ async function runStep(
   const failures: string[] = [];
   const received = areas.filter((a) => a.destination === me);
   if (o.testCorruptRank === me && received.length > 0) {
+    const region = engine.regions.get(received[0].region)!;
     const at = received[0].offset + (received[0].length >> 1);
     region.write(at, Uint8Array.of(region.read(at, 1)[0] ^ 0x01));
   }
   for (const a of received) {
-    const m = checkPattern(region, a.offset, a.length, stream(a));
-    if (m) failures.push(`rank ${me}: ${describeMismatch(SWEEP_REGION, stream(a), m)}`);
+    const m = checkPattern(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+    if (m) failures.push(`rank ${me}: ${describeMismatch(a.region, stream(a), m)}`);
   }
   // Rank 0 prints its own timing columns; of the others it needs only their bandwidth.
   const shared = me === 0 || !stats ? stats : { ...stats, prepUs: [], postUs: [], txUs: [] };
@@ -219,34 +244,3 @@ async function runStep(
   return all.map((r) => r ?? undefined);
 }
 
-
-/** One pipeline slot of a lane: each iterate() posts its request and settles when it completes. */
-export interface PipelineSlot {
-  iterate(): Promise<XferResult>;
-}
-
-/**
- * `n` requests of one lane with up to `slots.length` in flight (nixlbench's sliding window): each
- * slot is posted again as soon as its request completes. Two-sided backends need every rank to
- * post in the same order, so there a slot waits for the oldest request instead.
- */
-export async function pipeline(slots: PipelineSlot[], n: number, twoSided: boolean, onResult: (r: XferResult) => void = () => {}): Promise<void> {
-  let issued = 0;
-  if (twoSided) {
-    const window: Promise<XferResult>[] = [];
-    for (; issued < n; issued++) {
-      if (window.length === slots.length) onResult(await window.shift()!);
-      window.push(slots[issued % slots.length].iterate());
-    }
-    for (const r of window) onResult(await r);
-    return;
-  }
-  const slot = async (s: PipelineSlot) => {
-    while (issued < n) {
-      issued++;
-      const result = await s.iterate();
-      onResult(result);
-    }
-  };
-  await Promise.all(slots.map(slot));
-}

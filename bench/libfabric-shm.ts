@@ -1,0 +1,95 @@
+// libfabric's shm provider against memcpy at one block size (default 64 KiB), in the same run:
+// rank 0 WRITEs `batch` blocks to rank 1 per execute() (the libfabric backend posts them all
+// without waiting, then reads their completions), for batches of 1 to 256 blocks; the baseline
+// is rank 0 copying the same number of blocks of the same size with memcpy between two of its own
+// buffers, just before each timed execute. Goal (issue 16, item 3): libfabric shm >= 0.5x memcpy
+// at 64 KiB. Prints a table and appends one JSON line to bench/results/libfabric-shm.jsonl.
+//   node --import tsx bench/libfabric-shm.ts [--block 64K] [--batches 1,16,64,256] [--iters 30]
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { monoNs } from '../runners/xfer/clock.ts';
+import { parseSize } from '../runners/xfer/matrix.ts';
+import { libfabric } from '../runners/xfer/native/libfabric.ts';
+import { allocateHost, libc, nodeEntryArgv, openStore, rankFromEnv, spawnLocalRanks, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
+import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { maxOf, median } from './lib/stats.ts';
+
+const here = fileURLToPath(import.meta.url);
+const { values } = parseArgs({
+  options: { block: { type: 'string', default: '64K' }, batches: { type: 'string', default: '1,16,64,256' }, iters: { type: 'string', default: '30' } },
+});
+const block = parseSize(values.block);
+const batches = values.batches.split(',').map(Number);
+const iterations = Number(values.iters);
+const largest = maxOf(batches) * block;
+
+interface Row {
+  batch: number;
+  /** GB/s of each timed iteration: libfabric shm, and memcpy of the same blocks just before. */
+  fabric: number[];
+  memcpy: number[];
+}
+
+async function rankMain(): Promise<void> {
+  const info = rankFromEnv();
+  const store = await openStore(info);
+  const engine = await XferEngine.create({ backend: 'libfabric', rank: info, store, libfabric: { provider: 'shm' } });
+  engine.allocate('buf', largest);
+  await engine.connect();
+  const src = info.rank === 0 ? allocateHost('memcpy-src', largest, info) : undefined;
+  const dst = info.rank === 0 ? allocateHost('memcpy-dst', largest, info) : undefined;
+  const rows: Row[] = [];
+  for (const batch of batches) {
+    const requests: XferRequest[] = Array.from({ length: info.rank === 0 ? batch : 0 }, (_, i) => ({
+      op: 'WRITE', peer: 1, local: 'buf', localOffset: i * block, remote: 'buf', remoteOffset: i * block, length: block,
+    }));
+    const plan = await engine.prepare(requests);
+    const row: Row = { batch, fabric: [], memcpy: [] };
+    for (let i = -2; i < iterations; i++) {
+      await store.barrier('bench-iter');
+      if (info.rank !== 0) continue;
+      const t0 = monoNs();
+      for (let b = 0; b < batch; b++) libc().memcpy(dst!.address + BigInt(b * block), src!.address + BigInt(b * block), block);
+      const copyNs = monoNs() - t0;
+      const result = await engine.execute(plan);
+      if (i < 0) continue; // two warm-up rounds
+      row.memcpy.push((batch * block) / copyNs);
+      row.fabric.push((batch * block) / (result.endNs - result.startNs));
+    }
+    rows.push(row);
+  }
+  await engine.disconnect();
+  await engine.destroy();
+  src?.close();
+  dst?.close();
+  if (info.rank === 0) report(rows);
+  await store.close();
+}
+
+function report(rows: Row[]): void {
+  printTable(
+    `libfabric ${libfabric().version()} shm WRITE vs memcpy, ${values.block} blocks, rank 0 -> rank 1, median of ${iterations}`,
+    ['blocks per execute', 'libfabric GB/s', 'memcpy GB/s', 'ratio'],
+    rows.map((r) => [r.batch, median(r.fabric).toFixed(2), median(r.memcpy).toFixed(2), (median(r.fabric) / median(r.memcpy)).toFixed(2)]),
+  );
+  const best = rows.reduce((a, b) => (median(b.fabric) / median(b.memcpy) > median(a.fabric) / median(a.memcpy) ? b : a));
+  const goals: Goal[] = [{ what: `libfabric shm / memcpy at ${values.block} (best batch, ${best.batch} blocks)`, value: Number((median(best.fabric) / median(best.memcpy)).toFixed(3)), limit: 0.5, atMost: false }];
+  printGoals(goals);
+  appendResult(
+    'libfabric-shm',
+    {
+      libfabric: libfabric().version(),
+      blockBytes: block,
+      iterations,
+      rows: rows.map((r) => ({ batch: r.batch, libfabricGBps: median(r.fabric), memcpyGBps: median(r.memcpy), ratio: median(r.fabric) / median(r.memcpy) })),
+    },
+    goals,
+  );
+}
+
+if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
+  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
+  process.exit(result.ok ? 0 : 1);
+} else {
+  await rankMain();
+}

@@ -1,0 +1,173 @@
+// nixlbench's runtimes for processes started on their own (one terminal per process, no launcher):
+// ETCD (--etcd_endpoints, --benchmark_group): a rank by order of arrival under
+// xferbench/<group>/ (`size`, `rank/<n>`), as nixlbench's etcd runtime registers, and the namespace
+// removed at the end; ASIO (--runtime_type ASIO, --asio_address/--asio_port): two processes, the
+// one that binds the port is rank 0. Then the ranks meet in the engine's store, whose address rank
+// 0 publishes in etcd (ETCD) or answers on the ASIO port (ASIO).
+// Each process is its own node-local world (local rank 0): pick its GPU with CUDA_VISIBLE_DEVICES,
+// as with nixlbench.
+import net from 'node:net';
+import os from 'node:os';
+import { sleep } from '../../clock.ts';
+import { EtcdKv } from '../../etcd-kv.ts';
+import { rankFromEnv, type RankInfo } from '../../rank.ts';
+import { BenchOptionError } from '../common/options.ts';
+import type { SweepOptions } from './sweep-options.ts';
+
+export interface RuntimeRank {
+  info: RankInfo;
+  /** Run after the sweep (ETCD: removes xferbench/<group>/, as nixlbench does). */
+  cleanup(): Promise<void>;
+}
+
+/** Processes nixlbench's runtime expects: num_initiator_dev + num_target_dev in SG (its defaults 1 + 1), 2 in MG. */
+export function runtimeWorldSize(o: Pick<SweepOptions, 'numInitiatorDev' | 'numTargetDev' | 'nixlbench'>): number {
+  return o.nixlbench.mode === 'MG' ? 2 : (o.numInitiatorDev ?? 1) + (o.numTargetDev ?? 1);
+}
+
+/**
+ * The rank of this process when nixlbench's runtime flags say how processes meet; undefined when
+ * none were given. Under a launcher (srun, torchrun, mpirun) or with --ranks they are refused: the
+ * launcher already gives the ranks.
+ */
+export async function runtimeRank(o: SweepOptions, launched: boolean, ranksGiven: boolean, env: NodeJS.ProcessEnv = process.env): Promise<RuntimeRank | undefined> {
+  const r = o.nixlbench.runtime;
+  if (r.given.length === 0) return undefined;
+  const flags = r.given.map((f) => `--${f}`).join(', ');
+  if (launched || ranksGiven) {
+    throw new BenchOptionError(`${flags}: ${launched ? 'the launcher (srun, torchrun or mpirun)' : '--ranks'} already gives the ranks; nixlbench's runtimes are for processes started on their own`);
+  }
+  if (r.type === 'ASIO') return asioRank(o, env);
+  if (!r.etcdEndpoints) {
+    throw new BenchOptionError(`${flags}: nixlbench's ETCD runtime needs --etcd_endpoints here (without it the sweep starts its ranks itself, --ranks N)`);
+  }
+  return etcdRank(o, env);
+}
+
+async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<RuntimeRank> {
+  const { etcdEndpoints, benchmarkGroup } = o.nixlbench.runtime;
+  const kv = new EtcdKv(etcdEndpoints!);
+  const prefix = `xferbench/${benchmarkGroup}/`;
+  const world = runtimeWorldSize(o);
+  console.log(`Connecting to ETCD at ${kv.endpoint}`);
+  let rank = 0;
+  for (;;) {
+    const size = await kv.get(`${prefix}size`);
+    rank = size ? Number(size.value) : 0;
+    if (await kv.putIfUnchanged(`${prefix}size`, size?.modRevision ?? '0', { [`${prefix}size`]: String(rank + 1), [`${prefix}rank/${rank}`]: 'active' })) break;
+  }
+  if (rank >= world) {
+    await kv.deletePrefix(prefix);
+    throw new Error(
+      `Rank ${rank} is greater than or equal to global size ${world} (nixlbench's ETCD runtime: more processes registered under ${prefix} than ` +
+        `num_initiator_dev + num_target_dev, or keys of an earlier run were left there; they are removed now)`,
+    );
+  }
+  console.log(`ETCD Runtime: Registered as rank ${rank} item ${rank + 1} of ${world}`);
+  const registered = (await kv.get(`${prefix}rank/0`))?.modRevision ?? '0';
+  let store: { host: string; port: number; job: string; registered: string };
+  if (rank === 0) {
+    store = { host: reachableAddress(), port: await freePort(), job: `etcd:${kv.endpoint}:${benchmarkGroup}:${registered}`, registered };
+    await kv.put(`${prefix}disagg-store`, JSON.stringify(store));
+  } else {
+    store = await waitForStore(kv, `${prefix}disagg-store`, registered);
+  }
+  const info = rankFromEnv({
+    RANK: String(rank),
+    WORLD_SIZE: String(world),
+    LOCAL_RANK: '0',
+    LOCAL_WORLD_SIZE: '1',
+    MASTER_ADDR: store.host,
+    MASTER_PORT: String(store.port),
+    XFER_JOB_ID: store.job,
+    XFER_NODE: env.XFER_NODE,
+  });
+  return { info, cleanup: () => kv.deletePrefix(prefix) };
+}
+
+/** Rank 0's store address of this run (written after rank 0 registered, so a stale one is skipped). */
+async function waitForStore(kv: EtcdKv, key: string, registered: string): Promise<{ host: string; port: number; job: string; registered: string }> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const value = await kv.get(key);
+    if (value) {
+      const parsed = JSON.parse(value.value) as { host: string; port: number; job: string; registered: string };
+      if (parsed.registered === registered) return parsed;
+    }
+    if (Date.now() > deadline) throw new Error(`rank 0 did not publish its store address under ${key} within 120 s`);
+    await sleep(100);
+  }
+}
+
+async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<RuntimeRank> {
+  const { asioAddress, asioPort } = o.nixlbench.runtime;
+  if (runtimeWorldSize(o) !== 2) {
+    throw new BenchOptionError(`--runtime_type ASIO: nixlbench's ASIO runtime joins exactly 2 processes, not num_initiator_dev + num_target_dev = ${runtimeWorldSize(o)}`);
+  }
+  // The process that binds the ASIO port is rank 0 and keeps it bound for the run, answering the
+  // other process with where its store listens; the other one connects and is rank 1.
+  const store = { port: await freePort(), job: `asio:${asioAddress}:${asioPort}:${process.pid}` };
+  const beacon = await bindBeacon(asioPort, `${JSON.stringify(store)}\n`);
+  let meeting = store;
+  if (!beacon) {
+    console.log('ASIO runtime bind/listen error -- using connect() instead');
+    meeting = await askBeacon(asioAddress, asioPort);
+  }
+  const rank = beacon ? 0 : 1;
+  const info = rankFromEnv({
+    RANK: String(rank),
+    WORLD_SIZE: '2',
+    LOCAL_RANK: '0',
+    LOCAL_WORLD_SIZE: '1',
+    MASTER_ADDR: asioAddress,
+    MASTER_PORT: String(meeting.port),
+    XFER_JOB_ID: meeting.job,
+    XFER_NODE: env.XFER_NODE,
+  });
+  return { info, cleanup: () => new Promise<void>((resolve) => (beacon ? beacon.close(() => resolve()) : resolve())) };
+}
+
+/** Binds `port` exclusively and answers every connection with `line`; undefined when it is taken. */
+function bindBeacon(port: number, line: string): Promise<net.Server | undefined> {
+  return new Promise((resolve) => {
+    const server = net.createServer((socket) => socket.end(line));
+    server.once('error', () => resolve(undefined));
+    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => resolve(server));
+  });
+}
+
+/** Rank 0's store address, from its beacon on the ASIO port (retried while it is not up yet). */
+async function askBeacon(host: string, port: number): Promise<{ port: number; job: string }> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const line = await new Promise<string | undefined>((resolve) => {
+      const socket = net.connect({ host, port });
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk));
+      socket.on('end', () => resolve(data));
+      socket.on('error', () => resolve(undefined));
+    });
+    if (line) return JSON.parse(line) as { port: number; job: string };
+    if (Date.now() > deadline) throw new Error(`ASIO runtime: nothing answered at ${host}:${port} within 120 s (is the other process started?)`);
+    await sleep(100);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '0.0.0.0', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** This host's first non-loopback IPv4 address (peers on other hosts reach the store there), else loopback. */
+function reachableAddress(): string {
+  for (const addresses of Object.values(os.networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}

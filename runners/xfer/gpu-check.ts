@@ -1,0 +1,53 @@
+// `disagg-bench gpu-check --gpus-per-node G --ranks-per-node R [--ranks-may-share-gpu]`: the step a
+// nixl job runs on its node before any rank starts. It refuses, with the reason, a node that has
+// fewer GPUs than the config asks for (gpus_per_node: 2 on a 1-GPU machine ran both ranks on one
+// GPU and reported a copy inside it as a transfer between 2 GPUs), and more ranks than GPUs unless
+// the config allows ranks to share them.
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { cudart } from './native/cudart.ts';
+import { BenchOptionError, intOption } from './benches/common/options.ts';
+
+export interface GpuAsk {
+  gpusPerNode: number;
+  ranksPerNode: number;
+  mayShare: boolean;
+}
+
+/** Why this node cannot run the job as asked, or undefined. `visible`: the GPUs CUDA sees here. */
+export function nodeGpuProblem(ask: GpuAsk, visible: number, node: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const where = `node ${node} has ${visible} GPU(s)${env.CUDA_VISIBLE_DEVICES !== undefined ? ` visible (CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES})` : ''}`;
+  if (ask.gpusPerNode > visible) {
+    return `the config asks for ${ask.gpusPerNode} GPU(s) per node (benchmark.gpus_per_node) but ${where}: refused before any rank starts`;
+  }
+  const gpus = Math.min(visible, ask.gpusPerNode || visible);
+  if (ask.ranksPerNode > gpus && !ask.mayShare) {
+    return `${ask.ranksPerNode} ranks per node would share ${gpus} GPU(s) (${where}); set benchmark.ranks_may_share_gpu: true to allow it`;
+  }
+  return undefined;
+}
+
+export const gpuCheckOptionSpec = {
+  'gpus-per-node': { type: 'string', default: '0' },
+  'ranks-per-node': { type: 'string', default: '1' },
+  'ranks-may-share-gpu': { type: 'boolean', default: false },
+} as const;
+
+export function parseGpuCheckArgs(argv: string[]): GpuAsk {
+  const { values: v } = parseArgs({ args: argv, strict: true, options: gpuCheckOptionSpec });
+  return { gpusPerNode: intOption('gpus-per-node', v['gpus-per-node'], 0), ranksPerNode: intOption('ranks-per-node', v['ranks-per-node']), mayShare: v['ranks-may-share-gpu'] };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const ask = parseGpuCheckArgs(argv);
+  let visible: number;
+  try {
+    visible = cudart().deviceCount();
+  } catch (err) {
+    throw new BenchOptionError(`the config's ranks need GPUs, and CUDA cannot count any on node ${os.hostname()}: ${(err as Error).message}`);
+  }
+  const problem = nodeGpuProblem(ask, visible, os.hostname());
+  if (problem) throw new BenchOptionError(problem);
+  console.log(`GPU check: node ${os.hostname()} has ${visible} GPU(s) for ${ask.ranksPerNode} rank(s)${ask.ranksPerNode > visible ? ' (ranks share GPUs, as the config allows)' : ''}`);
+  return 0;
+}

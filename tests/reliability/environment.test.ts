@@ -1,0 +1,113 @@
+// A user's mistake in the environment: one line naming the variable, its value and what is
+// expected, before anything is submitted; never Vitest's "Unhandled Error" frame with a stack.
+// Every variable of README's Environment table has a case here (the table is read, so a new
+// variable without a case fails this file). End to end: `vitest run --project nixl` as a child.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkRunEnvironment } from '../../framework/suite/env-check.ts';
+import { readSettings } from '../../framework/settings.ts';
+import { repoRoot, removeWorkDirs, runSuite, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
+
+afterAll(removeWorkDirs);
+
+/** The variables of README.md's "### Environment" table. */
+function readmeVariables(): string[] {
+  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('### Environment')).split('\n\n')[1];
+  return table.split('\n').slice(2).flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]));
+}
+
+/** A wrong value and the line it must produce; or why any value is taken as it is. */
+type Case = { bad: string; says: RegExp } | { free: string };
+const cases: Record<string, Case> = {
+  WORK_DIR: { bad: '/nonexistent/work', says: /^WORK_DIR="\/nonexistent\/work": does not exist; expected the folder that holds test_configs\/ and testlist\/$/ },
+  OUTPUT_PATH: { bad: '/proc/version/results', says: /^OUTPUT_PATH=\/proc\/version\/results cannot be written: \/proc\/version is a file, not a folder\./ },
+  SCHEDULER: { bad: 'bogus', says: /^SCHEDULER="bogus": expected slurm or local/ },
+  DISAGG_BATCH_SIZE: { free: 'an invalid value warns and means 5, as in the Python framework (tested below)' },
+  DISAGG_TEST_LIST: { bad: 'testlist/missing.txt', says: /^DISAGG_TEST_LIST="testlist\/missing\.txt" \(.*\) cannot be read \(no such file\); expected a file with one test id per line/ },
+  GPU_TYPE: { free: 'compared with each config\'s supported_gpus; configs for other types are skipped, saying why' },
+  DEBUG_MODE: { bad: 'maybe', says: /^DEBUG_MODE="maybe": expected 1 or 0/ },
+  DEBUG_JOB_ID: { free: 'a job id, whatever the scheduler calls it' },
+  RESUME: { bad: 'please', says: /^RESUME="please": expected 1 or 0/ },
+  DISAGG_QUEUE_ALLOWANCE_SEC: { bad: 'an hour', says: /^DISAGG_QUEUE_ALLOWANCE_SEC="an hour": expected a number of seconds > 0/ },
+  DISAGG_POLL_MAX_SEC: { bad: '-1', says: /^DISAGG_POLL_MAX_SEC="-1": expected a number of seconds > 0/ },
+  DISAGG_PROGRESS: { bad: 'fancy', says: /^DISAGG_PROGRESS="fancy": expected plain or live or off/ },
+  SLURM_PARTITION: { free: 'a value for the configs (sbatch refuses an unknown partition, failing the test with its message)' },
+  SLURM_ACCOUNT: { free: 'a value for the configs' },
+  CONTAINER_IMAGE: { free: 'a value for the configs' },
+  MODEL_DIR: { free: 'a path on the cluster\'s nodes, not necessarily on this machine' },
+  DATASET_DIR: { free: 'a path on the cluster\'s nodes' },
+  SCRIPT_DIR: { free: 'a path on the cluster\'s nodes' },
+  DISAGG_FORCE_ENV: { bad: 'SLURM_PARTITON', says: /^DISAGG_FORCE_ENV="SLURM_PARTITON": SLURM_PARTITON is not a variable that fills config values; expected all, or names among .*SLURM_PARTITION/ },
+};
+
+describe('environment variables', () => {
+  it('README lists exactly the variables that have a case here', () => {
+    expect(readmeVariables().sort()).toEqual(Object.keys(cases).sort());
+  });
+
+  for (const [name, c] of Object.entries(cases)) {
+    if ('free' in c) continue;
+    it(`${name}=${JSON.stringify(c.bad)} is refused with one line naming it`, () => {
+      const error = (() => {
+        try {
+          checkRunEnvironment({ [name]: c.bad });
+        } catch (err) {
+          return err as Error;
+        }
+        return undefined;
+      })();
+      expect(error, `${name} was accepted`).toBeDefined();
+      expect(error!.message.split('\n')).toHaveLength(1);
+      expect(error!.message).toMatch(c.says);
+    });
+  }
+
+  it('names every wrong variable at once, one line each', () => {
+    expect(() => readSettings({ SCHEDULER: 'slurmm', RESUME: 'maybe', DISAGG_POLL_MAX_SEC: '0' })).toThrow(
+      /^RESUME="maybe": .*\nSCHEDULER="slurmm": .*\nDISAGG_POLL_MAX_SEC="0": .*$/,
+    );
+  });
+
+  it('an invalid DISAGG_BATCH_SIZE warns in one line and uses 5 (upstream behaviour); 0 means all at once', () => {
+    expect(checkRunEnvironment({ DISAGG_BATCH_SIZE: 'ten', OUTPUT_PATH: writeWorkDir({}).outputPath })).toMatchObject({
+      settings: { batchSize: 5 },
+      warnings: ['DISAGG_BATCH_SIZE="ten" is not a whole number >= 0 (jobs per batch, 0 = all at once); using 5, as the Python framework does'],
+    });
+    expect(readSettings({ DISAGG_BATCH_SIZE: '0' }).batchSize).toBe(0);
+  });
+});
+
+describe('environment mistakes, end to end', () => {
+  const errorLines = (output: string) => output.split('\n').filter((l) => l.startsWith('disagg-bench: error: '));
+  const noStack = (output: string) => expect(output).not.toMatch(/Unhandled Error|❯|\n\s+at .*:\d+:\d+/);
+
+  it('SCHEDULER=bogus: one line, exit 2, nothing submitted or written', { timeout: 120_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({}, 'env-scheduler-');
+    const run = await runSuite({ workDir, outputPath, scheduler: 'bogus' as 'local', project: 'nixl' });
+    expect(run.exitCode, run.output).toBe(2);
+    expect(errorLines(run.output)).toEqual([
+      'disagg-bench: error: SCHEDULER="bogus": expected slurm or local (the scheduler; unset: slurm when sbatch is on PATH)',
+    ]);
+    noStack(run.output);
+    expect(existsSync(outputPath)).toBe(false);
+  });
+
+  it('several wrong variables: one line each, exit 2', { timeout: 120_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({}, 'env-several-');
+    const run = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { DISAGG_POLL_MAX_SEC: 'soon', RESUME: 'maybe', DISAGG_PROGRESS: 'fancy' } });
+    expect(run.exitCode, run.output).toBe(2);
+    expect(errorLines(run.output).map((l) => l.split('=')[0])).toEqual(['disagg-bench: error: RESUME', 'disagg-bench: error: DISAGG_POLL_MAX_SEC', 'disagg-bench: error: DISAGG_PROGRESS']);
+    noStack(run.output);
+  });
+
+  it('an invalid DISAGG_BATCH_SIZE: one warning line, and the run goes on', { timeout: 120_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({}, 'env-batch-');
+    const run = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { DISAGG_BATCH_SIZE: 'ten' } });
+    expect(run.exitCode, run.output).toBe(0);
+    expect(run.output.split('\n').filter((l) => l.includes('DISAGG_BATCH_SIZE'))).toEqual([
+      'disagg-bench: warning: DISAGG_BATCH_SIZE="ten" is not a whole number >= 0 (jobs per batch, 0 = all at once); using 5, as the Python framework does',
+    ]);
+  });
+});

@@ -1,0 +1,60 @@
+// As upstream, a config whose supported_gpus does not hold the run's GPU type is skipped with the
+// GPU reason whether it is valid or not; its errors stay for `disagg-bench validate` and fail it
+// on a GPU it supports. Upstream's GPU types with their cluster defaults.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { planRun } from '../../framework/select/plan.ts';
+import { readSettings } from '../../framework/settings.ts';
+import { knownGpuTypes } from '../../framework/select/gpu.ts';
+import { baseConfig } from '../fixtures/serving/base-config.ts';
+
+const root = mkdtempSync(path.join(tmpdir(), 'gpu-skip-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function plan(gpuType: string | undefined) {
+  const dir = path.join(root, 'test_configs', 'disagg', 'perf');
+  mkdirSync(dir, { recursive: true });
+  // Invalid (streaming false) and for GB200/H200 only; and one without supported_gpus at all.
+  writeFileSync(path.join(dir, 'invalid_gb200_h200.yaml'), stringify(baseConfig({ metadata: { supported_gpus: ['GB200', 'H200'] }, benchmark: { streaming: false } })));
+  const unnamed = baseConfig();
+  delete (unnamed.metadata as Record<string, unknown>).supported_gpus;
+  writeFileSync(path.join(dir, 'no_supported_gpus.yaml'), stringify(unnamed));
+  const settings = readSettings({ WORK_DIR: root, OUTPUT_PATH: path.join(root, 'out') });
+  const tests = planRun({ settings, gpu: { gpuType, source: gpuType ? 'GPU_TYPE' : 'none' }, env: {} }).tests;
+  return (name: string) => tests.find((t) => t.id === `disagg_perf_${name}`)!;
+}
+
+describe('a config for another GPU type', () => {
+  it('is skipped with the GPU reason, valid or not; its issues are kept', () => {
+    const on = plan('H100');
+    expect(on('invalid_gb200_h200').skipReason).toBe('GPU type H100 is not in supported_gpus [GB200, H200]');
+    expect(on('invalid_gb200_h200').issues.map((i) => i.path)).toEqual(['benchmark.streaming']);
+  });
+
+  it('fails with its errors on a GPU it supports', () => {
+    const on = plan('H200');
+    expect(on('invalid_gb200_h200').skipReason).toBeUndefined();
+    expect(on('invalid_gb200_h200').issues).toHaveLength(1);
+  });
+
+  it('without supported_gpus: upstream\'s default list [GB200, GB300, H100, B200, B300]', () => {
+    expect(plan('B300')('no_supported_gpus')).toMatchObject({ skipReason: undefined, issues: [] });
+    expect(plan('H200')('no_supported_gpus').skipReason).toBe('GPU type H200 is not in supported_gpus [GB200, GB300, H100, B200, B300]');
+  });
+});
+
+describe('GPU types upstream knows', () => {
+  it('gres, --segment and locked clocks as upstream\'s GPU_RESOURCE_CONFIG (none where it has none)', () => {
+    const view = (t: string) => [knownGpuTypes[t].sbatchArgs, knownGpuTypes[t].segment, knownGpuTypes[t].smClockMHz ?? null, knownGpuTypes[t].memClockMHz ?? null];
+    expect(view('GB200')).toEqual([['--gres=gpu:4'], true, 2062, 3996]);
+    expect(view('GB300')).toEqual([[], true, null, null]);
+    expect(view('B200')).toEqual([['--gres=gpu:4'], false, null, null]);
+    expect(view('B300')).toEqual([['--gres=gpu:4'], false, null, null]);
+    expect(view('H100')).toEqual([[], false, null, null]);
+    // H200: upstream's perf-sanity harness knows it; GPU_RESOURCE_CONFIG has no entry (its .get() defaults).
+    expect(view('H200')).toEqual([[], false, null, null]);
+  });
+});

@@ -1,0 +1,96 @@
+// The suite's process mark: the unit project's global setup adds an id of its own to
+// DISAGG_TEST_SUITE_IDS before anything starts, so every process the suite starts inherits it
+// (workers, ranks, stand-in servers, etcd, job processes: sbatch exports the environment; a
+// nested suite adds its own id and keeps ours). At the end, a process whose environment still
+// carries our id outlived the test that started it: the leak check names it, ends it and fails
+// the suite.
+import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+
+export const SUITE_IDS_VARIABLE = 'DISAGG_TEST_SUITE_IDS';
+
+/** Adds a fresh id to DISAGG_TEST_SUITE_IDS of this process (inherited by all it starts); returns it. */
+export function markSuiteProcesses(env: NodeJS.ProcessEnv = process.env): string {
+  const id = `suite-${process.pid}-${randomBytes(4).toString('hex')}`;
+  env[SUITE_IDS_VARIABLE] = [env[SUITE_IDS_VARIABLE], id].filter(Boolean).join(' ');
+  return id;
+}
+
+export interface MarkedProcess {
+  pid: number;
+  /** Its command line, arguments separated by spaces. */
+  command: string;
+}
+
+function parentAndState(pid: string): { ppid: number; state: string } | undefined {
+  try {
+    // "pid (comm) S ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(ppid), state };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Live processes (zombies excluded) whose environment carries `id` in DISAGG_TEST_SUITE_IDS,
+ * except `exclude` and the direct children of this process (Vitest's own workers and helpers:
+ * they end when Vitest closes, after the global teardown).
+ */
+export function markedProcesses(id: string, exclude: ReadonlySet<number> = new Set()): MarkedProcess[] {
+  const found: MarkedProcess[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid || exclude.has(pid)) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
+    } catch {
+      continue; // ended while we looked
+    }
+    const value = environ.split('\0').find((v) => v.startsWith(`${SUITE_IDS_VARIABLE}=`));
+    if (!value || !value.slice(SUITE_IDS_VARIABLE.length + 1).split(' ').includes(id)) continue;
+    const info = parentAndState(entry);
+    if (!info || info.state === 'Z' || info.ppid === process.pid) continue;
+    let command = '';
+    try {
+      command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    } catch {
+      continue;
+    }
+    found.push({ pid, command });
+  }
+  return found;
+}
+
+/**
+ * Waits (up to `graceMs`: processes being stopped by the last hooks take a moment) until no
+ * marked process is left; returns those still alive then, after sending each SIGKILL.
+ */
+export async function collectLeaks(id: string, options: { exclude?: ReadonlySet<number>; graceMs?: number } = {}): Promise<MarkedProcess[]> {
+  const deadline = Date.now() + (options.graceMs ?? 30_000);
+  for (;;) {
+    const left = markedProcesses(id, options.exclude);
+    if (left.length === 0) return [];
+    if (Date.now() >= deadline) {
+      for (const p of left) {
+        try {
+          process.kill(p.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      return left;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The suite's failure message for leaked processes. */
+export function describeLeaks(leaks: MarkedProcess[]): string {
+  const lines = leaks.slice(0, 20).map((p) => `  pid ${p.pid}: ${p.command.length > 200 ? `${p.command.slice(0, 200)}...` : p.command}`);
+  if (leaks.length > 20) lines.push(`  ... and ${leaks.length - 20} more`);
+  return `leak check: ${leaks.length} process(es) started by this test run were still running at its end (now killed); the test that started each must stop it:\n${lines.join('\n')}`;
+}

@@ -1,0 +1,83 @@
+// The unit project's global setup (tests/setup/global-setup.ts) at the end of a run, tested on
+// child runs of a one-test Vitest config that uses it (tests/fixtures/setup/vitest.config.ts):
+// a cluster the run started is stopped, one it found up (or DISAGG_KEEP_SLURM=1) stays, and a
+// process a test leaves running fails the run, named, and is killed. The cluster is a second
+// one, with its own folder and ports (faults-cluster.ts): the shared one is never touched.
+import { execa } from 'execa';
+import { afterAll, describe, expect, it } from 'vitest';
+import { describeCluster } from './cluster.ts';
+import { faultsCluster, faultsClusterScriptEnv } from '../fixtures/reliability/faults-cluster.ts';
+import { repoRoot } from '../fixtures/reliability/suite-run.ts';
+import { markedProcesses } from './leak-check.ts';
+
+const vitestBin = `${repoRoot}/node_modules/vitest/vitest.mjs`;
+
+/** A child `vitest run` of the fixture config, with this environment on top of ours. */
+async function childRun(env: Record<string, string>) {
+  const result = await execa('node', [vitestBin, 'run', '--config', 'tests/fixtures/setup/vitest.config.ts'], {
+    cwd: repoRoot, reject: false, all: true, stdin: 'ignore', timeout: 600_000,
+    env: { NO_COLOR: '1', DISAGG_LEAK_GRACE_MS: '2000', ...env },
+  });
+  return { code: result.exitCode, output: String(result.all) };
+}
+
+/** Processes whose command line holds `word`, zombies excluded. */
+async function processesWith(word: string): Promise<string[]> {
+  const ps = await execa('ps', ['-eo', 'stat=,args=']);
+  return ps.stdout.split('\n').filter((l) => l.includes(word) && !l.trim().startsWith('Z'));
+}
+
+describe('the leak check at the end of a run', () => {
+  it('fails a run whose test left a process running, names the process and kills it', { timeout: 240_000 }, async () => {
+    const word = `leak-check-${process.pid}-${Date.now()}`;
+    const run = await childRun({ DISAGG_NO_SLURM: '1', DISAGG_FIXTURE_LEAK: word });
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(new RegExp(`leak check: 1 process\\(es\\) started by this test run were still running at its end \\(now killed\\)[^]*pid \\d+: sleep-${word} 600`));
+    expect(run.output).toMatch(/1 passed/); // the test itself passed: the check failed the run
+    expect(await processesWith(word)).toEqual([]);
+  });
+
+  it('passes a run that leaves nothing behind', { timeout: 240_000 }, async () => {
+    const run = await childRun({ DISAGG_NO_SLURM: '1' });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).not.toMatch(/leak check/);
+  });
+
+  it('finds no process of a run that has not started any', () => {
+    expect(markedProcesses('suite-that-never-ran')).toEqual([]);
+  });
+});
+
+describeCluster('the cluster at the end of a run (a cluster of its own)', () => {
+  afterAll(async () => {
+    await faultsCluster('down');
+  }, 300_000);
+
+  const isUp = async () => (await faultsCluster('status').then(() => true, () => false));
+  const daemons = async () => (await faultsCluster('pids')).split('\n').filter((l) => /^\d+$/.test(l)).sort();
+
+  it('stops the cluster the run started; keeps it with DISAGG_KEEP_SLURM=1; leaves one it found up running', { timeout: 600_000 }, async () => {
+    const clusterEnv = await faultsClusterScriptEnv();
+    expect(await isUp()).toBe(false);
+
+    const started = await childRun(clusterEnv);
+    expect(started.code, started.output).toBe(0);
+    expect(started.output).toMatch(/fixture: cluster nodes n1 n2 n3/);
+    expect(started.output).toContain('local SLURM cluster stopped (this run started it');
+    expect(await isUp()).toBe(false);
+    expect(await daemons()).toEqual([]);
+
+    const kept = await childRun({ ...clusterEnv, DISAGG_KEEP_SLURM: '1' });
+    expect(kept.code, kept.output).toBe(0);
+    expect(kept.output).not.toContain('local SLURM cluster stopped');
+    expect(await isUp()).toBe(true);
+    const before = await daemons();
+    expect(before.length).toBe(5); // munged, slurmctld, 3 x slurmd
+
+    const foundUp = await childRun(clusterEnv);
+    expect(foundUp.code, foundUp.output).toBe(0);
+    expect(foundUp.output).toMatch(/fixture: cluster nodes n1 n2 n3/);
+    expect(foundUp.output).not.toContain('local SLURM cluster stopped');
+    expect(await daemons()).toEqual(before); // the same daemons, not restarted
+  });
+});

@@ -1,0 +1,192 @@
+// nixlbench's flags beyond the sweep's shape (issue 15 items 6-8): each is honoured as nixlbench
+// means it or refused with one sentence. Engine-level checks run a real one-rank engine (shm, ucx
+// over tcp) in this process and watch what the backend is asked to do.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { XferEngine } from '../../../runners/xfer/engine.ts';
+import { checkPattern, fillPattern, poisonPattern } from '../../../runners/xfer/pattern.ts';
+import { rankFromEnv } from '../../../runners/xfer/rank.ts';
+import { openStore } from '../../../runners/xfer/store.ts';
+import { UcxBackend, type UcxOptions } from '../../../runners/xfer/backends/ucx.ts';
+import { parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
+import { chooseSweepBackend, type VramProbe } from '../../../runners/xfer/benches/sweep/sweep-backend.ts';
+import { SweepLane } from '../../../runners/xfer/benches/sweep/sweep-lane.ts';
+import { laneRequests, mgRoles, rankRegions, stepAreas } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
+import { deviceOfRank, sweepEngineOptions, sweepNotes } from '../../../runners/xfer/benches/sweep/sweep-setup.ts';
+import { sweepRoles } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function single(backend: 'shm' | 'ucx', ucx: UcxOptions = {}) {
+  const info = rankFromEnv({ XFER_JOB_ID: `sweep-flags-${backend}-${process.pid}-${Math.random()}` });
+  const store = await openStore(info, { timeoutMs: 20_000 });
+  cleanup.push(() => store.close(0));
+  const engine = await XferEngine.create({ backend, rank: info, store, ucx: { tls: 'tcp', ...ucx } });
+  cleanup.push(() => engine.destroy());
+  return engine;
+}
+
+describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
+  it('--reregister_mem implies --recreate_xfer with nixlbench message, and is refused where registration costs nothing', () => {
+    const o = parseSweepArgs(['--backend', 'ucx', '--reregister_mem']);
+    expect(o.nixlbench).toMatchObject({ reregisterMem: true, recreateXfer: true });
+    expect(o.nixlbench.notes).toContain('reregister_mem requires per-iteration request creation. Setting recreate_xfer to true.');
+    expect(() => parseSweepArgs(['--backend', 'shm', '--reregister_mem'])).toThrow(/--reregister_mem: the shm backend registers nothing per buffer \(peers map the shared segment\)/);
+    expect(() => parseSweepArgs(['--backend', 'cuda', '--reregister_mem'])).toThrow(/the cuda backend registers nothing per buffer/);
+    // no --backend: nixlbench's default backend (UCX) is what these flags mean
+    expect(parseSweepArgs(['--reregister_mem']).backend).toBe('ucx');
+    expect(parseSweepArgs(['--recreate_xfer']).nixlbench).toMatchObject({ recreateXfer: true, reregisterMem: false });
+  });
+
+  it('a lane rebuilds the transfer every iteration with --recreate_xfer, and registers its blocks each time with --reregister_mem', async () => {
+    const engine = await single('ucx');
+    engine.allocate('a', 64 * 1024);
+    engine.allocate('b', 64 * 1024);
+    await engine.connect();
+    const requests = [0, 1].map((i) => ({ op: 'WRITE' as const, peer: 0, local: 'a', localOffset: i * 4096, remote: 'b', remoteOffset: i * 4096, length: 4096 }));
+    const register = vi.spyOn(engine.backend, 'register');
+    const deregister = vi.spyOn(engine.backend, 'deregister');
+    const prepare = vi.spyOn(engine, 'prepare');
+
+    const plain = new SweepLane(engine, requests, undefined, { recreateXfer: false, reregisterMem: false });
+    await plain.prepare();
+    for (let i = 0; i < 5; i++) await plain.iterate();
+    expect([prepare.mock.calls.length, register.mock.calls.length, plain.prepUs.length]).toEqual([1, 0, 1]);
+
+    prepare.mockClear();
+    const recreate = new SweepLane(engine, requests, undefined, { recreateXfer: true, reregisterMem: false });
+    await recreate.prepare();
+    for (let i = 0; i < 5; i++) await recreate.iterate();
+    expect([prepare.mock.calls.length, register.mock.calls.length, recreate.prepUs.length]).toEqual([5, 0, 5]);
+
+    prepare.mockClear();
+    const reregister = new SweepLane(engine, requests, undefined, { recreateXfer: true, reregisterMem: true });
+    await reregister.prepare();
+    fillPattern(engine.regions.get('a')!, 0, 8192, { sender: 0, receiver: 0, iteration: 7 });
+    poisonPattern(engine.regions.get('b')!, 0, 8192, { sender: 0, receiver: 0, iteration: 7 });
+    for (let i = 0; i < 5; i++) await reregister.iterate();
+    reregister.release();
+    // 5 builds x 2 blocks, each a ucp_mem_map of that block (a view of region 'a'), all released
+    expect(prepare.mock.calls.length).toBe(5);
+    expect(register.mock.calls.map(([r]) => `${r.name} ${r.size}`)).toEqual(Array(5).fill(['a[0,+4096] 4096', 'a[4096,+4096] 4096']).flat());
+    expect(deregister.mock.calls).toHaveLength(10);
+    expect(checkPattern(engine.regions.get('b')!, 0, 8192, { sender: 0, receiver: 0, iteration: 7 })).toBeUndefined();
+  });
+});
+
+describe('item 6: --enable_pt (a progress thread)', () => {
+  it('is honoured on ucx: a thread of its own progresses the worker and the transfer completes verified', async () => {
+    const engine = await single('ucx', { progressThread: true });
+    const src = engine.allocate('src', 1 << 20);
+    const dst = engine.allocate('dst', 1 << 20);
+    await engine.connect();
+    const stream = { sender: 0, receiver: 0, iteration: 3 };
+    fillPattern(src, 0, 1 << 20, stream);
+    poisonPattern(dst, 0, 1 << 20, stream);
+    for (let i = 0; i < 4; i++) await engine.transfer([{ op: 'WRITE', peer: 0, local: 'src', localOffset: 0, remote: 'dst', remoteOffset: 0, length: 1 << 20 }]);
+    expect(checkPattern(dst, 0, 1 << 20, stream)).toBeUndefined();
+    expect((engine.backend as UcxBackend).progressThreadCalls()).toBeGreaterThan(0);
+  });
+
+  it("keeps the per-peer choices: a 'peer' endpoint (without the error callback UCX would run on the thread), UCX-allocated regions", async () => {
+    const engine = await single('ucx', { progressThread: true, errorHandling: 'peer', memory: 'ucx' });
+    const src = engine.allocate('src', 1 << 20);
+    const dst = engine.allocate('dst', 1 << 20);
+    // UCX allocated them: no POSIX shm segment of the engine's behind them
+    expect([src.descriptor(), dst.descriptor()]).toMatchObject([{ shm: '' }, { shm: '' }]);
+    await engine.connect();
+    expect((engine.backend as UcxBackend).endpointModes()).toEqual(new Map([[0, 'peer']]));
+    const stream = { sender: 0, receiver: 0, iteration: 5 };
+    fillPattern(src, 0, 1 << 20, stream);
+    poisonPattern(dst, 0, 1 << 20, stream);
+    const plan = await engine.prepare([{ op: 'WRITE', peer: 0, local: 'src', localOffset: 0, remote: 'dst', remoteOffset: 0, length: 1 << 20 }]);
+    await Promise.all([0, 1, 2, 3].map(() => engine.execute(plan)));
+    expect(checkPattern(dst, 0, 1 << 20, stream)).toBeUndefined();
+    expect((engine.backend as UcxBackend).progressThreadCalls()).toBeGreaterThan(0);
+  });
+
+  it('without it there is no progress thread; elsewhere than ucx it is refused', async () => {
+    const engine = await single('ucx');
+    expect((engine.backend as UcxBackend).progressThreadCalls()).toBeUndefined();
+    expect(parseSweepArgs(['--enable_pt']).backend).toBe('ucx');
+    expect(sweepEngineOptions(parseSweepArgs(['--enable_pt']), sweepRoles(2, 'pairwise'), rankFromEnv({}))).toEqual({ ucx: { progressThread: true } });
+    expect(() => parseSweepArgs(['--enable_pt', '--backend', 'shm'])).toThrow(/--enable_pt: a progress thread drives UCX workers .*the shm backend has none to drive/);
+  });
+});
+
+describe('item 6: the other nixlbench flags are honoured or refused, never dropped', () => {
+  it('--device_list gives each pairwise rank its NIC (UCX_NET_DEVICES), nixlbench indexing, and is refused without UCX', () => {
+    const o = parseSweepArgs(['--device_list', 'mlx5_0,mlx5_1', '--num_initiator_dev', '2', '--num_target_dev', '2']);
+    const roles = sweepRoles(4, 'pairwise', 2, 2);
+    expect([0, 1, 2, 3].map((rank) => deviceOfRank(o.nixlbench.deviceList!, roles, rank, 'SG'))).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_0', 'mlx5_1']);
+    expect(sweepEngineOptions(o, roles, { ...rankFromEnv({}), rank: 3 })).toEqual({ ucx: { netDevices: 'mlx5_1' } });
+    expect(() => deviceOfRank(['mlx5_0'], roles, 0, 'SG')).toThrow(/needs one device per initiator and per target \(2 and 2\), not 1/);
+    expect(() => parseSweepArgs(['--device_list', 'mlx5_0', '--backend', 'shm'])).toThrow(/--device_list names the NICs UCX uses .*the shm backend uses no NIC/);
+  });
+
+  it('refuses what has no counterpart, one sentence each', () => {
+    expect(() => parseSweepArgs(['--worker_type', 'nvshmem'])).toThrow(/--worker_type nvshmem: only nixl/);
+    expect(() => parseSweepArgs(['--progress_threads', '2'])).toThrow(/--progress_threads 2: NIXL's UCX threadpool/);
+    expect(() => parseSweepArgs(['--config_file', 'x.toml'])).toThrow(/TOML config files are not read here/);
+    expect(() => parseSweepArgs(['--prepared_xfer'])).toThrow(/--prepared_xfer is a nixlbench flag the sweep does not take: the engine builds a transfer one way only/);
+    expect(() => parseSweepArgs(['--filepath', '/tmp/x'])).toThrow(/--filepath is a nixlbench flag .*storage backend/);
+    expect(() => parseSweepArgs(['--no_such_flag'])).toThrow(/unknown option --no_such_flag/);
+    // the defaults nixlbench prints are accepted, as they change nothing
+    expect(() => parseSweepArgs(['--worker_type', 'nixl', '--progress_threads', '0', '--device_list', 'all'])).not.toThrow();
+  });
+
+  it('--use_hugepages on ucx: the engine huge pages registered with UCX (announced); with --ucx-memory ucx refused', () => {
+    const o = parseSweepArgs(['--backend', 'ucx', '--use_hugepages']);
+    expect(sweepNotes(o, {})).toContain("--use_hugepages: DRAM buffers are the engine's huge pages, registered with UCX (as NIXL registers nixlbench's), not UCX-allocated memory");
+    expect(() => sweepNotes(o, { XFER_UCX_MEMORY: 'ucx' })).toThrow(/--use_hugepages with --ucx-memory ucx .*leave one out/);
+    expect(sweepNotes(o, { XFER_UCX_MEMORY: 'registered' })).toHaveLength(1);
+  });
+
+  it('announces the flags that allocate nothing in this run (no VRAM for VMM, no DRAM for huge pages)', () => {
+    expect(parseSweepArgs(['--enable_vmm']).nixlbench.notes).toContain('--enable_vmm: no VRAM buffers in this run (both seg types are DRAM), so nothing is allocated through CUDA VMM');
+    const vram = ['--initiator_seg_type', 'VRAM', '--target_seg_type', 'VRAM'];
+    expect(parseSweepArgs(['--use_hugepages', ...vram]).nixlbench.notes[0]).toMatch(/--use_hugepages: no DRAM buffers in this run/);
+  });
+});
+
+describe('item 7: --mode MG (several devices per process)', () => {
+  it('pairs device i of the initiator process with device i of the target, each with its own region', () => {
+    const o = parseSweepArgs(['--mode', 'MG', '--num_initiator_dev', '2', '--num_target_dev', '2', '--max_block_size', '8K']);
+    const roles = mgRoles(2, o.scheme, 2, 2);
+    expect(rankRegions(roles, 0, o).map((r) => [r.name, r.device, r.bytes])).toEqual([
+      ['sweep-d0', 0, 8192],
+      ['sweep-d1', 1, 8192],
+    ]);
+    const step = { blockSize: 4096, batchSize: 1, iterations: 4, warmup: 0 };
+    expect(laneRequests(roles.pairs, 0, 'WRITE', step, 0, o).map((r) => `${r.local}->${r.peer}:${r.remote}`)).toEqual(['sweep-d0->1:sweep-d0', 'sweep-d1->1:sweep-d1']);
+    // every device's area is checked, each with its own pattern stream
+    expect(stepAreas(roles.pairs, 1, 'WRITE', step, o).map((a) => `${a.region}#${a.stream}`)).toEqual(['sweep-d0#0', 'sweep-d1#1']);
+    expect(() => mgRoles(4, 'pairwise', 2, 2)).toThrow(/--mode MG: one initiator process and one target process .* 2 ranks, not 4/);
+    expect(() => mgRoles(2, 'onetomany', 1, 2)).toThrow(/only the pairwise scheme/);
+    expect(() => mgRoles(2, 'pairwise', 2, 1)).toThrow(/must equal --num_target_dev/);
+  });
+});
+
+describe('item 8: --initiator_seg_type VRAM picks a GPU backend', () => {
+  const vram = { backend: 'shm' as const, backendGiven: false, initiatorSegType: 'VRAM' as const, targetSegType: 'VRAM' as const };
+  const probe = (available: string[], ucxCuda = false): VramProbe => ({
+    availability: (name) => (available.includes(name) ? { name, available: true, detail: '' } : { name, available: false, reason: `${name} missing` }),
+    ucxHasCuda: () => ucxCuda,
+  });
+
+  it('cuda first, then ucx with a CUDA transport; with neither, why each is out', () => {
+    expect(chooseSweepBackend(vram, probe(['cuda', 'ucx']))).toBe('cuda');
+    expect(chooseSweepBackend(vram, probe(['ucx'], true))).toBe('ucx');
+    expect(() => chooseSweepBackend(vram, probe(['ucx'], false))).toThrow(
+      'VRAM segments need a backend that moves GPU memory, and none can run here (cuda: cuda missing; ucx: this UCX has no CUDA transport (no libuct_cuda module))',
+    );
+    expect(chooseSweepBackend({ ...vram, initiatorSegType: 'DRAM', targetSegType: 'DRAM' }, probe([]))).toBe('shm');
+    expect(chooseSweepBackend({ ...vram, backend: 'nccl', backendGiven: true }, probe([]))).toBe('nccl');
+  });
+
+  it('an explicit shm with VRAM is refused before anything is allocated', () => {
+    expect(() => parseSweepArgs(['--backend', 'shm', '--initiator_seg_type', 'VRAM'])).toThrow(/--backend shm moves host memory only; VRAM segments need/);
+  });
+});
