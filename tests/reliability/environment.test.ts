@@ -36,6 +36,7 @@ const cases: Record<string, Case> = {
   SLURM_PARTITION: { free: 'a value for the configs (sbatch refuses an unknown partition, failing the test with its message)' },
   SLURM_ACCOUNT: { free: 'a value for the configs' },
   CONTAINER_IMAGE: { free: 'a value for the configs' },
+  CONTAINER_MOUNT: { free: 'a mount list for the configs, as the cluster\'s container runtime takes it' },
   MODEL_DIR: { free: 'a path on the cluster\'s nodes, not necessarily on this machine' },
   DATASET_DIR: { free: 'a path on the cluster\'s nodes' },
   SCRIPT_DIR: { free: 'a path on the cluster\'s nodes' },

@@ -10,8 +10,8 @@ import { parseServingLog } from '../../../framework/metrics/extractors/serving.t
 import { serveBenchMain } from '../../../runners/trtllm/serve-bench/main.ts';
 import { parseServeBenchArgs, ServeBenchUsageError } from '../../../runners/trtllm/serve-bench/options.ts';
 import { generatePrompts } from '../../../runners/trtllm/serve-bench/prompts.ts';
-import { maxOf, minOf } from '../../../runners/xfer/benches/common/stats.ts';
 import { startStandinServer, type StandinServerOptions } from '../../fixtures/standin-openai-server.ts';
+import { maxOf, minOf } from '../../../runners/xfer/benches/common/stats.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
