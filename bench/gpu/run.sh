@@ -119,6 +119,8 @@ inflight() {
   local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency --max_block_size 16M --max_batch_size 4)
   ranks sweep-cuda-depth4 240 2 commands.mjs sweep --backend cuda "${vram[@]}" --pipeline_depth 4
   ranks sweep-nccl-depth4 240 2 commands.mjs sweep --backend nccl "${vram[@]}" --pipeline_depth 4 --num_iter 200 --warmup_iter 32
+  # two-sided slots rebuilt per request (--recreate_xfer): every rank must still post in one order
+  ranks sweep-nccl-depth4-recreate 240 2 commands.mjs sweep --backend nccl "${vram[@]}" --pipeline_depth 4 --recreate_xfer --num_iter 64 --warmup_iter 16
   ranks sweep-cuda-depth1 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
 }
 
