@@ -1,20 +1,18 @@
 // Block-size sweep of the transfer engine on host memory (issue 9 item 3): `disagg-bench sweep`
 // WRITE 4 KiB..64 MiB (doubling) with `shm` and `ucx`, against, in the same run, (a) one libc
 // memcpy of the same size in this process and (b) Debian's `ucx_perftest -t ucp_put_bw` on
-// loopback, with endpoints with error handling (`-e`, the engine's default: same transports) and
-// without (UCX's default choice, shared memory here). 4 KiB latency: the sweep's Avg Lat. and
+// loopback, with endpoints with error handling (`-e`: what NIXL's default leaves, tcp here) and
+// without (UCX's default choice, shared memory here, as the engine's default between ranks of one
+// node: runners/xfer/backends/ucx-options.ts). 4 KiB latency: the sweep's Avg Lat. and
 // `ucx_perftest -t ucp_put_lat`. Goals: shm >= 0.9x memcpy for blocks >= 16 MiB, ucx >= 1.0x
 // ucx_perftest. Prints one table and appends a JSON line to bench/results/engine-host-sweep.jsonl.
 //   node --import tsx bench/engine-host-sweep.ts [--iters 200] [--warmup 20] [--ucx-tls tcp]
-import { execa } from 'execa';
-import net from 'node:net';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { extractNixlbenchMetrics } from '../framework/metrics/extractors/nixlbench.ts';
-import { libc, MAP_ANONYMOUS, MAP_POPULATE, MAP_PRIVATE, PROT_READ, PROT_WRITE } from '../runners/xfer/native/libc.ts';
-import { monoNs } from '../runners/xfer/clock.ts';
-import { appendResult, benchDir, machine, printGoals, printTable, type Goal } from './lib/report.ts';
-import { median, minOf } from './lib/stats.ts';
+import { memcpyGBps } from './lib/memcpy.ts';
+import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
+import { minOf } from './lib/stats.ts';
+import { rowKey, runSweep, type SweepRow } from './lib/sweep-run.ts';
+import { perftest as ucxPerftest, type PerftestFinal } from './lib/ucx-perftest.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,7 +27,6 @@ const MIN_BLOCK = 4096;
 const MAX_BLOCK = 64 * 2 ** 20;
 const LARGE_BLOCK = 16 * 2 ** 20;
 const sizes = Array.from({ length: Math.log2(MAX_BLOCK / MIN_BLOCK) + 1 }, (_, i) => MIN_BLOCK * 2 ** i);
-const repoRoot = path.dirname(benchDir);
 // Same UCX environment for the engine and ucx_perftest; info level makes UCX log the transports
 // each endpoint uses (`ep_cfg[0]: rma(...)`). The sweep sets UCX_MEM_EVENTS=no for ucx: so do we.
 const ucxEnv: Record<string, string> = {
@@ -39,107 +36,22 @@ const ucxEnv: Record<string, string> = {
 };
 const tlsLabel = values['ucx-tls'] ?? process.env.UCX_TLS ?? 'unset (UCX picks)';
 
-/** GB/s (1e9 B/s) of one memcpy of `size` bytes: median over 3 timed loops of ~64 MiB each. */
-function memcpyGBps(size: number): number {
-  const c = libc();
-  const map = (n: number) => c.mmap(n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1);
-  const src = map(size);
-  const dst = map(size);
-  const n = Math.min(4000, Math.max(5, Math.round(2 ** 26 / size)));
-  c.memcpy(dst, src, size); // warm-up
-  const loops = [0, 1, 2].map(() => {
-    const t0 = monoNs();
-    for (let i = 0; i < n; i++) c.memcpy(dst, src, size);
-    return (n * size) / (monoNs() - t0);
-  });
-  c.munmap(src, size);
-  c.munmap(dst, size);
-  return median(loops);
-}
-
-interface SweepRow {
-  gbps: number;
-  avgLatUs: number;
-}
-
-/** One `disagg-bench sweep` WRITE over all sizes, read with the project's nixlbench extractor. */
+/** One `disagg-bench sweep` WRITE over all sizes. */
 async function engineSweep(backend: 'shm' | 'ucx'): Promise<{ rows: Map<number, SweepRow>; transports: string[] }> {
-  const args = ['bin/disagg-bench.js', 'sweep', '--ranks', '2', '--backend', backend, '--op_type', 'WRITE',
-    '--start_block_size', String(MIN_BLOCK), '--max_block_size', String(MAX_BLOCK),
+  const args = ['--backend', backend, '--op_type', 'WRITE', '--start_block_size', String(MIN_BLOCK), '--max_block_size', String(MAX_BLOCK),
     '--num_iter', values.iters!, '--warmup_iter', values.warmup!];
-  const r = await execa('node', args, { cwd: repoRoot, all: true, reject: false, env: backend === 'ucx' ? ucxEnv : {} });
-  if (r.exitCode !== 0) throw new Error(`node ${args.join(' ')}: exit ${r.exitCode}\n${r.all.slice(-2000)}`);
-  const { metrics, problems } = extractNixlbenchMetrics(r.all);
-  if (problems.length > 0) throw new Error(`sweep ${backend}: ${problems.join('; ')}`);
-  const rows = new Map<number, SweepRow>();
-  for (const m of metrics) {
-    const size = Number(m.labels?.block_size);
-    const row = rows.get(size) ?? { gbps: NaN, avgLatUs: NaN };
-    if (m.name === 'BW_GBPS') row.gbps = m.value;
-    if (m.name === 'AVG_LAT_US') row.avgLatUs = m.value;
-    rows.set(size, row);
-  }
-  return { rows, transports: transportsIn(r.all) };
+  const run = await runSweep(args, backend === 'ucx' ? ucxEnv : {});
+  return { rows: new Map(sizes.map((size) => [size, run.rows.get(rowKey(size))!])), transports: run.transports };
 }
 
-/** Distinct `ep_cfg[N]: ...` transport lines UCX logs at info level. */
-function transportsIn(log: string): string[] {
-  return [...new Set([...log.matchAll(/ep_cfg\[\d+\]:\s*(.+)$/gm)].map((m) => m[1].trim()))];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-interface PerftestFinal {
-  iters: number;
-  avgLatUs: number;
-  overallLatUs: number;
-  /** From its `MB/s overall`, which is bytes/s / 2^20 (perftest.c: total_average / (1024.0 * 1024.0)). */
-  gbps: number;
-  transports: string[];
-}
-
-/** One ucx_perftest server + client on loopback; the server is killed after whatever happens. */
-async function perftest(test: 'ucp_put_bw' | 'ucp_put_lat', size: number, iters: number, errorHandling: boolean): Promise<PerftestFinal> {
-  const port = String(await freePort());
-  const common = ['-p', port, ...(errorHandling ? ['-e'] : [])];
-  const server = execa('ucx_perftest', common, { all: true, reject: false, env: ucxEnv });
-  const client = ['127.0.0.1', ...common, '-t', test, '-s', String(size), '-n', String(iters), '-w', String(Math.max(1, iters >> 3))];
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const r = await execa('ucx_perftest', client, { all: true, reject: false, env: ucxEnv, timeout: 120_000 });
-      const final = /^Final:\s+(.+)$/m.exec(r.all);
-      if (r.exitCode === 0 && final) {
-        const f = final[1].trim().split(/\s+/).map(Number);
-        if (f.length !== 8 || f.some(Number.isNaN)) throw new Error(`ucx_perftest ${client.join(' ')}: unexpected Final line: ${final[0]}`);
-        // Final: iters, 50%ile lat, avg lat, overall lat, MB/s avg, MB/s overall, msg/s avg, msg/s overall
-        return { iters: f[0], avgLatUs: f[2], overallLatUs: f[3], gbps: (f[5] * 2 ** 20) / 1e9, transports: transportsIn(r.all) };
-      }
-      // The server may not listen yet: the client then fails to connect; retry for ~3 s.
-      if (attempt >= 30 || server.exitCode !== null) {
-        throw new Error(`ucx_perftest ${client.join(' ')}: exit ${r.exitCode}${final ? '' : ', no Final line'}\n${r.all.slice(-1500)}`);
-      }
-      await new Promise((ok) => setTimeout(ok, 100));
-    }
-  } finally {
-    server.kill('SIGTERM');
-    await server;
-  }
-}
+const perftest = (test: 'ucp_put_bw' | 'ucp_put_lat', size: number, iters: number, errorHandling: boolean) => ucxPerftest(test, size, iters, errorHandling, ucxEnv);
 
 const perftestIters = (size: number) => Math.min(1000, Math.max(3, Math.round((Number(values['perftest-mib']) * 2 ** 20) / size)));
 
 async function main(): Promise<void> {
   const m = machine();
   console.log(`engine host sweep: ${m.nproc} CPUs (${m.cpuModel}), load ${m.load1AtStart} at start, UCX_TLS ${tlsLabel}`);
-  const memcpyBefore = sizes.map(memcpyGBps);
+  const memcpyBefore = sizes.map((size) => memcpyGBps(size));
   const shm = await engineSweep('shm');
   const ucx = await engineSweep('ucx');
   const perftestEh: PerftestFinal[] = [];
@@ -150,7 +62,7 @@ async function main(): Promise<void> {
   }
   const latEh = await perftest('ucp_put_lat', MIN_BLOCK, 1000, true);
   const latDefault = await perftest('ucp_put_lat', MIN_BLOCK, 1000, false);
-  const memcpyAfter = sizes.map(memcpyGBps);
+  const memcpyAfter = sizes.map((size) => memcpyGBps(size));
   // memcpy before and after the engine runs: the better of the two (the machine is shared).
   const memcpy = sizes.map((_, i) => Math.max(memcpyBefore[i], memcpyAfter[i]));
 

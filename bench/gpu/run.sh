@@ -7,6 +7,8 @@
 #   alltoall  all-to-all: CT perftest (cuda: copy engines, staggered, copy kernel) vs NCCL (torch), 2 and 4 GPUs
 #   device    the copy kernel on ONE GPU (2+ ranks sharing it: correctness of every path it drives,
 #             verified) and its benchmark against cudaMemcpyAsync (device-copy.mjs)
+#   inflight  requests in flight: a small cuda copy overtakes a large one; 2-rank sweeps with
+#             --pipeline_depth (cuda, nccl) verified (2 GPUs: NCCL cannot put two ranks on one)
 #   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
 #             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
 #   nixl-tools  issue 15's GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
@@ -112,6 +114,16 @@ device() {
   step device-copy-cached 300 node $D/device-copy.mjs "${share[@]}" --kernel 512/4/cached --out "$R/device-copy.jsonl"
 }
 
+inflight() {
+  step inflight-cuda 60 node $D/inflight.mjs
+  local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --op_type WRITE,READ --check_consistency --max_block_size 16M --max_batch_size 4)
+  ranks sweep-cuda-depth4 240 2 commands.mjs sweep --backend cuda "${vram[@]}" --pipeline_depth 4
+  ranks sweep-nccl-depth4 240 2 commands.mjs sweep --backend nccl "${vram[@]}" --pipeline_depth 4 --num_iter 200 --warmup_iter 32
+  # two-sided slots rebuilt per request (--recreate_xfer): every rank must still post in one order
+  ranks sweep-nccl-depth4-recreate 240 2 commands.mjs sweep --backend nccl "${vram[@]}" --pipeline_depth 4 --recreate_xfer --num_iter 64 --warmup_iter 16
+  ranks sweep-cuda-depth1 240 2 commands.mjs sweep --backend cuda "${vram[@]}"
+}
+
 libfabric() {
   step fi-info-hmem 30 bash -c 'fi_info -t FI_EP_RDM -c FI_HMEM || echo "(no fi_info there)"'
   for p in shm tcp; do
@@ -160,7 +172,7 @@ nixl-tools() {
 }
 
 for part in "$@"; do
-  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric, nixl-tools)"; exit 2; }
+  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric, nixl-tools, inflight)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

@@ -1,6 +1,8 @@
 // Summary statistics for benchmark samples (nearest-rank percentiles: every figure is a sample).
 // minOf/maxOf: the project's loops (never Math.min(...xs), which overflows on long sample arrays).
-export { maxOf, minOf } from '../../runners/xfer/benches/common/stats.ts';
+import { maxOf, minOf } from '../../runners/xfer/benches/common/stats.ts';
+
+export { maxOf, minOf };
 
 function sorted(xs: readonly number[]): number[] {
   if (xs.length === 0) throw new RangeError('no samples');
@@ -26,6 +28,11 @@ export function mean(xs: readonly number[]): number {
 
 export function max(xs: readonly number[]): number {
   return sorted(xs)[xs.length - 1];
+}
+
+/** "median (min-max)" of the samples, each figure written by `format`. */
+export function medianRange(xs: readonly number[], format: (x: number) => string): string {
+  return `${format(median(xs))} (${format(minOf(xs))}-${format(maxOf(xs))})`;
 }
 
 /** p50/p99/max rounded to `digits`, for a JSON line. */

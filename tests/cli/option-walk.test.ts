@@ -31,6 +31,7 @@ const { parseMatgenArgs } = await import('../../runners/xfer/benches/matgen-cli.
 const { parseGpuCheckArgs } = await import('../../runners/xfer/gpu-check.ts');
 const { parseCacheEngineArgs } = await import('../../runners/xfer/benches/cache-engine/cache-engine-options.ts');
 const { takeRanksOption } = await import('../../runners/xfer/benches/common/rank-launch.ts');
+const { takeUcxFlags } = await import('../../runners/xfer/benches/common/ucx-flags.ts');
 const serveBench = await import('../../runners/trtllm/serve-bench/options.ts');
 const nixlTool = await import('../../runners/nixl/cli.ts');
 const { unfinishedJobs } = await import('../../framework/jobs/ledger.ts');
@@ -80,15 +81,31 @@ const meetingProbes: Record<string, Probe> = {
   port: { pre: ['--role', 'sender'], add: ['--port', '5556'] },
 };
 const cfg = ['cfg.yaml'];
+/** The ucx backend's flags, which every bench command takes out before its own parser. */
+const ucxExtra = ['ucx-error-handling', 'ucx_error_handling', 'ucx-memory', 'ucx_memory'];
+const ucxProbes: Record<string, Probe> = {
+  'ucx-error-handling': flag('ucx-error-handling', 'peer'),
+  ucx_error_handling: flag('ucx_error_handling', 'none'),
+  'ucx-memory': flag('ucx-memory', 'registered'),
+  ucx_memory: flag('ucx_memory', 'registered'),
+};
+/** A command's parse after its ucx flags went into an environment of their own (what the ranks inherit). */
+const withUcx = (parse: (argv: string[]) => unknown) => (argv: string[]) => {
+  const env: NodeJS.ProcessEnv = {};
+  const rest = takeUcxFlags(argv, env);
+  return { parsed: parse(rest), env };
+};
 
 const walks: Walk[] = [
   {
     command: 'sweep',
     discover: () => parseSweepArgs(probeFlag),
-    extra: ['ranks'],
-    parse: (argv) => ({ ...parseSweepArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
+    extra: ['ranks', ...ucxExtra],
+    parse: withUcx((argv) => ({ ...parseSweepArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks })),
     probes: {
       ranks: flag('ranks', '4'),
+      ...ucxProbes,
+      pipeline_depth: flag('pipeline_depth', '4'),
       backend: flag('backend', 'ucx'),
       initiator_seg_type: flag('initiator_seg_type', 'VRAM'),
       target_seg_type: flag('target_seg_type', 'VRAM'),
@@ -130,14 +147,15 @@ const walks: Walk[] = [
   {
     command: 'ep',
     discover: () => parseEpArgs(probeFlag),
-    extra: ['ranks', 'num-processes', 'world-size', 'rank', 'master-addr', 'master-port'],
-    parse: (argv) => {
+    extra: ['ranks', 'num-processes', 'world-size', 'rank', 'master-addr', 'master-port', ...ucxExtra],
+    parse: withUcx((argv) => {
       const nodes = epNodeWorld(argv, {});
       const { ranks, rest } = takeRanksOption(nodes.rest);
       return { ...parseEpArgs(rest), ranks, node: nodes.node };
-    },
+    }),
     probes: {
       ranks: flag('ranks', '4'),
+      ...ucxProbes,
       'num-processes': flag('num-processes', '4'),
       'world-size': { pre: ['--num-processes', '2'], add: ['--world-size', '2'] },
       rank: { pre: ['--num-processes', '2', '--world-size', '2', '--master-addr', 'n0'], add: ['--rank', '1'] },
@@ -172,10 +190,11 @@ const walks: Walk[] = [
   {
     command: 'kvpipe',
     discover: () => parseKvpipeArgs(probeFlag),
-    extra: ['ranks'],
-    parse: (argv) => ({ ...parseKvpipeArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
+    extra: ['ranks', ...ucxExtra],
+    parse: withUcx((argv) => ({ ...parseKvpipeArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks })),
     probes: {
       ranks: flag('ranks', '2'),
+      ...ucxProbes,
       ...meetingProbes,
       backend: flag('backend', 'ucx'),
       memory: flag('memory', 'gpu'),
@@ -197,11 +216,12 @@ const walks: Walk[] = [
   {
     command: 'ct-perftest',
     discover: () => parseCtPerftestArgs([...cfg, ...probeFlag]),
-    extra: ['ranks'],
-    parse: (argv) => ({ ...parseCtPerftestArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
+    extra: ['ranks', ...ucxExtra],
+    parse: withUcx((argv) => ({ ...parseCtPerftestArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks })),
     base: cfg,
     probes: {
       ranks: flag('ranks', '4'),
+      ...ucxProbes,
       'verify-buffers': flag('verify-buffers'),
       'json-output-path': flag('json-output-path', 'out.json'),
       backend: flag('backend', 'ucx'),
@@ -214,11 +234,12 @@ const walks: Walk[] = [
   {
     command: 'sequential-ct-perftest',
     discover: () => parseSequentialArgs([...cfg, ...probeFlag]),
-    extra: ['ranks'],
-    parse: (argv) => ({ ...parseSequentialArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
+    extra: ['ranks', ...ucxExtra],
+    parse: withUcx((argv) => ({ ...parseSequentialArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks })),
     base: cfg,
     probes: {
       ranks: flag('ranks', '4'),
+      ...ucxProbes,
       'verify-buffers': flag('verify-buffers'),
       'json-output-path': flag('json-output-path', 'out.json'),
       backend: flag('backend', 'ucx'),
@@ -260,10 +281,11 @@ const walks: Walk[] = [
   {
     command: 'cache-engine',
     discover: () => parseCacheEngineArgs(probeFlag),
-    extra: ['ranks'],
-    parse: (argv) => ({ ...parseCacheEngineArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks }),
+    extra: ['ranks', ...ucxExtra],
+    parse: withUcx((argv) => ({ ...parseCacheEngineArgs(takeRanksOption(argv).rest), ranks: takeRanksOption(argv).ranks })),
     probes: {
       ranks: flag('ranks', '2'),
+      ...ucxProbes,
       ...meetingProbes,
       backend: flag('backend', 'ucx'),
       memory: flag('memory', 'gpu'),

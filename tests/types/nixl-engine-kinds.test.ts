@@ -14,6 +14,8 @@ import { epKind } from '../../framework/types/nixl/kinds/ep.ts';
 import { kvpipeKind } from '../../framework/types/nixl/kinds/kvpipe.ts';
 import { lmcacheKind, nixlbenchKind, nixlEpPerfKind } from '../../framework/types/nixl/kinds/tool.ts';
 import type { Metric } from '../../framework/metrics/metric.ts';
+import { nixlConfig } from '../../framework/types/nixl/common.ts';
+import { renderNixlJobScript } from '../../framework/types/nixl/job-script.ts';
 
 type Json = Record<string, unknown>;
 const root = path.resolve(import.meta.dirname, '../..');
@@ -73,6 +75,29 @@ describe('sweep kind', () => {
       'expected bandwidth: READ block 67108864 B batch 1: 30.000000 GB/s is 35.5% below the expected 46.48 GB/s (tolerance 10.0%)',
       'no WRITE table in sweep.log',
     ]);
+  });
+});
+
+describe('ucx section (the engine\'s ucx backend)', () => {
+  const sweep = { ...example('sweep_ucx_read_write'), ucx: { error_handling: 'peer', memory: 'registered', tls: 'tcp', net_devices: 'lo' } };
+
+  test('reaches every rank as its environment', () => {
+    expect(issues(sweep)).toEqual([]);
+    const script = renderNixlJobScript({ testId: 'nixl_perf_t', config: nixlConfig(sweep), logDir: '/logs/t', packageRoot: root, rank: sweepKind.rankCommand(ctx(sweep)) });
+    for (const line of ["export XFER_UCX_ERROR_HANDLING=peer", "export XFER_UCX_MEMORY=registered", "export UCX_TLS=tcp", "export UCX_NET_DEVICES=lo"]) expect(script).toContain(line);
+  });
+
+  test('is refused where it would be ignored, and names a bad choice', () => {
+    const shm = { ...example('sweep_shm_read_write'), ucx: { error_handling: 'none' } };
+    expect(issues(shm)).toEqual([expect.stringMatching(/ucx: applies to backend ucx only; this config uses shm/)]);
+    expect(issues({ ...sweep, ucx: { error_handling: 'strict' } })[0]).toMatch(/ucx\.error_handling/);
+    const tool = { metadata: { description: 'x' }, benchmark: { kind: 'nixlbench', ranks: 2, backend: 'ucx' }, nixlbench: { path: '/opt/nixl/bin/nixlbench' }, ucx: { error_handling: 'none' } };
+    expect(issues(tool)).toEqual([expect.stringMatching(/ucx: applies to the transfer engine's kinds; nixlbench takes its UCX settings/)]);
+  });
+
+  test('sweep: pipeline_depth reaches the ranks and counts in the buffer size', () => {
+    expect(sweepKind.rankCommand(ctx(with_(sweep, 'sweep', { pipeline_depth: 4 }))).argv).toEqual(expect.arrayContaining(['--pipeline_depth', '4']));
+    expect(issues(with_(sweep, 'sweep', { pipeline_depth: 4, total_buffer_size: '128M' }))).toEqual([expect.stringMatching(/a rank needs 268435456 bytes \(max_block_size x max_batch_size x pipeline_depth/)]);
   });
 });
 

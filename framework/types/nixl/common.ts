@@ -8,6 +8,7 @@ import { jobTimeSeconds } from '../common/job-time.ts';
 import type { MetricsOverride } from '../common/metrics-override.ts';
 import { splitShellWords } from '../common/shell.ts';
 import type { NixlKind } from './kind.ts';
+import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 
 export interface NixlConfig {
@@ -35,6 +36,8 @@ export interface NixlConfig {
     metrics?: MetricsOverride;
   };
   slurm?: { partition?: string; account?: string; job_time?: string; extra_args?: string };
+  /** The engine's ucx backend (ucx-section.ts). */
+  ucx?: UcxSection;
   [section: string]: unknown;
 }
 
@@ -93,6 +96,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
         ['kind', 'ranks', 'backend'],
       ),
       slurm: section({ partition: nonEmpty, account: nonEmpty, job_time: nonEmpty, extra_args: { type: 'string' } }),
+      ucx: ucxSectionSchema,
       ...Object.fromEntries(kindSections.map((k) => [k.section!, k.sectionSchema ?? { type: 'object' }])),
     },
   };
@@ -147,6 +151,7 @@ export function commonRules(config: NixlConfig, kind: NixlKind, allKinds: readon
     out.push(violation(['benchmark', 'cuda_copy'], `chooses how the cuda backend copies; this config's backend is ${benchmark.backend}`));
   }
   if (kind.section && config[kind.section] === undefined) out.push(missingSection(kind));
+  out.push(...ucxSectionRules(config, kind));
   for (const other of allKinds) {
     if (other !== kind && other.section && other.section !== kind.section && config[other.section] !== undefined) {
       out.push(violation([other.section], `belongs to kind ${other.name}; this config is kind ${kind.name}`));

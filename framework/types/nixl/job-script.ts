@@ -8,6 +8,7 @@ import { shellQuote, splitShellWords } from '../common/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from './common.ts';
 import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from './kind.ts';
+import { ucxSectionEnv } from './ucx-section.ts';
 
 export const JOB_SCRIPT = 'job.sh';
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
@@ -48,6 +49,7 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
     ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
     ...(cuda_copy !== undefined ? { XFER_CUDA_COPY: cuda_copy } : {}),
+    ...ucxSectionEnv(config.ucx),
     ...rank.env,
   };
   const lines = [

@@ -5,6 +5,8 @@
 // - kernel: ONE launch of the copy kernel (device-copy/) for the whole plan, the GPU's own
 //   threads reading and writing through the IPC-mapped pointers.
 // Completion is polled with cudaEventQuery between turns of the event loop: waiting never blocks it.
+// Each execute() in flight records its own events, and the copy engines' plans start on the next
+// stream each time, so several complete independently (those on other streams may overtake).
 // Signalled phases (GPU-initiated EP dispatch/combine) are kernel plans that also write flags into
 // peers' memory and wait for theirs, all inside the one launch.
 import { monoNs, pollUntil } from '../clock.ts';
@@ -75,9 +77,10 @@ export class CudaBackend implements Backend {
   readonly nodeLocal = { means: 'CUDA IPC', instead: 'nccl' };
   private readonly cuda: Cudart;
   private readonly streams: bigint[];
+  /** Every event created (destroyed at the end), and those not recording for an execute() now. */
   private readonly events: bigint[] = [];
-  /** Recorded after kernel launches. */
-  private kernelDone?: bigint;
+  private readonly freeEvents: bigint[] = [];
+  private executes = 0;
   private readonly chunkBytes: number;
   private readonly schedule: 'parallel' | 'staggered';
   private readonly copy: CudaCopyPath;
@@ -199,9 +202,8 @@ export class CudaBackend implements Backend {
     await this.disconnect();
     this.copier?.destroy();
     this.copier = undefined;
+    this.freeEvents.length = 0;
     for (const e of this.events.splice(0)) this.cuda.eventDestroy(e);
-    if (this.kernelDone !== undefined) this.cuda.eventDestroy(this.kernelDone);
-    this.kernelDone = undefined;
     for (const s of this.streams.splice(0)) this.cuda.streamDestroy(s);
   }
 
@@ -240,7 +242,7 @@ export class CudaBackend implements Backend {
         done += step;
       } while (done < r.length);
     }
-    while (this.events.length < copies.length) this.events.push(this.cuda.eventCreate());
+    this.reserveEvents(copies.length); // event creation stays out of the timed execute()
     return copies;
   }
 
@@ -259,33 +261,53 @@ export class CudaBackend implements Backend {
     const cuda = this.cuda;
     const timings = resolved.map(() => ({ postNs: 0, doneNs: 0 }));
     const copiesLeft = new Array<number>(resolved.length).fill(0);
+    const events = this.takeEvents(copies.length);
+    // Each execute() starts on the next stream, so a plan posted while another runs does not queue
+    // behind it on the same streams.
+    const first = this.executes++;
+    const stream = (c: CopyEnginePlan['copies'][number]) => this.streams[(c.stream + first) % this.streams.length];
     const startNs = monoNs();
     copies.forEach((c, i) => {
       if (timings[c.request].postNs === 0) timings[c.request].postNs = monoNs();
       copiesLeft[c.request]++;
-      if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, this.streams[c.stream]);
-      cuda.eventRecord(this.events[i], this.streams[c.stream]);
+      if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, stream(c));
+      cuda.eventRecord(events[i], stream(c));
     });
     const postedNs = monoNs();
     let open = copies.map((_, i) => i);
     const done = await pollUntil(() => {
       open = open.filter((i) => {
-        if (!cuda.eventDone(this.events[i])) return true;
+        if (!cuda.eventDone(events[i])) return true;
         const request = copies[i].request;
         if (--copiesLeft[request] === 0) timings[request].doneNs = monoNs();
         return false;
       });
       return open.length === 0;
     }, options.timeoutMs);
+    // An event still recording (timeout) is not reused: a later eventRecord would move it.
     if (!done) throw new TransferError(`cuda: ${open.length} copies not complete after ${options.timeoutMs} ms`, 'cuda');
+    this.freeEvents.push(...events);
     return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: timings };
   }
 
-  /** Records an event after the work queued on a stream and polls it. */
+  private reserveEvents(n: number): void {
+    while (this.freeEvents.length < n) {
+      const e = this.cuda.eventCreate();
+      this.events.push(e);
+      this.freeEvents.push(e);
+    }
+  }
+
+  private takeEvents(n: number): bigint[] {
+    this.reserveEvents(n);
+    return this.freeEvents.splice(this.freeEvents.length - n);
+  }
+
+  /** Records an event of its own after the work queued on a stream and polls it. */
   private async waitStream(stream: number, timeoutMs: number, what: string): Promise<void> {
-    this.kernelDone ??= this.cuda.eventCreate();
-    const event = this.kernelDone;
+    const [event] = this.takeEvents(1);
     this.cuda.eventRecord(event, this.streams[stream]);
     if (!(await pollUntil(() => this.cuda.eventDone(event), timeoutMs))) throw new TransferError(`cuda: ${what} not complete after ${timeoutMs} ms`, 'cuda');
+    this.freeEvents.push(event);
   }
 }

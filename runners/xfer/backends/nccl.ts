@@ -2,7 +2,9 @@
 // send on the initiator and a matching recv on the target (a READ the reverse), so prepare() is
 // collective: every participant learns, through an all-to-all on the store, the requests that
 // target it. NCCL matches the sends and recvs of one pair in posting order, so both sides post a
-// pair's operations sorted by (initiator rank, request index). execute() is collective too.
+// pair's operations sorted by (initiator rank, request index). execute() is collective too: several
+// may be in flight when every rank posts them in the same order; each group goes to the next of a
+// few streams and records its own event, so a group may complete before an earlier one.
 import { monoNs, pollUntil } from '../clock.ts';
 import { TransferError, XferError, describeRanks } from '../errors.ts';
 import type { Region } from '../memory.ts';
@@ -36,15 +38,22 @@ interface NcclPlan extends PreparedPlan {
   peers: number[];
 }
 
+/** Streams that groups in flight rotate over. */
+const NCCL_STREAMS = 4;
+
 export class NcclBackend implements Backend {
   readonly name = 'nccl' as const;
   readonly memoryKinds = ['gpu'] as const;
   readonly twoSided = true;
   private readonly nccl: Nccl;
   private readonly cuda: Cudart;
+  /** Streams the groups of execute() rotate over (the first one also serves connect). */
+  private readonly streams: bigint[];
   private readonly stream: bigint;
-  private readonly event: bigint;
+  private readonly freeEvents: bigint[] = [];
+  private readonly events: bigint[] = [];
   private readonly scratch: bigint;
+  private executes = 0;
   private comm: bigint | null = null;
   private connects = 0;
   private plans = 0;
@@ -53,8 +62,8 @@ export class NcclBackend implements Backend {
     this.nccl = nccl();
     this.cuda = cudart();
     this.cuda.setDevice(ctx.device);
-    this.stream = this.cuda.streamCreate();
-    this.event = this.cuda.eventCreate();
+    this.streams = Array.from({ length: NCCL_STREAMS }, () => this.cuda.streamCreate());
+    this.stream = this.streams[0];
     this.scratch = this.cuda.malloc(2);
   }
 
@@ -128,18 +137,20 @@ export class NcclBackend implements Backend {
     const { ops, peers } = plan as NcclPlan;
     if (this.comm === null) throw new XferError('nccl: not connected');
     this.cuda.setDevice(this.ctx.device);
+    // Every rank counts its execute() calls alike (same plans, same order): same stream per group.
+    const stream = this.streams[this.executes++ % this.streams.length];
     const startNs = monoNs();
     this.nccl.groupStart();
     try {
       for (const o of ops) {
-        if (o.kind === 'send') this.nccl.send(o.address, o.length, o.peer, this.comm, this.stream);
-        else this.nccl.recv(o.address, o.length, o.peer, this.comm, this.stream);
+        if (o.kind === 'send') this.nccl.send(o.address, o.length, o.peer, this.comm, stream);
+        else this.nccl.recv(o.address, o.length, o.peer, this.comm, stream);
       }
     } finally {
       this.nccl.groupEnd();
     }
     const postedNs = monoNs();
-    await this.waitStream(options.timeoutMs, peers, `${ops.length} sends/recvs`);
+    await this.waitStream(options.timeoutMs, peers, `${ops.length} sends/recvs`, stream);
     const endNs = monoNs();
     // NCCL completes a group as a whole: every request ends with it.
     return { startNs, postedNs, endNs, bytes: plan.bytes, requests: plan.requests.map(() => ({ postNs: startNs, doneNs: endNs })) };
@@ -148,17 +159,19 @@ export class NcclBackend implements Backend {
   async destroy(): Promise<void> {
     await this.disconnect();
     this.cuda.free(this.scratch);
-    this.cuda.eventDestroy(this.event);
-    this.cuda.streamDestroy(this.stream);
+    for (const e of this.events.splice(0)) this.cuda.eventDestroy(e);
+    for (const s of this.streams.splice(0)) this.cuda.streamDestroy(s);
   }
 
   /** Polls the stream's completion; a dead peer, an NCCL error or the deadline aborts the communicator. */
-  private async waitStream(timeoutMs: number, peers: number[], what: string): Promise<void> {
-    this.cuda.eventRecord(this.event, this.stream);
+  private async waitStream(timeoutMs: number, peers: number[], what: string, stream = this.stream): Promise<void> {
+    let event = this.freeEvents.pop();
+    if (event === undefined) this.events.push((event = this.cuda.eventCreate()));
+    this.cuda.eventRecord(event, stream);
     let problem = '';
     let dead: number[] = [];
     const done = await pollUntil(() => {
-      if (this.cuda.eventDone(this.event)) return true;
+      if (this.cuda.eventDone(event)) return true;
       dead = peers.filter((p) => this.ctx.store.deadRanks.has(p));
       if (dead.length > 0) problem = `${describeRanks(dead)} died (store connection lost)`;
       try {
@@ -168,7 +181,10 @@ export class NcclBackend implements Backend {
       }
       return problem !== '';
     }, timeoutMs);
-    if (done && !problem) return;
+    if (done && !problem) {
+      this.freeEvents.push(event);
+      return;
+    }
     this.nccl.commAbort(this.comm!);
     this.comm = null;
     throw new TransferError(`nccl: ${what} failed: ${problem || `not complete after ${timeoutMs} ms`}`, 'nccl', dead[0]);

@@ -83,6 +83,11 @@ export interface Backend {
   readonly nodeLocal?: { means: string; instead: string };
   /** Published to peers at connect (e.g. a UCX worker address). */
   localInfo(): unknown;
+  /**
+   * Host memory this backend allocates itself (ucx: UCX-allocated, so same-host peers can map
+   * it); undefined or absent: the engine allocates it (memory.ts). Registered with register() after.
+   */
+  allocateHost?(name: string, size: number, owner: { rank: number; node: string }): Region | undefined;
   /** Makes a region reachable by peers; returns what peers need besides its descriptor. */
   register(region: Region): unknown;
   deregister(region: Region): void;
@@ -90,6 +95,11 @@ export interface Backend {
   disconnect(): Promise<void>;
   /** Resolves addresses once; `participants` matters to two-sided backends only. */
   prepare(requests: readonly XferRequest[], locals: Map<string, Region>, participants: number[]): Promise<PreparedPlan>;
+  /**
+   * Posts the plan's requests and settles when all are complete. It may be called again (same or
+   * another plan) before earlier calls settle: each call is one request in flight (NIXL's posted
+   * transfer request), and completes on its own, in whatever order the transfers finish.
+   */
   execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult>;
   destroy(): Promise<void>;
 }

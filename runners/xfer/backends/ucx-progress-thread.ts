@@ -23,7 +23,7 @@ try {
   for (const name of workerData.libraries) { try { lib = koffi.load(name); break; } catch {} }
   if (!lib) throw new Error('cannot load libucp (' + workerData.libraries.join(', ') + ')');
   const progress = lib.func('unsigned int ucp_worker_progress(void *worker)');
-  const arm = lib.func('int ucp_worker_arm(void *worker)');
+  const arm = lib.func('int8_t ucp_worker_arm(void *worker)'); // ucs_status_t is one byte
   const libc = koffi.load('libc.so.6');
   const pollfd = koffi.struct('xfer_pt_pollfd', { fd: 'int', events: 'short', revents: 'short' });
   const poll = libc.func('poll', 'int', [koffi.inout(koffi.pointer(pollfd)), 'uint64_t', 'int']);

@@ -1,42 +1,32 @@
-// ucx: host memory on any node through libucp (UCX picks tcp, shared memory or RDMA). Regions are
-// registered with ucp_mem_map; peers get their remote keys and this worker's address through the
-// store. WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete
-// at the target when execute() returns.
+// ucx: host memory on any node through libucp. Each endpoint's error-handling mode decides which
+// transports UCX may use (ucx-options.ts: by default shared memory / CMA towards a peer on this
+// node, the network towards other nodes). Host regions are allocated by UCX (or registered with
+// ucp_mem_map); peers get their remote keys and this worker's address through the store.
+// WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete at
+// the target when execute() returns. Several execute() calls may be in flight at once: each polls
+// its own requests, and completes as soon as they are done, whatever the others do.
 import fs from 'node:fs';
 import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
-import type { MemoryKind, Region } from '../memory.ts';
-import { ucp, type Ucp } from '../native/ucp.ts';
+import { hostRegion, type MemoryKind, type Region } from '../memory.ts';
+import { ucp, type Ucp, type UcpErrorMode, type UcpRequest } from '../native/ucp.ts';
 import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
-import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
+import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, RequestTiming, XferRequest, XferResult } from './types.ts';
+import { endpointErrorMode, resolveUcxChoices, type UcxErrorHandling, type UcxMemory, type UcxOptions } from './ucx-options.ts';
 import { UcxProgressDriver } from './ucx-progress.ts';
 import { UcxProgressThread } from './ucx-progress-thread.ts';
 
-export interface UcxOptions {
-  /** UCX_TLS for this context (e.g. 'tcp'); default: the environment's, else UCX's choice. */
-  tls?: string;
-  /** UCX_NET_DEVICES (e.g. 'lo'). */
-  netDevices?: string;
-  /** Any other UCX configuration, names without the UCX_ prefix. */
-  config?: Record<string, string>;
-  /**
-   * 'peer' (default, as NIXL does): endpoints detect peer failure, and a failed peer fails the
-   * transfer with its endpoint error. UCX 1.13 then uses only transports that can detect it (tcp
-   * on one host, RDMA across hosts). 'none': UCX may also pick cma/posix shared memory on one
-   * host (faster there); a dead peer is then caught through the store only.
-   */
-  errorHandling?: 'peer' | 'none';
-  /** A thread of its own progresses the worker (NIXL's progress thread, nixlbench --enable_pt). */
-  progressThread?: boolean;
-}
+export type { UcxOptions } from './ucx-options.ts';
 
 interface UcxPlan extends PreparedPlan {
-  resolved: (ResolvedRequest & { ep: bigint; rkey: bigint })[];
-  endpoints: bigint[];
+  resolved: (ResolvedRequest & { ep: bigint; epIndex: number; rkey: bigint })[];
+  /** The plan's endpoints, each flushed once per execute(). */
+  endpoints: { ep: bigint; peer: number }[];
 }
 
 interface Peer {
   ep: bigint;
+  mode: UcpErrorMode;
   rkeys: Map<string, bigint>;
   regions: Map<string, RemoteRegion>;
   failure?: string;
@@ -53,24 +43,52 @@ export class UcxBackend implements Backend {
   private readonly worker: bigint;
   private readonly driver: UcxProgressDriver | UcxProgressThread;
   private readonly memhs = new Map<Region, bigint>();
+  /** Regions UCX allocated (memory 'ucx'), with their memory handles. */
+  private readonly allocated = new Map<Region, bigint>();
   private readonly peers = new Map<number, Peer>();
-  private readonly peerErrorHandling: boolean;
+  readonly errorHandling: UcxErrorHandling;
+  readonly memory: UcxMemory;
+  /** NIXL's UCX defaults this UCX does not know (skipped, as NIXL skips them). */
+  readonly skippedDefaults: string[];
+  /** A progress thread progresses the worker (nixlbench --enable_pt), not the rank's thread. */
+  private readonly progressThread: boolean;
 
   constructor(
     private readonly ctx: BackendContext,
     options: UcxOptions = {},
   ) {
+    ({ errorHandling: this.errorHandling, memory: this.memory } = resolveUcxChoices(options));
     this.ucp = ucp();
     const config: Record<string, string> = { ...options.config };
     if (options.tls) config.TLS = options.tls;
     if (options.netDevices) config.NET_DEVICES = options.netDevices;
-    this.context = this.ucp.init(config);
-    this.worker = this.ucp.workerCreate(this.context, options.progressThread ? 'multi' : 'single');
+    ({ context: this.context, skippedDefaults: this.skippedDefaults } = this.ucp.init(config));
+    this.progressThread = options.progressThread ?? false;
+    this.worker = this.ucp.workerCreate(this.context, this.progressThread ? 'multi' : 'single');
     const eventFd = this.ucp.workerEventFd(this.worker);
-    this.driver = options.progressThread ? new UcxProgressThread(this.worker, eventFd) : new UcxProgressDriver(this.ucp, this.worker, eventFd);
+    this.driver = this.progressThread ? new UcxProgressThread(this.worker, eventFd) : new UcxProgressDriver(this.ucp, this.worker, eventFd);
     this.driver.start();
     this.memoryKinds = ucxHasCudaSupport() ? ['host', 'gpu'] : ['host'];
-    this.peerErrorHandling = (options.errorHandling ?? 'peer') === 'peer';
+  }
+
+  /** The error-handling mode of each connected peer's endpoint. */
+  endpointModes(): Map<number, UcpErrorMode> {
+    return new Map([...this.peers].map(([rank, p]) => [rank, p.mode]));
+  }
+
+  /** With memory 'ucx': host memory that UCX allocates and registers; else the engine allocates. */
+  allocateHost(name: string, size: number, owner: { rank: number; node: string }): Region | undefined {
+    if (this.memory !== 'ucx') return undefined;
+    const { memh, address } = this.ucp.memAllocate(this.context, Math.max(size, 1));
+    const region = hostRegion(name, address, size, { shm: '', owner }, () => {
+      // destroy() may have unmapped it already
+      if (this.allocated.delete(region)) this.ucp.memUnmap(this.context, memh);
+    });
+    this.allocated.set(region, memh);
+    // Touch every page now, as the engine's own allocations do (MAP_POPULATE): UCX's shared-memory
+    // allocation faults pages in at first use, which would land in the first timed transfer.
+    region.fill(0);
+    return region;
   }
 
   /** With a progress thread: its progress calls that found work; undefined without one. */
@@ -86,7 +104,7 @@ export class UcxBackend implements Backend {
     if (!this.memoryKinds.includes(region.kind)) {
       throw new XferError(`ucx: region '${region.name}' is ${region.kind} memory, and this UCX (${this.ucp.versionString()}) has no CUDA transport`);
     }
-    const memh = this.ucp.memMap(this.context, region.address, Math.max(region.size, 1));
+    const memh = this.allocated.get(region) ?? this.ucp.memMap(this.context, region.address, Math.max(region.size, 1));
     this.memhs.set(region, memh);
     return { rkey: this.ucp.rkeyPack(this.context, memh) };
   }
@@ -95,14 +113,21 @@ export class UcxBackend implements Backend {
     const memh = this.memhs.get(region);
     if (memh === undefined) return;
     this.memhs.delete(region);
-    this.ucp.memUnmap(this.context, memh);
+    if (!this.allocated.has(region)) this.ucp.memUnmap(this.context, memh); // UCX's own: unmapped by close()
   }
 
   async connect(peers: PeerView[]): Promise<void> {
     for (const view of peers) {
       const { address } = view.info as { address: Buffer };
-      const peer: Peer = { ep: 0n, rkeys: new Map(), regions: new Map() };
-      peer.ep = this.ucp.epCreate(this.worker, address, this.peerErrorHandling ? (status) => (peer.failure = status) : undefined);
+      const mode = endpointErrorMode(this.errorHandling, view.node === this.ctx.node);
+      const peer: Peer = { ep: 0n, mode, rkeys: new Map(), regions: new Map() };
+      // A progress thread would run the error handler on its own thread while holding the worker's
+      // lock, and koffi runs a JS callback only on the rank's thread: that thread could then block
+      // on the same lock (any put/get/flush), a deadlock. With a progress thread the endpoint keeps
+      // its mode (its transports) without a handler; a failed peer still fails its requests and is
+      // named through the store.
+      const onError = this.progressThread ? undefined : (status: string) => (peer.failure = status);
+      peer.ep = this.ucp.epCreate(this.worker, address, mode, onError);
       for (const [name, { descriptor, extras }] of view.regions) {
         peer.rkeys.set(name, this.ucp.rkeyUnpack(peer.ep, (extras as { rkey: Buffer }).rkey));
         peer.regions.set(name, { address: BigInt(descriptor.address), size: descriptor.size });
@@ -116,7 +141,7 @@ export class UcxBackend implements Backend {
     for (const [rank, peer] of this.peers) {
       for (const rkey of peer.rkeys.values()) this.ucp.rkeyDestroy(rkey);
       // Forced close needs peer error handling (UCX's rule); otherwise the close flushes.
-      const request = this.ucp.epClose(peer.ep, this.peerErrorHandling && peer.failure !== undefined);
+      const request = this.ucp.epClose(peer.ep, peer.mode === 'peer' && peer.failure !== undefined);
       if (request !== null) closing.push({ rank, request });
     }
     this.peers.clear();
@@ -132,70 +157,106 @@ export class UcxBackend implements Backend {
 
   async prepare(requests: readonly XferRequest[], locals: Map<string, Region>): Promise<UcxPlan> {
     const regions = new Map([...this.peers].map(([rank, p]) => [rank, p.regions]));
+    const endpoints: UcxPlan['endpoints'] = [];
     const resolved = resolveRequests('ucx', requests, locals, regions).map((r) => {
       const peer = this.peers.get(r.request.peer)!;
-      return { ...r, ep: peer.ep, rkey: peer.rkeys.get(r.request.remote)! };
+      let epIndex = endpoints.findIndex((e) => e.ep === peer.ep);
+      if (epIndex < 0) epIndex = endpoints.push({ ep: peer.ep, peer: r.request.peer }) - 1;
+      return { ...r, ep: peer.ep, epIndex, rkey: peer.rkeys.get(r.request.remote)! };
     });
-    const endpoints = [...new Set(resolved.map((r) => r.ep))];
     return { requests, resolved, endpoints, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
   }
 
   async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
+    // The hot path of every benchmark: no closure or string per request unless it is pending.
     const { resolved, endpoints } = plan as UcxPlan;
     const u = this.ucp;
-    const timings = resolved.map(() => ({ postNs: 0, doneNs: 0 }));
-    const flushDoneNs = new Map<bigint, number>();
+    const timings: RequestTiming[] = new Array(resolved.length);
+    const flushDoneNs = new Array<number>(endpoints.length).fill(0);
     let open: UcxOp[] = [];
     const startNs = monoNs();
     let postedNs = startNs;
-    const deadline = Date.now() + options.timeoutMs;
     try {
-      resolved.forEach((r, index) => {
-        timings[index].postNs = monoNs();
-        const peer = r.request.peer;
-        const request = this.onPeer(peer, () =>
-          r.request.op === 'WRITE' ? u.put(r.ep, r.src, r.length, r.remote, r.rkey) : u.get(r.ep, r.dst, r.length, r.remote, r.rkey),
-        );
-        if (request === null) timings[index].doneNs = monoNs();
-        else open.push({ index, peer, ep: r.ep, request, what: `${r.request.op} of ${r.length} bytes` });
-      });
+      // A peer known dead is not written to: over shared memory the bytes would "arrive" anyway.
+      for (const e of endpoints) this.throwIfPeerFailed(e.peer);
+      for (let index = 0; index < resolved.length; index++) {
+        const r = resolved[index];
+        const postNs = monoNs();
+        let request: UcpRequest;
+        try {
+          request = r.request.op === 'WRITE' ? u.put(r.ep, r.src, r.length, r.remote, r.rkey) : u.get(r.ep, r.dst, r.length, r.remote, r.rkey);
+        } catch (err) {
+          throw new PeerFailure(r.request.peer, (err as Error).message);
+        }
+        timings[index] = { postNs, doneNs: request === null ? monoNs() : 0 };
+        if (request !== null) open.push({ index, peer: r.request.peer, epIndex: r.epIndex, request, what: `${r.request.op} of ${r.length} bytes` });
+      }
       // A flush completes once every put/get on its endpoint is complete at the target.
-      for (const ep of endpoints) {
-        const peer = resolved.find((r) => r.ep === ep)!.request.peer;
-        const request = this.onPeer(peer, () => u.epFlush(ep));
-        if (request === null) flushDoneNs.set(ep, monoNs());
-        else open.push({ index: -1, peer, ep, request, what: 'flush' });
+      for (let e = 0; e < endpoints.length; e++) {
+        let request: UcpRequest;
+        try {
+          request = u.epFlush(endpoints[e].ep);
+        } catch (err) {
+          throw new PeerFailure(endpoints[e].peer, (err as Error).message);
+        }
+        if (request === null) flushDoneNs[e] = monoNs();
+        else open.push({ index: -1, peer: endpoints[e].peer, epIndex: e, request, what: 'flush' });
       }
       postedNs = monoNs();
-      while (open.length > 0) {
-        this.throwIfPeerFailed(open);
-        if (Date.now() > deadline) {
-          throw new TransferError(`ucx: ${open.length} operations (${open[0].what} with rank ${open[0].peer}, ...) not complete after ${options.timeoutMs} ms`, 'ucx');
-        }
-        const progressed = this.driver.drain();
-        open = open.filter((o) => {
-          if (this.onPeer(o.peer, () => u.requestState(o.request, o.what)) === 'pending') return true;
-          u.requestFree(o.request);
-          if (o.index >= 0) timings[o.index].doneNs = monoNs();
-          else flushDoneNs.set(o.ep, monoNs());
-          return false;
-        });
-        if (!progressed && open.length > 0) await yieldToEventLoop();
-      }
+      const posted = open;
+      open = []; // complete() frees what it leaves open
+      if (posted.length > 0) await this.complete(posted, timings, flushDoneNs, options.timeoutMs);
     } catch (err) {
       for (const o of open) u.requestFree(o.request); // UCX completes freed requests internally
       throw await this.explain(err);
     }
     // A WRITE is complete (visible at the target) when its endpoint's flush is.
-    resolved.forEach((r, i) => {
-      if (r.request.op === 'WRITE') timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs.get(r.ep)!);
-    });
+    for (let i = 0; i < resolved.length; i++) {
+      if (resolved[i].request.op === 'WRITE') timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs[resolved[i].epIndex]);
+    }
     return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: timings };
+  }
+
+  /** Progresses until every operation is done; on failure frees those still open and throws. */
+  private async complete(pending: UcxOp[], timings: RequestTiming[], flushDoneNs: number[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let open = pending;
+    try {
+      while (open.length > 0) {
+        for (const o of open) this.throwIfPeerFailed(o.peer);
+        if (Date.now() > deadline) {
+          throw new TransferError(`ucx: ${open.length} operations (${open[0].what} with rank ${open[0].peer}, ...) not complete after ${timeoutMs} ms`, 'ucx');
+        }
+        const progressed = this.driver.drain();
+        const still: UcxOp[] = [];
+        for (const o of open) {
+          let state: 'done' | 'pending';
+          try {
+            state = this.ucp.requestState(o.request, o.what);
+          } catch (err) {
+            throw new PeerFailure(o.peer, (err as Error).message);
+          }
+          if (state === 'pending') {
+            still.push(o);
+            continue;
+          }
+          this.ucp.requestFree(o.request);
+          if (o.index >= 0) timings[o.index].doneNs = monoNs();
+          else flushDoneNs[o.epIndex] = monoNs();
+        }
+        open = still;
+        if (!progressed && open.length > 0) await yieldToEventLoop();
+      }
+    } catch (err) {
+      for (const o of open) this.ucp.requestFree(o.request); // UCX completes freed requests internally
+      throw err;
+    }
   }
 
   async destroy(): Promise<void> {
     await this.disconnect();
     for (const region of [...this.memhs.keys()]) this.deregister(region);
+    for (const region of [...this.allocated.keys()]) region.close();
     await this.driver.stop();
     this.ucp.workerDestroy(this.worker);
     this.ucp.cleanup(this.context);
@@ -209,20 +270,9 @@ export class UcxBackend implements Backend {
     }
   }
 
-  private throwIfPeerFailed(open: UcxOp[]): void {
-    for (const rank of new Set(open.map((o) => o.peer))) {
-      const failure = this.peers.get(rank)?.failure;
-      if (failure || this.ctx.store.deadRanks.has(rank)) throw new PeerFailure(rank, failure ?? 'no endpoint error yet');
-    }
-  }
-
-  /** Runs a UCX call for `peer`; its error becomes a PeerFailure naming the peer. */
-  private onPeer<T>(peer: number, call: () => T): T {
-    try {
-      return call();
-    } catch (err) {
-      throw new PeerFailure(peer, (err as Error).message);
-    }
+  private throwIfPeerFailed(rank: number): void {
+    const failure = this.peers.get(rank)?.failure;
+    if (failure || this.ctx.store.deadRanks.has(rank)) throw new PeerFailure(rank, failure ?? 'no endpoint error yet');
   }
 
   /** The error for a failed transfer: which peer, and whether the store saw it die (given a moment to). */
@@ -239,7 +289,7 @@ interface UcxOp {
   /** Request index in the plan, -1 for a flush. */
   index: number;
   peer: number;
-  ep: bigint;
+  epIndex: number;
   request: bigint;
   what: string;
 }

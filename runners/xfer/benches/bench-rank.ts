@@ -11,6 +11,7 @@ import type { BackendName } from '../backends/types.ts';
 import { refuseOtherNodes } from '../backends/guards.ts';
 import type { BackendOptions } from '../backends/registry.ts';
 import { runAsRanks, takeRanksOption } from './common/rank-launch.ts';
+import { takeUcxFlags } from './common/ucx-flags.ts';
 
 /** Without --backend: cuda for GPU memory, shm for host memory (same node; use ucx across nodes). */
 export function defaultBackend(kinds: readonly MemoryKind[]): BackendName {
@@ -98,10 +99,11 @@ export async function reportingBenchMain<O extends { configFile: string; jsonOut
   argv: string[],
   bench: ReportingBench<O, R>,
 ): Promise<number> {
-  const { ranks, rest } = takeRanksOption(argv);
+  const args = takeUcxFlags(argv);
+  const { ranks, rest } = takeRanksOption(args);
   const options = bench.parse(rest);
   if (rankFromEnv().launcher === 'single') checkFits(ranks, (n) => bench.readConfig(options.configFile, n));
-  return runAsRanks({ command: bench.command, argv, defaultRanks: 1 }, async () => {
+  return runAsRanks({ command: bench.command, argv: args, defaultRanks: 1 }, async () => {
     const report = await bench.run(rankFromEnv(), options);
     if (report) {
       process.stdout.write(bench.format(report));

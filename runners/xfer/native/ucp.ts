@@ -1,13 +1,20 @@
 // libucp (UCX) through koffi: context, worker, endpoints, memory registration, remote keys,
 // one-sided put/get and flush. Parameter structs are passed as zeroed buffers with only the fields
 // named in their field_mask filled in: UCX reads nothing else, so the layout stays valid from
-// UCX 1.10 on (offsets below are x86-64/aarch64, from ucp.h).
+// UCX 1.10 on (offsets below are x86-64/aarch64, from ucp.h). The context asks for what NIXL's UCX
+// backend asks for (features RMA, AMO32, AMO64, AM; its UCX configuration defaults), plus WAKEUP
+// for the engine's event-driven progress (NIXL adds it for its progress thread). ucs_status_t is a
+// packed (one-byte) enum: bound as int8_t, or its negative codes read as 176 and the like.
 import koffi from 'koffi';
+import fs from 'node:fs';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
 
 const UCP_FEATURE_RMA = 1n << 1n;
+const UCP_FEATURE_AMO32 = 1n << 2n;
+const UCP_FEATURE_AMO64 = 1n << 3n;
 const UCP_FEATURE_WAKEUP = 1n << 4n;
+const UCP_FEATURE_AM = 1n << 6n;
 const UCP_PARAM_FIELD_FEATURES = 1n << 0n;
 const UCP_WORKER_PARAM_FIELD_THREAD_MODE = 1n << 0n;
 const UCS_THREAD_MODE_SINGLE = 0;
@@ -16,9 +23,14 @@ const UCP_WORKER_ATTR_FIELD_THREAD_MODE = 1n << 0n;
 const UCP_EP_PARAM_FIELD_REMOTE_ADDRESS = 1n << 0n;
 const UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE = 1n << 1n;
 const UCP_EP_PARAM_FIELD_ERR_HANDLER = 1n << 2n;
+const UCP_ERR_HANDLING_MODE_NONE = 0;
 const UCP_ERR_HANDLING_MODE_PEER = 1;
 const UCP_MEM_MAP_PARAM_FIELD_ADDRESS = 1n << 0n;
 const UCP_MEM_MAP_PARAM_FIELD_LENGTH = 1n << 1n;
+const UCP_MEM_MAP_PARAM_FIELD_FLAGS = 1n << 2n;
+const UCP_MEM_MAP_ALLOCATE = 1 << 1;
+const UCP_MEM_ATTR_FIELD_ADDRESS = 1n << 0n;
+const UCP_MEM_ATTR_FIELD_LENGTH = 1n << 1n;
 const UCP_OP_ATTR_FIELD_FLAGS = 1 << 4;
 const UCP_EP_CLOSE_FLAG_FORCE = 1 << 0;
 const UCS_ERR_BUSY = -15;
@@ -28,10 +40,45 @@ const ERR_PTR_FLOOR = (1n << 64n) - 100n;
 /** A request handle from a *_nbx call; null when the operation completed at once. */
 export type UcpRequest = bigint | null;
 
+/**
+ * UCX configuration NIXL's UCX backend sets (src/plugins/ucx/ucx_utils.cpp) unless the
+ * environment sets UCX_<name>. The RDMA ones only where the host has an RDMA device: elsewhere no
+ * UCX component reads them and UCX warns "invalid configurations" at every worker.
+ */
+export const NIXL_UCX_DEFAULTS: Readonly<Record<string, string>> = { RNDV_THRESH: 'inf' };
+export const NIXL_UCX_RDMA_DEFAULTS: Readonly<Record<string, string>> = {
+  MAX_RMA_RAILS: '2',
+  IB_PCI_RELAXED_ORDERING: 'try',
+  RC_FENCE: 'none',
+};
+
+function hasRdmaDevice(): boolean {
+  try {
+    return fs.readdirSync('/sys/class/infiniband').length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** ucp_err_handling_mode_t of an endpoint: 'peer' detects a failed peer, 'none' does not. */
+export type UcpErrorMode = 'peer' | 'none';
+
+/** Memory that UCX allocated and registered (ucp_mem_map with UCP_MEM_MAP_ALLOCATE). */
+export interface UcpAllocation {
+  memh: bigint;
+  address: bigint;
+  /** Bytes UCX mapped (at least the length asked for). */
+  length: number;
+}
+
 export interface Ucp {
   versionString(): string;
-  /** Reads UCX_* from the environment, then applies `overrides` (e.g. { TLS: 'tcp' }). */
-  init(overrides?: Record<string, string>): bigint;
+  /**
+   * Reads UCX_* from the environment, applies NIXL's defaults where the environment and
+   * `overrides` are silent, then `overrides` (e.g. { TLS: 'tcp' }), which must all be valid.
+   * Returns the context and the defaults this UCX rejected (skipped, as NIXL skips them).
+   */
+  init(overrides?: Record<string, string>): { context: bigint; skippedDefaults: string[] };
   cleanup(context: bigint): void;
   /**
    * 'multi' (UCS_THREAD_MODE_MULTI): several threads may call into the worker (a progress
@@ -45,13 +92,17 @@ export interface Ucp {
   /** Arms the wake-up fd; false when events are pending (progress first, then arm again). */
   workerArm(worker: bigint): boolean;
   /**
-   * With `onError`: peer-failure handling (UCP_ERR_HANDLING_MODE_PEER), `onError` runs during
-   * progress if the peer fails. Without: no error handling, which lets UCX 1.13 use transports that
-   * cannot detect peer failure (cma, posix shared memory), and makes a peer failure fatal to UCX.
+   * 'peer' (UCP_ERR_HANDLING_MODE_PEER): `onError`, if given, runs during progress if the peer
+   * fails; UCX 1.13 then uses only transports that can detect it (tcp on one host). 'none': UCX
+   * may also use transports that cannot (cma, sysv/posix shared memory); a failed peer fails
+   * requests only.
    */
-  epCreate(worker: bigint, peerAddress: Buffer, onError?: (status: string) => void): bigint;
+  epCreate(worker: bigint, peerAddress: Buffer, mode: UcpErrorMode, onError?: (status: string) => void): bigint;
   epClose(ep: bigint, force: boolean): UcpRequest;
+  /** Registers memory the caller allocated. */
   memMap(context: bigint, address: bigint, length: number): bigint;
+  /** UCX allocates and registers `length` bytes (as ucx_perftest does); free with memUnmap. */
+  memAllocate(context: bigint, length: number): UcpAllocation;
   memUnmap(context: bigint, memh: bigint): void;
   rkeyPack(context: bigint, memh: bigint): Buffer;
   rkeyUnpack(ep: bigint, packed: Buffer): bigint;
@@ -73,46 +124,48 @@ export const ucp = lazyBinding((): Ucp => {
   if (process.env.UCX_MEM_EVENTS === undefined) process.env.UCX_MEM_EVENTS = 'no';
   const lib = openLibrary('ucp', ['libucp.so.0', 'libucp.so']);
   const ucs = openLibrary('ucs', ['libucs.so.0', 'libucs.so']);
-  const status_string = ucs.func('const char *ucs_status_string(int status)');
+  const status_string = ucs.func('const char *ucs_status_string(int8_t status)');
   const errHandlerProto = koffi.proto('void xfer_ucp_err_handler(void *arg, void *ep, int status)');
   const f = {
     get_version_string: lib.func('const char *ucp_get_version_string(void)'),
-    config_read: lib.func('int ucp_config_read(const char *prefix, const char *filename, _Out_ void **config)'),
-    config_modify: lib.func('int ucp_config_modify(void *config, const char *name, const char *value)'),
+    config_read: lib.func('int8_t ucp_config_read(const char *prefix, const char *filename, _Out_ void **config)'),
+    config_modify: lib.func('int8_t ucp_config_modify(void *config, const char *name, const char *value)'),
     config_release: lib.func('void ucp_config_release(void *config)'),
-    init_version: lib.func('int ucp_init_version(unsigned int major, unsigned int minor, const void *params, const void *config, _Out_ void **context)'),
+    init_version: lib.func('int8_t ucp_init_version(unsigned int major, unsigned int minor, const void *params, const void *config, _Out_ void **context)'),
     cleanup: lib.func('void ucp_cleanup(void *context)'),
-    worker_create: lib.func('int ucp_worker_create(void *context, const void *params, _Out_ void **worker)'),
+    worker_create: lib.func('int8_t ucp_worker_create(void *context, const void *params, _Out_ void **worker)'),
     worker_destroy: lib.func('void ucp_worker_destroy(void *worker)'),
-    worker_query: lib.func('int ucp_worker_query(void *worker, void *attr)'),
-    worker_get_address: lib.func('int ucp_worker_get_address(void *worker, _Out_ void **address, _Out_ size_t *length)'),
+    worker_query: lib.func('int8_t ucp_worker_query(void *worker, void *attr)'),
+    worker_get_address: lib.func('int8_t ucp_worker_get_address(void *worker, _Out_ void **address, _Out_ size_t *length)'),
     worker_release_address: lib.func('void ucp_worker_release_address(void *worker, void *address)'),
     worker_progress: lib.func('unsigned int ucp_worker_progress(void *worker)'),
-    worker_get_efd: lib.func('int ucp_worker_get_efd(void *worker, _Out_ int *fd)'),
-    worker_arm: lib.func('int ucp_worker_arm(void *worker)'),
-    ep_create: lib.func('int ucp_ep_create(void *worker, const void *params, _Out_ void **ep)'),
+    worker_get_efd: lib.func('int8_t ucp_worker_get_efd(void *worker, _Out_ int *fd)'),
+    worker_arm: lib.func('int8_t ucp_worker_arm(void *worker)'),
+    ep_create: lib.func('int8_t ucp_ep_create(void *worker, const void *params, _Out_ void **ep)'),
     ep_close_nbx: lib.func('void *ucp_ep_close_nbx(void *ep, const void *param)'),
     ep_flush_nbx: lib.func('void *ucp_ep_flush_nbx(void *ep, const void *param)'),
-    mem_map: lib.func('int ucp_mem_map(void *context, const void *params, _Out_ void **memh)'),
-    mem_unmap: lib.func('int ucp_mem_unmap(void *context, void *memh)'),
-    rkey_pack: lib.func('int ucp_rkey_pack(void *context, void *memh, _Out_ void **buffer, _Out_ size_t *size)'),
+    mem_map: lib.func('int8_t ucp_mem_map(void *context, const void *params, _Out_ void **memh)'),
+    mem_unmap: lib.func('int8_t ucp_mem_unmap(void *context, void *memh)'),
+    mem_query: lib.func('int8_t ucp_mem_query(void *memh, void *attr)'),
+    rkey_pack: lib.func('int8_t ucp_rkey_pack(void *context, void *memh, _Out_ void **buffer, _Out_ size_t *size)'),
     rkey_buffer_release: lib.func('void ucp_rkey_buffer_release(void *buffer)'),
-    ep_rkey_unpack: lib.func('int ucp_ep_rkey_unpack(void *ep, const void *buffer, _Out_ void **rkey)'),
+    ep_rkey_unpack: lib.func('int8_t ucp_ep_rkey_unpack(void *ep, const void *buffer, _Out_ void **rkey)'),
     rkey_destroy: lib.func('void ucp_rkey_destroy(void *rkey)'),
     put_nbx: lib.func('void *ucp_put_nbx(void *ep, const void *buffer, size_t count, uint64_t remote_addr, void *rkey, const void *param)'),
     get_nbx: lib.func('void *ucp_get_nbx(void *ep, void *buffer, size_t count, uint64_t remote_addr, void *rkey, const void *param)'),
-    request_check_status: lib.func('int ucp_request_check_status(void *request)'),
+    request_check_status: lib.func('int8_t ucp_request_check_status(void *request)'),
     request_free: lib.func('void ucp_request_free(void *request)'),
   };
   const statusString = (status: number) => status_string(status) as string;
   const check = (status: number, call: string): void => {
     if (status !== 0) throw new NativeCallError('ucx', call, status, statusString(status));
   };
-  const requestOrNull = (p: bigint | null, call: string): UcpRequest => {
+  // The call's name (and bytes) only go into an error: a success costs no string.
+  const requestOrNull = (p: bigint | null, call: string, bytes?: number): UcpRequest => {
     if (p === null || p === 0n) return null;
     if (p >= ERR_PTR_FLOOR) {
       const status = Number(p - (1n << 64n));
-      throw new NativeCallError('ucx', call, status, statusString(status));
+      throw new NativeCallError('ucx', bytes === undefined ? call : `${call}(${bytes} bytes)`, status, statusString(status));
     }
     return p;
   };
@@ -134,15 +187,21 @@ export const ucp = lazyBinding((): Ucp => {
       const cfg = outPtr();
       check(f.config_read(null, null, cfg), 'ucp_config_read');
       try {
+        const skippedDefaults: string[] = [];
+        const defaults = { ...NIXL_UCX_DEFAULTS, ...(hasRdmaDevice() ? NIXL_UCX_RDMA_DEFAULTS : {}) };
+        for (const [name, value] of Object.entries(defaults)) {
+          if (process.env[`UCX_${name}`] !== undefined || name in overrides) continue;
+          if (f.config_modify(cfg[0], name, value) !== 0) skippedDefaults.push(`${name}=${value}`);
+        }
         for (const [name, value] of Object.entries(overrides)) {
           check(f.config_modify(cfg[0], name, value), `ucp_config_modify(${name}=${value})`);
         }
         const params = Buffer.alloc(128); // ucp_params_t: field_mask @0, features @8
         params.writeBigUInt64LE(UCP_PARAM_FIELD_FEATURES, 0);
-        params.writeBigUInt64LE(UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP, 8);
+        params.writeBigUInt64LE(UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP, 8);
         const ctx = outPtr();
         check(f.init_version(1, 10, params, cfg[0], ctx), 'ucp_init');
-        return ctx[0]!;
+        return { context: ctx[0]!, skippedDefaults };
       } finally {
         f.config_release(cfg[0]);
       }
@@ -186,13 +245,13 @@ export const ucp = lazyBinding((): Ucp => {
       check(status, 'ucp_worker_arm');
       return true;
     },
-    epCreate(worker, peerAddress, onError) {
+    epCreate(worker, peerAddress, mode, onError) {
       const params = Buffer.alloc(256); // ucp_ep_params_t: field_mask @0, address @8, err_mode @16, err_handler {cb @24, arg @32}
-      const mask = onError ? UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER : 0n;
-      params.writeBigUInt64LE(UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | mask, 0);
+      const handled = onError ? UCP_EP_PARAM_FIELD_ERR_HANDLER : 0n;
+      params.writeBigUInt64LE(UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | handled, 0);
       params.writeBigUInt64LE(koffi.address(peerAddress), 8);
-      params.writeInt32LE(UCP_ERR_HANDLING_MODE_PEER, 16);
-      params.writeBigUInt64LE(errHandler, 24);
+      params.writeInt32LE(mode === 'peer' ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE, 16);
+      if (onError) params.writeBigUInt64LE(errHandler, 24);
       const ep = outPtr();
       check(f.ep_create(worker, params, ep), 'ucp_ep_create');
       if (onError) errorHandlers.set(ep[0]!, onError);
@@ -211,6 +270,22 @@ export const ucp = lazyBinding((): Ucp => {
       check(f.mem_map(context, params, memh), `ucp_mem_map(${length} bytes)`);
       return memh[0]!;
     },
+    memAllocate(context, length) {
+      const params = Buffer.alloc(128); // ucp_mem_map_params_t: field_mask @0, address @8, length @16, flags @24
+      params.writeBigUInt64LE(UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_FLAGS, 0);
+      params.writeBigUInt64LE(BigInt(length), 16);
+      params.writeUInt32LE(UCP_MEM_MAP_ALLOCATE, 24);
+      const memh = outPtr();
+      check(f.mem_map(context, params, memh), `ucp_mem_map(allocate ${length} bytes)`);
+      const attr = Buffer.alloc(64); // ucp_mem_attr_t: field_mask @0, address @8, length @16
+      attr.writeBigUInt64LE(UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH, 0);
+      const status = f.mem_query(memh[0], attr) as number;
+      if (status !== 0) {
+        f.mem_unmap(context, memh[0]);
+        check(status, 'ucp_mem_query');
+      }
+      return { memh: memh[0]!, address: attr.readBigUInt64LE(8), length: Number(attr.readBigUInt64LE(16)) };
+    },
     memUnmap: (context, memh) => check(f.mem_unmap(context, memh), 'ucp_mem_unmap'),
     rkeyPack(context, memh) {
       const buf = outPtr();
@@ -226,10 +301,8 @@ export const ucp = lazyBinding((): Ucp => {
       return rkey[0]!;
     },
     rkeyDestroy: (rkey) => f.rkey_destroy(rkey),
-    put: (ep, local, length, remote, rkey) =>
-      requestOrNull(f.put_nbx(ep, local, length, remote, rkey, plainParam), `ucp_put_nbx(${length} bytes)`),
-    get: (ep, local, length, remote, rkey) =>
-      requestOrNull(f.get_nbx(ep, local, length, remote, rkey, plainParam), `ucp_get_nbx(${length} bytes)`),
+    put: (ep, local, length, remote, rkey) => requestOrNull(f.put_nbx(ep, local, length, remote, rkey, plainParam), 'ucp_put_nbx', length),
+    get: (ep, local, length, remote, rkey) => requestOrNull(f.get_nbx(ep, local, length, remote, rkey, plainParam), 'ucp_get_nbx', length),
     epFlush: (ep) => requestOrNull(f.ep_flush_nbx(ep, plainParam), 'ucp_ep_flush_nbx'),
     requestState(request, call) {
       const status = f.request_check_status(request) as number;

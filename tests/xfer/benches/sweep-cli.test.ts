@@ -47,10 +47,21 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
     expect(r.out).toContain('Expected bandwidth check failed: block 16384 B: no measurement');
   });
 
+  it('--pipeline_depth: every slot of every lane verified on ucx, capped with nixlbench\'s warning where a step has fewer iterations', async () => {
+    // 1 MiB runs 4 iterations (4 slots per thread); 2 MiB (above 1 MiB) 4 / 2 = 2, so depth 2.
+    const args = ['sweep', '--backend', 'ucx', '--check_consistency', '--pipeline_depth', '4', '--num_threads', '2', '--max_batch_size', '2'];
+    const r = await runBench([...args, '--start_block_size', '1M', '--max_block_size', '2M', '--num_iter', '8', '--warmup_iter', '0', '--large_blk_iter_ftr', '2']);
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out).toContain(`${'Pipeline depth (--pipeline_depth=N)'.padEnd(60)}: 4`);
+    expect(r.out).toContain('Consistency check passed: every transferred byte verified in all 4 steps');
+    expect(r.out.match(/Warning: pipeline_depth \(4\) exceeds num_iter \(2\), capping to 2/g)).toHaveLength(2); // 2 MiB, batch 1 and 2
+    expect(extractNixlbenchMetrics(r.out).problems).toEqual([]);
+  });
+
   it('refuses a buffer larger than --total_buffer_size, as nixlbench does', async () => {
     const r = await runBench(['sweep', '--max_block_size', '64M', '--total_buffer_size', '32M']);
     expect(r.exitCode).toBe(1);
-    expect(r.out).toContain('a rank needs 67108864 bytes (max_block_size x max_batch_size x num_threads x its peers), more than --total_buffer_size 33554432');
+    expect(r.out).toContain('a rank needs 67108864 bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers), more than --total_buffer_size 33554432');
   });
 
   it('--mode MG: one process drives two devices each side, every device pair verified, bandwidth over both (item 7)', async () => {

@@ -6,12 +6,12 @@ import { XferEngine } from '../../../runners/xfer/engine.ts';
 import { checkPattern, fillPattern, poisonPattern } from '../../../runners/xfer/pattern.ts';
 import { rankFromEnv } from '../../../runners/xfer/rank.ts';
 import { openStore } from '../../../runners/xfer/store.ts';
-import { UcxBackend } from '../../../runners/xfer/backends/ucx.ts';
+import { UcxBackend, type UcxOptions } from '../../../runners/xfer/backends/ucx.ts';
 import { parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { chooseSweepBackend, type VramProbe } from '../../../runners/xfer/benches/sweep/sweep-backend.ts';
 import { SweepLane } from '../../../runners/xfer/benches/sweep/sweep-lane.ts';
 import { laneRequests, mgRoles, rankRegions, stepAreas } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
-import { deviceOfRank, sweepEngineOptions } from '../../../runners/xfer/benches/sweep/sweep-setup.ts';
+import { deviceOfRank, sweepEngineOptions, sweepNotes } from '../../../runners/xfer/benches/sweep/sweep-setup.ts';
 import { sweepRoles } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-async function single(backend: 'shm' | 'ucx', ucx: { progressThread?: boolean } = {}) {
+async function single(backend: 'shm' | 'ucx', ucx: UcxOptions = {}) {
   const info = rankFromEnv({ XFER_JOB_ID: `sweep-flags-${backend}-${process.pid}-${Math.random()}` });
   const store = await openStore(info, { timeoutMs: 20_000 });
   cleanup.push(() => store.close(0));
@@ -90,6 +90,23 @@ describe('item 6: --enable_pt (a progress thread)', () => {
     expect((engine.backend as UcxBackend).progressThreadCalls()).toBeGreaterThan(0);
   });
 
+  it("keeps the per-peer choices: a 'peer' endpoint (without the error callback UCX would run on the thread), UCX-allocated regions", async () => {
+    const engine = await single('ucx', { progressThread: true, errorHandling: 'peer', memory: 'ucx' });
+    const src = engine.allocate('src', 1 << 20);
+    const dst = engine.allocate('dst', 1 << 20);
+    // UCX allocated them: no POSIX shm segment of the engine's behind them
+    expect([src.descriptor(), dst.descriptor()]).toMatchObject([{ shm: '' }, { shm: '' }]);
+    await engine.connect();
+    expect((engine.backend as UcxBackend).endpointModes()).toEqual(new Map([[0, 'peer']]));
+    const stream = { sender: 0, receiver: 0, iteration: 5 };
+    fillPattern(src, 0, 1 << 20, stream);
+    poisonPattern(dst, 0, 1 << 20, stream);
+    const plan = await engine.prepare([{ op: 'WRITE', peer: 0, local: 'src', localOffset: 0, remote: 'dst', remoteOffset: 0, length: 1 << 20 }]);
+    await Promise.all([0, 1, 2, 3].map(() => engine.execute(plan)));
+    expect(checkPattern(dst, 0, 1 << 20, stream)).toBeUndefined();
+    expect((engine.backend as UcxBackend).progressThreadCalls()).toBeGreaterThan(0);
+  });
+
   it('without it there is no progress thread; elsewhere than ucx it is refused', async () => {
     const engine = await single('ucx');
     expect((engine.backend as UcxBackend).progressThreadCalls()).toBeUndefined();
@@ -118,6 +135,13 @@ describe('item 6: the other nixlbench flags are honoured or refused, never dropp
     expect(() => parseSweepArgs(['--no_such_flag'])).toThrow(/unknown option --no_such_flag/);
     // the defaults nixlbench prints are accepted, as they change nothing
     expect(() => parseSweepArgs(['--worker_type', 'nixl', '--progress_threads', '0', '--device_list', 'all'])).not.toThrow();
+  });
+
+  it('--use_hugepages on ucx: the engine huge pages registered with UCX (announced); with --ucx-memory ucx refused', () => {
+    const o = parseSweepArgs(['--backend', 'ucx', '--use_hugepages']);
+    expect(sweepNotes(o, {})).toContain("--use_hugepages: DRAM buffers are the engine's huge pages, registered with UCX (as NIXL registers nixlbench's), not UCX-allocated memory");
+    expect(() => sweepNotes(o, { XFER_UCX_MEMORY: 'ucx' })).toThrow(/--use_hugepages with --ucx-memory ucx .*leave one out/);
+    expect(sweepNotes(o, { XFER_UCX_MEMORY: 'registered' })).toHaveLength(1);
   });
 
   it('announces the flags that allocate nothing in this run (no VRAM for VMM, no DRAM for huge pages)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { adjustIterations, parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
-import { bufferBytes, laneRequests, stepAreas, sweepRoles, sweepSteps } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
+import { bufferBytes, laneRequests, stepAreas, stepDepths, sweepRoles, sweepSteps } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { sweepTableHeader, sweepTableRow } from '../../../runners/xfer/benches/sweep/sweep-table.ts';
 import { checkExpectedBandwidth } from '../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { parseNixlbenchTables } from '../../../framework/metrics/extractors/nixlbench.ts';
@@ -98,6 +98,34 @@ describe('sweep plan', () => {
       { region: 'sweep', stream: 0, offset: 0, length: 8192, source: 2, destination: 0, lane: 0 },
       { region: 'sweep', stream: 1, offset: 32768, length: 8192, source: 2, destination: 0, lane: 1 },
     ]);
+  });
+});
+
+describe('sweep --pipeline_depth (nixlbench: batch x depth blocks per thread, depth requests in flight)', () => {
+  it('gives each slot of a lane its own batch of blocks, and the buffer room for all of them', () => {
+    const o = parseSweepArgs(['--max_block_size', '8K', '--max_batch_size', '2', '--pipeline_depth', '3']);
+    expect(o.pipelineDepth).toBe(3);
+    expect(parseSweepArgs([]).pipelineDepth).toBe(1);
+    expect(() => parseSweepArgs(['--pipeline_depth', '0'])).toThrow("--pipeline_depth takes a whole number >= 1, got '0'");
+    const roles = sweepRoles(2, 'pairwise');
+    expect(bufferBytes(roles, 0, o)).toBe(8192 * 2 * 3);
+    const step = { blockSize: 4096, batchSize: 2, iterations: 10, warmup: 2 };
+    const offsets = [0, 1, 2].map((slot) => laneRequests(roles.pairs, 0, 'WRITE', step, 0, o, slot).map((r) => r.remoteOffset));
+    expect(offsets).toEqual([[0, 4096], [8192, 12288], [16384, 20480]]);
+    expect(stepAreas(roles.pairs, 1, 'WRITE', step, o, 3)).toEqual([{ region: 'sweep', stream: 0, offset: 0, length: 4096 * 2 * 3, source: 0, destination: 1, lane: 0 }]);
+  });
+
+  it("caps the depth at a loop's iterations per thread, with nixlbench's warning", () => {
+    const o = parseSweepArgs(['--pipeline_depth', '8', '--num_threads', '2']);
+    expect(stepDepths({ blockSize: 4096, batchSize: 1, iterations: 64, warmup: 8 }, o)).toEqual({
+      laneWarmup: 4,
+      laneIterations: 32,
+      warmup: 4,
+      timed: 8,
+      slots: 8,
+      warnings: ['Warning: pipeline_depth (8) exceeds num_iter (4), capping to 4'],
+    });
+    expect(stepDepths({ blockSize: 4096, batchSize: 1, iterations: 64, warmup: 0 }, o).warnings).toEqual([]);
   });
 });
 

@@ -12,6 +12,7 @@
 //     warmup_iter: 5                    # nixlbench default 100
 //     large_blk_iter_ftr: 16
 //     num_threads: 1
+//     pipeline_depth: 1                 # requests in flight per thread
 //     check_consistency: true
 //     expect: { 64M: 46.48 }            # GB/s per block size, checked within tolerance
 //     tolerance: 0.1
@@ -41,6 +42,7 @@ interface SweepSection {
   warmup_iter?: number;
   large_blk_iter_ftr?: number;
   num_threads?: number;
+  pipeline_depth?: number;
   total_buffer_size?: number | string;
   num_initiator_dev?: number;
   num_target_dev?: number;
@@ -79,6 +81,7 @@ export const sweepKind: NixlKind = {
       warmup_iter: int(0),
       large_blk_iter_ftr: int(1),
       num_threads: int(1),
+      pipeline_depth: int(1),
       total_buffer_size: sizeSchema,
       num_initiator_dev: int(1),
       num_target_dev: int(1),
@@ -105,9 +108,9 @@ export const sweepKind: NixlKind = {
     for (const key of Object.keys(s.expect ?? {})) checkSize(key, [SECTION, 'expect', key], out);
     try {
       const roles = sweepRoles(benchmark.ranks, s.scheme ?? 'pairwise', s.num_initiator_dev, s.num_target_dev);
-      const o = { numThreads: s.num_threads ?? 1, maxBlockSize: max, maxBatchSize: s.max_batch_size ?? 1 };
+      const o = { numThreads: s.num_threads ?? 1, maxBlockSize: max, maxBatchSize: s.max_batch_size ?? 1, pipelineDepth: s.pipeline_depth ?? 1 };
       const largest = maxOf(Array.from({ length: benchmark.ranks }, (_, r) => bufferBytes(roles, r, o)));
-      if (largest > total) out.push({ path: [SECTION, 'total_buffer_size'], message: `a rank needs ${largest} bytes (max_block_size x max_batch_size x num_threads x peers), more than total_buffer_size ${total}` });
+      if (largest > total) out.push({ path: [SECTION, 'total_buffer_size'], message: `a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x peers), more than total_buffer_size ${total}` });
     } catch (err) {
       out.push({ path: ['benchmark', 'ranks'], message: (err as Error).message });
     }
@@ -140,6 +143,7 @@ export const sweepKind: NixlKind = {
         ['--warmup_iter', s.warmup_iter],
         ['--large_blk_iter_ftr', s.large_blk_iter_ftr],
         ['--num_threads', s.num_threads],
+        ['--pipeline_depth', s.pipeline_depth],
         ['--total_buffer_size', size(s.total_buffer_size)],
         ['--num_initiator_dev', s.num_initiator_dev],
         ['--num_target_dev', s.num_target_dev],

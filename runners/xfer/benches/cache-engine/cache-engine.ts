@@ -11,6 +11,7 @@ import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
+import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { pipeStoreOptions, RECEIVER, roleRank, SENDER } from '../kvpipe/pipe-roles.ts';
 import { CE_REGIONS } from './cache-engine-protocol.ts';
 import { parseCacheEngineArgs, type CacheEngineOptions } from './cache-engine-options.ts';
@@ -22,6 +23,7 @@ export const cacheEngineUsage = `usage: disagg-bench cache-engine [--ranks 2 | -
   --num-chunks 10 --num-rounds 1   (LMCache's: chunks of --chunk-size 256 tokens)
   --num-layers 32 --num-heads 8 --head-size 128 --block-size 16 --num-blocks 10000 --dtype bf16   (the paged KV cache)
   --buffer-size 1G (each side's NIXL buffer)  --backend shm|ucx|cuda --memory host|gpu --seed 42
+  ${ucxFlagsUsage}
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s (LMCache prints GiB/s labelled GB/s), both printed.`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -29,9 +31,10 @@ export async function run(argv: string[]): Promise<number> {
     console.log(cacheEngineUsage);
     return 0;
   }
-  const o = parseCacheEngineArgs(takeRanksOption(argv).rest);
+  const args = takeUcxFlags(argv); // into the environment, which every rank inherits
+  const o = parseCacheEngineArgs(takeRanksOption(args).rest);
   if (o.role) return runCacheEngineRank(o, roleRank(o, 'cache-engine'));
-  return runAsRanks({ command: 'cache-engine', argv, defaultRanks: 2 }, async (rest) => runCacheEngineRank(parseCacheEngineArgs(rest)));
+  return runAsRanks({ command: 'cache-engine', argv: args, defaultRanks: 2 }, async (rest) => runCacheEngineRank(parseCacheEngineArgs(rest)));
 }
 
 export async function runCacheEngineRank(o: CacheEngineOptions, info: RankInfo = rankFromEnv()): Promise<number> {

@@ -5,6 +5,7 @@
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { openStore } from '../../store.ts';
 import { runAsRanks } from '../common/rank-launch.ts';
+import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
 import { parseEpArgs, type EpOptions } from './ep-options.ts';
@@ -18,6 +19,7 @@ export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes P [-
   --backend shm|ucx|cuda|nccl|libfabric (or --nvlink-backend ipc|none) --memory host|gpu
   --initiated-by gpu|host  gpu: one kernel launch per phase, as NIXL EP (cuda only; its default);
                    host: the host-posted emulation (engine transfers, then flag writes; other backends)
+  ${ucxFlagsUsage}
 Bytes per (token, selected expert), self included: dispatch hidden + hidden/128*4 + 16, combine hidden*2.
 BW = bytes / 1e9 / mean time, latency = mean time (first sample dropped), avg/min/max across ranks.
 Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 8).`;
@@ -27,7 +29,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(epUsage);
     return 0;
   }
-  const { node, rest, ranksAreTasks } = epNodeWorld(argv);
+  const { node, rest, ranksAreTasks } = epNodeWorld(takeUcxFlags(argv)); // ucx flags: into the ranks' environment
   if (ranksAreTasks) return runEpRank(parseEpArgs(rest));
   if (node) {
     parseEpArgs(rest); // bad options fail here, once, not in every rank

@@ -8,6 +8,7 @@ import type { MemoryKind } from '../../memory.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { checkHostFits, formatBytes, hostBudgetBytes } from '../common/memory-limit.ts';
 import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
+import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { DEFAULT_BUFFER_BYTES, parseKvpipeArgs, type KvpipeOptions } from './kvpipe-options.ts';
 import { RECEIVER, REGIONS, SENDER, keys, type PipeSetup } from './kvpipe-protocol.ts';
@@ -21,6 +22,7 @@ export const kvpipeUsage = `usage: disagg-bench kvpipe [--ranks 2 | --role sende
   --batch-size N (objects per commit; default: as many as the buffer holds) --num-rounds 1
   --simulate-work (sender 50 ms, receiver 20 ms per 10 objects, timed) --simulate-workload (sender 50 ms after each batch, not timed)
   --work-scale 1   --host H --port P (LMCache's: the receiver's address, with --role)
+  ${ucxFlagsUsage}
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s, both printed.`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -28,9 +30,10 @@ export async function run(argv: string[]): Promise<number> {
     console.log(kvpipeUsage);
     return 0;
   }
-  const options = parseKvpipeArgs(takeRanksOption(argv).rest);
+  const args = takeUcxFlags(argv);
+  const options = parseKvpipeArgs(takeRanksOption(args).rest);
   if (options.role) return runKvpipeRank(options, roleRank(options, 'kvpipe'));
-  return runAsRanks({ command: 'kvpipe', argv, defaultRanks: 2 }, async (rest) => runKvpipeRank(parseKvpipeArgs(rest)));
+  return runAsRanks({ command: 'kvpipe', argv: args, defaultRanks: 2 }, async (rest) => runKvpipeRank(parseKvpipeArgs(rest)));
 }
 
 export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromEnv()): Promise<number> {

@@ -3,6 +3,8 @@
 // iteration; --recreate_xfer rebuilds it before every iteration after the first (each rebuild is
 // a Prep sample and part of the timed loop); --reregister_mem also registers the iteration's local
 // blocks before the rebuild and deregisters them after the transfer, so registration is measured.
+// With --pipeline_depth each slot of a lane is a SweepLane of its own (sweep-pipeline.ts): a slot
+// is rebuilt (and re-registered) as its own request completes, as nixlbench recycles a slot.
 import { monoNs } from '../../clock.ts';
 import type { Plan, XferEngine } from '../../engine.ts';
 import type { XferRequest, XferResult } from '../../backends/types.ts';
@@ -38,9 +40,21 @@ export class SweepLane {
 
   /** One iteration: rebuilt first when --recreate_xfer says so (not the first: prepare() built it). */
   async iterate(): Promise<XferResult> {
+    return (await this.post()).done;
+  }
+
+  /**
+   * iterate() in two steps: resolves once the iteration's transfer is posted (after its rebuild),
+   * with `done` settling when it completes. A two-sided pipeline posts its slots in this order.
+   */
+  async post(): Promise<{ done: Promise<XferResult> }> {
     if (this.lifecycle.recreateXfer && this.iterations > 0) await this.prepare();
     this.iterations++;
-    const result = await this.engine.execute(this.plan!);
+    return { done: this.complete(this.engine.post(this.plan!).done) };
+  }
+
+  private async complete(done: Promise<XferResult>): Promise<XferResult> {
+    const result = await done;
     if (this.lifecycle.recreateXfer) this.release();
     return result;
   }

@@ -43,6 +43,8 @@ export interface SweepOptions {
   warmupIter: number;
   largeBlkIterFtr: number;
   numThreads: number;
+  /** Requests in flight per thread (nixlbench's sliding window). */
+  pipelineDepth: number;
   /** Initiator and target rank counts (default from the scheme and the number of ranks). */
   numInitiatorDev?: number;
   numTargetDev?: number;
@@ -76,6 +78,7 @@ export const sweepOptionSpec: NonNullable<ParseArgsConfig['options']> = {
   warmup_iter: { type: 'string', default: '100' },
   large_blk_iter_ftr: { type: 'string', default: '16' },
   num_threads: { type: 'string', default: '1' },
+  pipeline_depth: { type: 'string', default: '1' },
   num_initiator_dev: { type: 'string' },
   num_target_dev: { type: 'string' },
   expect: { type: 'string', multiple: true, default: [] },
@@ -116,6 +119,7 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
     warmupIter: intOption('warmup_iter', str('warmup_iter'), 0),
     largeBlkIterFtr: intOption('large_blk_iter_ftr', str('large_blk_iter_ftr')),
     numThreads: intOption('num_threads', str('num_threads')),
+    pipelineDepth: intOption('pipeline_depth', str('pipeline_depth')),
     numInitiatorDev: v.num_initiator_dev === undefined ? undefined : intOption('num_initiator_dev', str('num_initiator_dev')),
     numTargetDev: v.num_target_dev === undefined ? undefined : intOption('num_target_dev', str('num_target_dev')),
     expect: (v.expect as string[]).flatMap((raw) => listOption('expect', raw, parseExpectation)),

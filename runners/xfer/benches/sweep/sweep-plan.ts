@@ -1,5 +1,7 @@
 // Who transfers to whom in a sweep, where each transfer lies in the ranks' buffers, and which
-// (block, batch) steps run how many iterations: nixlbench's rules on the engine's ranks.
+// (block, batch) steps run how many iterations: nixlbench's rules on the engine's ranks. With
+// --pipeline_depth D, each lane (thread) has D slots of `batch` blocks each, one request in flight
+// per slot (nixlbench: batch x D descriptors per thread, split into D requests).
 //
 // Ranks [0, I) are initiators and [I, I+T) targets (nixlbench: rank < num_initiator_dev is an
 // initiator). pairwise: initiator i <-> target I+i; onetomany: the one initiator -> every target;
@@ -102,7 +104,7 @@ export function pairRegion(p: Pick<SweepPair, 'device'>): string {
 }
 
 /** This rank's regions and their sizes: one for SG, one per device for MG. */
-export function rankRegions(roles: SweepRoles, rank: number, o: Pick<SweepOptions, 'numThreads' | 'maxBlockSize' | 'maxBatchSize'>): { name: string; device?: number; bytes: number }[] {
+export function rankRegions(roles: SweepRoles, rank: number, o: SpanOptions): { name: string; device?: number; bytes: number }[] {
   const mine = pairsOf(roles, rank);
   if (mine.some((p) => p.device !== undefined)) return mine.map((p) => ({ name: pairRegion(p), device: p.device, bytes: pairSpan(o) }));
   return [{ name: SWEEP_REGION, bytes: Math.max(1, bufferBytes(roles, rank, o)) }];
@@ -113,17 +115,20 @@ export function pairsOf(roles: SweepRoles, rank: number): SweepPair[] {
   return roles.pairs.filter((p) => p.initiator === rank || p.target === rank);
 }
 
-/** Bytes of one pair's area: one lane (thread) of max_block x max_batch per thread. */
-export function pairSpan(o: Pick<SweepOptions, 'numThreads' | 'maxBlockSize' | 'maxBatchSize'>): number {
+type SpanOptions = Pick<SweepOptions, 'numThreads' | 'maxBlockSize' | 'maxBatchSize' | 'pipelineDepth'>;
+
+/** Bytes of one pair's area: one lane per thread. */
+export function pairSpan(o: SpanOptions): number {
   return o.numThreads * laneSpan(o);
 }
 
-export function laneSpan(o: Pick<SweepOptions, 'maxBlockSize' | 'maxBatchSize'>): number {
-  return o.maxBlockSize * o.maxBatchSize;
+/** One lane: pipeline_depth slots of max_block x max_batch. */
+export function laneSpan(o: Omit<SpanOptions, 'numThreads'>): number {
+  return o.maxBlockSize * o.maxBatchSize * o.pipelineDepth;
 }
 
 /** This rank's buffer: one area per pair it is in. */
-export function bufferBytes(roles: SweepRoles, rank: number, o: Pick<SweepOptions, 'numThreads' | 'maxBlockSize' | 'maxBatchSize'>): number {
+export function bufferBytes(roles: SweepRoles, rank: number, o: SpanOptions): number {
   return pairsOf(roles, rank).length * pairSpan(o);
 }
 
@@ -157,12 +162,15 @@ export function blockOffset(slot: number, lane: number, block: number, blockSize
   return slot * pairSpan(o) + lane * laneSpan(o) + block * blockSize;
 }
 
-/** The requests of one lane of an initiator for a step: batch blocks to each of its targets. */
-export function laneRequests(pairs: SweepPair[], me: number, op: XferOp, step: SweepStep, lane: number, o: SweepOptions): XferRequest[] {
+/**
+ * The requests of one pipeline slot of one lane of an initiator for a step: batch blocks to each
+ * of its targets, after the blocks of the lane's earlier slots.
+ */
+export function laneRequests(pairs: SweepPair[], me: number, op: XferOp, step: SweepStep, lane: number, o: SweepOptions, slot = 0): XferRequest[] {
   const requests: XferRequest[] = [];
   for (const p of pairs) {
     if (p.initiator !== me) continue;
-    for (let b = 0; b < step.batchSize; b++) {
+    for (let b = slot * step.batchSize; b < (slot + 1) * step.batchSize; b++) {
       requests.push({
         op,
         peer: p.target,
@@ -175,6 +183,38 @@ export function laneRequests(pairs: SweepPair[], me: number, op: XferOp, step: S
     }
   }
   return requests;
+}
+
+/**
+ * Requests in flight per lane for `iterations` requests: pipeline_depth, capped at the iterations
+ * with nixlbench's warning (nixlbench then also splits the batch x depth descriptors over the fewer
+ * requests, and fails when they do not divide evenly; here each request keeps `batch` blocks).
+ */
+export function laneDepth(pipelineDepth: number, iterations: number): { depth: number; warning?: string } {
+  const depth = Math.max(1, Math.min(pipelineDepth, iterations));
+  if (depth === pipelineDepth) return { depth };
+  return { depth, warning: `Warning: pipeline_depth (${pipelineDepth}) exceeds num_iter (${iterations}), capping to ${depth}` };
+}
+
+/** Iterations and requests in flight per lane in a step's warm-up and timed loops. */
+export interface StepDepths {
+  laneWarmup: number;
+  laneIterations: number;
+  warmup: number;
+  timed: number;
+  /** Slots (plans) a lane needs: the larger depth. */
+  slots: number;
+  warnings: string[];
+}
+
+export function stepDepths(step: SweepStep, o: Pick<SweepOptions, 'numThreads' | 'pipelineDepth'>): StepDepths {
+  const laneWarmup = step.warmup / o.numThreads;
+  const laneIterations = step.iterations / o.numThreads;
+  const warm = laneDepth(o.pipelineDepth, laneWarmup);
+  const timed = laneDepth(o.pipelineDepth, laneIterations);
+  const warnings = laneWarmup > 0 && warm.warning ? [warm.warning] : [];
+  if (timed.warning) warnings.push(timed.warning);
+  return { laneWarmup, laneIterations, warmup: warm.depth, timed: timed.depth, slots: Math.max(warm.depth, timed.depth), warnings };
 }
 
 /** A (pair, lane) area of a step on this rank: where data is sent from or lands, for the check. */
@@ -190,7 +230,8 @@ export interface StepArea {
   lane: number;
 }
 
-export function stepAreas(pairs: SweepPair[], me: number, op: XferOp, step: SweepStep, o: SweepOptions): StepArea[] {
+/** `depth`: the slots a lane uses in this step (laneDepth of its timed iterations). */
+export function stepAreas(pairs: SweepPair[], me: number, op: XferOp, step: SweepStep, o: SweepOptions, depth = 1): StepArea[] {
   const areas: StepArea[] = [];
   for (const p of pairs) {
     if (p.initiator !== me && p.target !== me) continue;
@@ -198,7 +239,8 @@ export function stepAreas(pairs: SweepPair[], me: number, op: XferOp, step: Swee
     const [source, destination] = op === 'WRITE' ? [p.initiator, p.target] : [p.target, p.initiator];
     for (let lane = 0; lane < o.numThreads; lane++) {
       const stream = (p.device ?? 0) * o.numThreads + lane;
-      areas.push({ region: pairRegion(p), stream, offset: blockOffset(slot, lane, 0, step.blockSize, o), length: step.blockSize * step.batchSize, source, destination, lane });
+      const length = step.blockSize * step.batchSize * depth;
+      areas.push({ region: pairRegion(p), stream, offset: blockOffset(slot, lane, 0, step.blockSize, o), length, source, destination, lane });
     }
   }
   return areas;

@@ -5,14 +5,23 @@ import type { BackendOptions } from '../../backends/registry.ts';
 import type { RankInfo } from '../../rank.ts';
 import { backendAvailability } from '../../backends/registry.ts';
 import { ucxHasCudaSupport } from '../../backends/ucx.ts';
+import { UCX_CHOICE_ENV } from '../../backends/ucx-options.ts';
 import { BenchOptionError } from '../common/options.ts';
 import type { VramProbe } from './sweep-backend.ts';
 import type { SweepOptions } from './sweep-options.ts';
 import type { SweepRoles } from './sweep-plan.ts';
 
 /** Lines rank 0 prints before the banner about how the flags were taken. */
-export function sweepNotes(o: SweepOptions): string[] {
+export function sweepNotes(o: SweepOptions, env: NodeJS.ProcessEnv = process.env): string[] {
   const notes = [...o.nixlbench.notes];
+  const dram = o.initiatorSegType === 'DRAM' || o.targetSegType === 'DRAM';
+  if (o.nixlbench.hugepages && dram && o.backend === 'ucx') {
+    // nixlbench allocates the huge pages and registers them with NIXL's UCX backend; so does the engine
+    if (env[UCX_CHOICE_ENV.memory] === 'ucx') {
+      throw new BenchOptionError('--use_hugepages with --ucx-memory ucx (or ucx.memory: ucx): huge pages are allocated by the engine and registered with UCX, so UCX cannot also allocate them; leave one out');
+    }
+    notes.push('--use_hugepages: DRAM buffers are the engine\'s huge pages, registered with UCX (as NIXL registers nixlbench\'s), not UCX-allocated memory');
+  }
   if (o.nixlbench.deviceList && o.scheme !== 'pairwise') {
     notes.push(`--device_list is used by the pairwise scheme only (nixlbench's rule): with ${o.scheme} UCX picks among all NICs`);
   }

@@ -37,6 +37,7 @@ export function sweepBanner(o: SweepOptions, op: string, worldSize: number, init
     option('Enable VMM (--enable_vmm=[0,1])', o.nixlbench.vmm ? 1 : 0),
     option('Recreate xfer each iteration (--recreate_xfer=[0,1])', o.nixlbench.recreateXfer ? 1 : 0),
     option('Re-register memory each iteration (--reregister_mem=[0,1])', o.nixlbench.reregisterMem ? 1 : 0),
+    option('Pipeline depth (--pipeline_depth=N)', o.pipelineDepth),
     option('Use hugepages (--use_hugepages=[0,1])', o.nixlbench.hugepages ? 1 : 0),
     option('Initiator seg type (--initiator_seg_type=[DRAM,VRAM])', o.initiatorSegType),
     option('Target seg type (--target_seg_type=[DRAM,VRAM])', o.targetSegType),

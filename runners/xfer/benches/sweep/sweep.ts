@@ -10,13 +10,15 @@ import type { MemoryKind } from '../../memory.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern, type PatternStream } from '../../pattern.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
-import type { XferOp } from '../../backends/types.ts';
+import type { XferOp, XferResult } from '../../backends/types.ts';
 import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
+import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runtimeRank } from './sweep-runtime.ts';
 import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { chooseSweepBackend } from './sweep-backend.ts';
 import { SweepLane } from './sweep-lane.ts';
+import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
 import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
@@ -27,6 +29,7 @@ import {
   pairsOf,
   rankRegions,
   stepAreas,
+  stepDepths,
   sweepRoles,
   sweepSteps,
   type StepArea,
@@ -39,8 +42,9 @@ export const sweepUsage = `usage: disagg-bench sweep [--ranks N] [nixlbench flag
   --backend shm|ucx|cuda|nccl|libfabric (LIBFABRIC: provider from FI_PROVIDER)  --initiator_seg_type/--target_seg_type DRAM|VRAM
   --scheme pairwise|manytoone|onetomany|tp  --op_type READ|WRITE (or READ,WRITE)
   --start_block_size 4096 --max_block_size 64M --start_batch_size 1 --max_batch_size 1
-  --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --total_buffer_size 8G
+  --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --pipeline_depth 1 --total_buffer_size 8G
   --check_consistency  --expect BLOCK:GBPS[,BLOCK:GBPS] --tolerance 0.1  --link_bw 50 (GB/s, for Network Util)
+  ${ucxFlagsUsage}
 Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 2).`;
 
 /** One initiator's figures for one step (targets report none). */
@@ -57,8 +61,9 @@ export async function run(argv: string[]): Promise<number> {
     console.log(sweepUsage);
     return 0;
   }
+  const args = takeUcxFlags(argv); // into the environment, which every rank inherits
   // nixlbench's runtimes (ETCD, ASIO): processes started on their own find their ranks
-  const { ranks, rest } = takeRanksOption(argv);
+  const { ranks, rest } = takeRanksOption(args);
   const runtime = await runtimeRank(parseSweepArgs(rest), rankFromEnv().launcher !== 'single', ranks !== undefined);
   if (runtime) {
     try {
@@ -67,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
       await runtime.cleanup();
     }
   }
-  return runAsRanks({ command: 'sweep', argv, defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
+  return runAsRanks({ command: 'sweep', argv: args, defaultRanks: 2 }, async (rest) => runSweepRank(parseSweepArgs(rest)));
 }
 
 export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv()): Promise<number> {
@@ -82,7 +87,7 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
   const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bytesOf(r)));
   if (largest > o.totalBufferSize) {
     throw new Error(
-      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x num_threads x its peers${flags.mode === 'MG' ? ' x its devices' : ''}), ` +
+      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers${flags.mode === 'MG' ? ' x its devices' : ''}), ` +
         `more than --total_buffer_size ${o.totalBufferSize}`,
     );
   }
@@ -169,7 +174,8 @@ async function runStep(
 ): Promise<(StepResult | undefined)[]> {
   const me = engine.rank.rank;
   const pairs = pairsOf(roles, me);
-  const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o) : [];
+  const depths = stepDepths(step, o);
+  const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o, depths.slots) : [];
   const streamsPerStep = o.numThreads * new Set(roles.pairs.map((p) => p.device ?? 0)).size;
   const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * streamsPerStep + a.stream });
   for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
@@ -181,35 +187,40 @@ async function runStep(
   if (isInitiator || twoSided) {
     const everyone = Array.from({ length: engine.rank.worldSize }, (_, r) => r);
     const participants = twoSided ? everyone : everyone.slice(0, roles.initiators);
-    const lanes: SweepLane[] = [];
+    if (me === 0) for (const warning of depths.warnings) console.log(warning);
+    // Each lane (thread) has a slot per request in flight, each slot a SweepLane of its own blocks
+    const lanes: SweepLane[][] = [];
     for (let lane = 0; lane < o.numThreads; lane++) {
-      const l = new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o) : [], twoSided ? everyone : undefined, o.nixlbench);
-      await l.prepare();
-      lanes.push(l);
+      const laneSlots: SweepLane[] = [];
+      for (let slot = 0; slot < depths.slots; slot++) {
+        const s = new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined, o.nixlbench);
+        await s.prepare();
+        laneSlots.push(s);
+      }
+      lanes.push(laneSlots);
     }
-    const laneIterations = step.iterations / o.numThreads;
     const postUs: number[] = [];
     const txUs: number[] = [];
-    const loop = async (lane: SweepLane, n: number, record: boolean) => {
-      for (let i = 0; i < n; i++) {
-        const r = await lane.iterate();
-        if (!record) continue;
-        postUs.push((r.postedNs - r.startNs) / 1e3);
-        txUs.push((r.endNs - r.startNs) / 1e3);
-      }
+    const record = (r: XferResult) => {
+      postUs.push((r.postedNs - r.startNs) / 1e3);
+      txUs.push((r.endNs - r.startNs) / 1e3);
     };
-    await Promise.all(lanes.map((lane) => loop(lane, step.warmup / o.numThreads, false)));
-    // Prep samples: each lane's first build, then the rebuilds of the timed loop (not the warm-up's)
-    const warmPrep = lanes.map((lane) => lane.prepUs.length);
+    const loop = (n: number, depth: number, onResult?: (r: XferResult) => void) =>
+      Promise.all(lanes.map((laneSlots) => pipeline(laneSlots.slice(0, depth), n, twoSided, onResult)));
+    await loop(depths.laneWarmup, depths.warmup);
+    // Prep samples: each timed slot's first build, then its rebuilds in the timed loop (not the warm-up's)
+    const timedSlots = lanes.flatMap((laneSlots) => laneSlots.slice(0, depths.timed));
+    const warmPrep = timedSlots.map((slot) => slot.prepUs.length);
     await store.barrier('sweep-go', { ranks: participants });
     const t0 = monoNs();
-    await Promise.all(lanes.map((lane) => loop(lane, laneIterations, true)));
+    await loop(depths.laneIterations, depths.timed, record);
     const seconds = (monoNs() - t0) / 1e9;
-    lanes.forEach((lane) => lane.release());
-    const prepUs = lanes.flatMap((lane, i) => [lane.prepUs[0], ...lane.prepUs.slice(warmPrep[i])]);
+    lanes.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
+    const prepUs = timedSlots.flatMap((slot, i) => [slot.prepUs[0], ...slot.prepUs.slice(warmPrep[i])]);
     if (isInitiator) {
       // MG: every device pair's blocks count (nixlbench multiplies by num_initiator_dev)
       const peers = pairs.filter((p) => p.initiator === me).length;
+      const laneIterations = depths.laneIterations;
       const bytes = step.blockSize * step.batchSize * laneIterations * o.numThreads * peers;
       stats = { bwGbps: bytes / 1e9 / seconds, avgLatUs: (seconds * 1e6) / (laneIterations * step.batchSize * peers), prepUs, postUs, txUs };
     }

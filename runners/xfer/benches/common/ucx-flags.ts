@@ -1,0 +1,45 @@
+// The ucx backend's choices as flags of every bench command: --ucx-error-handling auto|peer|none
+// and --ucx-memory ucx|registered (underscores too, in nixlbench's style). They reach every rank
+// through the environment, as a config's `ucx:` section does (backends/ucx-options.ts), and name
+// themselves there so that an engine on another backend refuses them instead of ignoring them.
+import {
+  UCX_CHOICE_ENV,
+  UCX_FLAGS_ENV,
+  checkUcxChoice,
+  ucxErrorHandlings,
+  ucxMemories,
+} from '../../backends/ucx-options.ts';
+import { BenchOptionError } from './options.ts';
+
+export const ucxFlagsUsage = '--ucx-error-handling auto|peer|none  --ucx-memory ucx|registered  (ucx backend: transports per peer, see runners/xfer/README.md)';
+
+const FLAGS = [
+  { names: ['--ucx-error-handling', '--ucx_error_handling'], env: UCX_CHOICE_ENV.errorHandling, choices: ucxErrorHandlings },
+  { names: ['--ucx-memory', '--ucx_memory'], env: UCX_CHOICE_ENV.memory, choices: ucxMemories },
+] as const;
+
+/** Takes the ucx flags out of argv and puts them in `env` (this process's, which ranks inherit). */
+export function takeUcxFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  const rest: string[] = [];
+  const given: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const [name, inline] = argv[i].split(/=(.*)/s, 2);
+    const flag = FLAGS.find((f) => (f.names as readonly string[]).includes(name));
+    if (!flag) {
+      rest.push(argv[i]);
+      continue;
+    }
+    const raw = inline ?? argv[++i];
+    if (raw === undefined || raw.startsWith('--')) throw new BenchOptionError(`${name} needs a value: one of ${flag.choices.join(', ')}`);
+    let value: string;
+    try {
+      value = checkUcxChoice(name, raw, flag.choices);
+    } catch (err) {
+      throw new BenchOptionError((err as Error).message);
+    }
+    env[flag.env] = value;
+    given.push(`${flag.names[0]} ${value}`);
+  }
+  if (given.length > 0) env[UCX_FLAGS_ENV] = given.join(' ');
+  return rest;
+}
