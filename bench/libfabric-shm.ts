@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { monoNs } from '../runners/xfer/clock.ts';
-import { parseSize } from '../runners/xfer/matrix.ts';
+import { parseSize } from '../runners/common/size.ts';
 import { libfabric } from '../runners/xfer/native/libfabric.ts';
 import { allocateHost, libc, nodeEntryArgv, openStore, rankFromEnv, spawnLocalRanks, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';

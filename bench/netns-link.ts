@@ -8,7 +8,7 @@
 //   node --import tsx bench/netns-link.ts [--rounds 3] [--blocks 1M,64M] [--seconds 5]
 import { execa } from 'execa';
 import { parseArgs } from 'node:util';
-import { parseSize } from '../runners/xfer/matrix.ts';
+import { parseSize } from '../runners/common/size.ts';
 import { netnsCluster, netnsClusterScript, netnsSrun, netnsUnsupported } from '../tests/fixtures/xfer/netns-cluster.ts';
 import { appendResult, printTable } from './lib/report.ts';
 import { maxOf, median, minOf } from './lib/stats.ts';

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { parseSize } from '../../runners/xfer/matrix.ts';
+import { parseSize } from '../../runners/common/size.ts';
 import { appendJsonLine, runAsLocalRanks } from '../lib/local-ranks.ts';
 import { maxOf } from '../lib/stats.ts';
 import { allocateGpu, checkPattern, cudart, fillPattern, nvmlDeviceNames, openStore, rankFromEnv } from '../../runners/xfer/index.ts';

@@ -1,7 +1,7 @@
 // The status commands of the SLURM backend (sacct, squeue, the jobcomp file through `sacct -c`)
 // and the parsing of their output into JobStatus. One command covers any number of jobs.
 import type { JobState, JobStatus } from './scheduler.ts';
-import { expandHostlist } from './hostlist.ts';
+import { expandHostlist } from '../../runners/common/hostlist.ts';
 import {
   isStepId,
   isTerminal,

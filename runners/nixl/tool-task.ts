@@ -5,8 +5,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep } from '../xfer/clock.ts';
-import { expandHostlist } from '../xfer/rank.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { slurmStepNodes } from '../common/hostlist.ts';
 import { endpointOf, etcdctl } from './etcd.ts';
 import { collectNodeArtefacts } from './node-artefacts.ts';
 import { pickFlagWords, runHelp } from './flag-probe.ts';
@@ -27,7 +27,7 @@ export function taskOf(env: Env): { task: number; world: number; localId: number
 
 /** torchrun's variables for a task started by srun: rank 0's node is the master. */
 export function torchEnvOf(env: Env, task: number, world: number, localId: number): Record<string, string> {
-  const nodes = expandHostlist(env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? '');
+  const nodes = slurmStepNodes(env);
   const job = env.SLURM_JOB_ID ?? String(process.ppid);
   let hash = 0;
   for (const c of job) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;

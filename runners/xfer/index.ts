@@ -1,5 +1,6 @@
-// The transfer engine's public API. Depends on nothing in framework/.
-export { rankFromEnv, expandHostlist, type RankInfo, type Launcher } from './rank.ts';
+// The transfer engine's public API. Depends on nothing in framework/ (runners/common is neutral).
+export { rankFromEnv, type RankInfo, type Launcher } from './rank.ts';
+export { expandHostlist } from '../common/hostlist.ts';
 export {
   spawnLocalRanks,
   localRankEnv,

@@ -21,7 +21,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { formatMatrix, type TransferMatrix } from './matrix.ts';
-import { seededRandom, normalSample } from './random.ts';
+import { seededRandom, normalSample } from '../common/random.ts';
 
 export interface ModelShape {
   hidden: number;

@@ -1,11 +1,10 @@
 // Transfer matrices: N x N, row i = sender, column j = receiver, cell = bytes i sends to j.
-// Cells are read as kvbench reads them (NIXL benchmark/kvbench main.py, parse_size): a number as
-// Python's float() takes it (1024, 1.5, .5, 1e3, 1_000) with an optional last-letter unit K, M, G
-// (BINARY: 1024, 1024^2, 1024^3) or B, any case, truncated to whole bytes as int() does: `3.53G` is
-// 3790308638 bytes; the reader says once per file how many bytes that dropped. Beyond kvbench:
-// KiB/MiB/GiB, `#` comments and blank lines are accepted, negative cells and counts past 2^53 - 1
-// (not exact as a number) are refused. UCC's alltoallv perftest reads M/G as 1e6/1e9: this does not.
+// Cells are read as kvbench reads them (NIXL benchmark/kvbench main.py): each a size token
+// (runners/common/size.ts: Python float syntax, units K, M, G = 1024^n or B), truncated to whole
+// bytes as int() does: `3.53G` is 3790308638 bytes; the reader says once per file how many bytes
+// that dropped. Beyond kvbench: `#` comments and blank lines are accepted.
 import { readFileSync } from 'node:fs';
+import { sizeValue } from '../common/size.ts';
 
 export type TransferMatrix = number[][];
 
@@ -19,43 +18,6 @@ export class MatrixError extends Error {
     super(line === undefined ? `${file}: ${message}` : `${file}:${line}:${col} ${message}`);
     this.name = 'MatrixError';
   }
-}
-
-const UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1024,
-  kib: 1024,
-  m: 1024 ** 2,
-  mib: 1024 ** 2,
-  g: 1024 ** 3,
-  gib: 1024 ** 3,
-};
-const DIGITS = String.raw`\d(?:_?\d)*`;
-/** A Python float literal (sign, underscores between digits, exponent), then a unit. */
-const SIZE = new RegExp(String.raw`^([+-]?(?:(?:${DIGITS})?\.${DIGITS}|${DIGITS}\.?)(?:[eE][+-]?${DIGITS})?)([a-zA-Z]*)$`);
-
-/** The value a size token stands for, in bytes, maybe fractional; throws a message without position. */
-function sizeValue(token: string): number {
-  const match = SIZE.exec(token);
-  const unit = match ? UNITS[match[2].toLowerCase()] : undefined;
-  if (!match || unit === undefined) {
-    throw new Error(`'${token}' is not a size (bytes, or a number with a unit K, M, G = 1024, 1024^2, 1024^3, or B)`);
-  }
-  const value = Number(match[1].replace(/_/g, '')) * unit; // as kvbench: unit * float(number)
-  if (value < 0) throw new Error(`'${token}' is negative: a size is 0 bytes or more`);
-  if (!(Math.trunc(value) <= Number.MAX_SAFE_INTEGER)) {
-    const bytes = Number.isFinite(value) ? BigInt(Math.trunc(value)).toString() : String(value);
-    throw new Error(`'${token}' is too large to be a safe integer: ${bytes} bytes is more than 2^53 - 1 = ${Number.MAX_SAFE_INTEGER}, the largest byte count held exactly`);
-  }
-  return value;
-}
-
-/** Bytes of a size option or config value: whole bytes only ('0.3K' is refused, not truncated). */
-export function parseSize(token: string): number {
-  const value = sizeValue(token);
-  if (!Number.isInteger(value)) throw new Error(`'${token}' is not a whole number of bytes (${value})`);
-  return value;
 }
 
 /** A matrix cell as kvbench reads it: truncated to whole bytes (int()); `dropped` is the fraction cut off. */

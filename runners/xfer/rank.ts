@@ -2,6 +2,7 @@
 // Read from the launcher's environment: SLURM (srun), torchrun, mpirun (Open MPI), or the local
 // launcher (local-launch.ts), which sets torchrun's variables.
 import os from 'node:os';
+import { slurmStepNodes } from '../common/hostlist.ts';
 
 export type Launcher = 'slurm' | 'torchrun' | 'mpirun' | 'single';
 
@@ -50,7 +51,7 @@ export function rankFromEnv(env: Env = process.env): RankInfo {
   }
   if (env.SLURM_PROCID !== undefined && env.SLURM_NTASKS !== undefined) {
     const job = `slurm:${env.SLURM_JOB_ID ?? '?'}.${env.SLURM_STEP_ID ?? '0'}`;
-    const nodes = expandHostlist(env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? '');
+    const nodes = slurmStepNodes(env);
     return check({
       rank: int(env, 'SLURM_PROCID'),
       worldSize: int(env, 'SLURM_NTASKS'),
@@ -112,43 +113,6 @@ function localTasks(env: Env): number {
     for (let i = 0; i < Number(m[2] ?? 1); i++) counts.push(Number(m[1]));
   }
   return counts[Number(env.SLURM_NODEID)] ?? 1;
-}
-
-/** Expands a SLURM hostlist: "gpu[01-03,07],login1" -> gpu01 gpu02 gpu03 gpu07 login1. */
-export function expandHostlist(list: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let start = 0;
-  const parts: string[] = [];
-  for (let i = 0; i <= list.length; i++) {
-    const ch = list[i];
-    if (ch === '[') depth++;
-    else if (ch === ']') depth--;
-    else if ((ch === ',' && depth === 0) || i === list.length) {
-      if (i > start) parts.push(list.slice(start, i));
-      start = i + 1;
-    }
-  }
-  // One by one: a list like n[1-200000] must not be spread into a call (the stack has a limit).
-  for (const part of parts) for (const host of expandOne(part)) out.push(host);
-  return out;
-}
-
-function expandOne(part: string): string[] {
-  const open = part.indexOf('[');
-  if (open < 0) return [part];
-  const close = part.indexOf(']', open);
-  const prefix = part.slice(0, open);
-  const suffixes = expandOne(part.slice(close + 1));
-  const names: string[] = [];
-  for (const range of part.slice(open + 1, close).split(',')) {
-    const [lo, hi] = range.split('-');
-    const width = lo.length;
-    for (let n = Number(lo); n <= Number(hi ?? lo); n++) {
-      for (const s of suffixes) names.push(prefix + String(n).padStart(width, '0') + s);
-    }
-  }
-  return names;
 }
 
 function nonEmpty(hosts: (string | undefined)[], fallback: string): string[] {

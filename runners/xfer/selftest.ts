@@ -10,7 +10,7 @@ import { rankFromEnv } from './rank.ts';
 import { XferEngine } from './engine.ts';
 import { VerificationError } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
-import { seededRandom } from './random.ts';
+import { seededRandom } from '../common/random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
 import { maxOf, minOf } from './benches/common/stats.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';

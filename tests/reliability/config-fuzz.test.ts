@@ -14,7 +14,7 @@ import { readYamlFileSync } from '../../framework/config/load.ts';
 import { testType } from '../../framework/types/registry.ts';
 import type { GpuDetection } from '../../framework/select/gpu.ts';
 import { repoRoot } from '../fixtures/reliability/suite-run.ts';
-import { seededRandom } from '../../runners/xfer/random.ts';
+import { seededRandom } from '../../runners/common/random.ts';
 
 const SAMPLES = 300;
 const gpu: GpuDetection = { gpuType: 'GB200', source: 'GPU_TYPE' };

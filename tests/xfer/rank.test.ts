@@ -1,7 +1,7 @@
 // Rank identity from each launcher's environment, and SLURM hostlists.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { expandHostlist, rankFromEnv } from '../../runners/xfer/rank.ts';
+import { rankFromEnv } from '../../runners/xfer/rank.ts';
 
 describe('rankFromEnv', () => {
   it('reads srun: rank, world, local rank, node, first node of the step as store host', () => {
@@ -52,14 +52,6 @@ describe('rankFromEnv', () => {
   it('names the variable that is wrong', () => {
     expect(() => rankFromEnv({ RANK: 'x', WORLD_SIZE: '2' })).toThrow(/RANK='x' is not a non-negative integer/);
     expect(() => rankFromEnv({ RANK: '4', WORLD_SIZE: '4' })).toThrow(/rank 4 is outside a world of 4/);
-  });
-});
-
-describe('expandHostlist', () => {
-  it('expands ranges, lists, zero padding and plain names', () => {
-    expect(expandHostlist('gpu[01-03,07],login1')).toEqual(['gpu01', 'gpu02', 'gpu03', 'gpu07', 'login1']);
-    expect(expandHostlist('n[1-2]')).toEqual(['n1', 'n2']);
-    expect(expandHostlist('rack[1-2]-n[1-2]')).toEqual(['rack1-n1', 'rack1-n2', 'rack2-n1', 'rack2-n2']);
-    expect(expandHostlist('')).toEqual([]);
+    expect(() => rankFromEnv({ SLURM_PROCID: '0', SLURM_NTASKS: '1', SLURM_STEP_NODELIST: 'gpu[01-02' })).toThrow(/SLURM_STEP_NODELIST: host list "gpu\[01-02" has a "\[" without its "\]"/);
   });
 });

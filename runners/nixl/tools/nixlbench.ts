@@ -3,7 +3,7 @@
 //             --initiator_seg_type VRAM ... (every option of `options:` as --name=value)
 // Its etcd runtime ranks processes by arrival (rank < num_initiator_dev: initiator; rank 0 prints
 // the table), so tasks start in `start_order`, each once the ones before it have registered.
-import { parseSize } from '../../xfer/matrix.ts';
+import { parseSize } from '../../common/size.ts';
 import type { ToolSpec } from '../tool-spec.ts';
 import { ascending, etcdOf, gflagsWords, safeTag, toolPath, type EtcdSetting, type ToolJob } from './tool-job.ts';
 

@@ -2,7 +2,7 @@
 // space-separated words drawn from a fixed vocabulary of common lower-case English words, each a
 // single token (with its leading space) in the usual BPE vocabularies (GPT-2/cl100k, Llama,
 // DeepSeek), so about N tokens; the exact count is the server's usage.prompt_tokens when given.
-import { seededRandom } from '../../xfer/random.ts';
+import { seededRandom } from '../../common/random.ts';
 
 const vocabulary = [...new Set((
   'the of and to in is was for on that with as by at from his her it an be are this which or had ' +

@@ -1,7 +1,7 @@
 // Values the sweep, ep and kvpipe kinds share: sizes written as bytes or with binary units, and
 // which memory a backend moves.
 import type { KeyPath, RuleViolation } from '../../test-type.ts';
-import { parseSize } from '../../../../runners/xfer/matrix.ts';
+import { parseSize } from '../../../../runners/common/size.ts';
 
 /** A size in a config: an integer (bytes) or a string with K/M/G (binary): 4096, "64M", "8GiB". */
 export const sizeSchema = { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?([KkMmGg]([Ii][Bb])?|[Bb])?$' }] };

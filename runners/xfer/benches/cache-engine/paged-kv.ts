@@ -9,7 +9,7 @@
 // Content: every piece starts with a 16-byte stamp (magic, layer*2+kv, slot, round) over a body of
 // the round, so a receiver finds a piece from another layer, slot or round, or one never written.
 import type { XferRequest } from '../../backends/types.ts';
-import { seededRandom } from '../../random.ts';
+import { seededRandom } from '../../../common/random.ts';
 import { patternBytes } from '../../pattern.ts';
 
 export interface PagedKvShape {

@@ -1,6 +1,6 @@
 // Option values shared by the bench commands: sizes with binary units, gflags-style booleans,
 // positive integers and lists, each failing with the option's name and the bad value.
-import { parseSize } from '../../matrix.ts';
+import { parseSize } from '../../../common/size.ts';
 
 export class BenchOptionError extends Error {
   override name = 'BenchOptionError';

@@ -5,7 +5,7 @@
 // task per node, SLURM's task count and id are the nodes and the node rank. With srun tasks that
 // are ranks themselves, --num-processes must agree with them: a run never has another rank count
 // than its flags ask for.
-import { expandHostlist } from '../../rank.ts';
+import { slurmStepNodes } from '../../../common/hostlist.ts';
 import { BenchOptionError, intOption } from '../common/options.ts';
 
 export interface EpNodeWorld {
@@ -72,7 +72,7 @@ export function epNodeWorld(argv: string[], env: Env = process.env): EpNodeFlags
   const num = (name: string, value: string | undefined, min: number) => (value === undefined ? undefined : intOption(name, value, min));
   const nodes = num('world-size', flags.get('world-size'), 1) ?? num('WORLD_SIZE (nodes)', env.WORLD_SIZE, 1) ?? (slurmNodeLevel ? slurmTasks : 1);
   const nodeRank = num('rank', flags.get('rank'), 0) ?? num('RANK (node rank)', env.RANK, 0) ?? (slurmNodeLevel ? Number(env.SLURM_PROCID) : 0);
-  const firstNode = slurmNodeLevel ? expandHostlist(env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? '')[0] : undefined;
+  const firstNode = slurmNodeLevel ? slurmStepNodes(env)[0] : undefined;
   const masterAddr = flags.get('master-addr') ?? env.MASTER_ADDR ?? firstNode ?? '127.0.0.1';
   const masterPort = num('master-port', flags.get('master-port') ?? env.MASTER_PORT, 1);
   // The EP tests' own checks, in their words

@@ -12,7 +12,7 @@
 // order too, so each (source, destination) exchange is ONE contiguous transfer, as a dispatch
 // kernel's per-destination staging gives. Layout `per-message`: the send buffer holds each token
 // once and the combine buffer is in (token, k) order, so every pair is its own transfer.
-import { seededRandom } from '../../random.ts';
+import { seededRandom } from '../../../common/random.ts';
 import type { XferRequest } from '../../backends/types.ts';
 import { coalesceRequests } from '../common/coalesce.ts';
 
