@@ -59,9 +59,9 @@ describe('store', () => {
 
   it('names the ranks that never arrived when a barrier times out', async () => {
     const { clients } = await world(4, [0, 1, 2]);
-    const waits = clients.slice(0, 2).map((c) => c.barrier('x', { timeoutMs: 300 }));
-    for (const w of waits) {
-      const err = await w.catch((e: unknown) => e);
+    // Both waits fail in the same moment: take both rejections at once (none left unhandled).
+    const errors = await Promise.all(clients.slice(0, 2).map((c) => c.barrier('x', { timeoutMs: 300 }).catch((e: unknown) => e)));
+    for (const err of errors) {
       expect(err).toBeInstanceOf(StoreTimeoutError);
       expect((err as StoreTimeoutError).missingRanks).toEqual([2, 3]);
       expect((err as Error).message).toMatch(/barrier 'x' timed out after 0\.3 s: ranks 2, 3 never arrived \(rank 3 never connected to the store\)/);
@@ -83,6 +83,26 @@ describe('store', () => {
     expect(await notified).toBe(2);
     expect(b.deadRanks.has(2)).toBe(true);
     await expect(b.allGather('after', 1)).rejects.toThrow(/rank 2 died/);
+  });
+
+  it('a hello the rank gave up on (answered too late, connection dropped) is not its death: its retry joins', async () => {
+    const { server, clients } = await world(2, [0]);
+    const [a] = clients;
+    const barrier = a.barrier('joined', { timeoutMs: 60_000 });
+    // What a rank does when the store answers its hello after the rank stopped waiting: it drops
+    // that connection without attaching and says hello again on a new one.
+    const gaveUp = net.connect({ host: '127.0.0.1', port: server.port });
+    gaveUp.write(JSON.stringify({ id: 0, op: 'hello', rank: 1, worldSize: 2, job: 'test-job' }) + '\n');
+    const answer = await new Promise<string>((resolve) => gaveUp.once('data', (d) => resolve(d.toString())));
+    expect(JSON.parse(answer.split('\n')[0])).toMatchObject({ id: 0, ok: true });
+    const closed = new Promise((resolve) => gaveUp.once('close', resolve));
+    gaveUp.end();
+    await closed;
+    const b = await client(1, 2, server.port);
+    await Promise.all([barrier, b.barrier('joined', { timeoutMs: 60_000 })]);
+    expect(a.deadRanks.has(1)).toBe(false);
+    const gathered = await Promise.all([a.allGather('after', 'a'), b.allGather('after', 'b')]);
+    expect(gathered).toEqual([['a', 'b'], ['a', 'b']]);
   });
 
   it('turns away a client of another job and takes the next port when one is taken', async () => {

@@ -271,6 +271,8 @@ async function tryHello(
       }
       if (!('ok' in reply) || !reply.ok) return give(('error' in reply && reply.error.message) || 'hello refused');
       clearTimeout(timer);
+      // Keeping this connection: from now on its loss tells the store this rank died.
+      socket.write(encodeLine({ id: 0, op: 'attach' }));
       socket.pause(); // nothing may flow until the client's reader is attached
       socket.removeAllListeners();
       resolve({ socket, rest: buffered.slice(newline + 1), dead: ((reply.value as { dead?: number[] }) ?? {}).dead ?? [], problem: '' });

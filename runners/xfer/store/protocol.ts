@@ -6,6 +6,11 @@ export type CollectiveKind = 'barrier' | 'gather' | 'alltoall';
 
 export type Request =
   | { id: number; op: 'hello'; rank: number; worldSize: number; job: string }
+  /**
+   * The rank took the hello's answer and keeps this connection; no reply. Until it arrives, the
+   * connection closing is a hello the rank gave up on (it retries), not the rank dying.
+   */
+  | { id: number; op: 'attach' }
   | { id: number; op: 'set'; key: string; value: unknown }
   | { id: number; op: 'get'; key: string }
   | { id: number; op: 'wait'; key: string; from: number | null; timeoutMs: number }

@@ -50,6 +50,8 @@ export class StoreServer {
   /** Collectives that failed: late arrivals get the same error at once. */
   private readonly failed = new Map<string, WireError>();
   private readonly sockets = new Map<number, net.Socket>();
+  /** Connections whose rank took the hello's answer (see the 'attach' request). */
+  private readonly attached = new WeakSet<net.Socket>();
   private readonly everConnected = new Set<number>();
   private readonly departed = new Set<number>();
   private readonly dead = new Map<number, string>();
@@ -103,6 +105,7 @@ export class StoreServer {
         const request = message as Request;
         if (request.op === 'hello') rank = this.hello(socket, request);
         else if (rank < 0) this.fail({ socket, id: request.id }, { kind: 'invalid', message: 'store: hello expected first' });
+        else if (request.op === 'attach') this.attach(rank, socket);
         else this.handle(rank, socket, request);
       },
       () => socket.destroy(),
@@ -111,6 +114,9 @@ export class StoreServer {
     socket.on('close', () => {
       if (rank < 0 || this.sockets.get(rank) !== socket) return;
       this.sockets.delete(rank);
+      // A loaded machine can answer a hello later than the rank waits for it: the rank drops that
+      // connection and says hello again. Only a connection it kept can tell of its death.
+      if (!this.attached.has(socket)) return;
       if (!this.departed.has(rank)) this.markDead(rank, 'its store connection was lost');
       this.checkAllDeparted();
     });
@@ -124,15 +130,23 @@ export class StoreServer {
       socket.end();
       return -1;
     }
-    if (!Number.isInteger(hello.rank) || hello.rank < 0 || hello.rank >= worldSize || this.sockets.has(hello.rank)) {
+    const earlier = this.sockets.get(hello.rank);
+    if (!Number.isInteger(hello.rank) || hello.rank < 0 || hello.rank >= worldSize || (earlier && this.attached.has(earlier))) {
       this.fail(waiter, { kind: 'invalid', message: `store: rank ${hello.rank} is out of range or already connected` });
       socket.end();
       return -1;
     }
+    // A hello the rank gave up on (never attached) is replaced by its retry.
     this.sockets.set(hello.rank, socket);
-    this.everConnected.add(hello.rank);
+    earlier?.destroy();
     this.reply(waiter, { dead: [...this.dead.keys()] });
     return hello.rank;
+  }
+
+  private attach(rank: number, socket: net.Socket): void {
+    if (this.sockets.get(rank) !== socket) return;
+    this.attached.add(socket);
+    this.everConnected.add(rank);
   }
 
   private handle(rank: number, socket: net.Socket, request: Request): void {
