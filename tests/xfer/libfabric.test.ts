@@ -90,7 +90,8 @@ describe('libfabric failures', () => {
   });
 
   it('a peer that cannot be reached fails the transfer at its deadline, naming the peer', async () => {
-    const store = { deadRanks: new Set<number>() } as unknown as Store;
+    // One process, no rank 1: a store that knows of no death (what a store says when the peer was never there).
+    const store = { deadRanks: new Set<number>(), learnIfDead: async () => false } as unknown as Store;
     const backend = new LibfabricBackend({ rank: 0, worldSize: 2, localRank: 0, node: 'here', store, device: -1 }, { provider: 'tcp' });
     const region = allocateHost('buf', 1 << 16, { job: 'libfabric-test', rank: 0, node: 'here' });
     try {

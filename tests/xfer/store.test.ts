@@ -105,6 +105,27 @@ describe('store', () => {
     expect(gathered).toEqual([['a', 'b'], ['a', 'b']]);
   });
 
+  it('a stale hello read after the rank\'s retry is turned away; the retry\'s connection, once attached, tells of its death', async () => {
+    const { server, clients } = await world(2, [0]);
+    const [a] = clients;
+    const say = async (attempt: number) => {
+      const socket = net.connect({ host: '127.0.0.1', port: server.port });
+      const answered = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString().split('\n')[0])));
+      socket.write(JSON.stringify({ id: 0, op: 'hello', rank: 1, worldSize: 2, job: 'test-job', attempt }) + '\n');
+      return { socket, answer: JSON.parse(await answered) };
+    };
+    const retry = await say(2);
+    expect(retry.answer).toMatchObject({ ok: true });
+    const stale = await say(1);
+    expect(stale.answer.error.message).toBe('store: rank 1 already said hello again (attempt 2, this is 1)');
+    stale.socket.destroy();
+    const notified = new Promise<number>((resolve) => a.onRankDead((rank) => resolve(rank)));
+    retry.socket.write(JSON.stringify({ id: 0, op: 'attach' }) + '\n');
+    retry.socket.destroy(); // rank 1 dies after attaching: no goodbye
+    expect(await notified).toBe(1);
+    await expect(a.barrier('after', { timeoutMs: 60_000 })).rejects.toThrow(/rank 1 died before arriving \(its store connection was lost\)/);
+  });
+
   it('turns away a client of another job and takes the next port when one is taken', async () => {
     const squatter = net.createServer((s) => s.destroy());
     await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));

@@ -7,7 +7,7 @@
 // from the CQ; every operation asks FI_DELIVERY_COMPLETE, so a WRITE is complete at the target when
 // its completion arrives. Provider: LibfabricOptions.provider, else FI_PROVIDER (libfabric's own
 // filter), else libfabric's first that offers RMA on RDM endpoints (efa or verbs where present).
-import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
+import { monoNs, yieldToEventLoop } from '../clock.ts';
 import { describeRanks, NativeCallError, TransferError, XferError } from '../errors.ts';
 import type { MemoryKind, Region } from '../memory.ts';
 import { cudart } from '../native/cudart.ts';
@@ -252,9 +252,8 @@ export class LibfabricBackend implements Backend {
     const failed = (err as { requestIndex?: number }).requestIndex;
     if (failed === undefined) return err;
     const { peer, op, length } = resolved[failed].request;
-    for (let waited = 0; waited < 500 && !this.ctx.store.deadRanks.has(peer); waited += 10) await sleep(10);
+    const died = (await this.ctx.store.learnIfDead(peer)) ? `rank ${peer} died (its store connection was lost); ` : '';
     const dead = this.ctx.store.deadRanks;
-    const died = dead.has(peer) ? `rank ${peer} died (its store connection was lost); ` : '';
     // A peer that gave up because a third rank died closes its endpoint: name the root cause too.
     const others = [...dead].filter((r) => r !== peer);
     const meanwhile = others.length > 0 ? ` (meanwhile ${describeRanks(others)} died: store connection lost)` : '';

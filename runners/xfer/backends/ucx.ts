@@ -6,7 +6,7 @@
 // the target when execute() returns. Several execute() calls may be in flight at once: each polls
 // its own requests, and completes as soon as they are done, whatever the others do.
 import fs from 'node:fs';
-import { monoNs, sleep, yieldToEventLoop } from '../clock.ts';
+import { monoNs, yieldToEventLoop } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
 import { hostRegion, type MemoryKind, type Region } from '../memory.ts';
 import { ucp, type Ucp, type UcpErrorMode, type UcpRequest } from '../native/ucp.ts';
@@ -279,8 +279,7 @@ export class UcxBackend implements Backend {
   private async explain(err: unknown): Promise<unknown> {
     if (!(err instanceof PeerFailure)) return err;
     const { rank, detail } = err;
-    for (let waited = 0; waited < 500 && !this.ctx.store.deadRanks.has(rank); waited += 10) await sleep(10);
-    const died = this.ctx.store.deadRanks.has(rank) ? `rank ${rank} died (its store connection was lost); ` : '';
+    const died = (await this.ctx.store.learnIfDead(rank)) ? `rank ${rank} died (its store connection was lost); ` : '';
     return new TransferError(`ucx: transfer with rank ${rank} failed: ${died}${detail}`, 'ucx', rank);
   }
 }

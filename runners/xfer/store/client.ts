@@ -60,9 +60,10 @@ export class StoreClient {
     const problems = new Map<string, string>();
     // Ranks usually start within ms of rank 0: retry soon at first, then less often.
     let retryMs = 10;
+    let helloCount = 0;
     for (;;) {
       for (const { host, port } of options.endpoints) {
-        const attempt = await tryHello(options, host, port);
+        const attempt = await tryHello(options, host, port, ++helloCount);
         if (attempt.socket) {
           const client = new StoreClient(attempt.socket, attempt.rest ?? '', options.rank, options.worldSize, options.timeoutMs, `${host}:${port}`);
           for (const r of attempt.dead) client.deadRanks.add(r);
@@ -108,6 +109,26 @@ export class StoreClient {
   onRankDead(listener: (rank: number, reason: string) => void): () => void {
     this.deadListeners.add(listener);
     return () => this.deadListeners.delete(listener);
+  }
+
+  /**
+   * Whether the store has seen `rank` die, giving it up to `graceMs` to say so: a transfer error
+   * usually reaches a rank before the store's word that its peer's connection dropped, and on a
+   * loaded machine that word can take seconds. Used only on failure paths, so the grace is cheap.
+   */
+  async learnIfDead(rank: number, graceMs = 5_000): Promise<boolean> {
+    if (this.deadRanks.has(rank)) return true;
+    let stop = () => {};
+    const told = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), graceMs);
+      const unsubscribe = this.onRankDead((dead) => dead === rank && resolve(true));
+      stop = () => (clearTimeout(timer), unsubscribe());
+    });
+    try {
+      return await told;
+    } finally {
+      stop();
+    }
   }
 
   async set(key: string, value: unknown): Promise<void> {
@@ -242,6 +263,7 @@ async function tryHello(
   options: ConnectOptions,
   host: string,
   port: number,
+  attempt: number,
 ): Promise<{ socket?: net.Socket; rest?: string; dead: number[]; problem: string }> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
@@ -256,7 +278,7 @@ async function tryHello(
     socket.once('error', (err) => give(err.message));
     socket.once('close', () => give('connection closed before hello was answered'));
     socket.once('connect', () => {
-      socket.write(encodeLine({ id: 0, op: 'hello', rank: options.rank, worldSize: options.worldSize, job: options.job }));
+      socket.write(encodeLine({ id: 0, op: 'hello', rank: options.rank, worldSize: options.worldSize, job: options.job, attempt }));
     });
     let buffered = '';
     const onData = (chunk: Buffer) => {

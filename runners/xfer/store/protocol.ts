@@ -5,7 +5,8 @@ import type { Socket } from 'node:net';
 export type CollectiveKind = 'barrier' | 'gather' | 'alltoall';
 
 export type Request =
-  | { id: number; op: 'hello'; rank: number; worldSize: number; job: string }
+  /** `attempt` counts the rank's hellos (1, 2, ...): a retry supersedes an earlier one, never the reverse. */
+  | { id: number; op: 'hello'; rank: number; worldSize: number; job: string; attempt?: number }
   /**
    * The rank took the hello's answer and keeps this connection; no reply. Until it arrives, the
    * connection closing is a hello the rank gave up on (it retries), not the rank dying.

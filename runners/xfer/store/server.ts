@@ -52,6 +52,8 @@ export class StoreServer {
   private readonly sockets = new Map<number, net.Socket>();
   /** Connections whose rank took the hello's answer (see the 'attach' request). */
   private readonly attached = new WeakSet<net.Socket>();
+  /** Which of its rank's hellos a connection carried. */
+  private readonly helloAttempt = new WeakMap<net.Socket, number>();
   private readonly everConnected = new Set<number>();
   private readonly departed = new Set<number>();
   private readonly dead = new Map<number, string>();
@@ -136,7 +138,15 @@ export class StoreServer {
       socket.end();
       return -1;
     }
-    // A hello the rank gave up on (never attached) is replaced by its retry.
+    // A hello the rank gave up on (never attached) is replaced by its retry; one read late, after
+    // its retry's, is the stale one.
+    const attempt = hello.attempt ?? 1;
+    if (earlier && (this.helloAttempt.get(earlier) ?? 1) > attempt) {
+      this.fail(waiter, { kind: 'invalid', message: `store: rank ${hello.rank} already said hello again (attempt ${this.helloAttempt.get(earlier)}, this is ${attempt})` });
+      socket.end();
+      return -1;
+    }
+    this.helloAttempt.set(socket, attempt);
     this.sockets.set(hello.rank, socket);
     earlier?.destroy();
     this.reply(waiter, { dead: [...this.dead.keys()] });
