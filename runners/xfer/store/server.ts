@@ -118,8 +118,7 @@ export class StoreServer {
       this.sockets.delete(rank);
       // A loaded machine can answer a hello later than the rank waits for it: the rank drops that
       // connection and says hello again. Only a connection it kept can tell of its death.
-      if (!this.attached.has(socket)) return;
-      if (!this.departed.has(rank)) this.markDead(rank, 'its store connection was lost');
+      if (this.attached.has(socket) && !this.departed.has(rank)) this.markDead(rank, 'its store connection was lost');
       this.checkAllDeparted();
     });
   }
