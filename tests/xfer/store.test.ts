@@ -3,6 +3,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RankDeadError, StoreTimeoutError } from '../../runners/xfer/errors.ts';
 import { StoreClient, StoreServer } from '../../runners/xfer/store.ts';
+import { encodeLine } from '../../runners/xfer/store/protocol.ts';
 
 const open: { servers: StoreServer[]; clients: StoreClient[]; others: net.Server[] } = { servers: [], clients: [], others: [] };
 
@@ -92,7 +93,7 @@ describe('store', () => {
     // What a rank does when the store answers its hello after the rank stopped waiting: it drops
     // that connection without attaching and says hello again on a new one.
     const gaveUp = net.connect({ host: '127.0.0.1', port: server.port });
-    gaveUp.write(JSON.stringify({ id: 0, op: 'hello', rank: 1, worldSize: 2, job: 'test-job' }) + '\n');
+    gaveUp.write(encodeLine({ id: 0, op: 'hello', rank: 1, worldSize: 2, job: 'test-job' }));
     const answer = await new Promise<string>((resolve) => gaveUp.once('data', (d) => resolve(d.toString())));
     expect(JSON.parse(answer.split('\n')[0])).toMatchObject({ id: 0, ok: true });
     const closed = new Promise((resolve) => gaveUp.once('close', resolve));
@@ -111,7 +112,7 @@ describe('store', () => {
     const say = async (attempt: number) => {
       const socket = net.connect({ host: '127.0.0.1', port: server.port });
       const answered = new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString().split('\n')[0])));
-      socket.write(JSON.stringify({ id: 0, op: 'hello', rank: 1, worldSize: 2, job: 'test-job', attempt }) + '\n');
+      socket.write(encodeLine({ id: 0, op: 'hello', rank: 1, worldSize: 2, job: 'test-job', attempt }));
       return { socket, answer: JSON.parse(await answered) };
     };
     const retry = await say(2);
@@ -120,7 +121,7 @@ describe('store', () => {
     expect(stale.answer.error.message).toBe('store: rank 1 already said hello again (attempt 2, this is 1)');
     stale.socket.destroy();
     const notified = new Promise<number>((resolve) => a.onRankDead((rank) => resolve(rank)));
-    retry.socket.write(JSON.stringify({ id: 0, op: 'attach' }) + '\n');
+    retry.socket.write(encodeLine({ id: 0, op: 'attach' }));
     retry.socket.destroy(); // rank 1 dies after attaching: no goodbye
     expect(await notified).toBe(1);
     await expect(a.barrier('after', { timeoutMs: 60_000 })).rejects.toThrow(/rank 1 died before arriving \(its store connection was lost\)/);

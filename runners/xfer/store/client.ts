@@ -118,17 +118,15 @@ export class StoreClient {
    */
   async learnIfDead(rank: number, graceMs = 5_000): Promise<boolean> {
     if (this.deadRanks.has(rank)) return true;
-    let stop = () => {};
-    const told = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), graceMs);
-      const unsubscribe = this.onRankDead((dead) => dead === rank && resolve(true));
-      stop = () => (clearTimeout(timer), unsubscribe());
+    let timer: NodeJS.Timeout | undefined;
+    let unsubscribe: () => void = () => {};
+    const told = await new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+      unsubscribe = this.onRankDead((dead) => dead === rank && resolve(true));
     });
-    try {
-      return await told;
-    } finally {
-      stop();
-    }
+    clearTimeout(timer);
+    unsubscribe();
+    return told;
   }
 
   async set(key: string, value: unknown): Promise<void> {
