@@ -2,7 +2,7 @@
 # Prepares ONE folder for the GPU machine (the `device` tool: no Node, no tsx there): Node (xz),
 # every GPU entry point bundled to JavaScript (koffi left external), and the run scripts.
 # Then, carrying .gpu-bundle, node_modules/koffi and node_modules/@koromix/koffi-linux-x64:
-#   bash .gpu-bundle/run.sh engine|ct|nixl|alltoall|device|inflight ...   (results: $OUT/<part>.tgz and logs)
+#   bash .gpu-bundle/run.sh engine|ct|nixl|alltoall|device|inflight|limits ...   (results: $OUT/<part>.tgz and logs)
 # BUNDLE=<folder> names another folder (e.g. .gpu-bundle-17, to carry from another checkout).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,6 +19,8 @@ bundle bench/engine-gpu.ts engine-gpu.mjs
 bundle bench/gpu/commands.ts commands.mjs
 bundle bench/gpu/device-copy.ts device-copy.mjs
 bundle bench/gpu/inflight.ts inflight.mjs
+bundle bench/gpu/engine-limits.ts engine-limits.mjs
+bundle bench/gpu/summarize-limits.ts summarize-limits.mjs
 cp bench/gpu/run.sh bench/gpu/alltoall.sh bench/gpu/nccl_alltoall.py "$out/"
 [[ -s $out/node.xz ]] || xz -T2 -6 -c "$(command -v node)" > "$out/node.xz"
 du -sh "$out"

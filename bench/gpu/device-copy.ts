@@ -17,7 +17,7 @@ import { maxOf } from '../lib/stats.ts';
 import { allocateGpu, checkPattern, cudart, fillPattern, nvmlDeviceNames, openStore, rankFromEnv } from '../../runners/xfer/index.ts';
 import { cudaMemcpyDefault } from '../../runners/xfer/native/cudart.ts';
 import { DeviceCopier, type DevicePhase } from '../../runners/xfer/device-copy/device-copier.ts';
-import { defaultKernelShape, type KernelShape } from '../../runners/xfer/device-copy/kernel-source.ts';
+import { defaultKernelShape, parseKernelShape } from '../../runners/xfer/device-copy/kernel-source.ts';
 
 const here = fileURLToPath(import.meta.url);
 const { values } = parseArgs({
@@ -38,7 +38,7 @@ const share = values['ranks-share-gpu'];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const GOAL = 0.9;
 const GOAL_FROM = 16 << 20;
-const kernelShape = values.kernel ? parseShape(values.kernel) : defaultKernelShape;
+const kernelShape = values.kernel ? parseKernelShape(values.kernel, '--kernel') : defaultKernelShape;
 
 interface Row {
   name: string;
@@ -46,12 +46,6 @@ interface Row {
   kernelGBps: number;
   memcpyGBps: number;
   verified?: boolean;
-}
-
-function parseShape(raw: string): KernelShape {
-  if (!/^\d+\/\d+\/(streaming|cached)$/.test(raw)) throw new Error(`kernel shape '${raw}': expected threads/unroll/streaming|cached, e.g. 512/4/streaming`);
-  const [threads, unroll, cache] = raw.split('/');
-  return { threads: Number(threads), unroll: Number(unroll), streaming: cache !== 'cached' };
 }
 
 /** Median GPU time (ms) of `kernel` and of `memcpy`, alternating, after two warm-ups of each. */
@@ -114,7 +108,7 @@ async function rankMain(): Promise<void> {
       rows.push(measure(`${count} blocks of ${bytes} B`, Array.from({ length: count }, (_, i) => ({ offset: i * bytes * 2, bytes }))));
     }
     for (const raw of values.shapes.split(',').filter(Boolean)) {
-      const c = new DeviceCopier(device, parseShape(raw));
+      const c = new DeviceCopier(device, parseKernelShape(raw, '--shapes'));
       rows.push(measure(`one block of ${largest >> 20} MiB, kernel ${raw}`, [{ offset: 0, bytes: largest }], c));
       c.destroy();
     }

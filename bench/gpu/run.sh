@@ -11,6 +11,11 @@
 #             --pipeline_depth (cuda, nccl) verified (2 GPUs: NCCL cannot put two ranks on one)
 #   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
 #             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
+#   limits    issue 25: the hardware's limits and the engine in the same run, RUNS times (default 1):
+#             peer copies one way / both ways (engine-limits.mjs, also the engine's all-to-all per
+#             variant), NCCL all_to_all_single, EP at the low-latency (128 tokens) and normal (4096)
+#             shapes GPU-initiated and host-posted, the KV pipe; then summarize-limits.mjs.
+#             LIMITS_ARGS, EP_ARGS: more arguments for engine-limits.mjs and every EP run.
 #   nixl-tools  issue 15's GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
 #             POSIX fds), --mode MG, VRAM picking a GPU backend, the GPU-per-node refusals and the
 #             per-rank device record, LMCache's CacheEngine test; each check prints CHECK ... ok|FAILED
@@ -84,6 +89,34 @@ kvpipe() {
 }
 
 nixl() { sweep; ep; kvpipe; }
+
+limits() {
+  local runs=${RUNS:-1} n shape
+  # The copy kernel moves every byte below: odd sizes, shards, READ and WRITE verified first.
+  XFER_CUDA_COPY=kernel ranks selftest-kernel 120 2 selftest.mjs --backend cuda --max-bytes 20000000 --shards 3 --iters 2
+  for ((n = 1; n <= runs; n++)); do
+    mkdir -p "$R/run$n"
+    step run$n/limits 300 node $D/engine-limits.mjs --out "$R/run$n/limits.jsonl" ${LIMITS_ARGS:-}
+    echo "=== run$n/nccl"
+    timeout 240 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $((29410 + n)) \
+      $D/nccl_alltoall.py 1M 16M 64M 256M 2>"$R/run$n/nccl.err" > "$R/run$n/nccl.jsonl"
+    echo "=== rc=$?"; cat "$R/run$n/nccl.jsonl"
+    local ep=(--backend cuda --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e ${EP_ARGS:-})
+    for by in gpu host; do
+      local copy=auto; [[ $by == host ]] && copy=copy-engine # the host-posted emulation on the copy engines
+      XFER_CUDA_COPY=$copy ranks run$n/ep-ll-$by 180 2 commands.mjs ep --initiated-by $by --tokens 128 "${ep[@]}"
+      XFER_CUDA_COPY=$copy ranks run$n/ep-normal-$by 240 2 commands.mjs ep --initiated-by $by --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
+    done
+    # EP_KERNELS: other copy-kernel shapes to try on the GPU-initiated path (threads/unroll/streaming|cached)
+    for shape in ${EP_KERNELS:-}; do
+      XFER_CUDA_KERNEL=$shape ranks run$n/ep-ll-gpu-k${shape//\//-} 180 2 commands.mjs ep --initiated-by gpu --tokens 128 "${ep[@]}"
+      XFER_CUDA_KERNEL=$shape ranks run$n/ep-normal-gpu-k${shape//\//-} 240 2 commands.mjs ep --initiated-by gpu --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
+    done
+    ranks run$n/kvpipe 240 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
+  done
+  step summary 60 node $D/summarize-limits.mjs "$R"
+  cat "$R/summary.log"
+}
 
 alltoall() { bash $D/alltoall.sh; }
 
@@ -172,7 +205,7 @@ nixl-tools() {
 }
 
 for part in "$@"; do
-  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric, nixl-tools, inflight)"; exit 2; }
+  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric, nixl-tools, inflight, limits)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

@@ -5,9 +5,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alignCopies, gridBlocks, phaseTable, type CopySpan } from '../../runners/xfer/device-copy/copy-table.ts';
+import { alignCopies, decodeState, gridBlocks, interleaveChunks, phaseTable, STATE_BYTES, type CopySpan } from '../../runners/xfer/device-copy/copy-table.ts';
 import { chooseCopyPath, parseCudaCopyPath, SMALL_REQUEST_BYTES } from '../../runners/xfer/device-copy/copy-path.ts';
-import { chunkBytes, COPY_FIELDS, defaultKernelShape, KERNEL_NAME, kernelSource, PHASE_FIELDS } from '../../runners/xfer/device-copy/kernel-source.ts';
+import {
+  backendKernelShape,
+  chunkBytes,
+  COPY_FIELDS,
+  defaultKernelShape,
+  KERNEL_NAME,
+  kernelSource,
+  parseKernelShape,
+  PHASE_FIELDS,
+  STATE_FIELDS,
+} from '../../runners/xfer/device-copy/kernel-source.ts';
 import { archName, kernelCacheDir, kernelImage, kernelKey } from '../../runners/xfer/device-copy/kernel-cache.ts';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'device-copy-'));
@@ -16,26 +26,16 @@ afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
 const shape = { threads: 64, unroll: 2, streaming: true }; // 2 KiB chunks: small tables exercise many chunks
 const word = (b: Buffer, at: number) => b.readBigUInt64LE(at);
 
-/** The kernel's walk over chunks (binary search for a block's first chunk, then forward), as bytes covered. */
+/** The kernel's walk over chunks (block b takes chunks b, b + grid, ... through the chunk table), as bytes covered per copy. */
 function walkChunks(table: ReturnType<typeof phaseTable>, blocks: number): Map<number, number[]> {
-  const copies = table.copies.map((c, i) => ({ ...c, first: Number(word(table.bytes, table.offsets.copies + i * 32 + 24)) }));
-  const covered = new Map<number, number[]>(copies.map((_, i) => [i, new Array<number>(0)]));
+  const covered = new Map<number, number[]>(table.copies.map((_, i) => [i, new Array<number>(0)]));
   const chunk = chunkBytes(shape);
   for (let b = 0; b < blocks; b++) {
-    let c = 0;
-    if (b < table.totalChunks) {
-      let [lo, hi] = [0, copies.length - 1];
-      while (lo < hi) {
-        const mid = Math.floor((lo + hi + 1) / 2);
-        if (copies[mid].first <= b) lo = mid;
-        else hi = mid - 1;
-      }
-      c = lo;
-    }
     for (let k = b; k < table.totalChunks; k += blocks) {
-      while (c + 1 < copies.length && copies[c + 1].first <= k) c++;
-      const offset = (k - copies[c].first) * chunk;
-      covered.get(c)!.push(offset, Math.min(chunk, copies[c].bytes - offset));
+      const entry = word(table.bytes, table.offsets.chunks + k * 8);
+      const c = Number(entry >> 32n);
+      const offset = Number(entry & 0xffffffffn) * chunk;
+      covered.get(c)!.push(offset, Math.min(chunk, table.copies[c].bytes - offset));
     }
   }
   return covered;
@@ -46,6 +46,7 @@ describe('kernel source', () => {
     const src = kernelSource({ threads: 256, unroll: 8, streaming: false });
     expect(src).toContain(`struct Phase {\n${PHASE_FIELDS.map((f) => `  u64 ${f};`).join('\n')}\n};`);
     expect(src).toContain(`struct Copy {\n${COPY_FIELDS.map((f) => `  u64 ${f};`).join('\n')}\n};`);
+    expect(src).toContain(`struct State {\n${STATE_FIELDS.map((f) => `  u64 ${f};`).join('\n')}\n};`);
     expect(src).toMatch(/#define THREADS 256\n#define UNROLL 8\n/);
     expect(src).toContain(`extern "C" __global__ void __launch_bounds__(THREADS) ${KERNEL_NAME}(const Phase *phase, u64 seq)`);
     expect(src).toContain('__ldcg(');
@@ -53,6 +54,14 @@ describe('kernel source', () => {
     expect(kernelSource(defaultKernelShape)).toContain('__stcs(');
     expect(src).not.toMatch(/#include/); // NVRTC gets no include path
     expect(chunkBytes({ threads: 512, unroll: 4, streaming: true })).toBe(32768);
+  });
+
+  it('reads a shape written threads/unroll/streaming|cached (--kernel, XFER_CUDA_KERNEL), refusing others in one sentence', () => {
+    expect(parseKernelShape('256/8/cached', '--kernel')).toEqual({ threads: 256, unroll: 8, streaming: false });
+    expect(backendKernelShape({ XFER_CUDA_KERNEL: '1024/2/streaming' })).toEqual({ threads: 1024, unroll: 2, streaming: true });
+    expect(backendKernelShape({})).toBe(defaultKernelShape);
+    expect(() => backendKernelShape({ XFER_CUDA_KERNEL: '512x4' })).toThrow("XFER_CUDA_KERNEL: kernel shape '512x4' is not threads/unroll/streaming|cached, e.g. 512/4/streaming");
+    expect(() => parseKernelShape('100/4/cached', '--kernel')).toThrow('--kernel: kernel threads 100: must be a multiple of 32 from 32 to 1024');
   });
 
   it('refuses shapes the kernel cannot run', () => {
@@ -71,7 +80,7 @@ describe('copy tables', () => {
     });
   });
 
-  it('encodes the phase at its allocation: pointers, counts, chunk numbers, signals, timeout', () => {
+  it('encodes the phase at its allocation: pointers, counts, the chunk table, signals, timeout, zeroed state', () => {
     const base = 0x7f0000000000n;
     const spec = {
       copies: [{ src: 0x1000n, dst: 0x9000n, bytes: 5000 }, { src: 0x3000n, dst: 0xa000n, bytes: 2048 }],
@@ -81,23 +90,43 @@ describe('copy tables', () => {
     };
     const t = phaseTable(spec, shape, base);
     const phase = Object.fromEntries(PHASE_FIELDS.map((f, i) => [f, word(t.bytes, i * 8)]));
-    expect(t.offsets).toEqual({ phase: 0, copies: 80, signals: 144, arrived: 160, status: 168 });
-    expect(t.bytes.length).toBe(176);
+    // phase 10 words, 2 copies of 3 words, 4 chunk entries, 2 signals, then the state
+    expect(t.offsets).toEqual({ phase: 0, copies: 80, chunks: 128, signals: 160, state: 176 });
+    expect(t.bytes.length).toBe(176 + STATE_BYTES);
     expect(phase).toEqual({
       copies: base + 80n,
       copyCount: 2n,
+      chunks: base + 128n,
       totalChunks: 4n, // 5000 B = 3 chunks of 2 KiB, 2048 B = 1
-      signals: base + 144n,
+      signals: base + 160n,
       signalCount: 2n,
       waits: 0x7770n,
       waitCount: 2n,
-      arrived: base + 160n,
-      status: base + 168n,
+      state: base + 176n,
       timeoutNs: 1500000000n,
     });
-    expect([0, 1, 2, 3].map((k) => word(t.bytes, 80 + k * 8))).toEqual([0x1000n, 0x9000n, 5000n, 0n]);
-    expect([0, 1, 2, 3].map((k) => word(t.bytes, 112 + k * 8))).toEqual([0x3000n, 0xa000n, 2048n, 3n]);
-    expect([word(t.bytes, 144), word(t.bytes, 152), word(t.bytes, 160), word(t.bytes, 168)]).toEqual([0x5550n, 0x6660n, 0n, 0n]);
+    expect([0, 1, 2].map((k) => word(t.bytes, 80 + k * 8))).toEqual([0x1000n, 0x9000n, 5000n]);
+    expect([0, 1, 2].map((k) => word(t.bytes, 104 + k * 8))).toEqual([0x3000n, 0xa000n, 2048n]);
+    // entry = copy << 32 | chunk in copy; the 1-chunk copy sits mid-way through the 3-chunk one
+    expect([0, 1, 2, 3].map((k) => word(t.bytes, 128 + k * 8))).toEqual([0n, 1n, (1n << 32n) | 0n, 2n]);
+    expect([word(t.bytes, 160), word(t.bytes, 168)]).toEqual([0x5550n, 0x6660n]);
+    expect(Object.values(decodeState(t.bytes.subarray(176)))).toEqual(STATE_FIELDS.map(() => 0n));
+  });
+
+  it('interleaves the copies\' chunks in proportion to their sizes, each copy in order', () => {
+    const [copy, index] = interleaveChunks([4, 0, 2]);
+    expect(Array.from(copy)).toEqual([0, 2, 0, 0, 2, 0]);
+    expect(Array.from(index)).toEqual([0, 0, 1, 2, 1, 3]);
+    // equal copies alternate: a grid's blocks of one round take both (a local copy and one over NVLink run at once)
+    expect(Array.from(interleaveChunks([3, 3])[0])).toEqual([0, 1, 0, 1, 0, 1]);
+    const [single, order] = interleaveChunks([0, 5]);
+    expect([Array.from(single), Array.from(order)]).toEqual([[1, 1, 1, 1, 1], [0, 1, 2, 3, 4]]);
+    // every chunk of a large uneven set exactly once, each copy's chunks in order
+    const counts = [1000, 1, 37, 0, 512];
+    const [c, j] = interleaveChunks(counts);
+    const seen = counts.map(() => 0);
+    c.forEach((copyIndex, k) => expect(j[k]).toBe(seen[copyIndex]++));
+    expect(seen).toEqual(counts);
   });
 
   it('the chunks cover every byte of every copy exactly once, whatever the grid', () => {

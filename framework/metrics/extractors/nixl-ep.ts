@@ -2,6 +2,9 @@
 //   Data Plane (e2e): 8/8 ranks passed
 //   Bandwidth (GB/s): avg=42.88, min=42.86, max=42.89
 //   Latency (μs):     avg=519.3, min=519.1, max=519.5
+// (and, from `disagg-bench ep` only, `Cross-GPU rate (GB/s): avg=.., min=.., max=..`: the bytes
+// each rank received from other GPUs over the mean time, as DeepEP counts NVLink bytes;
+// `Cross-rank` on host memory)
 // and the control-plane table (`Control Plane: 8 experts/rank x 8 ranks = 64 total`, rows
 // `init  150.23  148.15  152.31`, `TOTAL  691.81`). Labels: {mode} (+ experts_per_rank when the
 // banner gives it) for the data plane, {operation, experts_per_rank} for the control plane.
@@ -13,6 +16,7 @@ const PASSED = /Data Plane \((\w+)\): (\d+)\/(\d+) ranks passed/;
 const BANNER_EXPERTS = /^Experts: (\d+)\/rank/;
 const BANNER_MODE = /^Mode: (\w+)/;
 const BANDWIDTH = new RegExp(`Bandwidth \\(GB/s\\):\\s*avg=${NUM},\\s*min=${NUM},\\s*max=${NUM}`);
+const CROSS_RATE = new RegExp(`^Cross-(?:GPU|rank) rate \\(GB/s\\):\\s*avg=${NUM},\\s*min=${NUM},\\s*max=${NUM}`);
 const LATENCY = new RegExp(`Latency \\((?:μs|us)\\):\\s*avg=${NUM},\\s*min=${NUM},\\s*max=${NUM}`);
 const CONTROL = /Control Plane: (\d+) experts\/rank x (\d+) ranks/;
 const CONTROL_ROW = new RegExp(`^(init|connect|disconnect|reconnect|destroy)\\s+${NUM}\\s+${NUM}\\s+${NUM}\\s*$`);
@@ -39,6 +43,8 @@ export function extractNixlEpMetrics(text: string): ExtractResult {
       if (Number(m[2]) < Number(m[3])) problems.push(`line ${index + 1}: ${line.trim()}: ${Number(m[3]) - Number(m[2])} rank(s) failed`);
     } else if ((m = BANDWIDTH.exec(line))) {
       for (const [i, stat] of ['AVG', 'MIN', 'MAX'].entries()) add(`BW_GBPS_${stat}`, m[i + 1], 'GB/s', true, dataLabels());
+    } else if ((m = CROSS_RATE.exec(line.trim()))) {
+      for (const [i, stat] of ['AVG', 'MIN', 'MAX'].entries()) add(`CROSS_GPU_GBPS_${stat}`, m[i + 1], 'GB/s', true, dataLabels());
     } else if ((m = LATENCY.exec(line))) {
       for (const [i, stat] of ['AVG', 'MIN', 'MAX'].entries()) add(`LAT_US_${stat}`, m[i + 1], 'us', false, dataLabels());
     } else if ((m = CONTROL.exec(line))) controlExperts = Number(m[1]);

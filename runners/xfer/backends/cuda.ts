@@ -8,7 +8,9 @@
 // Each execute() in flight records its own events, and the copy engines' plans start on the next
 // stream each time, so several complete independently (those on other streams may overtake).
 // Signalled phases (GPU-initiated EP dispatch/combine) are kernel plans that also write flags into
-// peers' memory and wait for theirs, all inside the one launch.
+// peers' memory and wait for theirs, all inside the one launch; they can run once (the host waits)
+// or many times back to back with timing events between runs (runSignalledIterations).
+import { parseSize } from '../../common/size.ts';
 import { monoNs, pollUntil } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
 import type { Region } from '../memory.ts';
@@ -16,7 +18,9 @@ import { openPeerVmm } from '../memory-vmm.ts';
 import { cudart, cudaMemcpyDefault, type Cudart } from '../native/cudart.ts';
 import { chooseCopyPath, parseCudaCopyPath, type CudaCopyPath } from '../device-copy/copy-path.ts';
 import { alignCopies } from '../device-copy/copy-table.ts';
+import type { PhaseState } from '../device-copy/copy-table.ts';
 import { DeviceCopier, type DevicePhase } from '../device-copy/device-copier.ts';
+import type { KernelShape } from '../device-copy/kernel-source.ts';
 import { requireMemoryKind, requireSameNode } from './guards.ts';
 import { checkSpan, resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
@@ -24,7 +28,7 @@ import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, X
 export interface CudaOptions {
   /** Streams the copy-engine path spreads requests over (round robin). Default 4. */
   streams?: number;
-  /** Copy-engine path: split requests larger than this into chunks on different streams. Default: no split. */
+  /** Copy-engine path: split requests larger than this into chunks on different streams. Default from XFER_CUDA_CHUNK (a size, e.g. 64M), else no split. */
   chunkBytes?: number;
   /**
    * Copy-engine path. 'parallel' (default): every request at once, over the streams. 'staggered':
@@ -35,6 +39,8 @@ export interface CudaOptions {
   schedule?: 'parallel' | 'staggered';
   /** Which path moves a plan: 'auto' (default, per plan), 'copy-engine' or 'kernel'. Default from XFER_CUDA_COPY. */
   copy?: CudaCopyPath;
+  /** The copy kernel's shape (tuning). Default from XFER_CUDA_KERNEL, else device-copy's default. */
+  kernelShape?: KernelShape;
 }
 
 /** Where a signalled phase writes its flag: a 64-bit word of a peer's region. */
@@ -80,11 +86,14 @@ export class CudaBackend implements Backend {
   /** Every event created (destroyed at the end), and those not recording for an execute() now. */
   private readonly events: bigint[] = [];
   private readonly freeEvents: bigint[] = [];
+  /** Events with timing, for runSignalledIterations (created as needed, reused). */
+  private readonly timingEvents: bigint[] = [];
   private executes = 0;
   private readonly chunkBytes: number;
   private readonly schedule: 'parallel' | 'staggered';
   private readonly copy: CudaCopyPath;
   private copier?: DeviceCopier;
+  private readonly kernelShape?: KernelShape;
   private readonly peerRegions = new Map<number, Map<string, RemoteRegion>>();
   /** Closes what connect() opened of peers' memory (IPC handles, VMM mappings). */
   private readonly opened: (() => void)[] = [];
@@ -106,7 +115,8 @@ export class CudaBackend implements Backend {
     this.cuda = cudart();
     this.cuda.setDevice(ctx.device);
     this.streams = Array.from({ length: Math.max(1, options.streams ?? 4) }, () => this.cuda.streamCreate());
-    this.chunkBytes = options.chunkBytes ?? Number.POSITIVE_INFINITY;
+    this.chunkBytes = options.chunkBytes ?? envChunkBytes();
+    this.kernelShape = options.kernelShape;
   }
 
   localInfo(): unknown {
@@ -184,6 +194,37 @@ export class CudaBackend implements Backend {
     this.cuda.setDevice(this.ctx.device);
     for (const p of phases) this.kernels().launch(p.phase, seq, this.streams[0]);
     await this.waitStream(0, timeoutMs, `${phases.length} signalled phase(s)`);
+    this.checkSignalledPhases(phases, seq, timeoutMs);
+  }
+
+  /**
+   * Runs the phases `iterations` times back to back on one stream (flag values firstSeq,
+   * firstSeq + 1, ...), a timing event recorded before and after each run and nothing between
+   * runs: the GPU goes from one run to the next as soon as the peers' flags allow, as NIXL EP's
+   * data-plane test times its iterations with CUDA events. Returns each run's GPU milliseconds.
+   */
+  async runSignalledIterations(phases: readonly SignalledPhase[], firstSeq: number, iterations: number, timeoutMs: number): Promise<number[]> {
+    this.cuda.setDevice(this.ctx.device);
+    while (this.timingEvents.length < 2 * iterations) this.timingEvents.push(this.cuda.eventCreate(true));
+    const stream = this.streams[0];
+    for (let i = 0; i < iterations; i++) {
+      this.cuda.eventRecord(this.timingEvents[2 * i], stream);
+      for (const p of phases) this.kernels().launch(p.phase, firstSeq + i, stream);
+      this.cuda.eventRecord(this.timingEvents[2 * i + 1], stream);
+    }
+    await this.waitStream(0, timeoutMs, `${iterations} run(s) of ${phases.length} signalled phase(s)`);
+    this.checkSignalledPhases(phases, firstSeq + iterations - 1, timeoutMs);
+    return Array.from({ length: iterations }, (_, i) => this.cuda.eventElapsedMs(this.timingEvents[2 * i], this.timingEvents[2 * i + 1]));
+  }
+
+  /** What the kernel recorded of a signalled phase: its last launch's global-timer stamps and sums over all launches. */
+  phaseState(phase: SignalledPhase): PhaseState {
+    this.cuda.setDevice(this.ctx.device);
+    return this.kernels().state(phase.phase);
+  }
+
+  /** After the stream synchronised: a phase whose kernel stopped waiting fails, naming the ranks whose flag `seq` is missing. */
+  private checkSignalledPhases(phases: readonly SignalledPhase[], seq: number, timeoutMs: number): void {
     for (const p of phases) {
       if (this.kernels().status(p.phase) === 'ok') continue;
       const words = Buffer.from(p.wait.region.read(p.wait.offset, p.wait.count * 8));
@@ -204,12 +245,13 @@ export class CudaBackend implements Backend {
     this.copier = undefined;
     this.freeEvents.length = 0;
     for (const e of this.events.splice(0)) this.cuda.eventDestroy(e);
+    for (const e of this.timingEvents.splice(0)) this.cuda.eventDestroy(e);
     for (const s of this.streams.splice(0)) this.cuda.streamDestroy(s);
   }
 
   /** The kernel runner, made (and the kernel compiled or found in the cache) on first use. */
   private kernels(): DeviceCopier {
-    this.copier ??= new DeviceCopier(this.ctx.device);
+    this.copier ??= new DeviceCopier(this.ctx.device, this.kernelShape);
     return this.copier;
   }
 
@@ -310,4 +352,18 @@ export class CudaBackend implements Backend {
     if (!(await pollUntil(() => this.cuda.eventDone(event), timeoutMs))) throw new TransferError(`cuda: ${what} not complete after ${timeoutMs} ms`, 'cuda');
     this.freeEvents.push(event);
   }
+}
+
+/** XFER_CUDA_CHUNK: the copy-engine path's chunk size (a size such as 64M), else no split. */
+function envChunkBytes(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.XFER_CUDA_CHUNK?.trim();
+  if (!raw) return Number.POSITIVE_INFINITY;
+  let bytes: number;
+  try {
+    bytes = parseSize(raw);
+  } catch (err) {
+    throw new TransferError(`cuda: XFER_CUDA_CHUNK: ${(err as Error).message}`, 'cuda');
+  }
+  if (!(bytes > 0)) throw new TransferError(`cuda: XFER_CUDA_CHUNK '${raw}' must be a size above 0 (e.g. 64M)`, 'cuda');
+  return bytes;
 }

@@ -1,13 +1,14 @@
 // Runs the copy kernel on one GPU: compiles or finds its CUBIN (kernel-cache.ts), loads it into
 // the runtime's primary context, keeps each prepared phase in one device allocation
-// (copy-table.ts), and launches a phase with cuLaunchKernel on a runtime stream.
+// (copy-table.ts), launches a phase with cuLaunchKernel on a runtime stream, and reads back the
+// state the kernel keeps (status, global-timer stamps of the last launch, sums over all).
 import koffi from 'koffi';
 import { XferError } from '../errors.ts';
 import { cudaDriver, type CudaDriver } from '../native/cuda-driver.ts';
 import { cudart, cudaMemcpyDeviceToHost, cudaMemcpyHostToDevice, type Cudart } from '../native/cudart.ts';
-import { gridBlocks, phaseTable, type PhaseSpec } from './copy-table.ts';
+import { decodeState, gridBlocks, phaseTable, STATE_BYTES, type PhaseSpec, type PhaseState } from './copy-table.ts';
 import { archName, kernelImage, type KernelImage } from './kernel-cache.ts';
-import { defaultKernelShape, KERNEL_NAME, kernelSource, STATUS_OK, STATUS_WAIT_TIMEOUT, type KernelShape } from './kernel-source.ts';
+import { backendKernelShape, KERNEL_NAME, kernelSource, STATUS_OK, STATUS_WAIT_TIMEOUT, type KernelShape } from './kernel-source.ts';
 
 /** A phase ready to launch, as many times as wanted (one launch at a time). */
 export interface DevicePhase {
@@ -17,7 +18,8 @@ export interface DevicePhase {
   readonly unalignedBytes: number;
   /** The phase descriptor's device address (the kernel's first argument). */
   readonly address: bigint;
-  readonly statusAddress: bigint;
+  /** The kernel's state words (kernel-source.ts STATE_FIELDS). */
+  readonly stateAddress: bigint;
 }
 
 export class DeviceCopier {
@@ -35,7 +37,7 @@ export class DeviceCopier {
 
   constructor(
     readonly device: number,
-    readonly shape: KernelShape = defaultKernelShape,
+    readonly shape: KernelShape = backendKernelShape(),
   ) {
     this.cuda = cudart();
     this.driver = cudaDriver();
@@ -72,7 +74,7 @@ export class DeviceCopier {
       bytes: table.copies.reduce((a, c) => a + c.bytes, 0),
       unalignedBytes: table.unalignedBytes,
       address: base + BigInt(table.offsets.phase),
-      statusAddress: base + BigInt(table.offsets.status),
+      stateAddress: base + BigInt(table.offsets.state),
     };
   }
 
@@ -83,11 +85,16 @@ export class DeviceCopier {
     this.driver.launch(this.kernel, { blocks: phase.blocks, threads: this.shape.threads, stream, params: this.params });
   }
 
-  /** 'ok', or 'timeout' when the phase's last run gave up waiting for its signals (after the stream synchronised). */
+  /** The phase's state as its last launch left it (read once the stream has synchronised). */
+  state(phase: DevicePhase): PhaseState {
+    const words = Buffer.alloc(STATE_BYTES);
+    this.cuda.memcpy(words, phase.stateAddress, STATE_BYTES, cudaMemcpyDeviceToHost);
+    return decodeState(words);
+  }
+
+  /** 'ok', or 'timeout' when a run of the phase gave up waiting for its signals (after the stream synchronised). */
   status(phase: DevicePhase): 'ok' | 'timeout' {
-    const word = Buffer.alloc(8);
-    this.cuda.memcpy(word, phase.statusAddress, 8, cudaMemcpyDeviceToHost);
-    const value = word.readBigUInt64LE(0);
+    const value = this.state(phase).status;
     if (value === STATUS_OK) return 'ok';
     if (value === STATUS_WAIT_TIMEOUT) return 'timeout';
     throw new XferError(`${KERNEL_NAME}: unknown status ${value}`);

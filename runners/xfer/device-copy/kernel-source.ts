@@ -3,22 +3,32 @@
 // that CUDA IPC mapped), then, once every block is done, writes a sequence number into each signal
 // word (peers' flag words) and waits until each of its own wait words holds at least that number.
 //
-// Work is cut into chunks of threads x 16 bytes x unroll; block b takes chunks b, b + grid, ...
-// across all copies (a copy's first chunk number is in its descriptor), so many small copies
-// spread over the blocks like one large one. A chunk whose source and destination are 16-byte
-// aligned moves as 16-byte vectors, every thread loading all its vectors before storing any;
-// others move byte by byte (copy-table.ts splits copies so that this stays rare).
+// Work is cut into chunks of threads x 16 bytes x unroll. A table gives, for each chunk number,
+// its copy and its place in that copy (copy-table.ts writes it, interleaving the copies' chunks so
+// that a phase's copies progress together: a device-local copy and a copy over NVLink run at once
+// instead of one after the other). Block b takes chunks b, b + grid, ...; it reads the next chunk's
+// table entry and descriptor before moving the current one, so those reads cost no waiting. A chunk
+// whose source and destination are 16-byte aligned moves as 16-byte vectors, every thread loading
+// all its vectors before storing any; others move byte by byte (copy-table.ts splits copies so
+// that this stays rare).
 //
-// Completion of a plain copy: the stream (an event after the launch). With signals or waits: each
-// block fences its writes at system scope (peers on other GPUs see them) and counts itself in
-// `arrived`; the last block to arrive resets the counter, writes the signals and waits. Only that
-// block waits, so a phase needs no co-resident grid. A wait that outlasts `timeoutNs` (the GPU's
-// global timer) sets status = 1 and ends, so no kernel spins forever.
+// Every launch ends with an arrival count: the last block to arrive writes the signals (after each
+// block fenced its writes at system scope, so peers on other GPUs see the data first), waits, and
+// records the launch's timestamps from the GPU's global timer (ns) in the phase's state: the first
+// block's start, the data done (last arrival), the end (waits over), with running sums, so a host
+// can tell where a phase's time goes without timing it from outside. Only that block waits, so a
+// phase needs no co-resident grid. A wait that outlasts `timeoutNs` sets status = 1 (it stays set)
+// and ends, so no kernel spins forever.
 
 /** The 64-bit fields of the phase descriptor, in memory order (copy-table.ts writes them). */
-export const PHASE_FIELDS = ['copies', 'copyCount', 'totalChunks', 'signals', 'signalCount', 'waits', 'waitCount', 'arrived', 'status', 'timeoutNs'] as const;
+export const PHASE_FIELDS = ['copies', 'copyCount', 'chunks', 'totalChunks', 'signals', 'signalCount', 'waits', 'waitCount', 'state', 'timeoutNs'] as const;
 /** The 64-bit fields of one copy descriptor, in memory order. */
-export const COPY_FIELDS = ['src', 'dst', 'bytes', 'firstChunk'] as const;
+export const COPY_FIELDS = ['src', 'dst', 'bytes'] as const;
+/**
+ * The 64-bit words the kernel keeps per phase: its block counters (zero between launches), the
+ * status, the last launch's global-timer stamps, and the launches and sums over all of them.
+ */
+export const STATE_FIELDS = ['started', 'arrived', 'status', 'startNs', 'dataNs', 'endNs', 'launches', 'sumDataNs', 'sumWaitNs'] as const;
 
 export const KERNEL_NAME = 'xfer_copy_phase';
 /** Status word values. */
@@ -46,6 +56,28 @@ export function checkKernelShape(shape: KernelShape): void {
   if (!Number.isInteger(shape.unroll) || shape.unroll < 1 || shape.unroll > 16) throw new Error(`kernel unroll ${shape.unroll}: must be 1 to 16`);
 }
 
+/**
+ * A shape written threads/unroll/streaming|cached (e.g. 512/4/streaming): the benchmarks' --kernel
+ * and XFER_CUDA_KERNEL (the cuda backend's kernel, for tuning; default the one above).
+ */
+export function parseKernelShape(raw: string, where: string): KernelShape {
+  const m = /^(\d+)\/(\d+)\/(streaming|cached)$/.exec(raw.trim());
+  if (!m) throw new Error(`${where}: kernel shape '${raw}' is not threads/unroll/streaming|cached, e.g. 512/4/streaming`);
+  const shape = { threads: Number(m[1]), unroll: Number(m[2]), streaming: m[3] === 'streaming' };
+  try {
+    checkKernelShape(shape);
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`);
+  }
+  return shape;
+}
+
+/** The kernel shape of the cuda backend: XFER_CUDA_KERNEL when set, else the default. */
+export function backendKernelShape(env: NodeJS.ProcessEnv = process.env): KernelShape {
+  const raw = env.XFER_CUDA_KERNEL?.trim();
+  return raw ? parseKernelShape(raw, 'XFER_CUDA_KERNEL') : defaultKernelShape;
+}
+
 /** The translation unit for `shape`: no headers (NVRTC needs no include path), extern "C" names. */
 export function kernelSource(shape: KernelShape = defaultKernelShape): string {
   checkKernelShape(shape);
@@ -59,6 +91,7 @@ typedef unsigned long long u64;
 #define CHUNK ((u64)THREADS * 16ull * UNROLL)
 ${struct('Phase', PHASE_FIELDS)}
 ${struct('Copy', COPY_FIELDS)}
+${struct('State', STATE_FIELDS)}
 
 __device__ __forceinline__ u64 global_timer_ns() {
   u64 t;
@@ -66,12 +99,13 @@ __device__ __forceinline__ u64 global_timer_ns() {
   return t;
 }
 
-__device__ __forceinline__ void copy_chunk(const Copy &c, u64 chunk) {
-  const u64 offset = (chunk - c.firstChunk) * CHUNK;
-  const u64 rest = c.bytes - offset;
+// Moves chunk \`index\` of a copy (bytes index * CHUNK onwards).
+__device__ __forceinline__ void copy_chunk(u64 from, u64 to, u64 bytes, u64 index) {
+  const u64 offset = index * CHUNK;
+  const u64 rest = bytes - offset;
   const u64 n = rest < CHUNK ? rest : CHUNK;
-  const char *src = (const char *)c.src + offset;
-  char *dst = (char *)c.dst + offset;
+  const char *src = (const char *)from + offset;
+  char *dst = (char *)to + offset;
   if ((((u64)src | (u64)dst) & 15ull) == 0) {
     const uint4 *s = (const uint4 *)src;
     uint4 *d = (uint4 *)dst;
@@ -92,50 +126,77 @@ __device__ __forceinline__ void copy_chunk(const Copy &c, u64 chunk) {
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) ${KERNEL_NAME}(const Phase *phase, u64 seq) {
+  volatile State *state = (volatile State *)phase->state;
+  if (threadIdx.x == 0 && atomicAdd((u64 *)&state->started, 1ull) == 0ull) state->startNs = global_timer_ns();
   const Copy *copies = (const Copy *)phase->copies;
-  const u64 count = phase->copyCount;
+  const u64 *chunks = (const u64 *)phase->chunks;
   const u64 total = phase->totalChunks;
-  // The copy holding this block's first chunk (binary search), then forward as chunks grow.
-  u64 c = 0;
-  if (blockIdx.x < total) {
-    u64 lo = 0, hi = count - 1;
-    while (lo < hi) {
-      const u64 mid = (lo + hi + 1) / 2;
-      if (copies[mid].firstChunk <= blockIdx.x) lo = mid; else hi = mid - 1;
+  u64 k = blockIdx.x;
+  if (k < total) {
+    u64 entry = chunks[k];
+    const Copy *c = copies + (entry >> 32);
+    u64 src = c->src, dst = c->dst, bytes = c->bytes;
+    for (;;) {
+      // The next chunk's entry and descriptor are read before this chunk moves.
+      const u64 next = k + gridDim.x;
+      u64 nextEntry = entry, nextSrc = src, nextDst = dst, nextBytes = bytes;
+      if (next < total) {
+        nextEntry = chunks[next];
+        const Copy *n = copies + (nextEntry >> 32);
+        nextSrc = n->src;
+        nextDst = n->dst;
+        nextBytes = n->bytes;
+      }
+      copy_chunk(src, dst, bytes, entry & 0xffffffffull);
+      if (next >= total) break;
+      k = next;
+      entry = nextEntry;
+      src = nextSrc;
+      dst = nextDst;
+      bytes = nextBytes;
     }
-    c = lo;
-  }
-  for (u64 chunk = blockIdx.x; chunk < total; chunk += gridDim.x) {
-    while (c + 1 < count && copies[c + 1].firstChunk <= chunk) c++;
-    copy_chunk(copies[c], chunk);
   }
 
-  // A plain copy completes through the stream (an event): no grid-wide step, no system fence.
-  if (phase->signalCount == 0 && phase->waitCount == 0) return;
+  const bool signalled = phase->signalCount != 0 || phase->waitCount != 0;
   __shared__ int last;
   __syncthreads();
   if (threadIdx.x == 0) {
-    // After the barrier, one fence covers the block's writes (as cooperative groups' grid sync does).
-    __threadfence_system();
-    last = atomicAdd((unsigned int *)phase->arrived, 1u) == gridDim.x - 1;
+    // After the barrier, one fence covers the block's writes (as cooperative groups' grid sync
+    // does); system scope only where peers are told through signals.
+    if (signalled) __threadfence_system(); else __threadfence();
+    last = atomicAdd((u64 *)&state->arrived, 1ull) == (u64)gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
-  if (threadIdx.x == 0) *(volatile unsigned int *)phase->arrived = 0u;
-  __threadfence_system();
-  const u64 *signals = (const u64 *)phase->signals;
-  for (u64 i = threadIdx.x; i < phase->signalCount; i += THREADS) *(volatile u64 *)signals[i] = seq;
-  const volatile u64 *waits = (const volatile u64 *)phase->waits;
-  const u64 start = global_timer_ns();
-  for (u64 i = threadIdx.x; i < phase->waitCount; i += THREADS) {
-    while (waits[i] < seq) {
-      if (global_timer_ns() - start > phase->timeoutNs) {
-        *(volatile u64 *)phase->status = ${STATUS_WAIT_TIMEOUT}ull;
-        break;
+  const u64 dataNs = global_timer_ns();
+  if (signalled) {
+    __threadfence_system();
+    const u64 *signals = (const u64 *)phase->signals;
+    for (u64 i = threadIdx.x; i < phase->signalCount; i += THREADS) *(volatile u64 *)signals[i] = seq;
+    const volatile u64 *waits = (const volatile u64 *)phase->waits;
+    for (u64 i = threadIdx.x; i < phase->waitCount; i += THREADS) {
+      while (waits[i] < seq) {
+        if (global_timer_ns() - dataNs > phase->timeoutNs) {
+          state->status = ${STATUS_WAIT_TIMEOUT}ull;
+          break;
+        }
       }
     }
+    __threadfence_system();
   }
-  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const u64 endNs = global_timer_ns();
+    const u64 startNs = state->startNs;
+    state->dataNs = dataNs;
+    state->endNs = endNs;
+    state->launches = state->launches + 1;
+    state->sumDataNs = state->sumDataNs + (dataNs - startNs);
+    state->sumWaitNs = state->sumWaitNs + (endNs - dataNs);
+    // Every block has started and arrived: the counters are free for the next launch.
+    state->started = 0;
+    state->arrived = 0;
+  }
 }
 `;
 }

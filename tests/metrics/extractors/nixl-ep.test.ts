@@ -47,6 +47,32 @@ describe('NIXL EP extractor', () => {
     expect(metrics.filter((m) => m.name === 'CP_AVG_MS')).toHaveLength(10);
   });
 
+  it("reads the ep command's cross-GPU rate (bytes received from other GPUs) beside the test's bandwidth", () => {
+    const text = [
+      'Mode: dispatch',
+      'Experts: 36/rank (72 total), TopK: 8',
+      'Data Plane (dispatch): 2/2 ranks passed',
+      'Bandwidth (GB/s): avg=600.10, min=599.00, max=601.20',
+      'Latency (μs):     avg=404.5, min=404.0, max=405.0',
+      'Cross-GPU bytes per rank per iteration (received from other GPUs): avg=121000000, min=120500000, max=121500000',
+      'Cross-GPU rate (GB/s): avg=299.10, min=297.40, max=300.80',
+      'Kernel dispatch (μs per run): data avg=380.0, min=379.0, max=381.0; flag wait avg=20.0, min=18.0, max=22.0',
+    ].join('\n');
+    const { metrics, problems } = extractNixlEpMetrics(text);
+    expect(problems).toEqual([]);
+    const labels = { mode: 'dispatch', experts_per_rank: 36 };
+    expect(metrics.filter((m) => m.name.startsWith('CROSS_GPU_') || m.name.startsWith('BW_GBPS_')).map((m) => [m.name, m.value, m.labels])).toEqual([
+      ['BW_GBPS_AVG', 600.1, labels],
+      ['BW_GBPS_MIN', 599, labels],
+      ['BW_GBPS_MAX', 601.2, labels],
+      ['CROSS_GPU_GBPS_AVG', 299.1, labels],
+      ['CROSS_GPU_GBPS_MIN', 297.4, labels],
+      ['CROSS_GPU_GBPS_MAX', 300.8, labels],
+    ]);
+    const host = extractNixlEpMetrics('Mode: e2e\nCross-rank rate (GB/s): avg=1.50, min=1.25, max=1.75');
+    expect(host.metrics.find((m) => m.name === 'CROSS_GPU_GBPS_MIN')).toMatchObject({ value: 1.25, labels: { mode: 'e2e' } });
+  });
+
   it('reports ranks that failed verification, and a log without result lines', () => {
     const failed = extractNixlEpMetrics(log('nixl-ep-seed.log').replace('8/8 ranks passed', '7/8 ranks passed'));
     expect(failed.problems).toEqual([expect.stringMatching(/Data Plane \(e2e\): 7\/8 ranks passed: 1 rank\(s\) failed/)]);

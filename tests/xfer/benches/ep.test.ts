@@ -11,10 +11,10 @@ import {
   routeTokens,
   type EpShape,
 } from '../../../runners/xfer/benches/ep/ep-routing.ts';
-import { combineRecvExpected, combineSendBytes, dispatchRecvExpected, dispatchSendBytes } from '../../../runners/xfer/benches/ep/ep-payload.ts';
-import { bytesPerIteration } from '../../../runners/xfer/benches/ep/ep-data-plane.ts';
+import { combineRecvExpected, combineSendBytes, complement, dispatchRecvExpected, dispatchSendBytes } from '../../../runners/xfer/benches/ep/ep-payload.ts';
+import { bytesPerIteration, crossGpuBytes } from '../../../runners/xfer/benches/ep/ep-data-plane.ts';
 import { controlPlaneBufferBytes, operationsToRun } from '../../../runners/xfer/benches/ep/ep-control-plane.ts';
-import { controlPlaneTable, dataPlaneResult } from '../../../runners/xfer/benches/ep/ep-format.ts';
+import { controlPlaneTable, crossGpuLines, dataPlaneResult, kernelProfileLine } from '../../../runners/xfer/benches/ep/ep-format.ts';
 import type { XferRequest } from '../../../runners/xfer/backends/types.ts';
 
 const shape: EpShape = { ranks: 4, tokens: 64, hidden: 256, expertsPerRank: 3, topk: 3, seed: 7 };
@@ -46,6 +46,32 @@ describe('EP routing and layout', () => {
     expect(bytesPerIteration(layout, 'e2e')).toBe(64 * 3 * (dispatchMessageBytes(256) + combineMessageBytes(256)));
     // every (token, expert) message is received exactly once, somewhere
     expect(layout.slots.reduce((a, s) => a + s.length, 0)).toBe(4 * 64 * 3);
+  });
+
+  it('counts the bytes that cross between GPUs: what each rank sends to and receives from the others, as the plans move them', () => {
+    const layout = epLayout(shape);
+    for (const mode of ['dispatch', 'combine', 'e2e'] as const) {
+      // from the plans themselves: bytes of requests to other ranks, and of other ranks' requests to me
+      const plans = (r: number) => [...(mode !== 'combine' ? dispatchRequests(layout, r) : []), ...(mode !== 'dispatch' ? combineRequests(layout, r) : [])];
+      for (let me = 0; me < 4; me++) {
+        const sent = plans(me).filter((q) => q.peer !== me).reduce((a, q) => a + q.length, 0);
+        const received = [0, 1, 2, 3].filter((r) => r !== me).reduce((a, r) => a + plans(r).filter((q) => q.peer === me).reduce((b, q) => b + q.length, 0), 0);
+        expect(crossGpuBytes(layout, mode, me), `${mode}, rank ${me}`).toEqual({ sent, received });
+        expect(sent).toBeGreaterThan(0);
+        expect(sent).toBeLessThan(bytesPerIteration(layout, mode)); // the test's formula counts the messages a rank keeps too
+      }
+    }
+    // one rank: nothing crosses
+    expect(crossGpuBytes(epLayout({ ...shape, ranks: 1, expertsPerRank: 12 }), 'e2e', 0)).toEqual({ sent: 0, received: 0 });
+  });
+
+  it('poisons with every byte flipped, whatever the length', () => {
+    for (const n of [0, 1, 7, 8, 1001]) {
+      const bytes = Buffer.from(Array.from({ length: n }, (_, i) => (i * 37 + 11) & 0xff));
+      const poisoned = complement(bytes);
+      expect(poisoned.length).toBe(n);
+      poisoned.forEach((b, i) => expect(b, `byte ${i} of ${n}`).toBe(~bytes[i] & 0xff));
+    }
   });
 
   for (const kind of ['packed', 'per-message'] as const) {
@@ -111,6 +137,17 @@ describe('EP options and output', () => {
     expect(table[3]).toBe('Operation       Avg (ms)     Min (ms)     Max (ms)');
     expect(table[5]).toBe('init            150.23       148.15       152.31');
     expect(table[8]).toBe('TOTAL           395.90');
+  });
+
+  it("adds, after the seed's lines, the cross-GPU bytes and rate and (GPU-initiated) the kernel's own split, in lines the seed's parser skips", () => {
+    expect(crossGpuLines({ avg: 121e6, min: 120.5e6, max: 121.5e6 }, { avg: 299.104, min: 297.4, max: 300.8 }).split('\n')).toEqual([
+      'Cross-GPU bytes per rank per iteration (received from other GPUs): avg=121000000, min=120500000, max=121500000',
+      'Cross-GPU rate (GB/s): avg=299.10, min=297.40, max=300.80',
+    ]);
+    expect(crossGpuLines({ avg: 10, min: 10, max: 10 }, { avg: 1, min: 1, max: 1 }, 'rank').split('\n')[1]).toBe('Cross-rank rate (GB/s): avg=1.00, min=1.00, max=1.00');
+    expect(kernelProfileLine('dispatch', { avg: 380, min: 379, max: 381 }, { avg: 20, min: 18, max: 22.04 })).toBe(
+      'Kernel dispatch (μs per run): data avg=380.0, min=379.0, max=381.0; flag wait avg=20.0, min=18.0, max=22.0',
+    );
   });
 
   it('control plane: buffers grow with the experts, --test runs what the operation needs', () => {

@@ -1,16 +1,19 @@
 // The EP data plane: dispatch (token payloads to the experts' ranks), combine (processed tokens
-// back), e2e (both), timed per iteration on every rank from a common barrier until the rank has
-// both sent everything and received everything aimed at it. "Received everything" is known without
-// a store round trip: after its data, every rank writes an 8-byte phase flag (the iteration
-// number) to every rank's flag area, and each rank waits for its own. The bytes move GPU-initiated
-// (one kernel per phase, as NIXL EP: ep-gpu-initiated.ts) or host-posted (ep-host-posted.ts).
+// back), e2e (both), timed per iteration on every rank, iterations back to back after one barrier
+// as NIXL EP's test runs them, each until the rank has both sent everything and received everything
+// aimed at it. "Received everything" is known without a store round trip: after its data, every
+// rank writes an 8-byte phase flag (the iteration number) to every rank's flag area, and each rank
+// waits for its own. The bytes move GPU-initiated (one kernel per phase, as NIXL EP:
+// ep-gpu-initiated.ts) or host-posted (ep-host-posted.ts). Besides the test's bandwidth (every
+// (token, expert) message, self included), each rank reports the bytes it received from OTHER GPUs
+// and their rate, as DeepEP counts NVLink bytes: what the link between GPUs has to carry.
 import { XferEngine } from '../../engine.ts';
 import type { MemoryKind } from '../../memory.ts';
 import type { RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { mean, minAvgMax } from '../common/stats.ts';
-import { dataPlaneBanner, dataPlaneResult } from './ep-format.ts';
+import { crossGpuLines, dataPlaneBanner, dataPlaneResult, kernelProfileLine } from './ep-format.ts';
 import type { EpMode, EpOptions } from './ep-options.ts';
 import {
   combineRecvExpected,
@@ -21,7 +24,7 @@ import {
   firstMessageMismatch,
 } from './ep-payload.ts';
 import { EP_REGIONS, combineMessageBytes, dispatchMessageBytes, epLayout, epRegionBytes, expertRank, sourceCombineIndex, type EpLayout } from './ep-routing.ts';
-import type { EpIterationRunner, EpPhase as Phase, EpRegions as Regions } from './ep-iteration.ts';
+import type { EpIterationRunner, EpPhase as Phase, EpPhaseProfile, EpRegions as Regions } from './ep-iteration.ts';
 import { GpuInitiatedRunner } from './ep-gpu-initiated.ts';
 import { HostPostedRunner } from './ep-host-posted.ts';
 
@@ -30,6 +33,11 @@ const TIMED_PHASES: Record<EpMode, Phase[]> = { dispatch: ['dispatch'], combine:
 interface RankOutcome {
   bwGbps: number;
   latencyUs: number;
+  /** Bytes received from other GPUs per iteration, and their rate over the mean time (GB/s). */
+  crossBytes: number;
+  crossGbps: number;
+  /** GPU-initiated: where each phase's time went (the kernel's own stamps). */
+  profile?: EpPhaseProfile[];
   failure?: string;
 }
 
@@ -56,7 +64,7 @@ export async function runDataPlane(info: RankInfo, store: Store, o: EpOptions, e
       if (me === 0) {
         const bytesPerRank = bytesPerIteration(layout, mode);
         console.log(
-          dataPlaneBanner({ mode, ranks: info.worldSize, tokens: o.tokens, hidden: o.hidden, expertsPerRank, topk: o.topk, backend: o.backend, memory: kind, warmup: o.warmup, iters: o.iters, bytesPerRank, layout: o.layout, initiatedBy: runner.description }),
+          dataPlaneBanner({ mode, ranks: info.worldSize, tokens: o.tokens, hidden: o.hidden, expertsPerRank, topk: o.topk, backend: o.backend, memory: kind, warmup: o.warmup, iters: o.iters, bytesPerRank, layout: o.layout, initiatedBy: runner.description, timing: runner.timing }),
         );
       }
       const outcome = await runMode(runner, layout, regions, o, mode, me);
@@ -65,6 +73,11 @@ export async function runDataPlane(info: RankInfo, store: Store, o: EpOptions, e
       allPassed &&= passed === all.length;
       if (me === 0) {
         console.log(dataPlaneResult(mode, passed, all.length, minAvgMax(all.map((r) => r.bwGbps)), minAvgMax(all.map((r) => r.latencyUs))));
+        console.log(crossGpuLines(minAvgMax(all.map((r) => r.crossBytes)), minAvgMax(all.map((r) => r.crossGbps)), kind === 'gpu' ? 'GPU' : 'rank'));
+        for (const [i, phase] of TIMED_PHASES[mode].entries()) {
+          const profiles = all.map((r) => r.profile?.[i]).filter((x): x is EpPhaseProfile => x !== undefined);
+          if (profiles.length === all.length) console.log(kernelProfileLine(phase, minAvgMax(profiles.map((x) => x.dataUs)), minAvgMax(profiles.map((x) => x.waitUs))));
+        }
         all.forEach((r, rank) => r.failure && console.log(`Rank ${rank} failed verification: ${r.failure}`));
       }
     }
@@ -83,6 +96,25 @@ export function bytesPerIteration(layout: EpLayout, mode: EpMode): number {
   return TIMED_PHASES[mode].reduce((a, p) => a + pairs * (p === 'dispatch' ? dispatchMessageBytes(layout.shape.hidden) : combineMessageBytes(layout.shape.hidden)), 0);
 }
 
+/**
+ * Bytes that cross between GPUs per iteration for rank `me`: what it sends to other ranks and what
+ * it receives from them (dispatch: payloads of pairs whose expert lives elsewhere; combine: the
+ * processed messages going back). DeepEP's intranode test reports received NVLink bytes.
+ */
+export function crossGpuBytes(layout: EpLayout, mode: EpMode, me: number): { sent: number; received: number } {
+  const { shape } = layout;
+  const away = Array.from(layout.routes[me]).filter((e) => expertRank(shape, e) !== me).length; // my pairs served elsewhere
+  const fromOthers = layout.slots[me].filter((s) => s.source !== me).length; // pairs of others served here
+  let sent = 0;
+  let received = 0;
+  for (const p of TIMED_PHASES[mode]) {
+    const msg = p === 'dispatch' ? dispatchMessageBytes(shape.hidden) : combineMessageBytes(shape.hidden);
+    sent += (p === 'dispatch' ? away : fromOthers) * msg;
+    received += (p === 'dispatch' ? fromOthers : away) * msg;
+  }
+  return { sent, received };
+}
+
 async function runMode(runner: EpIterationRunner, layout: EpLayout, regions: Regions, o: EpOptions, mode: EpMode, me: number): Promise<RankOutcome> {
   const expected = { dispatch: dispatchRecvExpected(layout, me), combine: combineRecvExpected(layout, me) };
   regions.dispatchRecv.write(0, complement(expected.dispatch));
@@ -95,12 +127,13 @@ async function runMode(runner: EpIterationRunner, layout: EpLayout, regions: Reg
   }
   let failure = verify(layout, regions, expected, me, mode === 'dispatch' ? ['dispatch'] : ['dispatch', 'combine']);
   const phases = TIMED_PHASES[mode];
-  for (let i = 0; i < o.warmup; i++) await runner.iteration(phases);
-  const samplesUs: number[] = [];
-  for (let i = 0; i < o.iters; i++) samplesUs.push(await runner.iteration(phases));
+  await runner.timed(phases, o.warmup);
+  const samplesUs = await runner.timed(phases, o.iters);
   failure ??= verify(layout, regions, expected, me, phases);
   const latencyUs = mean(samplesUs.slice(1)); // the first sample is dropped, as the reference does
-  return { bwGbps: bytesPerIteration(layout, mode) / 1e9 / (latencyUs / 1e6), latencyUs, failure };
+  const crossBytes = crossGpuBytes(layout, mode, me).received;
+  const seconds = latencyUs / 1e6;
+  return { bwGbps: bytesPerIteration(layout, mode) / 1e9 / seconds, latencyUs, crossBytes, crossGbps: crossBytes / 1e9 / seconds, profile: runner.profile?.(), failure };
 }
 
 function verify(layout: EpLayout, regions: Regions, expected: Record<Phase, Buffer>, me: number, phases: Phase[]): string | undefined {

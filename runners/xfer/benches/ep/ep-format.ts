@@ -20,6 +20,8 @@ export interface DataPlaneBannerInfo {
   layout: string;
   /** How the bytes move (GPU-initiated kernels or the host-posted emulation). */
   initiatedBy: string;
+  /** How iterations are timed. */
+  timing: string;
 }
 
 export function dataPlaneBanner(b: DataPlaneBannerInfo): string {
@@ -32,6 +34,7 @@ export function dataPlaneBanner(b: DataPlaneBannerInfo): string {
     `Experts: ${b.expertsPerRank}/rank (${b.expertsPerRank * b.ranks} total), TopK: ${b.topk}`,
     `Backend: ${b.backend} (${b.memory} memory)`,
     `Initiated by: ${b.initiatedBy}`,
+    `Timing: ${b.timing}`,
     `Warmup: ${b.warmup}, Measure: ${b.iters} iterations`,
     `Layout: ${b.layout}, bytes per rank per iteration: ${b.bytesPerRank}`,
     RULE,
@@ -47,6 +50,24 @@ export function dataPlaneResult(mode: EpMode, passed: number, ranks: number, ban
     `Bandwidth (GB/s): avg=${bandwidth.avg.toFixed(2)}, min=${bandwidth.min.toFixed(2)}, max=${bandwidth.max.toFixed(2)}`,
     `Latency (μs):     avg=${latencyUs.avg.toFixed(1)}, min=${latencyUs.min.toFixed(1)}, max=${latencyUs.max.toFixed(1)}`,
   ].join('\n');
+}
+
+/**
+ * Not in the test's output: the bytes each rank received from OTHER ranks per iteration and their
+ * rate (bytes / mean time), avg/min/max across ranks. On GPU memory ('GPU': the bytes that cross
+ * between GPUs, as DeepEP counts NVLink bytes); on host memory ('rank').
+ */
+export function crossGpuLines(bytes: MinAvgMax, rate: MinAvgMax, between: 'GPU' | 'rank' = 'GPU'): string {
+  return [
+    `Cross-${between} bytes per rank per iteration (received from other ${between}s): avg=${bytes.avg.toFixed(0)}, min=${bytes.min.toFixed(0)}, max=${bytes.max.toFixed(0)}`,
+    `Cross-${between} rate (GB/s): avg=${rate.avg.toFixed(2)}, min=${rate.min.toFixed(2)}, max=${rate.max.toFixed(2)}`,
+  ].join('\n');
+}
+
+/** GPU-initiated: one phase's kernel time split into moving the data and waiting for the peers' flags (us, across ranks). */
+export function kernelProfileLine(phase: string, dataUs: MinAvgMax, waitUs: MinAvgMax): string {
+  const f = (x: MinAvgMax) => `avg=${x.avg.toFixed(1)}, min=${x.min.toFixed(1)}, max=${x.max.toFixed(1)}`;
+  return `Kernel ${phase} (μs per run): data ${f(dataUs)}; flag wait ${f(waitUs)}`;
 }
 
 export function controlPlaneTable(expertsPerRank: number, ranks: number, rows: { operation: ControlOperation; ms: MinAvgMax }[]): string {

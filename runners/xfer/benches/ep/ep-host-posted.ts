@@ -1,7 +1,8 @@
 // The host-posted emulation of EP dispatch/combine: each phase is engine transfers posted by the
 // host (any backend), then 8-byte flag writes; a rank polls its own flag area until every rank's
 // flag for the iteration is there. NIXL EP moves these bytes from GPU kernels instead
-// (ep-gpu-initiated.ts); this path stays for host memory, other backends and comparison.
+// (ep-gpu-initiated.ts); this path stays for host memory, other backends and comparison. Timed
+// iterations run back to back after one barrier (the flags pace the ranks), each on the host clock.
 import { monoNs, pollUntil } from '../../clock.ts';
 import type { Plan, XferEngine } from '../../engine.ts';
 import { RankDeadError, XferError } from '../../errors.ts';
@@ -12,6 +13,7 @@ import type { EpIterationRunner, EpPhase, EpRegions } from './ep-iteration.ts';
 /** One timed iteration at a time: flags numbered by iteration, so nothing is reset between them. */
 export class HostPostedRunner implements EpIterationRunner {
   readonly description = 'host-posted emulation (engine transfers posted by the host, then flag writes)';
+  readonly timing = 'host clock around each iteration, iterations back to back after one barrier';
   private sequence = 0;
   private readonly ranks: number;
 
@@ -36,21 +38,41 @@ export class HostPostedRunner implements EpIterationRunner {
     return new HostPostedRunner(engine, store, regions, plans, silent);
   }
 
-  async iteration(phases: EpPhase[]): Promise<number> {
+  async iteration(phases: EpPhase[]): Promise<void> {
+    const seq = this.nextFlag();
+    await this.store.barrier('ep-iteration');
+    await this.run(phases, seq);
+  }
+
+  async timed(phases: EpPhase[], count: number): Promise<number[]> {
+    await this.store.barrier('ep-timed');
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const seq = this.nextFlag(); // the flag value is written before the clock starts
+      const t0 = monoNs();
+      await this.run(phases, seq);
+      samples.push((monoNs() - t0) / 1e3);
+    }
+    return samples;
+  }
+
+  /** The next iteration's number, written where this rank's flag writes read it. */
+  private nextFlag(): number {
     const seq = ++this.sequence;
     const flag = Buffer.alloc(16);
     flag.writeUInt32LE(seq, 0);
     flag.writeUInt32LE(seq, 8);
     this.regions.flagSource.write(0, flag);
-    await this.store.barrier('ep-iteration');
-    const t0 = monoNs();
+    return seq;
+  }
+
+  private async run(phases: EpPhase[], seq: number): Promise<void> {
     for (const phase of this.silent ? [] : phases) {
       const [data, flags] = this.plans[phase];
       await this.engine.execute(data);
       await this.engine.execute(flags); // after the data: a flag means "all my data is there"
       await this.waitFlags(phase === 'dispatch' ? 0 : 1, seq, phase);
     }
-    return (monoNs() - t0) / 1e3;
   }
 
   private async waitFlags(index: 0 | 1, seq: number, phase: EpPhase): Promise<void> {
