@@ -1,7 +1,7 @@
 // The hardware's limits and the engine on 2 GPUs of one node, in the same run (issue 25). Rank 0
 // first measures the limits with plain CUDA, driving both GPUs from one process and timing on the
-// GPU with events: a peer copy one way (0->1, 1->0), both ways at once (the two copies start
-// together and end when the later one does: streams joined by events), and a copy inside GPU 0,
+// GPU with events: a peer copy one way (0->1, 1->0), both ways at once (the longer of the two
+// copies, each timed on its own GPU), and a copy inside GPU 0,
 // at --sizes and at the cross-GPU bytes of the EP shapes in --ep (each phase's bytes that one rank
 // receives from the other GPU). Then both ranks run the engine's all-to-all, S per peer, for each
 // variant of the cuda backend in --variants: each rank WRITEs S to the other (the CT perftest's
@@ -94,36 +94,34 @@ function measureLimits(sizes: { bytes: number; label: string }[]): void {
   const d1 = on(1);
   const copy01 = (n: number) => cuda.memcpyPeerAsync(b1, 1, a0, 0, n, d0.stream);
   const copy10 = (n: number) => cuda.memcpyPeerAsync(b0, 0, a1, 1, n, d1.stream);
-  /** Median GPU milliseconds of `body` between d0's events (d1's stream joined to them where used). */
-  const time = (body: () => void, joinD1: boolean, reps: number): number => {
+  /**
+   * Median GPU milliseconds of the copies `body` queues, each GPU timing its own stream with its own
+   * events: a copy's time on the GPU that runs it. With copies on both GPUs (both ways at once),
+   * the longer of the two: they are queued within microseconds of each other, so each runs
+   * against the other for nearly all of its time. (Joining the two streams with events instead
+   * adds a cross-GPU wait of ~10-15 us to every sample, seen on 2 H100s.)
+   */
+  const time = (body: () => void, devices: readonly (typeof d0)[], reps: number): number => {
     const samples: number[] = [];
     for (let i = -3; i < reps; i++) {
-      cuda.setDevice(0);
-      cuda.eventRecord(d0.start, d0.stream);
-      if (joinD1) cuda.streamWaitEvent(d1.stream, d0.start); // GPU 1 starts when GPU 0 does
+      devices.forEach((d) => (cuda.setDevice(d === d0 ? 0 : 1), cuda.eventRecord(d.start, d.stream)));
       body();
-      if (joinD1) {
-        cuda.setDevice(1);
-        cuda.eventRecord(d1.end, d1.stream);
-        cuda.streamWaitEvent(d0.stream, d1.end); // GPU 0's end waits for GPU 1's copy
-        cuda.setDevice(0);
-      }
-      cuda.eventRecord(d0.end, d0.stream);
-      cuda.streamSynchronize(d0.stream);
-      if (i >= 0) samples.push(cuda.eventElapsedMs(d0.start, d0.end));
+      devices.forEach((d) => (cuda.setDevice(d === d0 ? 0 : 1), cuda.eventRecord(d.end, d.stream)));
+      devices.forEach((d) => cuda.streamSynchronize(d.stream));
+      if (i >= 0) samples.push(maxOf(devices.map((d) => cuda.eventElapsedMs(d.start, d.end))));
     }
     return median(samples);
   };
   for (const { bytes, label } of sizes) {
     const reps = bytes >= 1 << 30 ? 10 : bytes >= 64 << 20 ? 20 : 50;
-    const rows: [string, () => void, boolean][] = [
-      ['one way 0->1', () => copy01(bytes), false],
-      ['one way 1->0', () => (cuda.setDevice(1), copy10(bytes)), true],
-      ['both ways at once', () => (copy01(bytes), cuda.setDevice(1), copy10(bytes)), true],
-      ['inside GPU 0', () => cuda.memcpyAsync(b0, a0, bytes, 3, d0.stream), false],
+    const rows: [string, () => void, (typeof d0)[]][] = [
+      ['one way 0->1', () => (cuda.setDevice(0), copy01(bytes)), [d0]],
+      ['one way 1->0', () => (cuda.setDevice(1), copy10(bytes)), [d1]],
+      ['both ways at once', () => (cuda.setDevice(0), copy01(bytes), cuda.setDevice(1), copy10(bytes)), [d0, d1]],
+      ['inside GPU 0', () => (cuda.setDevice(0), cuda.memcpyAsync(b0, a0, bytes, 3, d0.stream)), [d0]],
     ];
-    for (const [mode, body, join] of rows) {
-      const ms = time(body, join, reps);
+    for (const [mode, body, devices] of rows) {
+      const ms = time(body, devices, reps);
       // GB/s per direction: the bytes one GPU sends over the time (both ways: each direction's)
       emit({ kind: 'limit', mode, label, bytes, reps, medianMs: ms, gbps: bytes / ms / 1e6 });
     }

@@ -113,6 +113,10 @@ limits() {
       XFER_CUDA_KERNEL=$shape ranks run$n/ep-normal-gpu-k${shape//\//-} 240 2 commands.mjs ep --initiated-by gpu --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
     done
     ranks run$n/kvpipe 240 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
+    # KV_SCHEDULES: the KV pipe again with other copy-engine schedules (XFER_CUDA_SCHEDULE)
+    for shape in ${KV_SCHEDULES:-}; do
+      XFER_CUDA_SCHEDULE=$shape ranks run$n/kvpipe-$shape 240 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
+    done
   done
   step summary 60 node $D/summarize-limits.mjs "$R"
   cat "$R/summary.log"

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { alignCopies, decodeState, gridBlocks, interleaveChunks, phaseTable, STATE_BYTES, type CopySpan } from '../../runners/xfer/device-copy/copy-table.ts';
+import { alignCopies, LINE_ALIGN_FROM, decodeState, gridBlocks, interleaveChunks, phaseTable, STATE_BYTES, type CopySpan } from '../../runners/xfer/device-copy/copy-table.ts';
 import { chooseCopyPath, parseCudaCopyPath, SMALL_REQUEST_BYTES } from '../../runners/xfer/device-copy/copy-path.ts';
 import {
   backendKernelShape,
@@ -77,6 +77,12 @@ describe('copy tables', () => {
     expect(alignCopies([c(0x1000, 0x2000, 100), c(0x1003, 0x2003, 100), c(0x1003, 0x2005, 40), c(0x1000, 0x2000, 0), c(0x100e, 0x200e, 1)])).toEqual({
       copies: [c(0x1000, 0x2000, 100), c(0x1003, 0x2003, 13), c(0x1010, 0x2010, 87), c(0x1003, 0x2005, 40), c(0x100e, 0x200e, 1)],
       unalignedBytes: 40,
+    });
+    // from 64 KiB on, the head runs to the destination's next 128-byte line (whole-line writes over NVLink)
+    const big = LINE_ALIGN_FROM + 1000;
+    expect(alignCopies([c(0x1010, 0x2030, big), c(0x1000, 0x2080, big)])).toEqual({
+      copies: [c(0x1010, 0x2030, 80), c(0x1060, 0x2080, big - 80), c(0x1000, 0x2080, big)],
+      unalignedBytes: 0,
     });
   });
 

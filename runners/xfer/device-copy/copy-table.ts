@@ -36,23 +36,31 @@ export interface PhaseTable {
 const WORD = 8;
 const VECTOR = 16n;
 
+const LINE = 128n;
+/** From this size on, a copy's head is cut so that the rest starts on a 128-byte line of its destination. */
+export const LINE_ALIGN_FROM = 64 * 1024;
+
 /**
  * Cuts copies for the kernel: empty ones dropped; where source and destination are equally
- * misaligned, the few bytes up to the next 16-byte boundary become their own copy, so the rest
- * moves as 16-byte vectors. Copies misaligned to each other stay whole (moved byte by byte).
+ * misaligned (mod 16), the few bytes up to the next boundary of the destination become their own
+ * copy, so the rest moves as 16-byte vectors: the next 16-byte boundary, or for copies of 64 KiB
+ * and more the next 128-byte line, so every warp then writes whole lines (on 2 H100s, SM writes
+ * over NVLink into 16-byte-aligned places ran at ~325 GB/s against ~355 into line-aligned ones).
+ * Copies misaligned to each other stay whole (moved byte by byte).
  */
 export function alignCopies(copies: readonly CopySpan[]): { copies: CopySpan[]; unalignedBytes: number } {
   const out: CopySpan[] = [];
   let unalignedBytes = 0;
   for (const c of copies) {
     if (c.bytes <= 0) continue;
-    const srcMis = c.src % VECTOR;
-    if (srcMis !== c.dst % VECTOR) {
+    if (c.src % VECTOR !== c.dst % VECTOR) {
       out.push(c);
       unalignedBytes += c.bytes;
       continue;
     }
-    const head = srcMis === 0n ? 0 : Math.min(c.bytes, Number(VECTOR - srcMis));
+    const boundary = c.bytes >= LINE_ALIGN_FROM ? LINE : VECTOR;
+    const mis = c.dst % boundary;
+    const head = mis === 0n ? 0 : Math.min(c.bytes, Number(boundary - mis));
     if (head > 0) out.push({ src: c.src, dst: c.dst, bytes: head });
     if (c.bytes > head) out.push({ src: c.src + BigInt(head), dst: c.dst + BigInt(head), bytes: c.bytes - head });
   }

@@ -13,22 +13,23 @@
 // that this stays rare).
 //
 // Every launch ends with an arrival count: the last block to arrive writes the signals (after each
-// block fenced its writes at system scope, so peers on other GPUs see the data first), waits, and
-// records the launch's timestamps from the GPU's global timer (ns) in the phase's state: the first
-// block's start, the data done (last arrival), the end (waits over), with running sums, so a host
-// can tell where a phase's time goes without timing it from outside. Only that block waits, so a
-// phase needs no co-resident grid. A wait that outlasts `timeoutNs` sets status = 1 (it stays set)
-// and ends, so no kernel spins forever.
+// block fenced its writes at system scope, so peers on other GPUs see the data first), fences again
+// so the signal stores leave now rather than when something else flushes them (without it a peer
+// saw the flag ~8 us late on 2 H100s), waits, and records the launch's timestamps from the GPU's
+// global timer (ns) in the phase's state: block 0's start, the data done (last arrival), the end
+// (waits over), with running sums, so a host can tell where a phase's time goes without timing it
+// from outside. Only that block waits, so a phase needs no co-resident grid. A wait that outlasts
+// `timeoutNs` sets status = 1 (it stays set) and ends, so no kernel spins forever.
 
 /** The 64-bit fields of the phase descriptor, in memory order (copy-table.ts writes them). */
 export const PHASE_FIELDS = ['copies', 'copyCount', 'chunks', 'totalChunks', 'signals', 'signalCount', 'waits', 'waitCount', 'state', 'timeoutNs'] as const;
 /** The 64-bit fields of one copy descriptor, in memory order. */
 export const COPY_FIELDS = ['src', 'dst', 'bytes'] as const;
 /**
- * The 64-bit words the kernel keeps per phase: its block counters (zero between launches), the
+ * The 64-bit words the kernel keeps per phase: its arrival counter (zero between launches), the
  * status, the last launch's global-timer stamps, and the launches and sums over all of them.
  */
-export const STATE_FIELDS = ['started', 'arrived', 'status', 'startNs', 'dataNs', 'endNs', 'launches', 'sumDataNs', 'sumWaitNs'] as const;
+export const STATE_FIELDS = ['arrived', 'status', 'startNs', 'dataNs', 'endNs', 'launches', 'sumDataNs', 'sumWaitNs'] as const;
 
 export const KERNEL_NAME = 'xfer_copy_phase';
 /** Status word values. */
@@ -127,7 +128,8 @@ __device__ __forceinline__ void copy_chunk(u64 from, u64 to, u64 bytes, u64 inde
 
 extern "C" __global__ void __launch_bounds__(THREADS) ${KERNEL_NAME}(const Phase *phase, u64 seq) {
   volatile State *state = (volatile State *)phase->state;
-  if (threadIdx.x == 0 && atomicAdd((u64 *)&state->started, 1ull) == 0ull) state->startNs = global_timer_ns();
+  // Block 0 is scheduled first; one store, where an atomic per block would queue on one word.
+  if (blockIdx.x == 0 && threadIdx.x == 0) state->startNs = global_timer_ns();
   const Copy *copies = (const Copy *)phase->copies;
   const u64 *chunks = (const u64 *)phase->chunks;
   const u64 total = phase->totalChunks;
@@ -173,6 +175,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ${KERNEL_NAME}(const Phase
     __threadfence_system();
     const u64 *signals = (const u64 *)phase->signals;
     for (u64 i = threadIdx.x; i < phase->signalCount; i += THREADS) *(volatile u64 *)signals[i] = seq;
+    __threadfence_system(); // the flags leave now
     const volatile u64 *waits = (const volatile u64 *)phase->waits;
     for (u64 i = threadIdx.x; i < phase->waitCount; i += THREADS) {
       while (waits[i] < seq) {
@@ -193,8 +196,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ${KERNEL_NAME}(const Phase
     state->launches = state->launches + 1;
     state->sumDataNs = state->sumDataNs + (dataNs - startNs);
     state->sumWaitNs = state->sumWaitNs + (endNs - dataNs);
-    // Every block has started and arrived: the counters are free for the next launch.
-    state->started = 0;
+    // Every block has arrived: the counter is free for the next launch.
     state->arrived = 0;
   }
 }
