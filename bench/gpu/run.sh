@@ -15,7 +15,8 @@
 #             peer copies one way / both ways (engine-limits.mjs, also the engine's all-to-all per
 #             variant), NCCL all_to_all_single, EP at the low-latency (128 tokens) and normal (4096)
 #             shapes GPU-initiated and host-posted, the KV pipe; then summarize-limits.mjs.
-#             LIMITS_ARGS, EP_ARGS: more arguments for engine-limits.mjs and every EP run.
+#             LIMITS_ARGS, EP_ARGS: more arguments for engine-limits.mjs and every EP run;
+#             EP_VARIANTS, KV_SCHEDULES: extra runs to compare (see below).
 #   nixl-tools  issue 15's GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
 #             POSIX fds), --mode MG, VRAM picking a GPU backend, the GPU-per-node refusals and the
 #             per-rank device record, LMCache's CacheEngine test; each check prints CHECK ... ok|FAILED
@@ -91,7 +92,7 @@ kvpipe() {
 nixl() { sweep; ep; kvpipe; }
 
 limits() {
-  local runs=${RUNS:-1} n shape
+  local runs=${RUNS:-1} n shape setting
   # The copy kernel moves every byte below: odd sizes, shards, READ and WRITE verified first.
   XFER_CUDA_COPY=kernel ranks selftest-kernel 120 2 selftest.mjs --backend cuda --max-bytes 20000000 --shards 3 --iters 2
   for ((n = 1; n <= runs; n++)); do
@@ -107,10 +108,11 @@ limits() {
       XFER_CUDA_COPY=$copy ranks run$n/ep-ll-$by 180 2 commands.mjs ep --initiated-by $by --tokens 128 "${ep[@]}"
       XFER_CUDA_COPY=$copy ranks run$n/ep-normal-$by 240 2 commands.mjs ep --initiated-by $by --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
     done
-    # EP_KERNELS: other copy-kernel shapes to try on the GPU-initiated path (threads/unroll/streaming|cached)
-    for shape in ${EP_KERNELS:-}; do
-      XFER_CUDA_KERNEL=$shape ranks run$n/ep-ll-gpu-k${shape//\//-} 180 2 commands.mjs ep --initiated-by gpu --tokens 128 "${ep[@]}"
-      XFER_CUDA_KERNEL=$shape ranks run$n/ep-normal-gpu-k${shape//\//-} 240 2 commands.mjs ep --initiated-by gpu --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
+    # EP_VARIANTS: more GPU-initiated runs, each with one VAR=value set (e.g. XFER_CUDA_KERNEL=1024/4/streaming)
+    for setting in ${EP_VARIANTS:-}; do
+      ( export "$setting"
+        ranks run$n/ep-ll-gpu-${setting//[^A-Za-z0-9]/-} 180 2 commands.mjs ep --initiated-by gpu --tokens 128 "${ep[@]}"
+        ranks run$n/ep-normal-gpu-${setting//[^A-Za-z0-9]/-} 240 2 commands.mjs ep --initiated-by gpu --tokens 4096 --warmup 5 --iters 20 "${ep[@]}" )
     done
     ranks run$n/kvpipe 240 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
     # KV_SCHEDULES: the KV pipe again with other copy-engine schedules (XFER_CUDA_SCHEDULE)

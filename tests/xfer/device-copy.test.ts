@@ -9,6 +9,7 @@ import { alignCopies, LINE_ALIGN_FROM, decodeState, gridBlocks, interleaveChunks
 import { chooseCopyPath, parseCudaCopyPath, SMALL_REQUEST_BYTES } from '../../runners/xfer/device-copy/copy-path.ts';
 import {
   backendKernelShape,
+  backendKernelSync,
   chunkBytes,
   COPY_FIELDS,
   defaultKernelShape,
@@ -62,6 +63,19 @@ describe('kernel source', () => {
     expect(backendKernelShape({})).toBe(defaultKernelShape);
     expect(() => backendKernelShape({ XFER_CUDA_KERNEL: '512x4' })).toThrow("XFER_CUDA_KERNEL: kernel shape '512x4' is not threads/unroll/streaming|cached, e.g. 512/4/streaming");
     expect(() => parseKernelShape('100/4/cached', '--kernel')).toThrow('--kernel: kernel threads 100: must be a multiple of 32 from 32 to 1024');
+  });
+
+  it('orders data before flags with release/acquire at system scope by default, or with full fences (XFER_CUDA_KERNEL_SYNC)', () => {
+    const acqRel = kernelSource(defaultKernelShape, 'acq-rel');
+    expect(acqRel).toContain('fence.acq_rel.sys;');
+    expect(acqRel).toMatch(/store_relaxed_sys\(\(u64 \*\)signals\[i\], seq\)/);
+    expect(acqRel).toMatch(/while \(load_acquire_sys\(waits \+ i\) < seq\)/);
+    expect(acqRel.match(/__threadfence_system\(\)/g)).toBeNull();
+    const fences = kernelSource(defaultKernelShape, 'fences');
+    expect(fences.match(/__threadfence_system\(\);/g)).toHaveLength(4); // per block, before, after the flags, after the waits
+    expect(kernelSource()).toBe(acqRel);
+    expect(backendKernelSync({ XFER_CUDA_KERNEL_SYNC: 'fences' })).toBe('fences');
+    expect(() => backendKernelSync({ XFER_CUDA_KERNEL_SYNC: 'sc' })).toThrow("XFER_CUDA_KERNEL_SYNC: 'sc' is not one of fences, acq-rel");
   });
 
   it('refuses shapes the kernel cannot run', () => {

@@ -1,7 +1,8 @@
 // cuda: same-node GPU memory. Peers' buffers are opened through CUDA IPC handles. A plan's bytes
 // move on one of two paths (device-copy/copy-path.ts picks per plan, or --cuda-copy says):
-// - copy engines: cudaMemcpyAsync per request (direction from unified addressing: NVLink/PCIe peer
-//   copies), spread over several streams so several copy engines work at once;
+// - copy engines: cudaMemcpyAsync per request, contiguous large requests merged (cuda-copies.ts;
+//   direction from unified addressing: NVLink/PCIe peer copies), spread over several streams so
+//   several copy engines work at once;
 // - kernel: ONE launch of the copy kernel (device-copy/) for the whole plan, the GPU's own
 //   threads reading and writing through the IPC-mapped pointers.
 // Completion is polled with cudaEventQuery between turns of the event loop: waiting never blocks it.
@@ -21,6 +22,7 @@ import { alignCopies } from '../device-copy/copy-table.ts';
 import type { PhaseState } from '../device-copy/copy-table.ts';
 import { DeviceCopier, type DevicePhase } from '../device-copy/device-copier.ts';
 import type { KernelShape } from '../device-copy/kernel-source.ts';
+import { copyEngineCopies, type EngineCopy } from './cuda-copies.ts';
 import { requireMemoryKind, requireSameNode } from './guards.ts';
 import { checkSpan, resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, XferRequest, XferResult } from './types.ts';
@@ -59,8 +61,8 @@ export interface SignalledPhaseSpec {
 
 interface CopyEnginePlan extends PreparedPlan {
   path: 'copy-engine';
-  /** Per copy: which request it belongs to and which stream runs it. */
-  copies: { request: number; stream: number; src: bigint; dst: bigint; length: number }[];
+  /** Per copy: which requests it completes and which stream runs it (cuda-copies.ts). */
+  copies: EngineCopy[];
   resolved: ResolvedRequest[];
 }
 
@@ -270,20 +272,10 @@ export class CudaBackend implements Backend {
     return resolved.map((_, i) => i).sort((a, b) => distance(a) - distance(b) || a - b);
   }
 
-  private copyEngineCopies(resolved: ResolvedRequest[]): CopyEnginePlan['copies'] {
-    const copies: CopyEnginePlan['copies'] = [];
-    const order = this.schedule === 'staggered' ? this.peerDistanceOrder(resolved) : resolved.map((_, i) => i);
-    for (const request of order) {
-      const r = resolved[request];
-      const step = Math.min(this.chunkBytes, Math.max(r.length, 1));
-      let done = 0;
-      do {
-        const length = Math.min(step, r.length - done);
-        const stream = this.schedule === 'staggered' ? 0 : copies.length % this.streams.length;
-        copies.push({ request, stream, src: r.src + BigInt(done), dst: r.dst + BigInt(done), length });
-        done += step;
-      } while (done < r.length);
-    }
+  private copyEngineCopies(resolved: ResolvedRequest[]): EngineCopy[] {
+    const staggered = this.schedule === 'staggered';
+    const order = staggered ? this.peerDistanceOrder(resolved) : resolved.map((_, i) => i);
+    const copies = copyEngineCopies(resolved, order, { chunkBytes: this.chunkBytes, streams: this.streams.length, staggered });
     this.reserveEvents(copies.length); // event creation stays out of the timed execute()
     return copies;
   }
@@ -307,11 +299,14 @@ export class CudaBackend implements Backend {
     // Each execute() starts on the next stream, so a plan posted while another runs does not queue
     // behind it on the same streams.
     const first = this.executes++;
-    const stream = (c: CopyEnginePlan['copies'][number]) => this.streams[(c.stream + first) % this.streams.length];
+    const stream = (c: EngineCopy) => this.streams[(c.stream + first) % this.streams.length];
     const startNs = monoNs();
     copies.forEach((c, i) => {
-      if (timings[c.request].postNs === 0) timings[c.request].postNs = monoNs();
-      copiesLeft[c.request]++;
+      const postNs = monoNs();
+      for (const request of c.requests) {
+        if (timings[request].postNs === 0) timings[request].postNs = postNs;
+        copiesLeft[request]++;
+      }
       if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, stream(c));
       cuda.eventRecord(events[i], stream(c));
     });
@@ -320,8 +315,8 @@ export class CudaBackend implements Backend {
     const done = await pollUntil(() => {
       open = open.filter((i) => {
         if (!cuda.eventDone(events[i])) return true;
-        const request = copies[i].request;
-        if (--copiesLeft[request] === 0) timings[request].doneNs = monoNs();
+        const doneNs = monoNs();
+        for (const request of copies[i].requests) if (--copiesLeft[request] === 0) timings[request].doneNs = doneNs;
         return false;
       });
       return open.length === 0;

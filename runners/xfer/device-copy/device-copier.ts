@@ -8,7 +8,7 @@ import { cudaDriver, type CudaDriver } from '../native/cuda-driver.ts';
 import { cudart, cudaMemcpyDeviceToHost, cudaMemcpyHostToDevice, type Cudart } from '../native/cudart.ts';
 import { decodeState, gridBlocks, phaseTable, STATE_BYTES, type PhaseSpec, type PhaseState } from './copy-table.ts';
 import { archName, kernelImage, type KernelImage } from './kernel-cache.ts';
-import { backendKernelShape, KERNEL_NAME, kernelSource, STATUS_OK, STATUS_WAIT_TIMEOUT, type KernelShape } from './kernel-source.ts';
+import { backendKernelShape, backendKernelSync, KERNEL_NAME, kernelSource, STATUS_OK, STATUS_WAIT_TIMEOUT, type KernelShape, type KernelSync } from './kernel-source.ts';
 
 /** A phase ready to launch, as many times as wanted (one launch at a time). */
 export interface DevicePhase {
@@ -38,12 +38,13 @@ export class DeviceCopier {
   constructor(
     readonly device: number,
     readonly shape: KernelShape = backendKernelShape(),
+    readonly sync: KernelSync = backendKernelSync(),
   ) {
     this.cuda = cudart();
     this.driver = cudaDriver();
     this.cuda.setDevice(device);
     this.driver.usePrimaryContext(device);
-    this.image = kernelImage(KERNEL_NAME, kernelSource(shape), archName(this.driver.computeCapability(device)));
+    this.image = kernelImage(KERNEL_NAME, kernelSource(shape, sync), archName(this.driver.computeCapability(device)));
     this.module = this.driver.moduleLoad(this.image.image);
     this.kernel = this.driver.kernel(this.module, KERNEL_NAME);
     this.multiprocessors = this.driver.multiprocessors(device);

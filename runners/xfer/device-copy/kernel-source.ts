@@ -73,6 +73,25 @@ export function parseKernelShape(raw: string, where: string): KernelShape {
   return shape;
 }
 
+/**
+ * How a signalled phase orders its data before its flags and reads the peers' flags: 'fences'
+ * (membar.sys, __threadfence_system, around every step) or 'acq-rel' (a fence.acq_rel.sys per
+ * block before it arrives and before the flags, flags stored relaxed at system scope and read with
+ * ld.acquire.sys: the PTX memory model's release/acquire pattern, no sequentially consistent fence).
+ */
+export type KernelSync = 'fences' | 'acq-rel';
+export const kernelSyncs: readonly KernelSync[] = ['fences', 'acq-rel'];
+export const defaultKernelSync: KernelSync = 'acq-rel';
+
+/** XFER_CUDA_KERNEL_SYNC (tuning), else the default. */
+export function backendKernelSync(env: NodeJS.ProcessEnv = process.env): KernelSync {
+  const raw = env.XFER_CUDA_KERNEL_SYNC?.trim();
+  if (!raw) return defaultKernelSync;
+  const found = kernelSyncs.find((k) => k === raw);
+  if (!found) throw new Error(`XFER_CUDA_KERNEL_SYNC: '${raw}' is not one of ${kernelSyncs.join(', ')}`);
+  return found;
+}
+
 /** The kernel shape of the cuda backend: XFER_CUDA_KERNEL when set, else the default. */
 export function backendKernelShape(env: NodeJS.ProcessEnv = process.env): KernelShape {
   const raw = env.XFER_CUDA_KERNEL?.trim();
@@ -80,8 +99,13 @@ export function backendKernelShape(env: NodeJS.ProcessEnv = process.env): Kernel
 }
 
 /** The translation unit for `shape`: no headers (NVRTC needs no include path), extern "C" names. */
-export function kernelSource(shape: KernelShape = defaultKernelShape): string {
+export function kernelSource(shape: KernelShape = defaultKernelShape, sync: KernelSync = defaultKernelSync): string {
   checkKernelShape(shape);
+  const acqRel = sync === 'acq-rel';
+  // Before a block arrives / before the flags; the flag store; the flag read; after the flags.
+  const fence = acqRel ? 'fence_acq_rel_sys()' : '__threadfence_system()';
+  const storeFlag = acqRel ? 'store_relaxed_sys((u64 *)signals[i], seq)' : '*(volatile u64 *)signals[i] = seq';
+  const readFlag = acqRel ? 'load_acquire_sys(waits + i)' : '((const volatile u64 *)waits)[i]';
   const struct = (name: string, fields: readonly string[]) => `struct ${name} {\n${fields.map((f) => `  u64 ${f};`).join('\n')}\n};`;
   const load = shape.streaming ? '__ldcs' : '__ldcg';
   const store = shape.streaming ? '__stcs' : '__stcg';
@@ -98,6 +122,13 @@ __device__ __forceinline__ u64 global_timer_ns() {
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+__device__ __forceinline__ void fence_acq_rel_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+__device__ __forceinline__ void store_relaxed_sys(u64 *p, u64 v) { asm volatile("st.relaxed.sys.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
+__device__ __forceinline__ u64 load_acquire_sys(const u64 *p) {
+  u64 v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
 }
 
 // Moves chunk \`index\` of a copy (bytes index * CHUNK onwards).
@@ -165,27 +196,25 @@ extern "C" __global__ void __launch_bounds__(THREADS) ${KERNEL_NAME}(const Phase
   if (threadIdx.x == 0) {
     // After the barrier, one fence covers the block's writes (as cooperative groups' grid sync
     // does); system scope only where peers are told through signals.
-    if (signalled) __threadfence_system(); else __threadfence();
+    if (signalled) ${fence}; else __threadfence();
     last = atomicAdd((u64 *)&state->arrived, 1ull) == (u64)gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
   const u64 dataNs = global_timer_ns();
   if (signalled) {
-    __threadfence_system();
+    ${fence};
     const u64 *signals = (const u64 *)phase->signals;
-    for (u64 i = threadIdx.x; i < phase->signalCount; i += THREADS) *(volatile u64 *)signals[i] = seq;
-    __threadfence_system(); // the flags leave now
-    const volatile u64 *waits = (const volatile u64 *)phase->waits;
+    for (u64 i = threadIdx.x; i < phase->signalCount; i += THREADS) ${storeFlag};${acqRel ? '' : '\n    __threadfence_system(); // the flags leave now'}
+    const u64 *waits = (const u64 *)phase->waits;
     for (u64 i = threadIdx.x; i < phase->waitCount; i += THREADS) {
-      while (waits[i] < seq) {
+      while (${readFlag} < seq) {
         if (global_timer_ns() - dataNs > phase->timeoutNs) {
           state->status = ${STATUS_WAIT_TIMEOUT}ull;
           break;
         }
       }
-    }
-    __threadfence_system();
+    }${acqRel ? '' : '\n    __threadfence_system();'}
   }
   __syncthreads();
   if (threadIdx.x == 0) {
