@@ -93,6 +93,7 @@ nixl() { sweep; ep; kvpipe; }
 
 limits() {
   local runs=${RUNS:-1} n shape setting
+  rm -rf "$R"/run* "$R"/summary.* # a warm machine keeps /tmp: start from nothing (engine-limits appends)
   # The copy kernel moves every byte below: odd sizes, shards, READ and WRITE verified first.
   XFER_CUDA_COPY=kernel ranks selftest-kernel 120 2 selftest.mjs --backend cuda --max-bytes 20000000 --shards 3 --iters 2
   for ((n = 1; n <= runs; n++)); do
