@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { alignCopies, LINE_ALIGN_FROM, decodeState, gridBlocks, interleaveChunks, phaseTable, STATE_BYTES, type CopySpan } from '../../runners/xfer/device-copy/copy-table.ts';
-import { chooseCopyPath, parseCudaCopyPath, SMALL_REQUEST_BYTES } from '../../runners/xfer/device-copy/copy-path.ts';
+import { chooseCopyPath, KERNEL_WITH_SELF_BELOW, parseCudaCopyPath, SMALL_REQUEST_BYTES } from '../../runners/xfer/device-copy/copy-path.ts';
 import {
   backendKernelShape,
   backendKernelSync,
@@ -186,6 +186,18 @@ describe('copy path', () => {
     expect(chooseCopyPath('auto', { requests: Array.from({ length: 7 }, () => req(1, 4096)), unalignedBytes: 0 }).path).toBe('copy-engine');
     expect(chooseCopyPath('auto', { requests: [req(1, 0), req(2, 0)], unalignedBytes: 0 })).toEqual({ path: 'copy-engine', reason: 'nothing to move' });
     expect(chooseCopyPath('auto', { requests: [req(1, 8 << 20), req(2, 8 << 20)], unalignedBytes: 8 << 20 }).path).toBe('copy-engine');
+  });
+
+  it('auto by size for one remote peer plus the own chunk (a 2-GPU all-to-all with self): the kernel under 64 MiB, copy engines from it', () => {
+    const a2a = (bytes: number) => chooseCopyPath('auto', { requests: [req(1, bytes), req(0, bytes)], self: 0, unalignedBytes: 0 });
+    expect(a2a(1 << 20)).toEqual({ path: 'kernel', reason: `one peer and a local copy, requests under ${KERNEL_WITH_SELF_BELOW} bytes` });
+    expect(a2a(16 << 20).path).toBe('kernel');
+    expect(a2a(KERNEL_WITH_SELF_BELOW - 16).path).toBe('kernel');
+    expect(a2a(KERNEL_WITH_SELF_BELOW)).toEqual({ path: 'copy-engine', reason: 'large blocks to one peer' });
+    expect(a2a(256 << 20).path).toBe('copy-engine');
+    // without the own chunk, one peer stays on the copy engines; the own rank is not counted as a remote peer
+    expect(chooseCopyPath('auto', { requests: [req(1, 1 << 20)], self: 0, unalignedBytes: 0 }).path).toBe('copy-engine');
+    expect(chooseCopyPath('auto', { requests: [req(1, 256 << 20), req(2, 256 << 20), req(0, 256 << 20)], self: 0, unalignedBytes: 0 })).toEqual({ path: 'kernel', reason: '2 peers at once' });
   });
 
   it('an explicit path is kept, whatever the plan', () => {

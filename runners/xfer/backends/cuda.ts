@@ -165,7 +165,7 @@ export class CudaBackend implements Backend {
     const resolved = resolveRequests('cuda', requests, locals, this.peerRegions);
     const bytes = resolved.reduce((sum, r) => sum + r.length, 0);
     const { unalignedBytes } = alignCopies(resolved.map((r) => ({ src: r.src, dst: r.dst, bytes: r.length })));
-    const { path } = chooseCopyPath(this.copy, { requests: resolved.map((r) => ({ peer: r.request.peer, length: r.length })), unalignedBytes });
+    const { path } = chooseCopyPath(this.copy, { requests: resolved.map((r) => ({ peer: r.request.peer, length: r.length })), self: this.ctx.rank, unalignedBytes });
     if (path === 'kernel') return { path, requests, resolved, bytes, phase: this.kernelPhase(resolved, [], undefined) };
     return { path, requests, resolved, bytes, copies: this.copyEngineCopies(resolved) };
   }
