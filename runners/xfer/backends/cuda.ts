@@ -258,8 +258,8 @@ export class CudaBackend implements Backend {
   }
 
   private kernelPhase(resolved: ResolvedRequest[], signals: bigint[], wait: { address: bigint; count: number } | undefined): DevicePhase {
-    // The blocks move the copies roughly in table order: in order of peer distance, every rank
-    // starts with a different peer, so no GPU receives from all the others at once.
+    // The chunk table interleaves the copies by size (copy-table.ts); among chunks at the same
+    // place, copies in peer-distance order, so every rank starts with a different peer.
     const copies = this.peerDistanceOrder(resolved).map((i) => ({ src: resolved[i].src, dst: resolved[i].dst, bytes: resolved[i].length }));
     // The kernel waits a little less than the host does (the store's timeout), so it ends first and says why.
     return this.kernels().prepare({ copies, signals, wait, timeoutNs: 0.9 * this.ctx.store.defaultTimeoutMs * 1e6 });
