@@ -100,20 +100,33 @@ export function commandTemplate(config: ServingConfig, kind: CommandKind): Comma
 /** The reference's memory binding on GB200 when slurm.numa_bind is true. */
 export const DEFAULT_NUMA_COMMAND = 'numactl -m 0,1';
 
-/** Environment the engine needs per benchmark mode, set before the config's own variables. */
+/**
+ * Environment the engine needs per benchmark mode, exported to every step before the config's own
+ * variables (the switches upstream's submit.py build_worker_environment sets on every worker).
+ */
 export function modeWorkerEnv(config: ServingConfig): EnvAssignment[] {
   switch (config.benchmark.mode) {
     case 'gen_only_no_context':
       return [{ name: 'TRTLLM_DISAGG_BENCHMARK_GEN_ONLY', value: '1' }];
-    case 'gen_only': {
-      // The generation server holds requests until this many are queued (a single concurrency only).
-      const list = parseConcurrencyList(config.benchmark.concurrency_list);
-      const env = [{ name: 'TRTLLM_DISABLE_KV_CACHE_TRANSFER_OVERLAP', value: '1' }];
-      return list.length === 1 ? [...env, { name: 'TLLM_BENCHMARK_REQ_QUEUES_SIZE', value: String(list[0]) }] : env;
-    }
+    case 'gen_only':
+      return [{ name: 'TRTLLM_DISABLE_KV_CACHE_TRANSFER_OVERLAP', value: '1' }];
     default:
       return [];
   }
+}
+
+/**
+ * Environment of the generation workers only: in gen_only mode the generation server holds
+ * requests until TLLM_BENCHMARK_REQ_QUEUES_SIZE are queued. As upstream's submit.py
+ * build_worker_environment (`if role == "GEN"`), the first listed concurrency, per server (not
+ * multiplied by num_gen_servers). Upstream takes `concurrency_list.split(',')[0]`, which for a
+ * space-separated list of several values is the whole list (the engine's int() refuses it); the
+ * first value is what it means.
+ */
+export function genWorkerEnv(config: ServingConfig): EnvAssignment[] {
+  if (config.benchmark.mode !== 'gen_only') return [];
+  const first = parseConcurrencyList(config.benchmark.concurrency_list)[0];
+  return [{ name: 'TLLM_BENCHMARK_REQ_QUEUES_SIZE', value: String(first) }];
 }
 
 export const DEFAULT_PROFILE_RANGES = { CTX: '10-30', GEN: '200-250' } as const;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { allocate, type Allocation, type ServerAllocation } from './allocation.ts';
 import { expandTemplate, templatePlaceholders, type TemplateValues } from './command-template.ts';
 import {
-  commandTemplate, DEFAULT_NUMA_COMMAND, DEFAULT_PROFILE_RANGES, modeWorkerEnv, nsysProfile, type CommandKind,
+  commandTemplate, DEFAULT_NUMA_COMMAND, DEFAULT_PROFILE_RANGES, genWorkerEnv, modeWorkerEnv, nsysProfile, type CommandKind,
 } from './engine-defaults.ts';
 import { jobFiles } from './job-files.ts';
 import { JobSecrets } from './job-secrets.ts';
@@ -114,7 +114,8 @@ export function planServingJob(input: PlanInput): JobPlan {
   const workerEnv = envString(config.environment.worker_env_var, 'environment.worker_env_var');
   const roleEnv = {
     CTX: envString(config.environment.ctx_worker_env_var, 'environment.ctx_worker_env_var'),
-    GEN: envString(config.environment.gen_worker_env_var, 'environment.gen_worker_env_var'),
+    // The engine's generation-only switch comes last, as in upstream's build_worker_environment.
+    GEN: [...envString(config.environment.gen_worker_env_var, 'environment.gen_worker_env_var'), ...genWorkerEnv(config)],
   };
   const numa = config.slurm.numa_bind ? splitShellWords(launch.numa_command ?? DEFAULT_NUMA_COMMAND) : [];
   const nodeVars: JobScriptPlan['nodeVars'] = [];
