@@ -2,7 +2,7 @@
 // record (reports, comparisons). Returns the files written.
 import { hostname } from 'node:os';
 import type { PlannedTest } from '../select/plan.ts';
-import { knownGpuTypes, type GpuDetection } from '../select/gpu.ts';
+import { gpuResources, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import type { Settings } from '../settings.ts';
 import type { TestRun } from '../jobs/session.ts';
 import { testType } from '../types/registry.ts';
@@ -44,7 +44,7 @@ export async function saveTestResult({ settings, gpu, test, run }: SaveInput): P
   );
   if (run.passed && run.metrics.length > 0) {
     const info = testType(test.testType)?.csvInfo?.(config) ?? {};
-    const clocks = gpu.gpuType ? knownGpuTypes[gpu.gpuType] : undefined;
+    const clocks = gpu.gpuType ? gpuResources(resourceTypeOf(gpu)) : undefined;
     const rows = perfRowsFor({ name: test.id, ...info }, run.metrics, timing, {
       smClk: clocks?.smClockMHz,
       memClk: clocks?.memClockMHz,

@@ -33,6 +33,7 @@ export interface JobBuildContext {
   workDir: string;
   /** Package root (where runners/ and bin/ live), for commands that call back into the project. */
   packageRoot: string;
+  /** The run's GPU type as upstream's GPU_RESOURCE_CONFIG is keyed (GB200, GB200_LYRIS, H100...). */
   gpuType: string | undefined;
 }
 
@@ -41,6 +42,8 @@ export interface BuiltJob {
   scriptPath: string;
   resources: JobResources;
   env?: Record<string, string>;
+  /** One-line notes the run prints as it submits (a config value replaced, and why). */
+  notes?: string[];
 }
 
 /** Everything a verdict gets after the job ended. */

@@ -50,6 +50,8 @@ export interface ServingConfig {
     extra_args?: string;
     numa_bind?: boolean;
     set_segment?: boolean | number;
+    /** false: extra_args and set_segment are the config's own, not the GPU type's (job-builder.ts). */
+    use_gpu_type_args?: boolean;
     [key: string]: unknown;
   };
   benchmark: {

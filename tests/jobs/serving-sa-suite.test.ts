@@ -21,7 +21,7 @@ const rank0 = ['bash', '-c', 'if [ "${SLURM_PROCID:-0}" = 0 ]; then exec "$@"; e
 describeCluster('an SA config through the framework', () => {
   it('use_nv_sa_benchmark: true runs the built-in SA client; its rows reach the CSV', async () => {
     const config = baseConfig({
-      slurm: { partition: 'debug', job_time: '00:05:00', numa_bind: false, set_segment: false },
+      slurm: { partition: 'debug', job_time: '00:05:00', numa_bind: false, set_segment: false, use_gpu_type_args: false },
       hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 2 },
       benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.5, multi_round: 2, concurrency_list: '1 2', input_length: 16, output_length: 8 },
       worker_config: { gen: { max_seq_len: 64 }, ctx: { max_seq_len: 32 } },

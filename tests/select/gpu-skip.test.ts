@@ -8,7 +8,7 @@ import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRun } from '../../framework/select/plan.ts';
 import { readSettings } from '../../framework/settings.ts';
-import { knownGpuTypes } from '../../framework/select/gpu.ts';
+import { gpuResources } from '../../framework/select/gpu.ts';
 import { baseConfig } from '../fixtures/serving/base-config.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'gpu-skip-'));
@@ -47,14 +47,19 @@ describe('a config for another GPU type', () => {
 });
 
 describe('GPU types upstream knows', () => {
-  it('gres, --segment and locked clocks as upstream\'s GPU_RESOURCE_CONFIG (none where it has none)', () => {
-    const view = (t: string) => [knownGpuTypes[t].sbatchArgs, knownGpuTypes[t].segment, knownGpuTypes[t].smClockMHz ?? null, knownGpuTypes[t].memClockMHz ?? null];
-    expect(view('GB200')).toEqual([['--gres=gpu:4'], true, 2062, 3996]);
-    expect(view('GB300')).toEqual([[], true, null, null]);
-    expect(view('B200')).toEqual([['--gres=gpu:4'], false, null, null]);
-    expect(view('B300')).toEqual([['--gres=gpu:4'], false, null, null]);
-    expect(view('H100')).toEqual([[], false, null, null]);
-    // H200: upstream's perf-sanity harness knows it; GPU_RESOURCE_CONFIG has no entry (its .get() defaults).
-    expect(view('H200')).toEqual([[], false, null, null]);
+  it('extra args, --segment and locked clocks as upstream\'s GPU_RESOURCE_CONFIG, read as its .get(gpu_type, {}) reads it', () => {
+    const view = (t: string) => {
+      const r = gpuResources(t);
+      return [r.slurmExtraArgs, r.setSegment, r.smClockMHz ?? null, r.memClockMHz ?? null];
+    };
+    expect(view('GB200')).toEqual(['--gres=gpu:4', true, 2062, 3996]);
+    expect(view('GB200_LYRIS')).toEqual(['', true, null, null]);
+    expect(view('GB300')).toEqual(['', true, null, null]);
+    expect(view('B200')).toEqual(['--gres=gpu:4', false, null, null]);
+    expect(view('B300')).toEqual(['--gres=gpu:4', false, null, null]);
+    expect(view('H100')).toEqual(['', false, null, null]);
+    // No entry upstream (H200 is a type of its perf-sanity harness): nothing, as .get() gives.
+    expect(view('H200')).toEqual(['', false, null, null]);
+    expect(view('A100')).toEqual(['', false, null, null]);
   });
 });

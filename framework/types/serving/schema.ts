@@ -152,6 +152,8 @@ export function servingSchema(title: string): JsonSchema {
           numa_bind: bool,
           // true: one segment of all the job's nodes; a number: that segment size.
           set_segment: { type: ['boolean', 'integer'], minimum: 1 },
+          // false: extra_args and set_segment are this config's, not the GPU type's (upstream's loader replaces them).
+          use_gpu_type_args: bool,
         },
         ['partition', 'account', 'job_time'],
       ),

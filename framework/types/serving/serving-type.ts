@@ -2,7 +2,7 @@
 // job builder; they differ in name and default metrics.
 import type { JobBuildContext, TestType } from '../test-type.ts';
 import { formatKeyPath } from '../../config/issue.ts';
-import { gpuTypeFromName, knownGpuTypes } from '../../select/gpu.ts';
+import { gpuResources } from '../../select/gpu.ts';
 import { buildServingJob, UnresolvedPlaceholderError } from '../../../runners/trtllm/job-builder.ts';
 import { servingConfig } from '../../../runners/trtllm/serving-config.ts';
 import { servingSchema } from './schema.ts';
@@ -31,9 +31,8 @@ function placeholderMessage(error: UnresolvedPlaceholderError): string {
 }
 
 async function buildJob(ctx: JobBuildContext) {
-  const gpu = ctx.gpuType ? knownGpuTypes[gpuTypeFromName(ctx.gpuType)] : undefined;
   try {
-    return await buildServingJob(ctx, { gpuDefaults: gpu && { sbatchArgs: gpu.sbatchArgs, segment: gpu.segment } });
+    return await buildServingJob(ctx, { gpu: ctx.gpuType === undefined ? undefined : { name: ctx.gpuType, ...gpuResources(ctx.gpuType) } });
   } catch (error) {
     if (error instanceof UnresolvedPlaceholderError) throw new Error(placeholderMessage(error), { cause: error });
     throw error;
