@@ -2,7 +2,7 @@
 // record (reports, comparisons). Returns the files written.
 import { hostname } from 'node:os';
 import type { PlannedTest } from '../select/plan.ts';
-import { gpuResources, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
+import { gpuForType, gpuResources, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import type { Settings } from '../settings.ts';
 import type { TestRun } from '../jobs/session.ts';
 import { testType } from '../types/registry.ts';
@@ -18,6 +18,8 @@ export interface SaveInput {
 }
 
 export async function saveTestResult({ settings, gpu, test, run }: SaveInput): Promise<string[]> {
+  // The GPU this test ran as: the run's, else its type's assumed one (upstream's GB200 for serving).
+  const gpuOfTest = gpuForType(gpu, testType(test.testType)?.assumedGpuType);
   const start = new Date(run.startedAt);
   const end = new Date(run.endedAt);
   const timing = { start, end, durationSec: (run.endedAt - run.startedAt) / 1000 };
@@ -38,13 +40,13 @@ export async function saveTestResult({ settings, gpu, test, run }: SaveInput): P
       metrics: run.metrics,
       timing: { start: start.toISOString(), end: end.toISOString(), durationSec: timing.durationSec },
       host: hostname(),
-      gpuType: gpu.gpuType,
+      gpuType: gpuOfTest.gpuType,
       logDir: testLogDir(settings.outputPath, test.id),
     }),
   );
   if (run.passed && run.metrics.length > 0) {
     const info = testType(test.testType)?.csvInfo?.(config) ?? {};
-    const clocks = gpu.gpuType ? gpuResources(resourceTypeOf(gpu)) : undefined;
+    const clocks = gpuOfTest.gpuType ? gpuResources(resourceTypeOf(gpuOfTest)) : undefined;
     const rows = perfRowsFor({ name: test.id, ...info }, run.metrics, timing, {
       smClk: clocks?.smClockMHz,
       memClk: clocks?.memClockMHz,

@@ -8,7 +8,7 @@ import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
-import { gpuSkipReason, type GpuDetection } from './gpu.ts';
+import { gpuForType, gpuSkipReason, type GpuDetection } from './gpu.ts';
 import { readTestList, selectByTestList, type TestList } from './testlist.ts';
 
 export interface PlannedTest extends ConfigFile {
@@ -54,7 +54,7 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   // As upstream: a config for another GPU type is skipped, valid or not (its errors stay in
   // test.issues for `disagg-bench validate`, and fail it on a GPU it supports).
   test.supportedGpus = supportedGpusOf(type, parsed.data);
-  test.skipReason = gpuSkipReason(test.supportedGpus, gpu);
+  test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);

@@ -79,6 +79,11 @@ export interface TestType {
   envOverrides: EnvOverride[];
   /** GPU types the config can run on; undefined = the config needs no GPU. */
   supportedGpus(config: Record<string, unknown>): string[] | undefined;
+  /**
+   * The GPU type assumed when the run finds none (no GPU_TYPE, no typed SLURM gres, no NVML):
+   * upstream's GPU_TYPE default for the serving types. Undefined: configs that need a GPU are skipped.
+   */
+  assumedGpuType?: string;
   /** Metrics read from the job's logs (the config's override, if any, already applied). */
   metrics(config: Record<string, unknown>, category: string): MetricSpec[];
   /** Writes the job's artefacts into ctx.logDir and returns the script to submit. */

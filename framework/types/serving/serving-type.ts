@@ -13,6 +13,9 @@ import { servingMetricSpecs, servingVerdict } from './metrics.ts';
 /** What upstream's config_loader assumes when metadata.supported_gpus is missing. */
 export const UPSTREAM_DEFAULT_GPUS = ['GB200', 'GB300', 'H100', 'B200', 'B300'];
 
+/** Upstream's GPU_TYPE when unset (utils/common.py EnvManager.get_gpu_type). */
+export const UPSTREAM_DEFAULT_GPU_TYPE = 'GB200';
+
 export interface ServingTypeOptions {
   name: string;
   description: string;
@@ -47,6 +50,7 @@ export function servingTestType(options: ServingTypeOptions): TestType {
     rules: servingRules,
     envOverrides: servingEnvOverrides,
     supportedGpus: (config) => servingConfig(config).metadata?.supported_gpus ?? UPSTREAM_DEFAULT_GPUS,
+    assumedGpuType: UPSTREAM_DEFAULT_GPU_TYPE,
     metrics: servingMetricSpecs(options.perfMetrics),
     buildJob,
     verdict: servingVerdict(options.perfMetrics),
