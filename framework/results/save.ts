@@ -6,7 +6,7 @@ import { gpuForType, gpuResources, resourceTypeOf, type GpuDetection } from '../
 import type { Settings } from '../settings.ts';
 import type { TestRun } from '../jobs/session.ts';
 import { testType } from '../types/registry.ts';
-import { appendPerfRows, perfRowsFor } from './csv.ts';
+import { appendPerfRows, csvMetrics, perfRowsFor } from './csv.ts';
 import { saveTestRecord } from './json.ts';
 import { testLogDir } from '../jobs/job-manager.ts';
 
@@ -45,13 +45,15 @@ export async function saveTestResult({ settings, gpu, test, run }: SaveInput): P
     }),
   );
   if (run.passed && run.metrics.length > 0) {
-    const info = testType(test.testType)?.csvInfo?.(config) ?? {};
+    const info = testType(test.testType)?.csvInfo?.(config, test.category, test.id) ?? {};
+    const metrics = csvMetrics(run.metrics, info.metricNames, settings.csvExtraRows);
     const clocks = gpuOfTest.gpuType ? gpuResources(resourceTypeOf(gpuOfTest)) : undefined;
-    const rows = perfRowsFor({ name: test.id, ...info }, run.metrics, timing, {
-      smClk: clocks?.smClockMHz,
-      memClk: clocks?.memClockMHz,
+    // Upstream's result saver writes `lock_freq_*_mhz or 0`: 0 for a GPU without locked clocks.
+    const rows = perfRowsFor({ name: info.rowName ?? test.id, ...info }, metrics, timing, {
+      smClk: clocks ? (clocks.smClockMHz ?? 0) : undefined,
+      memClk: clocks ? (clocks.memClockMHz ?? 0) : undefined,
     });
-    files.push(await appendPerfRows(settings.outputPath, rows));
+    if (rows.length > 0) files.push(await appendPerfRows(settings.outputPath, rows));
   }
   return files;
 }

@@ -95,6 +95,20 @@ export interface TestType {
    * core fails a test whose metrics leave their bounds.
    */
   references?(config: Record<string, unknown>): Record<string, unknown> | undefined;
-  /** Model and precision for the CSV's command column. */
-  csvInfo?(config: Record<string, unknown>): { model?: string; precision?: string; command?: string };
+  /** How the test's CSV rows are named and which metrics they hold (results/csv.ts). */
+  csvInfo?(config: Record<string, unknown>, category: string, testId: string): CsvInfo;
+}
+
+export interface CsvInfo {
+  /** Model and precision for the command column; its first word (default 'disagg_benchmark'). */
+  model?: string;
+  precision?: string;
+  command?: string;
+  /** The rows' name before their labels; default the test id. */
+  rowName?: string;
+  /**
+   * The metrics the CSV holds, by name, in the order written per label set; the others only with
+   * DISAGG_CSV_EXTRA_ROWS=1. Undefined: every metric.
+   */
+  metricNames?: string[];
 }

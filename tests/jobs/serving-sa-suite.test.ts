@@ -52,7 +52,7 @@ describeCluster('an SA config through the framework', () => {
     const cells = run.csvRows.map((row) => row.split(','));
     for (const metric of ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL']) {
       const names = cells.filter((c) => c[column('metric_type')] === metric).map((c) => c[column('perf_case_name')]).sort();
-      expect(names).toEqual([`${id}_con:2`, `${id}_con:4`]);
+      expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
     }
   }, 300_000);
 });

@@ -37,7 +37,7 @@ describeCluster('the serving job through the framework', () => {
     for (const metric of ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL']) {
       // Concurrencies 1 and 2 per generation server, two generation servers: 2 and 4.
       const names = cells.filter((c) => c[column('metric_type')] === metric).map((c) => c[column('perf_case_name')]).sort();
-      expect(names).toEqual([`${id}_con:2`, `${id}_con:4`]);
+      expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
       for (const c of cells.filter((c) => c[column('metric_type')] === metric)) expect(Number(c[column('perf_metric')])).toBeGreaterThan(0);
     }
   }, 300_000);
