@@ -25,8 +25,9 @@ describeCluster('an SA config through the framework', () => {
       hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 2 },
       benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.5, multi_round: 2, concurrency_list: '1 2', input_length: 16, output_length: 8 },
       worker_config: { gen: { max_seq_len: 64 }, ctx: { max_seq_len: 32 } },
-      // Only the serving engine is replaced; the client is the config's own choice (SA).
-      commands: { worker: [...rank0, ...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'] },
+      // Only the serving engine is replaced; the client is the config's own choice (SA). Its UCX
+      // warm-up is TensorRT-LLM's benchmark_serving upstream, which is not here: serve-bench sends it.
+      commands: { worker: [...rank0, ...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'], warmup: 'serve-bench' },
       launch: { mpi: null, health_interval_s: 1, base_port: 24440, router_port: 24449 },
     });
     const { workDir, outputPath } = writeWorkDir({ sa_ctx1_gen2_standin: config }, 'serving-sa-suite-');

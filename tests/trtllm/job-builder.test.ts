@@ -179,6 +179,11 @@ describe('artefacts', () => {
     expect(step('ROUTER')).toContain(`4_output_server.log' srun --overlap --nodelist "\${ROUTER_NODE}" --nodes 1 --ntasks 1`);
     // Listed concurrencies are per generation server: the client runs (and the markers say) c * 2.
     expect(lines.filter((l) => l.startsWith('echo '))).toEqual([
+      // e2e: upstream's UCX warm-up first (2 x ctx world 4 x gen world 4), then run_benchmark.sh's lines.
+      expect.stringMatching(/^echo 'warming up ucx connections with small requests\.\.\. 32' >>'.*\/6_bench.log'$/),
+      expect.stringMatching(/^echo 'UCX warmup done' >>/),
+      expect.stringMatching(/^echo "Hostname: \$\{ROUTER_HOST\}, Port: 8333" >>/),
+      expect.stringMatching(/^echo 'Starting benchmark\.\.\.' >>/),
       expect.stringMatching(/^echo 'Benchmarking with concurrency 2 \.\.\. 6 prompts' >>'.*\/6_bench.log'$/),
       expect.stringMatching(/^echo 'Benchmark with concurrency 2 done' >>/),
       expect.stringMatching(/^echo 'Benchmarking with concurrency 4 \.\.\. 12 prompts' >>/),

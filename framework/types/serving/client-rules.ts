@@ -32,12 +32,19 @@ function aiperfClient(config: ServingConfig): RuleViolation[] {
     'is required with commands.client: aiperf: aiperf reads its requests from it (--input-file, a mooncake trace), as upstream\'s run_benchmark_aiperf.sh does')];
 }
 
+/** exact_warmup_rounds: only run_benchmark.sh has the exact-shape warm-up. */
+function exactWarmup(config: ServingConfig, client: string, script: string): RuleViolation[] {
+  if (!config.benchmark.exact_warmup_rounds) return [];
+  return [violation(['benchmark', 'exact_warmup_rounds'],
+    `is not supported with the ${client} client: upstream's ${script} has no exact-shape warm-up (only run_benchmark.sh, benchmark_serving's, has one); set it to 0 or leave it out`)];
+}
+
 export function clientRequirements(config: ServingConfig): RuleViolation[] {
   switch (benchmarkClient(config)) {
     case 'nv-sa':
-      return saClient(config);
+      return [...saClient(config), ...exactWarmup(config, 'SA', 'run_benchmark_nv_sa.sh')];
     case 'aiperf':
-      return aiperfClient(config);
+      return [...aiperfClient(config), ...exactWarmup(config, 'aiperf', 'run_benchmark_aiperf.sh')];
     default:
       return [];
   }
