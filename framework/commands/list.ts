@@ -22,6 +22,6 @@ export async function run(argv: string[]): Promise<number> {
       : t.issues.length ? `INVALID (${issues})` : 'RUN';
     console.log(`${t.id}\t${state}`);
   }
-  for (const u of plan.unknownListedIds) console.log(`${u.id}\tUNKNOWN (${plan.testList!.file}:${u.line})`);
+  for (const u of plan.unknownListedIds) console.log(`${u.id}\tUNKNOWN (${plan.testList!.file}:${u.line}${u.why ? `: ${u.why}` : ''})`);
   return plan.unknownListedIds.length > 0 ? 1 : 0;
 }

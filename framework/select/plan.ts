@@ -9,7 +9,7 @@ import { allTestTypes, testType } from '../types/registry.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
 import { gpuForType, gpuSkipReason, type GpuDetection } from './gpu.ts';
-import { readTestList, selectByTestList, type TestList } from './testlist.ts';
+import { readTestList, selectByTestList, type TestList, type UnknownListedId } from './testlist.ts';
 
 export interface PlannedTest extends ConfigFile {
   /** The parsed config as written; undefined when it does not parse. */
@@ -27,7 +27,7 @@ export interface PlannedTest extends ConfigFile {
 export interface Plan {
   tests: PlannedTest[];
   /** Ids of a test list that match no config of any type (with their line). */
-  unknownListedIds: Array<{ id: string; line: number }>;
+  unknownListedIds: UnknownListedId[];
   testList?: TestList;
   /** One-line notices to show once (misplaced files, unknown type folders). */
   notices: string[];

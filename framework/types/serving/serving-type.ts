@@ -2,6 +2,7 @@
 // job builder; they differ in name and default metrics.
 import type { CsvInfo, JobBuildContext, TestType } from '../test-type.ts';
 import { formatKeyPath } from '../../config/issue.ts';
+import { pytestFunctionOf } from '../../config/ids.ts';
 import { gpuResources } from '../../select/gpu.ts';
 import { buildServingJob, UnresolvedPlaceholderError } from '../../../runners/trtllm/job-builder.ts';
 import { metricsOverride, servingConfig } from '../../../runners/trtllm/serving-config.ts';
@@ -59,7 +60,7 @@ export function servingCsvInfo(perfMetrics: string[], raw: Record<string, unknow
   return {
     model: model_name,
     precision,
-    rowName: `${category === 'stress' ? 'test_stress' : 'test_benchmark'}[${testId}]`,
+    rowName: `${pytestFunctionOf(category)}[${testId}]`,
     metricNames: override ? override.metric_names : expectedPerfMetrics(perfMetrics, config),
   };
 }
