@@ -64,6 +64,10 @@ describe('the UCX warm-up (e2e)', () => {
     expect(await warmupLine(baseConfig({ commands: { client: 'serve-bench', warmup: 'benchmark_serving' } }))).toContain('tensorrt_llm.serve.scripts.benchmark_serving');
     expect(await warmupLine(baseConfig({ commands: { warmup: ['warm', '{base_url}', '{num_prompts}'] } }))).toMatch(/warm "\$\{ROUTER_URL\}" 32$/);
     expect(issues(baseConfig({ commands: { warmup: 'warm {concurrency}' } }))).toEqual([expect.stringMatching(/^commands\.warmup: unknown placeholder \{concurrency\}/)]);
+    // Outside e2e no warm-up is sent: a warm-up command there would be ignored, so it is refused.
+    expect(issues(baseConfig({ benchmark: { mode: 'gen_only' }, commands: { warmup: 'serve-bench' } }))).toEqual([
+      "commands.warmup: would never run: the UCX warm-up is sent in mode e2e only (upstream's submit.py passes 0 warm-up requests in mode gen_only); remove it",
+    ]);
   });
 });
 
