@@ -28,6 +28,8 @@ export interface Settings {
   queueAllowanceSec: number;
   /** Upper bound of the poll interval in seconds (DISAGG_POLL_MAX_SEC, default 10). */
   pollMaxSec: number;
+  /** DISAGG_CSV_EXTRA_ROWS=1: CSV rows also for metrics upstream does not write (request counts, accuracy). */
+  csvExtraRows: boolean;
 }
 
 export const DEFAULT_BATCH_SIZE = 5;
@@ -123,6 +125,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     testList: env.DISAGG_TEST_LIST || undefined,
     queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
     pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
+    csvExtraRows: read.flag('DISAGG_CSV_EXTRA_ROWS'),
   };
   read.oneOf('DISAGG_PROGRESS', PROGRESS_MODES, 'how the run shows its progress');
   if (env.OUTPUT_PATH !== undefined && env.OUTPUT_PATH.trim() === '' && env.OUTPUT_PATH !== '') {

@@ -88,6 +88,6 @@ start_slurmd_in_netns() {
 netns_node_lines() {
   local node
   for node in "${NODES[@]}"; do
-    echo "NodeName=$node NodeHostname=$node NodeAddr=$(node_addr "$node") Port=$SLURMD_PORT_FIRST CPUs=4 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN"
+    echo "NodeName=$node NodeHostname=$node NodeAddr=$(node_addr "$node") Port=$SLURMD_PORT_FIRST CPUs=4 RealMemory=4000 Gres=$GPU_GRES State=UNKNOWN"
   done
 }

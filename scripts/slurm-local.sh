@@ -20,6 +20,8 @@
 # DISAGG_SLURM_NODES (node count, default 4), DISAGG_SLURM_FIRST_JOB_ID (FirstJobId, so its job ids
 # differ from the first cluster's), DISAGG_SLURMD_TIMEOUT (SlurmdTimeout: seconds before a silent
 # node is set DOWN; SLURM's default 300), DISAGG_SLURM_NODE_PREFIX (node names, default n).
+# DISAGG_SLURM_GPU_TYPE (a gres type for the fake GPUs, e.g. h200: `Gres=gpu:h200:4`; default none,
+# `Gres=gpu:4`).
 # DISAGG_SLURM_NETNS=1: every node in its own network, UTS and mount namespaces (own address,
 # hostname and /dev/shm), so ranks on two nodes meet over the network only: see
 # slurm-local-netns.sh (DISAGG_SLURM_SUBNET). `down` removes the namespaces and the bridge too.
@@ -41,6 +43,9 @@ SLURMD_PORT_FIRST="${DISAGG_SLURMD_PORT:-17001}"
 FIRST_JOB_ID="${DISAGG_SLURM_FIRST_JOB_ID:-}"
 SLURMD_TIMEOUT="${DISAGG_SLURMD_TIMEOUT:-}"
 GPUS_PER_NODE=4
+GPU_GRES_TYPE="${DISAGG_SLURM_GPU_TYPE:-}"
+[[ -z $GPU_GRES_TYPE || $GPU_GRES_TYPE =~ ^[a-z][a-z0-9_]{0,30}$ ]] || { echo "slurm-local: error: DISAGG_SLURM_GPU_TYPE=$GPU_GRES_TYPE is not a short lower-case gres type" >&2; exit 2; }
+GPU_GRES="gpu${GPU_GRES_TYPE:+:$GPU_GRES_TYPE}:$GPUS_PER_NODE"
 CONF="$DIR/etc/slurm.conf"
 MUNGE_SOCKET="$DIR/munge-run/munge.socket"
 # Every client command must use the private config, never /etc/slurm.
@@ -115,7 +120,7 @@ write_config() {
   local host nodes_last_port node_lines ctld_addr=127.0.0.1
   host=$(hostname -s)
   nodes_last_port=$((SLURMD_PORT_FIRST + ${#NODES[@]} - 1))
-  node_lines="NodeName=$NODE_PREFIX[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=$SLURMD_PORT_FIRST-$nodes_last_port CPUs=4 RealMemory=4000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN"
+  node_lines="NodeName=$NODE_PREFIX[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=$SLURMD_PORT_FIRST-$nodes_last_port CPUs=4 RealMemory=4000 Gres=$GPU_GRES State=UNKNOWN"
   if ((NETNS)); then
     node_lines=$(netns_node_lines)
     ctld_addr=$BRIDGE_ADDR
@@ -166,7 +171,7 @@ EOF
 }
 
 write_gres_config() {
-  echo "NodeName=$NODE_PREFIX[1-${#NODES[@]}] Name=gpu File=$DIR/gpus/nvidia[0-$((GPUS_PER_NODE - 1))]"
+  echo "NodeName=$NODE_PREFIX[1-${#NODES[@]}] Name=gpu${GPU_GRES_TYPE:+ Type=$GPU_GRES_TYPE} File=$DIR/gpus/nvidia[0-$((GPUS_PER_NODE - 1))]"
 }
 
 # Writes $2's output to $1 if it differs; returns 0 when the file changed.

@@ -1,15 +1,19 @@
 // `disagg-bench list [--type T]`: what a run would do, without submitting anything.
 import { parseArgs } from 'node:util';
 import { readSettings } from '../settings.ts';
-import { detectGpuType } from '../select/gpu.ts';
+import { detectGpuType, gpuNotice } from '../select/gpu.ts';
+import { slurmGpuProbe } from '../scheduler/create.ts';
+import { allTestTypes } from '../types/registry.ts';
 import { planRun } from '../select/plan.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { type: { type: 'string' } } });
   const settings = readSettings();
-  const gpu = await detectGpuType();
+  const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
   const plan = planRun({ settings, gpu, testType: values.type });
   for (const notice of plan.notices) console.warn(notice);
+  const types = allTestTypes().filter((t) => !values.type || t.name === values.type);
+  for (const notice of new Set(types.map((t) => gpuNotice(gpu, t.name, t.assumedGpuType)))) if (notice) console.warn(notice);
   for (const t of plan.tests) {
     const issues = `${t.issues.length} issue${t.issues.length > 1 ? 's' : ''}`;
     // A config for another GPU is skipped, valid or not (as upstream); its issues are still counted.
@@ -18,6 +22,6 @@ export async function run(argv: string[]): Promise<number> {
       : t.issues.length ? `INVALID (${issues})` : 'RUN';
     console.log(`${t.id}\t${state}`);
   }
-  for (const u of plan.unknownListedIds) console.log(`${u.id}\tUNKNOWN (${plan.testList!.file}:${u.line})`);
+  for (const u of plan.unknownListedIds) console.log(`${u.id}\tUNKNOWN (${plan.testList!.file}:${u.line}${u.why ? `: ${u.why}` : ''})`);
   return plan.unknownListedIds.length > 0 ? 1 : 0;
 }

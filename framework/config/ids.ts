@@ -1,6 +1,5 @@
 // Test ids: `<test_type>_<category>_<file stem>`, as the Python framework named them, so test
 // lists and dashboards carry over.
-import path from 'node:path';
 
 export interface ConfigIdentity {
   id: string;
@@ -19,11 +18,36 @@ export function identityOf(relFile: string): ConfigIdentity | undefined {
 }
 
 /**
- * A test-list line to an id. Accepts bare ids and the Python framework's pytest node ids
- * (`test_disagg.py::TestDisaggBenchmark::test_benchmark[<id>]`, any path before it).
+ * The function of upstream's test_disagg.py that runs a config of this category, the name in its
+ * pytest node id and its CSV rows (test_disagg.py: test_benchmark for perf, test_accuracy,
+ * test_stress; categories it does not collect, perf-sanity here, run as test_benchmark).
  */
-export function idFromTestListEntry(entry: string): string {
-  const nodeId = /::[^[\]]*\[(.+)\]$/.exec(entry);
-  if (nodeId) return nodeId[1];
-  return path.basename(entry.trim());
+export function pytestFunctionOf(category: string): string {
+  return category === 'accuracy' ? 'test_accuracy' : category === 'stress' ? 'test_stress' : 'test_benchmark';
+}
+
+/** One test-list line: a bare id, or upstream's pytest node id of a test. */
+export interface TestListEntry {
+  id: string;
+  /** The test function a node id names (test_benchmark...); undefined for a bare id. */
+  nodeFunction?: string;
+  /** Why the line can match no test (a `::` form that is not upstream's node id). */
+  problem?: string;
+}
+
+// Upstream's node ids, relative to the folder pytest runs in (conftest.py compares item.nodeid).
+const NODE_ID = /^(?:.*\/)?test_disagg\.py::TestDisaggBenchmark::(test_[A-Za-z0-9_]+)\[(.+)\]$/;
+
+/**
+ * A test-list line (comment and blanks already removed): a bare id is the id as written; a node id
+ * must be upstream's own (`test_disagg.py::TestDisaggBenchmark::test_benchmark[<id>]`, any folder
+ * before test_disagg.py), and its function is checked against the test's category on selection.
+ */
+export function parseTestListEntry(entry: string): TestListEntry {
+  const nodeId = NODE_ID.exec(entry);
+  if (nodeId) return { id: nodeId[2], nodeFunction: nodeId[1] };
+  if (entry.includes('::')) {
+    return { id: entry, problem: 'not a node id of upstream\'s test_disagg.py (test_disagg.py::TestDisaggBenchmark::test_benchmark[<id>])' };
+  }
+  return { id: entry };
 }

@@ -8,7 +8,7 @@ import type { JobRequest, JobStatus, Scheduler } from '../scheduler/scheduler.ts
 import type { JobWatcher } from '../scheduler/watcher.ts';
 import type { PlannedTest } from '../select/plan.ts';
 import type { Settings } from '../settings.ts';
-import type { GpuDetection } from '../select/gpu.ts';
+import { gpuForType, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import { testType } from '../types/registry.ts';
 import { isPlaceholder } from '../config/resolve.ts';
 import { packageRoot } from '../settings.ts';
@@ -81,8 +81,9 @@ export class JobManager {
       writeFileSync(path.join(logDir, 'resolved_config.yaml'), stringify(redactSecrets(config)));
       const built = await type.buildJob({
         testId: test.id, category: test.category, config, logDir, workDir: settings.workDir,
-        packageRoot, gpuType: this.options.gpu.gpuType,
+        packageRoot, gpuType: resourceTypeOf(gpuForType(this.options.gpu, type.assumedGpuType)),
       });
+      for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
       const resources = { ...built.resources };
       // An unfilled `<partition>` means "the cluster's default", not a partition by that name.
       if (isPlaceholder(resources.partition)) delete resources.partition;

@@ -91,7 +91,7 @@ export class RunSession {
       onPollError: (error, n) => this.log(`poll of ${scheduler.name} failed (${n} in a row, tolerated): ${error.message}`),
     });
     this.board = openProgressBoard(process.env);
-    this.jobs = new JobManager({ scheduler, watcher: this.watcher, ledger: this.ledger, settings, gpu: options.gpu, log: options.log });
+    this.jobs = new JobManager({ scheduler, watcher: this.watcher, ledger: this.ledger, settings, gpu: options.gpu, log: (line) => this.log(line) });
     process.on('SIGINT', this.onSignal);
     process.on('SIGTERM', this.onSignal);
     process.on('disconnect', this.onDisconnect);

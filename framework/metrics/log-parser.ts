@@ -8,6 +8,8 @@ import fg from 'fast-glob';
 import type { ExtractResult, Metric, MetricSpec } from './metric.ts';
 import { extractorNames, getExtractor } from './extractors/index.ts';
 
+const byNumbersInName = new Intl.Collator('en', { numeric: true, sensitivity: 'variant', caseFirst: 'upper' });
+
 async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResult> {
   const metrics: Metric[] = [];
   const problems: string[] = [];
@@ -15,7 +17,8 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
   if (!extractor) {
     return { metrics, problems: [`${spec.logFile}: unknown extractor '${spec.extractor}' (known: ${extractorNames().join(', ')})`] };
   }
-  const files = (await fg(spec.logFile, { cwd: logDir, onlyFiles: true, dot: true })).sort();
+  // Numbers in names in numeric order: concurrency_8/ before concurrency_16/ (the order they ran).
+  const files = (await fg(spec.logFile, { cwd: logDir, onlyFiles: true, dot: true })).sort(byNumbersInName.compare);
   if (files.length === 0) {
     if (!spec.optional) problems.push(`${spec.logFile}: no such log in ${logDir}`);
     return { metrics, problems };

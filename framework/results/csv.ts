@@ -2,10 +2,12 @@
 // columns in its order, one row per metric per label set, the header written once. As in the
 // Python version's files, perf_metric holds the VALUE and metric_type the metric's NAME.
 //
-// Row names: `<test name>` + one `_<label>:<value>` per label, concurrency abbreviated `con`
-// (so serving rows read `<test>_con:8` as before, accuracy rows
-// `<test>_dataset:gsm8k_filter:flexible-extract_metric:exact_match_run:1`). The command is
-// `<command> --model=<m> --<precision>` plus `--<label>=<value>` per label (`--concurrency=8`).
+// Row names: the test type's row name (serving: upstream's `test_benchmark[<id>]`, see its csvInfo)
+// + one `_<label>:<value>` per label, concurrency abbreviated `con` (serving rows read
+// `test_benchmark[<id>]_con:8` as upstream's result saver writes them; accuracy rows, written only
+// with DISAGG_CSV_EXTRA_ROWS, `<id>_dataset:gsm8k_filter:flexible-extract_metric:exact_match_run:1`).
+// The command is `<command> --model=<m> --<precision>` plus `--<label>=<value>` per label
+// (`--concurrency=8`). Float cells are written as pandas writes them (Python's repr: 100.0, 1e-05).
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -40,7 +42,7 @@ export type PerfCsvColumn = (typeof PERF_CSV_COLUMNS)[number];
 export type PerfRow = Record<PerfCsvColumn, string | number>;
 
 export interface PerfTestInfo {
-  /** Name the rows are keyed by, usually the test id (the Python version wrote `test_benchmark[<id>]`). */
+  /** Name the rows are keyed by: the test id, or upstream's `test_benchmark[<id>]` for the serving types. */
   name: string;
   model?: string;
   precision?: string;
@@ -48,7 +50,7 @@ export interface PerfTestInfo {
   command?: string;
 }
 
-/** Locked clocks and GPU index for the CSV; empty cells when unknown. */
+/** Locked clocks and GPU index for the CSV; empty cells when unknown (upstream writes 0 for a GPU without locked clocks). */
 export interface GpuClocks {
   smClk?: number;
   memClk?: number;
@@ -93,6 +95,32 @@ export function perfRowsFor(test: PerfTestInfo, metrics: Metric[], timing: TestT
   });
 }
 
+/**
+ * The metrics a test's rows hold: with `names`, those metrics in that order within each label set
+ * (a run of consecutive metrics with the same labels: one concurrency's result), label sets in the
+ * order they came; the others after them only when `extra`. Without `names`, every metric.
+ */
+export function csvMetrics(metrics: Metric[], names: string[] | undefined, extra = false): Metric[] {
+  if (!names) return metrics;
+  const rank = new Map(names.map((name, i) => [name, i]));
+  const chosen: Metric[] = [];
+  let group: Metric[] = [];
+  let key: string | undefined;
+  const flush = () => chosen.push(...group.sort((a, b) => rank.get(a.name)! - rank.get(b.name)!));
+  for (const metric of metrics) {
+    if (!rank.has(metric.name)) continue;
+    const labels = JSON.stringify(metric.labels);
+    if (labels !== key) {
+      flush();
+      group = [];
+      key = labels;
+    }
+    group.push(metric);
+  }
+  flush();
+  return extra ? [...chosen, ...metrics.filter((m) => !rank.has(m.name))] : chosen;
+}
+
 export class CsvHeaderMismatchError extends Error {
   constructor(
     readonly file: string,
@@ -108,10 +136,41 @@ export class CsvHeaderMismatchError extends Error {
   }
 }
 
-// Numbers stay numbers so that negative values are not taken for formulas; every text cell
-// starting with = + - @ (or tab/CR) gets a leading quote.
+/**
+ * A float as Python's repr writes it (pandas' to_csv of a float column): the shortest digits that
+ * read back the same, `.0` on whole numbers, exponent form below 1e-4 and from 1e16 with two
+ * exponent digits at least (`1e-05`, `1.5e+16`); nan and inf as Python spells them.
+ */
+export function pythonFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'nan';
+  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mantissa, exp] = x.toExponential().split('e');
+  const exponent = Number(exp);
+  const sign = mantissa.startsWith('-') ? '-' : '';
+  const digits = mantissa.replace(/^-/, '').replace('.', '');
+  if (exponent < -4 || exponent >= 16) {
+    const body = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${body}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+  const fraction = digits.slice(exponent + 1);
+  return `${sign}${whole}.${fraction || '0'}`;
+}
+
+/** Columns pandas writes as floats (upstream's `float(metric_value)`, `total_seconds()`). */
+const FLOAT_COLUMNS = new Set<number>(['perf_metric', 'total_time__sec'].map((c) => PERF_CSV_COLUMNS.indexOf(c as PerfCsvColumn)));
+
+// Numbers stay numbers so that negative values are not taken for formulas (csv-stringify escapes
+// strings only); every text cell starting with = + - @ (or tab/CR) gets a leading quote.
 const toCsv = (records: (string | number)[][]) =>
-  stringify(records, { escape_formulas: true, record_delimiter: 'unix', eof: true });
+  stringify(records, {
+    escape_formulas: true,
+    record_delimiter: 'unix',
+    eof: true,
+    cast: { number: (value, context) => (context.index !== undefined && FLOAT_COLUMNS.has(context.index) ? pythonFloatRepr(value) : String(value)) },
+  });
 
 const HEADER_LINE = toCsv([[...PERF_CSV_COLUMNS]]).trimEnd();
 

@@ -5,6 +5,7 @@ import type { Settings } from '../settings.ts';
 import type { Scheduler } from './scheduler.ts';
 import { ReplayScheduler } from './replay.ts';
 import { slurmAvailable } from './slurm.ts';
+import { partitionGpus, type PartitionGpus } from './slurm-gpus.ts';
 
 export function schedulerKind(settings: Settings): 'replay' | 'slurm' | 'local' {
   if (settings.debugMode) return 'replay';
@@ -20,4 +21,15 @@ export async function createScheduler(settings: Settings): Promise<Scheduler> {
   }
   const { LocalScheduler } = await import('./local.ts');
   return new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler') });
+}
+
+/**
+ * When the run submits to SLURM: a probe asking it which GPU type the partition's nodes have
+ * (SLURM_PARTITION's, else the default partition), for GPU detection on a node without GPUs.
+ */
+export function slurmGpuProbe(settings: Settings, env: NodeJS.ProcessEnv = process.env): (() => Promise<PartitionGpus>) | undefined {
+  if (schedulerKind(settings) !== 'slurm') return undefined;
+  const named = env.SLURM_PARTITION?.trim();
+  const partition = named && !/^<[^<>]+>$/.test(named) ? named : undefined;
+  return () => partitionGpus(partition);
 }

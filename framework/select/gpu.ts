@@ -1,30 +1,47 @@
-// Which GPU this run is on: GPU_TYPE if set, else what NVML says, else none. Also what the Python
-// framework kept per GPU type (extra sbatch arguments, --segment, locked clocks for the CSV).
+// Which GPU this run is on: GPU_TYPE if set, else the gres type of the SLURM partition's nodes
+// (a login node has no GPU to ask), else what NVML says on this node, else none (a test type may
+// then assume one: upstream's GB200 for the serving types). Also what the Python framework keeps
+// per GPU type (extra sbatch arguments, --segment, locked clocks for the CSV).
 
-export interface GpuTypeInfo {
-  /** Extra sbatch arguments this GPU type's clusters need. */
-  sbatchArgs: string[];
-  /** Whether jobs set `--segment` (NVL72 racks). */
-  segment: boolean;
-  /** Locked clocks recorded in the CSV (MHz), when known. */
+/**
+ * What upstream keeps per GPU type (utils/common.py GPU_RESOURCE_CONFIG): the sbatch arguments and
+ * `--segment` its config_loader puts in place of a config's slurm.extra_args / set_segment, and the
+ * locked clocks its result saver writes to the CSV.
+ */
+export interface GpuResources {
+  /** `slurm_extra_args`, as one string (split like a shell line). */
+  slurmExtraArgs: string;
+  /** `set_segment`: jobs get `--segment=<nodes>` (NVL72 racks). */
+  setSegment: boolean;
+  /** `lock_freq_graphics_mhz` / `lock_freq_memory_mhz`; none where upstream has None. */
   smClockMHz?: number;
   memClockMHz?: number;
 }
 
 /**
- * As upstream's utils/common.py GPU_RESOURCE_CONFIG (gres 4 -> --gres=gpu:4, set_segment, locked
- * clocks; none where upstream has none). H200 is a type of upstream's perf-sanity harness with no
- * entry there (its `.get(gpu, {})`: no extra args, no segment, no clocks); A100 is ours.
+ * Upstream's GPU_RESOURCE_CONFIG, keyed as upstream keys it: by GPU_TYPE as given, so GB200_LYRIS
+ * (a GB200 for filtering) keeps its own entry.
  */
-export const knownGpuTypes: Record<string, GpuTypeInfo> = {
-  GB200: { sbatchArgs: ['--gres=gpu:4'], segment: true, smClockMHz: 2062, memClockMHz: 3996 },
-  GB300: { sbatchArgs: [], segment: true },
-  B200: { sbatchArgs: ['--gres=gpu:4'], segment: false },
-  B300: { sbatchArgs: ['--gres=gpu:4'], segment: false },
-  H200: { sbatchArgs: [], segment: false },
-  H100: { sbatchArgs: [], segment: false },
-  A100: { sbatchArgs: [], segment: false },
+export const gpuResourceConfig: Readonly<Record<string, GpuResources>> = {
+  GB200: { slurmExtraArgs: '--gres=gpu:4', setSegment: true, smClockMHz: 2062, memClockMHz: 3996 },
+  GB200_LYRIS: { slurmExtraArgs: '', setSegment: true },
+  GB300: { slurmExtraArgs: '', setSegment: true },
+  H100: { slurmExtraArgs: '', setSegment: false },
+  B200: { slurmExtraArgs: '--gres=gpu:4', setSegment: false },
+  B300: { slurmExtraArgs: '--gres=gpu:4', setSegment: false },
 };
+
+/**
+ * The resources of a GPU type, as upstream's `GPU_RESOURCE_CONFIG.get(gpu_type, {})` reads them: a
+ * type it has no entry for (H200, A100...) gets no extra arguments, no segment and no clocks.
+ */
+export function gpuResources(gpuType: string | undefined): GpuResources {
+  const key = gpuType?.trim().toUpperCase();
+  return (key && gpuResourceConfig[key]) || { slurmExtraArgs: '', setSegment: false };
+}
+
+/** GPU types recognised in names (NVML's, GPU_TYPE's, SLURM gres types'). */
+export const knownGpuTypes: readonly string[] = ['GB200', 'GB300', 'B200', 'B300', 'H200', 'H100', 'A100'];
 
 /**
  * GPU type from a GPU_TYPE value or an NVML device name: `NVIDIA H200` -> H200,
@@ -32,7 +49,7 @@ export const knownGpuTypes: Record<string, GpuTypeInfo> = {
  */
 export function gpuTypeFromName(name: string): string {
   const upper = name.trim().toUpperCase().replace(/^NVIDIA\s+/, '');
-  for (const known of Object.keys(knownGpuTypes).sort((a, b) => b.length - a.length)) {
+  for (const known of [...knownGpuTypes].sort((a, b) => b.length - a.length)) {
     if (new RegExp(`^${known}(?![0-9])`).test(upper)) return known;
   }
   return upper.split(/[\s_-]+/)[0];
@@ -41,12 +58,29 @@ export function gpuTypeFromName(name: string): string {
 export interface GpuDetection {
   /** The GPU type, or undefined when neither GPU_TYPE nor a GPU is there. */
   gpuType: string | undefined;
-  source: 'GPU_TYPE' | 'nvml' | 'none';
-  /** Why detection found nothing (NVML missing, no device...). */
+  /**
+   * The key upstream's GPU_RESOURCE_CONFIG is read with, when it differs from gpuType: GPU_TYPE as
+   * given where upstream has an entry of that name (GB200_LYRIS).
+   */
+  resourceType?: string;
+  /** Where the type came from; `assumed`: nothing was found and the test type assumes one. */
+  source: 'GPU_TYPE' | 'slurm' | 'nvml' | 'none' | 'assumed';
+  /** What SLURM / NVML said (why detection found nothing, or which partition's gres named the type). */
   detail?: string;
 }
 
 export type GpuNameProbe = () => Promise<string[]>;
+
+/** What SLURM says of a partition's GPUs (framework/scheduler/slurm-gpus.ts answers it). */
+export interface SlurmGpuAnswer {
+  partition: string;
+  /** Distinct gres GPU types of its nodes, as SLURM spells them. */
+  types: string[];
+  /** Nodes declaring GPUs without a type. */
+  untypedNodes: string[];
+}
+
+export type SlurmGpuProbe = () => Promise<SlurmGpuAnswer>;
 
 /** NVML through the engine's binding; throws with the reason when NVML is not there. */
 const nvmlProbe: GpuNameProbe = async () => {
@@ -54,18 +88,76 @@ const nvmlProbe: GpuNameProbe = async () => {
   return nvmlDeviceNames();
 };
 
+/** A gres type as a GPU type: `h200` -> H200, `nvidia_h100_80gb_hbm3` -> H100, `gb200` -> GB200. */
+export function gpuTypeFromGres(gresType: string): string {
+  return gpuTypeFromName(gresType.replace(/^nvidia[_-]?/i, ''));
+}
+
+/** The one GPU type of a partition's nodes, or why there is none to take. */
+function typeFromSlurm(answer: SlurmGpuAnswer): { gpuType: string; detail: string } | { reason: string } {
+  const where = `SLURM partition ${answer.partition}`;
+  const types = [...new Set(answer.types.map(gpuTypeFromGres))];
+  if (types.length === 1 && answer.untypedNodes.length === 0) {
+    return { gpuType: types[0], detail: `${where}: its nodes' gres type is ${answer.types.join(', ')}` };
+  }
+  if (types.length > 1) return { reason: `${where}: its nodes have several GPU types (${answer.types.join(', ')})` };
+  if (answer.untypedNodes.length > 0) {
+    const nodes = answer.untypedNodes.slice(0, 3).join(', ') + (answer.untypedNodes.length > 3 ? ', ...' : '');
+    return { reason: `${where}: ${nodes} declare${answer.untypedNodes.length === 1 ? 's' : ''} GPUs without a type (gres gpu:N)` };
+  }
+  return { reason: `${where}: its nodes declare no GPUs` };
+}
+
+/**
+ * GPU_TYPE; else the gres type of the SLURM partition's nodes (when the run submits to SLURM:
+ * `slurm` asks it); else NVML on this node; else none, with every reason in `detail`.
+ */
 export async function detectGpuType(
   env: NodeJS.ProcessEnv = process.env,
   probe: GpuNameProbe = nvmlProbe,
+  slurm?: SlurmGpuProbe,
 ): Promise<GpuDetection> {
-  if (env.GPU_TYPE?.trim()) return { gpuType: gpuTypeFromName(env.GPU_TYPE), source: 'GPU_TYPE' };
+  if (env.GPU_TYPE?.trim()) {
+    const given = env.GPU_TYPE.trim().toUpperCase();
+    const gpuType = gpuTypeFromName(given);
+    return given !== gpuType && gpuResourceConfig[given] ? { gpuType, resourceType: given, source: 'GPU_TYPE' } : { gpuType, source: 'GPU_TYPE' };
+  }
+  const reasons: string[] = [];
+  if (slurm) {
+    try {
+      const found = typeFromSlurm(await slurm());
+      if ('gpuType' in found) return { gpuType: found.gpuType, source: 'slurm', detail: found.detail };
+      reasons.push(found.reason);
+    } catch (err) {
+      reasons.push(`SLURM: ${(err as Error).message}`);
+    }
+  }
   try {
     const names = await probe();
-    if (names.length === 0) return { gpuType: undefined, source: 'none', detail: 'NVML found no GPU' };
-    return { gpuType: gpuTypeFromName(names[0]), source: 'nvml' };
+    if (names.length > 0) return { gpuType: gpuTypeFromName(names[0]), source: 'nvml' };
+    reasons.push('NVML found no GPU');
   } catch (err) {
-    return { gpuType: undefined, source: 'none', detail: (err as Error).message };
+    reasons.push((err as Error).message);
   }
+  return { gpuType: undefined, source: 'none', detail: reasons.join('; ') };
+}
+
+/**
+ * The run's GPU as a test type sees it: the detected one, else the type's assumed GPU (upstream's
+ * GPU_TYPE default, GB200, for the serving types); a type that assumes none sees none.
+ */
+export function gpuForType(detection: GpuDetection, assumedGpuType: string | undefined): GpuDetection {
+  if (detection.gpuType || !assumedGpuType) return detection;
+  return { gpuType: assumedGpuType, source: 'assumed', detail: detection.detail };
+}
+
+/** The one line a run prints about its GPU, for one test type (undefined when there is nothing to say). */
+export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuType: string | undefined): string | undefined {
+  if (detection.gpuType) return detection.source === 'slurm' ? `GPU type ${detection.gpuType} from ${detection.detail}` : undefined;
+  if (assumedGpuType) {
+    return `No GPU found and GPU_TYPE unset (${detection.detail}): ${typeName} configs run as ${assumedGpuType}, upstream's default GPU_TYPE; set GPU_TYPE to choose.`;
+  }
+  return `No GPU detected and GPU_TYPE unset (${detection.detail}): only configs that need no GPU run.`;
 }
 
 /** Why a config cannot run on this GPU, or undefined when it can. */
@@ -79,4 +171,9 @@ export function gpuSkipReason(supported: string[] | undefined, detection: GpuDet
     return `GPU type ${detection.gpuType} is not in supported_gpus [${wanted.join(', ')}]`;
   }
   return undefined;
+}
+
+/** The name to read upstream's GPU_RESOURCE_CONFIG with (GB200_LYRIS keeps its own entry). */
+export function resourceTypeOf(detection: GpuDetection): string | undefined {
+  return detection.resourceType ?? detection.gpuType;
 }

@@ -8,8 +8,8 @@ import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
-import { gpuSkipReason, type GpuDetection } from './gpu.ts';
-import { readTestList, selectByTestList, type TestList } from './testlist.ts';
+import { gpuForType, gpuSkipReason, type GpuDetection } from './gpu.ts';
+import { readTestList, selectByTestList, type TestList, type UnknownListedId } from './testlist.ts';
 
 export interface PlannedTest extends ConfigFile {
   /** The parsed config as written; undefined when it does not parse. */
@@ -27,7 +27,7 @@ export interface PlannedTest extends ConfigFile {
 export interface Plan {
   tests: PlannedTest[];
   /** Ids of a test list that match no config of any type (with their line). */
-  unknownListedIds: Array<{ id: string; line: number }>;
+  unknownListedIds: UnknownListedId[];
   testList?: TestList;
   /** One-line notices to show once (misplaced files, unknown type folders). */
   notices: string[];
@@ -54,7 +54,7 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   // As upstream: a config for another GPU type is skipped, valid or not (its errors stay in
   // test.issues for `disagg-bench validate`, and fail it on a GPU it supports).
   test.supportedGpus = supportedGpusOf(type, parsed.data);
-  test.skipReason = gpuSkipReason(test.supportedGpus, gpu);
+  test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);

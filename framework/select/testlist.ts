@@ -1,8 +1,10 @@
 // Test lists: one id per line, in the order to run; `#` comments and blank lines ignored. Lines
-// may be bare ids or the Python framework's pytest node ids.
+// may be bare ids or upstream's exact pytest node ids (config/ids.ts); where selection differs
+// from upstream's conftest.py (bare ids, inline comments, order, unknown ids) is in
+// docs/trtllm-compatibility.md, "Test lists".
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { idFromTestListEntry } from '../config/ids.ts';
+import { parseTestListEntry, pytestFunctionOf, type TestListEntry } from '../config/ids.ts';
 
 export interface TestList {
   file: string;
@@ -10,6 +12,8 @@ export interface TestList {
   ids: string[];
   /** Line number (1-based) of each id, for messages. */
   lines: Map<string, number>;
+  /** What each id's line said beyond the id (the node id's function, a problem). */
+  entries: Map<string, TestListEntry>;
 }
 
 export class TestListError extends Error {
@@ -35,42 +39,61 @@ export function readTestList(listPath: string, workDir: string): TestList {
   if (text.includes('\0')) throw new TestListError(`${where} holds NUL bytes: not a text file (UTF-16?); expected UTF-8 text, one test id per line`);
   const ids: string[] = [];
   const lines = new Map<string, number>();
+  const entries = new Map<string, TestListEntry>();
   // A byte-order mark (Windows editors) is not part of the first id; CRLF line ends are accepted.
   text.replace(/^\uFEFF/, '').split(/\r?\n/).forEach((raw, index) => {
     const entry = raw.replace(/#.*$/, '').trim();
     if (!entry) return;
-    const id = idFromTestListEntry(entry);
-    if (lines.has(id)) return;
-    ids.push(id);
-    lines.set(id, index + 1);
+    const parsed = parseTestListEntry(entry);
+    if (lines.has(parsed.id)) return;
+    ids.push(parsed.id);
+    lines.set(parsed.id, index + 1);
+    entries.set(parsed.id, parsed);
   });
   if (ids.length === 0) throw new TestListError(`${where} holds no test ids; expected one test id per line`);
-  return { file: listPath, ids, lines };
+  return { file: listPath, ids, lines, entries };
+}
+
+export interface UnknownListedId {
+  id: string;
+  line: number;
+  /** Why it matches nothing, when there is more to say than "no such config". */
+  why?: string;
 }
 
 export interface Selection<T> {
   /** Items in test-list order. */
   selected: T[];
   /** Listed ids that match no config, with their line numbers. */
-  unknown: Array<{ id: string; line: number }>;
+  unknown: UnknownListedId[];
 }
 
-/** Keeps the listed items in the listed order. */
-export function selectByTestList<T extends { id: string }>(items: T[], list: TestList): Selection<T> {
+/**
+ * Keeps the listed items in the listed order. A node id selects its test only when it is the node
+ * id upstream gives that test: the function of the test's category (test_accuracy[<id>] for an
+ * accuracy config...), as pytest compares node ids exactly.
+ */
+export function selectByTestList<T extends { id: string; category?: string }>(items: T[], list: TestList): Selection<T> {
   const byId = new Map(items.map((item) => [item.id, item]));
   const selected: T[] = [];
-  const unknown: Array<{ id: string; line: number }> = [];
+  const unknown: UnknownListedId[] = [];
   for (const id of list.ids) {
     const item = byId.get(id);
-    if (item) selected.push(item);
-    else unknown.push({ id, line: list.lines.get(id) ?? 0 });
+    const entry = list.entries.get(id);
+    const line = list.lines.get(id) ?? 0;
+    const expected = item?.category !== undefined ? pytestFunctionOf(item.category) : undefined;
+    if (entry?.problem) unknown.push({ id, line, why: entry.problem });
+    else if (item && entry?.nodeFunction && expected && entry.nodeFunction !== expected) {
+      unknown.push({ id, line, why: `category ${item.category}: its node id is test_disagg.py::TestDisaggBenchmark::${expected}[${id}], not ${entry.nodeFunction}[...]` });
+    } else if (item) selected.push(item);
+    else unknown.push({ id, line });
   }
   return { selected, unknown };
 }
 
 /** The failure message for listed ids that match no config: the first 20 with their lines, then a count. */
-export function describeUnknownIds(list: TestList, unknown: Array<{ id: string; line: number }>, shown = 20): string {
-  const lines = unknown.slice(0, shown).map((u) => `  ${list.file}:${u.line} ${u.id}`);
+export function describeUnknownIds(list: TestList, unknown: UnknownListedId[], shown = 20): string {
+  const lines = unknown.slice(0, shown).map((u) => `  ${list.file}:${u.line} ${u.id}${u.why ? ` (${u.why})` : ''}`);
   if (unknown.length > shown) lines.push(`  ... and ${unknown.length - shown} more`);
   return `${unknown.length === 1 ? 'this id matches' : `these ${unknown.length} ids match`} no config:\n${lines.join('\n')}`;
 }

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, inject, test } from 'vitest';
 import type { RunnerTestSuite } from 'vitest';
 import { readSettings } from '../settings.ts';
-import { detectGpuType } from '../select/gpu.ts';
+import { detectGpuType, gpuNotice } from '../select/gpu.ts';
+import { slurmGpuProbe } from '../scheduler/create.ts';
 import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
 import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
@@ -17,7 +18,7 @@ const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
 if (!typeName) throw new Error('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
 
 const settings = readSettings();
-const gpu = await detectGpuType();
+const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;
@@ -42,7 +43,8 @@ describe(typeName, { concurrent: true }, () => {
   // eslint-disable-next-line no-empty-pattern
   beforeAll(async ({}, suite) => {
     for (const notice of plan.notices) console.warn(notice);
-    if (gpu.source === 'none') console.warn(`No GPU detected and GPU_TYPE unset (${gpu.detail}): only configs that need no GPU run.`);
+    const notice = gpuNotice(gpu, typeName, testType(typeName)?.assumedGpuType);
+    if (notice) console.warn(notice);
     const selected = selectedIds(suite);
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
     if (toRun.length === 0) return;

@@ -33,6 +33,7 @@ export interface JobBuildContext {
   workDir: string;
   /** Package root (where runners/ and bin/ live), for commands that call back into the project. */
   packageRoot: string;
+  /** The run's GPU type as upstream's GPU_RESOURCE_CONFIG is keyed (GB200, GB200_LYRIS, H100...). */
   gpuType: string | undefined;
 }
 
@@ -41,6 +42,8 @@ export interface BuiltJob {
   scriptPath: string;
   resources: JobResources;
   env?: Record<string, string>;
+  /** One-line notes the run prints as it submits (a config value replaced, and why). */
+  notes?: string[];
 }
 
 /** Everything a verdict gets after the job ended. */
@@ -76,6 +79,11 @@ export interface TestType {
   envOverrides: EnvOverride[];
   /** GPU types the config can run on; undefined = the config needs no GPU. */
   supportedGpus(config: Record<string, unknown>): string[] | undefined;
+  /**
+   * The GPU type assumed when the run finds none (no GPU_TYPE, no typed SLURM gres, no NVML):
+   * upstream's GPU_TYPE default for the serving types. Undefined: configs that need a GPU are skipped.
+   */
+  assumedGpuType?: string;
   /** Metrics read from the job's logs (the config's override, if any, already applied). */
   metrics(config: Record<string, unknown>, category: string): MetricSpec[];
   /** Writes the job's artefacts into ctx.logDir and returns the script to submit. */
@@ -87,6 +95,20 @@ export interface TestType {
    * core fails a test whose metrics leave their bounds.
    */
   references?(config: Record<string, unknown>): Record<string, unknown> | undefined;
-  /** Model and precision for the CSV's command column. */
-  csvInfo?(config: Record<string, unknown>): { model?: string; precision?: string; command?: string };
+  /** How the test's CSV rows are named and which metrics they hold (results/csv.ts). */
+  csvInfo?(config: Record<string, unknown>, category: string, testId: string): CsvInfo;
+}
+
+export interface CsvInfo {
+  /** Model and precision for the command column; its first word (default 'disagg_benchmark'). */
+  model?: string;
+  precision?: string;
+  command?: string;
+  /** The rows' name before their labels; default the test id. */
+  rowName?: string;
+  /**
+   * The metrics the CSV holds, by name, in the order written per label set; the others only with
+   * DISAGG_CSV_EXTRA_ROWS=1. Undefined: every metric.
+   */
+  metricNames?: string[];
 }

@@ -7,14 +7,15 @@ import type { CommandTemplate, ServingConfig } from './serving-config.ts';
 import { benchmarkClient, parseConcurrencyList } from './serving-config.ts';
 import type { EnvAssignment } from '../../framework/types/common/shell.ts';
 
-export type CommandKind = 'worker' | 'router' | 'client' | 'accuracy';
-export const commandKinds: readonly CommandKind[] = ['worker', 'router', 'client', 'accuracy'];
+export type CommandKind = 'worker' | 'router' | 'client' | 'warmup' | 'accuracy';
+export const commandKinds: readonly CommandKind[] = ['worker', 'router', 'client', 'warmup', 'accuracy'];
 
 /** The variable that replaces a command for a whole run (applied like the other env overrides). */
 export const commandEnvVars: Record<CommandKind, string> = {
   worker: 'DISAGG_WORKER_CMD',
   router: 'DISAGG_ROUTER_CMD',
   client: 'DISAGG_CLIENT_CMD',
+  warmup: 'DISAGG_WARMUP_CMD',
   accuracy: 'DISAGG_ACCURACY_CMD',
 };
 
@@ -31,13 +32,14 @@ export const commandPlaceholders: Record<CommandKind, readonly string[]> = {
     ...common, 'host', 'port', 'base_url', 'concurrency', 'num_prompts', 'multi_round', 'dataset_file', 'result_dir',
     'benchmark_ratio', 'benchmark_duration',
   ],
+  warmup: [...common, 'host', 'port', 'base_url', 'num_prompts'],
   accuracy: [
     ...common, 'host', 'port', 'base_url', 'completions_url', 'task', 'accuracy_model', 'model_args',
     'model_args_extra', 'output_dir', 'extra_args',
   ],
 };
 
-export const defaultCommands: Record<Exclude<CommandKind, 'client'>, string> = {
+export const defaultCommands: Record<Exclude<CommandKind, 'client' | 'warmup'>, string> = {
   worker: 'trtllm-llmapi-launch trtllm-serve {model} --host {host} --port {port} --extra_llm_api_options {config}',
   router: 'trtllm-serve disaggregated -c {config} -t {health_timeout} -r {health_timeout}',
   accuracy:
@@ -87,6 +89,37 @@ export const clientPresets: Record<string, (config: ServingConfig) => string> = 
       ' --extra-inputs ignore_eos:true --record-processors 8',
 };
 
+/**
+ * The UCX warm-up of e2e mode (runners/trtllm/warmup.ts): upstream's run_benchmark.sh,
+ * run_benchmark_nv_sa.sh and run_benchmark_aiperf.sh all run TensorRT-LLM's benchmark_serving with
+ * these arguments (`--trust-remote-code` as the aiperf script has it); serve-bench sends the same
+ * requests (it streams: it has no non-streaming mode).
+ */
+export const warmupPresets: Record<'benchmark_serving' | 'serve-bench', string> = {
+  benchmark_serving:
+    'python -m tensorrt_llm.serve.scripts.benchmark_serving --model {model} --dataset-name random --random-ids' +
+    ' --random-input-len 100 --random-output-len 10 --num-prompts {num_prompts} --host {host} --port {port}' +
+    ' --ignore-eos --non-streaming --trust-remote-code',
+  'serve-bench':
+    `${serveBench} --dataset-name random --random-ids --random-input-len 100 --random-output-len 10` +
+    ' --num-prompts {num_prompts} --ignore-eos',
+};
+
+/**
+ * The warm-up a config runs: commands.warmup (a preset's name or a command of its own), else as its
+ * client: upstream's clients (benchmark_serving, the SA client, aiperf) warm up with
+ * benchmark_serving as upstream's scripts do; serve-bench and a command of the config's own with
+ * serve-bench (which needs nothing but the router).
+ */
+function warmupTemplate(config: ServingConfig): CommandTemplate {
+  const given = config.commands?.warmup;
+  const name = typeof given === 'string' ? given.trim() : undefined;
+  if (name === 'benchmark_serving' || name === 'serve-bench') return warmupPresets[name];
+  if (given !== undefined) return given;
+  const client = benchmarkClient(config);
+  return warmupPresets[client === 'serve-bench' || client === 'custom' ? 'serve-bench' : 'benchmark_serving'];
+}
+
 /** The template the job uses for a command: the config's (or a client preset's), else the default. */
 export function commandTemplate(config: ServingConfig, kind: CommandKind): CommandTemplate {
   const given = config.commands?.[kind];
@@ -94,26 +127,40 @@ export function commandTemplate(config: ServingConfig, kind: CommandKind): Comma
     const client = benchmarkClient(config);
     if (client !== 'custom') return clientPresets[client](config);
   }
-  return given ?? defaultCommands[kind as Exclude<CommandKind, 'client'>];
+  if (kind === 'warmup') return warmupTemplate(config);
+  return given ?? defaultCommands[kind as Exclude<CommandKind, 'client' | 'warmup'>];
 }
 
 /** The reference's memory binding on GB200 when slurm.numa_bind is true. */
 export const DEFAULT_NUMA_COMMAND = 'numactl -m 0,1';
 
-/** Environment the engine needs per benchmark mode, set before the config's own variables. */
+/**
+ * Environment the engine needs per benchmark mode, exported to every step before the config's own
+ * variables (the switches upstream's submit.py build_worker_environment sets on every worker).
+ */
 export function modeWorkerEnv(config: ServingConfig): EnvAssignment[] {
   switch (config.benchmark.mode) {
     case 'gen_only_no_context':
       return [{ name: 'TRTLLM_DISAGG_BENCHMARK_GEN_ONLY', value: '1' }];
-    case 'gen_only': {
-      // The generation server holds requests until this many are queued (a single concurrency only).
-      const list = parseConcurrencyList(config.benchmark.concurrency_list);
-      const env = [{ name: 'TRTLLM_DISABLE_KV_CACHE_TRANSFER_OVERLAP', value: '1' }];
-      return list.length === 1 ? [...env, { name: 'TLLM_BENCHMARK_REQ_QUEUES_SIZE', value: String(list[0]) }] : env;
-    }
+    case 'gen_only':
+      return [{ name: 'TRTLLM_DISABLE_KV_CACHE_TRANSFER_OVERLAP', value: '1' }];
     default:
       return [];
   }
+}
+
+/**
+ * Environment of the generation workers only: in gen_only mode the generation server holds
+ * requests until TLLM_BENCHMARK_REQ_QUEUES_SIZE are queued. As upstream's submit.py
+ * build_worker_environment (`if role == "GEN"`), the first listed concurrency, per server (not
+ * multiplied by num_gen_servers). Upstream takes `concurrency_list.split(',')[0]`, which for a
+ * space-separated list of several values is the whole list (the engine's int() refuses it); the
+ * first value is what it means.
+ */
+export function genWorkerEnv(config: ServingConfig): EnvAssignment[] {
+  if (config.benchmark.mode !== 'gen_only') return [];
+  const first = parseConcurrencyList(config.benchmark.concurrency_list)[0];
+  return [{ name: 'TLLM_BENCHMARK_REQ_QUEUES_SIZE', value: String(first) }];
 }
 
 export const DEFAULT_PROFILE_RANGES = { CTX: '10-30', GEN: '200-250' } as const;

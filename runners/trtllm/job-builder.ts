@@ -15,14 +15,18 @@ import { isUnfilled, servingConfig, type ServingConfig } from './serving-config.
 import { jobTimeSeconds } from '../../framework/types/common/job-time.ts';
 import { splitShellWords } from '../../framework/types/common/shell.ts';
 
-/** What the GPU type's clusters need when the config does not say (framework/select/gpu.ts). */
-export interface GpuDefaults {
-  sbatchArgs: string[];
-  segment: boolean;
+/**
+ * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
+ * framework/select/gpu.ts): the sbatch arguments and `--segment` its clusters need.
+ */
+export interface GpuSlurmArgs {
+  name: string;
+  slurmExtraArgs: string;
+  setSegment: boolean;
 }
 
 export interface ServingJobOptions {
-  gpuDefaults?: GpuDefaults;
+  gpu?: GpuSlurmArgs;
 }
 
 /** The job needs values that are still `<placeholders>`: nothing is submitted. */
@@ -42,9 +46,9 @@ export async function buildServingJob(ctx: JobBuildContext, options: ServingJobO
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(ctx.logDir, name), text);
   const scriptPath = path.join(ctx.logDir, jobFiles.script);
   await chmod(scriptPath, 0o755);
-  const resources = jobResources(config, plan.allocation, options.gpuDefaults);
+  const { resources, notes } = jobResources(config, plan.allocation, options.gpu);
   // Config secrets reach the job through the scheduler's environment, not through job.sh.
-  return Object.keys(plan.jobEnv).length > 0 ? { scriptPath, resources, env: plan.jobEnv } : { scriptPath, resources };
+  return { scriptPath, resources, ...(Object.keys(plan.jobEnv).length > 0 ? { env: plan.jobEnv } : {}), ...(notes.length > 0 ? { notes } : {}) };
 }
 
 /** Every file the job writes before it runs, by name. */
@@ -85,17 +89,41 @@ function allocationsJson(allocation: Allocation) {
 const ASKS_FOR_GPUS = /^(--gres=(.*,)?gpu|--gpus|-G)/;
 
 /**
- * sbatch resources: nodes, tasks = nodes * gpus_per_node, the time limit, partition and account
- * when they are real values (a leftover placeholder means: the cluster's default), extra_args
- * (else the GPU type's), `--segment` when asked (true = all nodes in one segment).
+ * Where slurm.extra_args / set_segment come from. As upstream's config_loader
+ * (`_apply_env_overrides`: `("slurm", "extra_args")` and `("slurm", "set_segment")` set from
+ * EnvManager.get_slurm_extra_args() / get_slurm_set_segment()), the GPU type's values replace the
+ * config's; `slurm.use_gpu_type_args: false` keeps the config's own (this project's earlier
+ * behaviour, and the only way to a segment size other than all nodes). Without a GPU type the
+ * config's own are used. A replaced value that differed is noted.
  */
-export function jobResources(config: ServingConfig, allocation: Allocation, gpu?: GpuDefaults): JobResources {
+function slurmArgs(config: ServingConfig, gpu: GpuSlurmArgs | undefined): { words: string[]; segment: boolean | number; notes: string[] } {
   const slurm = config.slurm;
-  const extraArgs = slurm.extra_args !== undefined ? splitShellWords(slurm.extra_args) : [...(gpu?.sbatchArgs ?? [])];
-  const segment = slurm.set_segment ?? gpu?.segment ?? false;
+  const own = { words: slurm.extra_args !== undefined ? splitShellWords(slurm.extra_args) : [], segment: slurm.set_segment ?? false };
+  if (!gpu || slurm.use_gpu_type_args === false) return { ...own, notes: [] };
+  const words = splitShellWords(gpu.slurmExtraArgs);
+  const notes: string[] = [];
+  const shown = (w: string[]) => (w.length > 0 ? `'${w.join(' ')}'` : 'none');
+  if (slurm.extra_args !== undefined && own.words.join('\u0000') !== words.join('\u0000')) {
+    notes.push(`slurm.extra_args ${shown(own.words)} replaced by ${gpu.name}'s ${shown(words)}, as upstream's config_loader does (slurm.use_gpu_type_args: false keeps the config's)`);
+  }
+  if (slurm.set_segment !== undefined && slurm.set_segment !== gpu.setSegment) {
+    notes.push(`slurm.set_segment ${slurm.set_segment} replaced by ${gpu.name}'s ${gpu.setSegment}, as upstream's config_loader does (slurm.use_gpu_type_args: false keeps the config's)`);
+  }
+  return { words, segment: gpu.setSegment, notes };
+}
+
+/**
+ * sbatch resources: nodes, tasks = nodes * gpus_per_node, the time limit, partition and account
+ * when they are real values (a leftover placeholder means: the cluster's default), the extra
+ * arguments and `--segment` (slurmArgs says whose; true = all nodes in one segment).
+ */
+export function jobResources(config: ServingConfig, allocation: Allocation, gpu?: GpuSlurmArgs): { resources: JobResources; notes: string[] } {
+  const slurm = config.slurm;
+  const { words, segment, notes } = slurmArgs(config, gpu);
+  const extraArgs = [...words];
   if (segment !== false) extraArgs.push(`--segment=${segment === true ? allocation.totalNodes : segment}`);
   const real = (value: string | undefined) => (value && value.trim() && !isUnfilled(value) ? value.trim() : undefined);
-  return {
+  const resources: JobResources = {
     nodes: allocation.totalNodes,
     ntasks: allocation.totalTasks,
     ntasksPerNode: allocation.gpusPerNode,
@@ -106,4 +134,5 @@ export function jobResources(config: ServingConfig, allocation: Allocation, gpu?
     account: real(slurm.account),
     extraArgs,
   };
+  return { resources, notes };
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { allocate, type Allocation, type ServerAllocation } from './allocation.ts';
 import { expandTemplate, templatePlaceholders, type TemplateValues } from './command-template.ts';
 import {
-  commandTemplate, DEFAULT_NUMA_COMMAND, DEFAULT_PROFILE_RANGES, modeWorkerEnv, nsysProfile, type CommandKind,
+  commandTemplate, DEFAULT_NUMA_COMMAND, DEFAULT_PROFILE_RANGES, genWorkerEnv, modeWorkerEnv, nsysProfile, type CommandKind,
 } from './engine-defaults.ts';
 import { jobFiles } from './job-files.ts';
 import { JobSecrets } from './job-secrets.ts';
@@ -16,6 +16,7 @@ import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
 } from '../../framework/types/common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
+import { clientUsesDataset, warmupPlan } from './warmup.ts';
 import { derivedContainerMounts, mountsLeftToFramework } from './container-mounts.ts';
 
 export const DEFAULT_HEALTH_TIMEOUT_S = 1800;
@@ -114,7 +115,8 @@ export function planServingJob(input: PlanInput): JobPlan {
   const workerEnv = envString(config.environment.worker_env_var, 'environment.worker_env_var');
   const roleEnv = {
     CTX: envString(config.environment.ctx_worker_env_var, 'environment.ctx_worker_env_var'),
-    GEN: envString(config.environment.gen_worker_env_var, 'environment.gen_worker_env_var'),
+    // The engine's generation-only switch comes last, as in upstream's build_worker_environment.
+    GEN: [...envString(config.environment.gen_worker_env_var, 'environment.gen_worker_env_var'), ...genWorkerEnv(config)],
   };
   const numa = config.slurm.numa_bind ? splitShellWords(launch.numa_command ?? DEFAULT_NUMA_COMMAND) : [];
   const nodeVars: JobScriptPlan['nodeVars'] = [];
@@ -170,33 +172,55 @@ export function planServingJob(input: PlanInput): JobPlan {
     ],
   };
 
-  // Benchmark client, once per concurrency.
+  // Benchmark client, once per concurrency, after upstream's warm-ups (warmup.ts).
   const clientEnv = envValue(config.benchmark.env_var, 'benchmark.env_var', use);
   const multiRound = config.benchmark.multi_round ?? 1;
-  const benchmarks: BenchmarkPlan[] =
-    config.benchmark.enable_benchmark === false
-      ? []
-      : effectiveConcurrencies(config).map((concurrency) => {
-          const numPrompts = concurrency * multiRound;
-          const name = `client c=${concurrency}`;
-          const words = command(
-            'client',
-            {
-              ...routerValues,
-              base_url: new ShellVar('ROUTER_URL'),
-              concurrency,
-              num_prompts: numPrompts,
-              multi_round: multiRound,
-              dataset_file: config.benchmark.dataset_file,
-              result_dir: file(`concurrency_${concurrency}`),
-              benchmark_ratio: config.benchmark.benchmark_ratio,
-              // run_benchmark_aiperf.sh's limit: 20 minutes per round.
-              benchmark_duration: multiRound * 1200,
-            },
-            'commands.client',
-          );
-          return { concurrency, numPrompts, step: { name, log: file(jobFiles.bench), words: [...onRouterNode, ...withEnv(name, clientEnv, words)] } };
-        });
+  const runsBenchmark = config.benchmark.enable_benchmark !== false;
+  const clientStep = (name: string, values: TemplateValues): StepPlan => ({
+    name,
+    log: file(jobFiles.bench),
+    words: [...onRouterNode, ...withEnv(name, clientEnv, command('client', { ...routerValues, base_url: new ShellVar('ROUTER_URL'), ...values }, 'commands.client'))],
+  });
+  const clientValues = (concurrency: number, numPrompts: number, resultDir: string, datasetFile: string | undefined): TemplateValues => ({
+    concurrency,
+    num_prompts: numPrompts,
+    multi_round: multiRound,
+    dataset_file: datasetFile,
+    result_dir: resultDir,
+    benchmark_ratio: config.benchmark.benchmark_ratio,
+    // run_benchmark_aiperf.sh's limit: 20 minutes per round.
+    benchmark_duration: multiRound * 1200,
+  });
+  const warmups = warmupPlan(config, logDir, clientUsesDataset(config));
+  const benchmarks: BenchmarkPlan[] = !runsBenchmark
+    ? []
+    : effectiveConcurrencies(config).map((concurrency) => {
+        const numPrompts = concurrency * multiRound;
+        const resultDir = file(`concurrency_${concurrency}`);
+        const exact = warmups.exact(concurrency);
+        const measuredDataset = exact?.split?.measurement ?? config.benchmark.dataset_file;
+        return {
+          concurrency,
+          numPrompts,
+          resultDir,
+          step: clientStep(`client c=${concurrency}`, clientValues(concurrency, numPrompts, resultDir, measuredDataset)),
+          exactWarmup: exact && {
+            ...exact,
+            step: clientStep(`exact warmup c=${concurrency}`, clientValues(concurrency, exact.prompts, exact.resultDir, exact.split?.warmup ?? config.benchmark.dataset_file)),
+          },
+        };
+      });
+  const ucxRequests = runsBenchmark ? warmups.ucxRequests : 0;
+  const ucxWarmup: JobScriptPlan['ucxWarmup'] = ucxRequests > 0
+    ? {
+        requests: ucxRequests,
+        step: {
+          name: 'ucx warmup',
+          log: file(jobFiles.bench),
+          words: [...onRouterNode, ...withEnv('ucx warmup', clientEnv, command('warmup', { ...routerValues, base_url: new ShellVar('ROUTER_URL'), num_prompts: ucxRequests }, 'commands.warmup'))],
+        },
+      }
+    : undefined;
 
   // Accuracy, once per task.
   const accuracyEnv = envValue(config.accuracy?.env_var, 'accuracy.env_var', use);
@@ -252,6 +276,7 @@ export function planServingJob(input: PlanInput): JobPlan {
     router,
     waitLog: file(jobFiles.wait),
     benchLog: file(jobFiles.bench),
+    ucxWarmup,
     benchmarks,
     accuracy,
     doneMarker: file(jobFiles.done),

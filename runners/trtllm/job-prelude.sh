@@ -64,6 +64,21 @@ run_step() {
   fi
 }
 
+# split_dataset LOG SOURCE WARMUP MEASUREMENT W N: the first W rows of a dataset for the exact-shape
+# warm-up, the next N for the measured run, as run_benchmark.sh splits them; a dataset with fewer
+# than W + N rows stops the job with run_benchmark.sh's message (also in LOG).
+split_dataset() {
+  local logfile=$1 source=$2 warmup=$3 measurement=$4 w=$5 n=$6 rows
+  rows=$(wc -l <"$source") || { say_to "$logfile" "cannot read the dataset ${source}"; return 1; }
+  if ((rows < w + n)); then
+    say_to "$logfile" "Dataset has ${rows} rows but warmup plus measurement requires $((w + n))"
+    return 1
+  fi
+  mkdir -p "$(dirname "$warmup")" "$(dirname "$measurement")"
+  sed -n "1,${w}p" "$source" >"$warmup"
+  sed -n "$((w + 1)),$((w + n))p" "$source" >"$measurement"
+}
+
 # Fails (and says which, with its log) when a server step has exited.
 check_servers() {
   local report=${1:-/dev/null} i rc

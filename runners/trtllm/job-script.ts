@@ -3,6 +3,7 @@
 // shell.ts's quoting.
 import { readFileSync } from 'node:fs';
 import { renderWords, shellQuote, type EnvAssignment, type Word } from '../../framework/types/common/shell.ts';
+import type { ExactWarmup } from './warmup.ts';
 
 export interface StepPlan {
   /** CTX_0, ROUTER, client c=8... */
@@ -16,7 +17,11 @@ export interface StepPlan {
 export interface BenchmarkPlan {
   concurrency: number;
   numPrompts: number;
+  /** The client's result folder, created first (as run_benchmark.sh does). */
+  resultDir: string;
   step: StepPlan;
+  /** The exact-shape warm-up before this run (warmup.ts). */
+  exactWarmup?: ExactWarmup & { step: StepPlan };
 }
 
 export interface JobScriptPlan {
@@ -43,6 +48,8 @@ export interface JobScriptPlan {
   router: StepPlan;
   waitLog: string;
   benchLog: string;
+  /** The UCX warm-up of e2e mode, before every measured run (warmup.ts). */
+  ucxWarmup?: { requests: number; step: StepPlan };
   benchmarks: BenchmarkPlan[];
   accuracy: StepPlan[];
   doneMarker: string;
@@ -122,12 +129,42 @@ export function renderJobScript(plan: JobScriptPlan): string {
   for (const server of plan.servers) lines.push(stepLine('start_server', server));
   lines.push(stepLine('start_server', plan.router), '');
   lines.push(`wait_for_health "\${ROUTER_URL}/health" ${q(plan.waitLog)}`, '');
-  if (plan.benchmarks.length > 0) lines.push(comment('Benchmark, one client run per concurrency.'));
-  for (const b of plan.benchmarks) {
+  const bench = q(plan.benchLog);
+  const say = (text: string) => `echo ${q(text)} >>${bench}`;
+  // The markers are run_benchmark.sh's, word for word (the log parser reads them).
+  if (plan.ucxWarmup) {
     lines.push(
-      `echo ${q(`Benchmarking with concurrency ${b.concurrency} ... ${b.numPrompts} prompts`)} >>${q(plan.benchLog)}`,
+      comment('UCX warm-up (e2e): connections set up before anything is measured.'),
+      say(`warming up ucx connections with small requests... ${plan.ucxWarmup.requests}`),
+      stepLine('run_step', plan.ucxWarmup.step),
+      say('UCX warmup done'),
+      'check_servers',
+    );
+  }
+  if (plan.benchmarks.length > 0) {
+    lines.push(
+      comment('Benchmark, one client run per concurrency.'),
+      `echo "Hostname: \${ROUTER_HOST}, Port: ${plan.routerPort}" >>${bench}`,
+      say('Starting benchmark...'),
+    );
+  }
+  for (const b of plan.benchmarks) {
+    const w = b.exactWarmup;
+    if (w) {
+      if (w.split) lines.push(`split_dataset ${bench} ${q(w.split.source)} ${q(w.split.warmup)} ${q(w.split.measurement)} ${w.prompts} ${b.numPrompts}`);
+      lines.push(
+        `mkdir -p ${q(w.resultDir)}`,
+        say(`Warming up exact request shape with concurrency ${b.concurrency} ... ${w.prompts} prompts`),
+        stepLine('run_step', w.step),
+        say(`Exact-shape warmup with concurrency ${b.concurrency} done`),
+        'check_servers',
+      );
+    }
+    lines.push(
+      `mkdir -p ${q(b.resultDir)}`,
+      say(`Benchmarking with concurrency ${b.concurrency} ... ${b.numPrompts} prompts`),
       stepLine('run_step', b.step),
-      `echo ${q(`Benchmark with concurrency ${b.concurrency} done`)} >>${q(plan.benchLog)}`,
+      say(`Benchmark with concurrency ${b.concurrency} done`),
       'check_servers',
     );
   }

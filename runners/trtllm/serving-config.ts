@@ -50,6 +50,8 @@ export interface ServingConfig {
     extra_args?: string;
     numa_bind?: boolean;
     set_segment?: boolean | number;
+    /** false: extra_args and set_segment are the config's own, not the GPU type's (job-builder.ts). */
+    use_gpu_type_args?: boolean;
     [key: string]: unknown;
   };
   benchmark: {
@@ -65,6 +67,8 @@ export interface ServingConfig {
     dataset_file?: string;
     enable_benchmark?: boolean;
     failed_requests_tolerance?: number;
+    /** Newer run_benchmark.sh's exact_warmup_rounds: concurrency * this many prompts before each measured run. */
+    exact_warmup_rounds?: number;
     env_var?: string | Record<string, unknown>;
     /** Performance references (framework/metrics/references.ts gives the form). */
     references?: Record<string, unknown>;
@@ -92,7 +96,7 @@ export interface ServingConfig {
     tasks?: string | Record<string, AccuracyTaskSpec | null>;
   };
   worker_config: { ctx?: WorkerConfig; gen: WorkerConfig };
-  commands?: { worker?: CommandTemplate; router?: CommandTemplate; client?: CommandTemplate; accuracy?: CommandTemplate };
+  commands?: { worker?: CommandTemplate; router?: CommandTemplate; client?: CommandTemplate; warmup?: CommandTemplate; accuracy?: CommandTemplate };
   launch?: {
     launcher?: 'srun' | 'direct';
     mpi?: string | null;
@@ -163,6 +167,14 @@ export function benchmarkClient(config: ServingConfig): BenchmarkClient {
 export function effectiveConcurrencies(config: ServingConfig): number[] {
   const listed = parseConcurrencyList(config.benchmark.concurrency_list);
   return benchmarkClient(config) === 'aiperf' ? listed : listed.map((c) => c * config.hardware.num_gen_servers);
+}
+
+/**
+ * The UCX warm-up's request count, as upstream's submit.py passes it to run_benchmark.sh:
+ * `2 * ctx_world_size * gen_world_size` in e2e mode, 0 (no warm-up) otherwise.
+ */
+export function ucxWarmupRequests(config: ServingConfig): number {
+  return config.benchmark.mode === 'e2e' ? 2 * worldSize(config.worker_config.ctx) * worldSize(config.worker_config.gen) : 0;
 }
 
 /** gen_only_no_context benchmarks the generation servers alone: no context server is started. */

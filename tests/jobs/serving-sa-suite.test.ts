@@ -21,12 +21,13 @@ const rank0 = ['bash', '-c', 'if [ "${SLURM_PROCID:-0}" = 0 ]; then exec "$@"; e
 describeCluster('an SA config through the framework', () => {
   it('use_nv_sa_benchmark: true runs the built-in SA client; its rows reach the CSV', async () => {
     const config = baseConfig({
-      slurm: { partition: 'debug', job_time: '00:05:00', numa_bind: false, set_segment: false },
+      slurm: { partition: 'debug', job_time: '00:05:00', numa_bind: false, set_segment: false, use_gpu_type_args: false },
       hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 2 },
       benchmark: { use_nv_sa_benchmark: true, benchmark_ratio: 0.5, multi_round: 2, concurrency_list: '1 2', input_length: 16, output_length: 8 },
       worker_config: { gen: { max_seq_len: 64 }, ctx: { max_seq_len: 32 } },
-      // Only the serving engine is replaced; the client is the config's own choice (SA).
-      commands: { worker: [...rank0, ...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'] },
+      // Only the serving engine is replaced; the client is the config's own choice (SA). Its UCX
+      // warm-up is TensorRT-LLM's benchmark_serving upstream, which is not here: serve-bench sends it.
+      commands: { worker: [...rank0, ...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'], warmup: 'serve-bench' },
       launch: { mpi: null, health_interval_s: 1, base_port: 24440, router_port: 24449 },
     });
     const { workDir, outputPath } = writeWorkDir({ sa_ctx1_gen2_standin: config }, 'serving-sa-suite-');
@@ -52,7 +53,7 @@ describeCluster('an SA config through the framework', () => {
     const cells = run.csvRows.map((row) => row.split(','));
     for (const metric of ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL']) {
       const names = cells.filter((c) => c[column('metric_type')] === metric).map((c) => c[column('perf_case_name')]).sort();
-      expect(names).toEqual([`${id}_con:2`, `${id}_con:4`]);
+      expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
     }
   }, 300_000);
 });

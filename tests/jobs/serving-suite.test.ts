@@ -20,8 +20,8 @@ const rank0 = ['bash', '-c', 'if [ "${SLURM_PROCID:-0}" = 0 ]; then exec "$@"; e
 describeCluster('the serving job through the framework', () => {
   it('1 ctx + 2 gen servers: the CSV gets SERVER_MEDIAN_TTFT and SERVER_MEDIAN_E2EL at both concurrencies', async () => {
     const config = baseConfig({
-      // GPU_TYPE=GB200 (the fixture's) would add --segment, which SLURM 22.05 does not know.
-      slurm: { partition: 'debug', job_time: '00:05:00', numa_bind: false, set_segment: false },
+      // GPU_TYPE=GB200's (the fixture's) --segment is one SLURM 22.05 does not know: the config's own args.
+      slurm: { partition: 'debug', job_time: '00:05:00', numa_bind: false, set_segment: false, use_gpu_type_args: false },
       hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 2 },
       benchmark: { concurrency_list: '1 2', multi_round: 2, input_length: 16, output_length: 8 },
       worker_config: { gen: { max_seq_len: 64 }, ctx: { max_seq_len: 32 } },
@@ -37,7 +37,7 @@ describeCluster('the serving job through the framework', () => {
     for (const metric of ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL']) {
       // Concurrencies 1 and 2 per generation server, two generation servers: 2 and 4.
       const names = cells.filter((c) => c[column('metric_type')] === metric).map((c) => c[column('perf_case_name')]).sort();
-      expect(names).toEqual([`${id}_con:2`, `${id}_con:4`]);
+      expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
       for (const c of cells.filter((c) => c[column('metric_type')] === metric)) expect(Number(c[column('perf_metric')])).toBeGreaterThan(0);
     }
   }, 300_000);

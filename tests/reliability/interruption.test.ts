@@ -11,7 +11,7 @@ import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
 import {
-  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
+  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, csvRowPrefixOf, testIdOf, waitUntil, writeWorkDir,
   type ClientMode, type SuiteOptions, removeWorkDirs,
 } from '../fixtures/reliability/suite-run.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
@@ -28,7 +28,7 @@ async function workDir(jobs: Record<string, ClientMode>) {
 /** A test's results are all written: its results.json record, and (a test that passed) its CSV rows, written after it in one append. */
 function resultWritten(outputs: ReturnType<typeof readOutputs>, name: string): boolean {
   const record = recordOf(outputs.records, testIdOf(name));
-  return record !== undefined && (record.verdict !== 'passed' || outputs.csvRows.some((r) => r.startsWith(`${testIdOf(name)}_`)));
+  return record !== undefined && (record.verdict !== 'passed' || outputs.csvRows.some((r) => r.startsWith(csvRowPrefixOf(name))));
 }
 
 /** Starts the run and waits until `done` tests have written their results and `running` tests' jobs run. */
@@ -94,7 +94,7 @@ describeCluster.concurrent('interrupting a run', () => {
     for (const n of ['fast', 'slow1', 'slow2']) expect(recordOf(resumed.records, testIdOf(n))).toMatchObject({ verdict: 'passed' });
     // The recorded one was not run again; the cancelled ones ran as new jobs.
     expect(recordOf(resumed.records, testIdOf('fast'))!.jobId).toBe(jobs.fast);
-    expect(resumed.csvRows.filter((r) => r.startsWith(`${testIdOf('fast')}_`))).toEqual(before.csvRows);
+    expect(resumed.csvRows.filter((r) => r.startsWith(csvRowPrefixOf('fast')))).toEqual(before.csvRows);
     for (const n of ['slow1', 'slow2']) {
       expect(recordOf(resumed.records, testIdOf(n))!.jobId).not.toBe(jobs[n]);
       // The cancelled job's logs were moved aside, not mixed with the new job's.
@@ -159,8 +159,8 @@ describeCluster.concurrent('interrupting a run', () => {
     expect(resumed.ledger.filter((e) => e.test === testIdOf('a_fast') && e.state === 'SUBMITTED')).toHaveLength(1);
     expect(resumed.ledger.filter((e) => e.test === testIdOf('d_later') && e.state === 'SUBMITTED')).toHaveLength(1);
     // Every test's CSV rows once: the rows of a_fast as the first run wrote them, one set per test.
-    expect(resumed.csvRows.filter((r) => r.startsWith(`${testIdOf('a_fast')}_`))).toEqual(before.csvRows);
-    const perTest = names.map((n) => resumed.csvRows.filter((r) => r.startsWith(`${testIdOf(n)}_`)).length);
+    expect(resumed.csvRows.filter((r) => r.startsWith(csvRowPrefixOf('a_fast')))).toEqual(before.csvRows);
+    const perTest = names.map((n) => resumed.csvRows.filter((r) => r.startsWith(csvRowPrefixOf(n))).length);
     expect(new Set(perTest)).toEqual(new Set([before.csvRows.length]));
     expect(resumed.csvRows).toHaveLength(names.length * before.csvRows.length);
   });

@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
 import {
-  jobOf, readOutputs, recordOf, runSuite, standinConfig, statesOf, testIdOf, waitUntil, writeWorkDir, type StandinJob, removeWorkDirs,
+  jobOf, readOutputs, recordOf, runSuite, standinConfig, statesOf, csvRowPrefixOf, testIdOf, waitUntil, writeWorkDir, type StandinJob, removeWorkDirs,
 } from '../fixtures/reliability/suite-run.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
 
@@ -42,7 +42,7 @@ function expectCommonVerdicts(records: TestRecord[], csvRows: string[]) {
   expect(healthy.metrics.map((m) => m.name)).toContain('SERVER_MEDIAN_TTFT');
   // Only the healthy test has CSV rows: a failed test writes no performance numbers.
   expect(csvRows.length).toBeGreaterThan(0);
-  expect(csvRows.every((row) => row.startsWith(`${testIdOf('healthy')}_`))).toBe(true);
+  expect(csvRows.every((row) => row.startsWith(csvRowPrefixOf('healthy')))).toBe(true);
 
   const exits = failureOf(records, 'exits');
   expect(exits).toMatch(/job \S+ ended FAILED \(exit code 3/);

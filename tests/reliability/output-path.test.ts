@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
 import {
-  readOutputs, recordOf, release, releaseFile, removeWorkDirs, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
+  readOutputs, recordOf, release, releaseFile, removeWorkDirs, standinConfig, startSuite, statesOf, csvRowPrefixOf, testIdOf, waitUntil, writeWorkDir,
 } from '../fixtures/reliability/suite-run.ts';
 import { readCsv } from '../fixtures/reliability/csv-read.ts';
 import { PERF_CSV_COLUMNS, PERF_CSV_FILE } from '../../framework/results/csv.ts';
@@ -59,7 +59,7 @@ describeCluster.concurrent('OUTPUT_PATH under stress', () => {
     expect(csv.split('\n').filter((l) => l.startsWith('network_name,'))).toHaveLength(1);
     const rows = readCsv(csv);
     for (const row of rows) expect(Object.keys(row)).toEqual([...PERF_CSV_COLUMNS]);
-    const rowsOf = (n: string) => rows.filter((r) => r.network_name.startsWith(`${testIdOf(n)}_`)).length;
+    const rowsOf = (n: string) => rows.filter((r) => r.network_name.startsWith(csvRowPrefixOf(n))).length;
     const perTest = [...names.a, ...names.b].map(rowsOf);
     expect(new Set(perTest).size, JSON.stringify(perTest)).toBe(1);
     expect(perTest[0]).toBeGreaterThan(0);

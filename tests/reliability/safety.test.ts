@@ -109,8 +109,8 @@ describe('CSV cells a spreadsheet would run as formulas', () => {
     expect(cells[1].metric_type).toBe(`'@A1`);
     expect(cells[1].network_name).toBe(`'=HYPERLINK("http://x","y")_tag:=1+1`);
     expect(cells[2].metric_type).toBe(`'\tTAB`);
-    // A negative number is a value, not a formula: kept as the number.
-    expect(cells[0].perf_metric).toBe('-5');
+    // A negative number is a value, not a formula: kept as the number (a float, as pandas writes it).
+    expect(cells[0].perf_metric).toBe('-5.0');
   });
 });
 

@@ -8,10 +8,15 @@ import type { Metric } from '../../framework/metrics/metric.ts';
 import {
   appendPerfRows,
   CsvHeaderMismatchError,
+  csvMetrics,
   PERF_CSV_COLUMNS,
   PERF_CSV_FILE,
   perfRowsFor,
+  pythonFloatRepr,
 } from '../../framework/results/csv.ts';
+import { servingCsvInfo } from '../../framework/types/serving/serving-type.ts';
+import { disaggPerfMetrics, wideepPerfMetrics } from '../../framework/types/serving/metrics.ts';
+import { baseConfig } from '../fixtures/serving/base-config.ts';
 
 const timing = { start: new Date('2025-10-31T00:53:53Z'), end: new Date('2025-10-31T01:05:36.296Z'), durationSec: 703.2960254 };
 const test = { name: 'disagg_perf_deepseek-r1-fp4_1k1k_ctx1_gen4_tep8_bs32_eplb0_mtp0_ccb-NIXL', model: 'deepseek-r1-fp4', precision: 'fp4' };
@@ -56,6 +61,50 @@ describe('perfRowsFor', () => {
     ], timing);
     expect(row.network_name).toBe('disagg_accuracy_x_dataset:gsm8k_filter:flexible-extract_run:1');
     expect(row.command).toBe('disagg_benchmark --dataset=gsm8k --filter=flexible-extract --run=1');
+  });
+});
+
+describe('cells as upstream\'s result saver writes them (pandas to_csv)', () => {
+  it('floats as Python\'s repr: .0 on whole numbers, exponent below 1e-4 and from 1e16', () => {
+    const cases: Array<[number, string]> = [
+      [100, '100.0'], [138.13, '138.13'], [0.1, '0.1'], [703.296025, '703.296025'], [1e-5, '1e-05'], [0.0001, '0.0001'],
+      [1.5e-7, '1.5e-07'], [1e16, '1e+16'], [123456789012345.6, '123456789012345.6'], [1e15, '1000000000000000.0'],
+      [-2.5, '-2.5'], [0, '0.0'], [-0, '-0.0'], [2 ** 53, '9007199254740992.0'], [1.2345e21, '1.2345e+21'], [NaN, 'nan'], [-Infinity, '-inf'],
+    ];
+    for (const [x, repr] of cases) expect(pythonFloatRepr(x), String(x)).toBe(repr);
+  });
+
+  it('perf_metric and total_time__sec are written as floats, the clocks as integers, a negative float unescaped', async () => {
+    const rows = perfRowsFor(test, [ttft(8, 100), ttft(16, -1.5)], { ...timing, durationSec: 12 }, { smClk: 0, memClk: 0 });
+    const lines = (await readFile(await appendPerfRows(out, rows), 'utf8')).split('\n');
+    const cells = (line: string) => Object.fromEntries(line.split(',').map((c, i) => [PERF_CSV_COLUMNS[i], c]));
+    expect(cells(lines[1])).toMatchObject({ sm_clk: '0', mem_clk: '0', gpu_idx: '', perf_metric: '100.0', total_time__sec: '12.0' });
+    expect(cells(lines[2]).perf_metric).toBe('-1.5');
+  });
+
+  it('serving rows: test_benchmark[<id>] (test_stress[<id>] for stress), upstream\'s metrics only, none for accuracy', () => {
+    const config = baseConfig();
+    expect(servingCsvInfo(disaggPerfMetrics, config, 'perf', 'disagg_perf_x')).toEqual({
+      model: 'deepseek-r1-fp4', precision: 'fp4', rowName: 'test_benchmark[disagg_perf_x]', metricNames: ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL'],
+    });
+    expect(servingCsvInfo(disaggPerfMetrics, config, 'stress', 'disagg_stress_x').rowName).toBe('test_stress[disagg_stress_x]');
+    expect(servingCsvInfo(disaggPerfMetrics, config, 'accuracy', 'disagg_accuracy_x').metricNames).toEqual([]);
+    const override = baseConfig({ benchmark: { metrics: { log_file: '6_bench.log', extractor_pattern: 'x(\\d+)', metric_names: ['MY_A', 'MY_B'] } } });
+    expect(servingCsvInfo(disaggPerfMetrics, override, 'perf', 'disagg_perf_x').metricNames).toEqual(['MY_A', 'MY_B']);
+    // Upstream's order of wideep's metric_names: per latency, mean, median, p99.
+    expect(wideepPerfMetrics.slice(0, 4)).toEqual(['SERVER_MEAN_TTFT', 'SERVER_MEDIAN_TTFT', 'SERVER_P99_TTFT', 'SERVER_MEAN_TPOT']);
+  });
+
+  it('csvMetrics: the named metrics in their order per concurrency, the others only as extra rows', () => {
+    const m = (name: string, concurrency: number): Metric => ({ name, value: 1, unit: 'ms', labels: { concurrency } });
+    const metrics = [m('SERVER_SUCCESSFUL_REQUESTS', 8), m('SERVER_MEDIAN_E2EL', 8), m('SERVER_MEDIAN_TTFT', 8), m('SERVER_MEDIAN_E2EL', 16), m('SERVER_MEDIAN_TTFT', 16), m('SERVER_MEDIAN_TTFT', 8), m('SERVER_MEDIAN_E2EL', 8)];
+    const names = (list: Metric[]) => list.map((x) => `${x.name}@${x.labels.concurrency}`);
+    expect(names(csvMetrics(metrics, disaggPerfMetrics))).toEqual([
+      'SERVER_MEDIAN_TTFT@8', 'SERVER_MEDIAN_E2EL@8', 'SERVER_MEDIAN_TTFT@16', 'SERVER_MEDIAN_E2EL@16', 'SERVER_MEDIAN_TTFT@8', 'SERVER_MEDIAN_E2EL@8',
+    ]);
+    expect(names(csvMetrics(metrics, disaggPerfMetrics, true)).slice(6)).toEqual(['SERVER_SUCCESSFUL_REQUESTS@8']);
+    expect(csvMetrics(metrics, [])).toEqual([]);
+    expect(csvMetrics(metrics, undefined)).toBe(metrics);
   });
 });
 

@@ -1,16 +1,19 @@
 // As upstream, a config whose supported_gpus does not hold the run's GPU type is skipped with the
 // GPU reason whether it is valid or not; its errors stay for `disagg-bench validate` and fail it
 // on a GPU it supports. Upstream's GPU types with their cluster defaults.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planRun } from '../../framework/select/plan.ts';
 import { readSettings } from '../../framework/settings.ts';
-import { knownGpuTypes } from '../../framework/select/gpu.ts';
+import { gpuForType, gpuNotice, gpuResources } from '../../framework/select/gpu.ts';
+import { disaggType } from '../../framework/types/disagg.ts';
+import { nixlType } from '../../framework/types/nixl.ts';
 import { baseConfig } from '../fixtures/serving/base-config.ts';
 
+const repo = path.resolve(import.meta.dirname, '../..');
 const root = mkdtempSync(path.join(tmpdir(), 'gpu-skip-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -46,15 +49,40 @@ describe('a config for another GPU type', () => {
   });
 });
 
+describe('no GPU found (no GPU_TYPE, no typed SLURM gres, no NVML)', () => {
+  it('disagg configs run as GB200, upstream\'s default GPU_TYPE, saying so in one line; a nixl config that needs a GPU is still skipped', () => {
+    const dir = path.join(root, 'test_configs', 'nixl', 'perf');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(path.join(repo, 'test_configs/nixl/perf/kvpipe_cuda.yaml'), path.join(dir, 'kvpipe_cuda.yaml'));
+    const on = plan(undefined);
+    expect(on('no_supported_gpus')).toMatchObject({ skipReason: undefined, issues: [] });
+    expect(on('invalid_gb200_h200').skipReason).toBeUndefined();
+    const settings = readSettings({ WORK_DIR: root, OUTPUT_PATH: path.join(root, 'out') });
+    const none = { gpuType: undefined, source: 'none' as const, detail: 'NVML: libnvidia-ml.so.1 not found' };
+    const nixl = planRun({ settings, gpu: none, env: {}, testType: 'nixl' }).tests.find((t) => t.id === 'nixl_perf_kvpipe_cuda')!;
+    expect(nixl.skipReason).toMatch(/needs a GPU \(H100, H200, B200, GB200\) but none was detected/);
+    expect(gpuNotice(none, 'disagg', disaggType.assumedGpuType)).toBe(
+      "No GPU found and GPU_TYPE unset (NVML: libnvidia-ml.so.1 not found): disagg configs run as GB200, upstream's default GPU_TYPE; set GPU_TYPE to choose.",
+    );
+    expect(gpuNotice(none, 'nixl', nixlType.assumedGpuType)).toMatch(/only configs that need no GPU run\.$/);
+    // The job and the CSV see GB200 too: its --gres and --segment, its locked clocks.
+    expect(gpuForType(none, disaggType.assumedGpuType)).toMatchObject({ gpuType: 'GB200', source: 'assumed' });
+  });
+});
 describe('GPU types upstream knows', () => {
-  it('gres, --segment and locked clocks as upstream\'s GPU_RESOURCE_CONFIG (none where it has none)', () => {
-    const view = (t: string) => [knownGpuTypes[t].sbatchArgs, knownGpuTypes[t].segment, knownGpuTypes[t].smClockMHz ?? null, knownGpuTypes[t].memClockMHz ?? null];
-    expect(view('GB200')).toEqual([['--gres=gpu:4'], true, 2062, 3996]);
-    expect(view('GB300')).toEqual([[], true, null, null]);
-    expect(view('B200')).toEqual([['--gres=gpu:4'], false, null, null]);
-    expect(view('B300')).toEqual([['--gres=gpu:4'], false, null, null]);
-    expect(view('H100')).toEqual([[], false, null, null]);
-    // H200: upstream's perf-sanity harness knows it; GPU_RESOURCE_CONFIG has no entry (its .get() defaults).
-    expect(view('H200')).toEqual([[], false, null, null]);
+  it('extra args, --segment and locked clocks as upstream\'s GPU_RESOURCE_CONFIG, read as its .get(gpu_type, {}) reads it', () => {
+    const view = (t: string) => {
+      const r = gpuResources(t);
+      return [r.slurmExtraArgs, r.setSegment, r.smClockMHz ?? null, r.memClockMHz ?? null];
+    };
+    expect(view('GB200')).toEqual(['--gres=gpu:4', true, 2062, 3996]);
+    expect(view('GB200_LYRIS')).toEqual(['', true, null, null]);
+    expect(view('GB300')).toEqual(['', true, null, null]);
+    expect(view('B200')).toEqual(['--gres=gpu:4', false, null, null]);
+    expect(view('B300')).toEqual(['--gres=gpu:4', false, null, null]);
+    expect(view('H100')).toEqual(['', false, null, null]);
+    // No entry upstream (H200 is a type of its perf-sanity harness): nothing, as .get() gives.
+    expect(view('H200')).toEqual(['', false, null, null]);
+    expect(view('A100')).toEqual(['', false, null, null]);
   });
 });

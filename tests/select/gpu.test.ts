@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectGpuType, gpuSkipReason, gpuTypeFromName } from '../../framework/select/gpu.ts';
+import { detectGpuType, gpuSkipReason, gpuTypeFromName, resourceTypeOf } from '../../framework/select/gpu.ts';
 
 describe('GPU type', () => {
   it('maps NVML names and GPU_TYPE variants', () => {
@@ -16,6 +16,10 @@ describe('GPU type', () => {
   it('prefers GPU_TYPE, then NVML, and says why there is none', async () => {
     const probe = async () => ['NVIDIA H200', 'NVIDIA H200'];
     expect(await detectGpuType({ GPU_TYPE: 'GB200_NVL72' }, probe)).toEqual({ gpuType: 'GB200', source: 'GPU_TYPE' });
+    // Upstream has an entry of this name (no --gres): kept for its resources, a GB200 for filtering.
+    const lyris = await detectGpuType({ GPU_TYPE: 'GB200_LYRIS' }, probe);
+    expect(lyris).toEqual({ gpuType: 'GB200', resourceType: 'GB200_LYRIS', source: 'GPU_TYPE' });
+    expect(resourceTypeOf(lyris)).toBe('GB200_LYRIS');
     expect(await detectGpuType({}, probe)).toEqual({ gpuType: 'H200', source: 'nvml' });
     const none = await detectGpuType({}, async () => {
       throw new Error('libnvidia-ml.so.1: cannot open shared object file');

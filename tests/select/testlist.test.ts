@@ -20,6 +20,30 @@ describe('test lists', () => {
     expect(selection.unknown).toEqual([{ id: 'disagg_perf_zzz', line: 5 }]);
   });
 
+  it('pytest node ids exact: the function of the test\'s category (upstream compares node ids as strings); anything else is an unknown id, saying why', () => {
+    writeFileSync(path.join(dir, 'nodes.txt'), [
+      'test_disagg.py::TestDisaggBenchmark::test_accuracy[disagg_accuracy_a]',
+      'test_disagg.py::TestDisaggBenchmark::test_stress[disagg_stress_s]',
+      'test_disagg.py::TestDisaggBenchmark::test_benchmark[disagg_accuracy_b]',
+      'conftest.py::TestDisaggBenchmark::test_benchmark[disagg_perf_p]',
+      'folder/disagg_perf_p',
+      'disagg_perf_p',
+    ].join('\n'));
+    const list = readTestList('nodes.txt', dir);
+    const items = [
+      { id: 'disagg_accuracy_a', category: 'accuracy' }, { id: 'disagg_accuracy_b', category: 'accuracy' },
+      { id: 'disagg_stress_s', category: 'stress' }, { id: 'disagg_perf_p', category: 'perf' },
+    ];
+    const selection = selectByTestList(items, list);
+    expect(selection.selected.map((i) => i.id)).toEqual(['disagg_accuracy_a', 'disagg_stress_s', 'disagg_perf_p']);
+    expect(selection.unknown).toEqual([
+      { id: 'disagg_accuracy_b', line: 3, why: 'category accuracy: its node id is test_disagg.py::TestDisaggBenchmark::test_accuracy[disagg_accuracy_b], not test_benchmark[...]' },
+      { id: 'conftest.py::TestDisaggBenchmark::test_benchmark[disagg_perf_p]', line: 4, why: expect.stringMatching(/^not a node id of upstream's test_disagg\.py/) },
+      { id: 'folder/disagg_perf_p', line: 5 },
+    ]);
+    expect(describeUnknownIds(list, selection.unknown)).toContain('nodes.txt:3 disagg_accuracy_b (category accuracy: its node id is');
+  });
+
   it('refuses a missing or empty list', () => {
     expect(() => readTestList('missing.txt', dir)).toThrow(/^DISAGG_TEST_LIST="missing\.txt" \(.*missing\.txt\) cannot be read \(no such file\); expected a file with one test id per line/);
     writeFileSync(path.join(dir, 'empty.txt'), '# nothing\n\n');

@@ -138,6 +138,26 @@ describe('artefacts', () => {
     expect(JSON.parse(read('env_vars.json')).job).toEqual({ TRTLLM_DISAGG_BENCHMARK_GEN_ONLY: '1' });
   });
 
+  test('gen_only: TLLM_BENCHMARK_REQ_QUEUES_SIZE on the generation workers only (upstream submit.py build_worker_environment), the first listed concurrency, after the config\'s own', async () => {
+    const config = baseConfig({
+      benchmark: { mode: 'gen_only', concurrency_list: '16 32' },
+      hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 2 },
+      environment: { gen_worker_env_var: 'TLLM_BENCHMARK_REQ_QUEUES_SIZE=999 G=1' },
+      worker_config: { ctx: { tensor_parallel_size: 4 }, gen: { tensor_parallel_size: 4 } },
+    });
+    const { script, read } = await build(config);
+    const env = JSON.parse(read('env_vars.json'));
+    expect(env.GEN_0.TLLM_BENCHMARK_REQ_QUEUES_SIZE).toBe('16');
+    expect(env.GEN_1.TLLM_BENCHMARK_REQ_QUEUES_SIZE).toBe('16');
+    for (const step of ['CTX_0', 'ROUTER', 'job', 'client c=32']) expect(env[step], step).not.toHaveProperty('TLLM_BENCHMARK_REQ_QUEUES_SIZE');
+    expect(env.job).toEqual({ TRTLLM_DISABLE_KV_CACHE_TRANSFER_OVERLAP: '1' });
+    expect(script).not.toMatch(/^export TLLM_BENCHMARK_REQ_QUEUES_SIZE/m);
+    const gen0 = script.split('\n').find((l) => l.startsWith("start_server GEN_0 "))!;
+    expect(gen0).toMatch(/'TLLM_BENCHMARK_REQ_QUEUES_SIZE=999' 'G=1' .*'TLLM_BENCHMARK_REQ_QUEUES_SIZE=16'/);
+    const ctx0 = script.split('\n').find((l) => l.startsWith("start_server CTX_0 "))!;
+    expect(ctx0).not.toContain('TLLM_BENCHMARK_REQ_QUEUES_SIZE');
+  });
+
   test('the job script: steps, logs, markers, ports and per-server environment', async () => {
     const config = baseConfig({
       environment: { worker_env_var: 'A=1 B="two words"', gen_worker_env_var: 'G=1', server_env_var: 'S=1', container_image: 'nvcr.io/x:1', container_mount: '/a:/a' },
@@ -159,6 +179,11 @@ describe('artefacts', () => {
     expect(step('ROUTER')).toContain(`4_output_server.log' srun --overlap --nodelist "\${ROUTER_NODE}" --nodes 1 --ntasks 1`);
     // Listed concurrencies are per generation server: the client runs (and the markers say) c * 2.
     expect(lines.filter((l) => l.startsWith('echo '))).toEqual([
+      // e2e: upstream's UCX warm-up first (2 x ctx world 4 x gen world 4), then run_benchmark.sh's lines.
+      expect.stringMatching(/^echo 'warming up ucx connections with small requests\.\.\. 32' >>'.*\/6_bench.log'$/),
+      expect.stringMatching(/^echo 'UCX warmup done' >>/),
+      expect.stringMatching(/^echo "Hostname: \$\{ROUTER_HOST\}, Port: 8333" >>/),
+      expect.stringMatching(/^echo 'Starting benchmark\.\.\.' >>/),
       expect.stringMatching(/^echo 'Benchmarking with concurrency 2 \.\.\. 6 prompts' >>'.*\/6_bench.log'$/),
       expect.stringMatching(/^echo 'Benchmark with concurrency 2 done' >>/),
       expect.stringMatching(/^echo 'Benchmarking with concurrency 4 \.\.\. 12 prompts' >>/),

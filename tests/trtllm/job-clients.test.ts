@@ -1,7 +1,7 @@
 // The benchmark client the job runs, as upstream picks it: use_nv_sa_benchmark runs the built-in SA
 // mode with run_benchmark_nv_sa.sh's arguments; commands.client: aiperf runs run_benchmark_aiperf.sh's
 // `aiperf profile` on the listed concurrencies; and what the job does with upstream's
-// `<container_mount>` and with GPU_TYPE=GB300.
+// `<container_mount>` and with the GPU type's sbatch arguments.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,12 +90,26 @@ describe('upstream\'s <container_mount> and GPU types', () => {
     expect(script).toContain(`--container-mounts=/work:/work,${root}:${root},/models:/models,${output}:${output},/datasets:/datasets,tmpfs:/dev/shm:size=640G`);
   });
 
-  test('GPU_TYPE=GB300: --segment and no --gres, as upstream\'s GPU_RESOURCE_CONFIG; a config\'s extra_args still win', async () => {
+  test('the GPU type\'s extra_args and --segment replace the config\'s, as upstream\'s config_loader does (GB300: no --gres, --segment), with a note; use_gpu_type_args: false keeps the config\'s', async () => {
     const none = await build(baseConfig(), 'GB300');
     expect(none.built.resources.extraArgs).toEqual([`--segment=${none.built.resources.nodes}`]);
+    expect(none.built.notes).toBeUndefined();
     const gb200 = await build(baseConfig(), 'GB200');
     expect(gb200.built.resources.extraArgs).toEqual(['--gres=gpu:4', `--segment=${gb200.built.resources.nodes}`]);
-    const own = await build(baseConfig({ slurm: { extra_args: '--gres=gpu:4' } }), 'GB300');
-    expect(own.built.resources.extraArgs).toEqual(['--gres=gpu:4', `--segment=${own.built.resources.nodes}`]);
+    const own = await build(baseConfig({ slurm: { extra_args: '--gres=gpu:4', set_segment: false } }), 'GB300');
+    expect(own.built.resources.extraArgs).toEqual([`--segment=${own.built.resources.nodes}`]);
+    expect(own.built.resources.gpusPerNode).toBe(4);
+    expect(own.built.notes).toEqual([
+      "slurm.extra_args '--gres=gpu:4' replaced by GB300's none, as upstream's config_loader does (slurm.use_gpu_type_args: false keeps the config's)",
+      "slurm.set_segment false replaced by GB300's true, as upstream's config_loader does (slurm.use_gpu_type_args: false keeps the config's)",
+    ]);
+    // GB200_LYRIS has its own entry upstream: no --gres, --segment; a type without one (H200): nothing.
+    expect((await build(baseConfig({ slurm: { extra_args: '--gres=gpu:4' } }), 'GB200_LYRIS')).built.resources.extraArgs).toEqual([expect.stringMatching(/^--segment=/)]);
+    const h200 = await build(baseConfig({ slurm: { extra_args: '--gres=gpu:8 --reservation=r', set_segment: true } }), 'H200');
+    expect(h200.built.resources.extraArgs).toEqual([]);
+    expect(h200.built.notes).toHaveLength(2);
+    const kept = await build(baseConfig({ slurm: { extra_args: '--gres=gpu:4 --reservation=r', set_segment: 2, use_gpu_type_args: false } }), 'GB300');
+    expect(kept.built.resources.extraArgs).toEqual(['--gres=gpu:4', '--reservation=r', '--segment=2']);
+    expect(kept.built.notes).toBeUndefined();
   });
 });

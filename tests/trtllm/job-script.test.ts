@@ -88,13 +88,20 @@ describe('job.sh with stand-in servers', () => {
     expect(result.exitCode, result.all).toBe(0);
 
     const bench = job.read('6_bench.log');
-    const markers = bench.split('\n').filter((l) => /^Benchmark(ing)? with concurrency/.test(l));
+    // Upstream's UCX warm-up first (e2e: 2 x ctx world 4 x gen world 4 requests), its block included.
+    const markers = bench.split('\n').filter((l) => /^(Benchmark(ing)? with concurrency|warming up ucx|UCX warmup done|=+ Serving Benchmark Result)/.test(l));
     expect(markers).toEqual([
+      'warming up ucx connections with small requests... 32',
+      '============ Serving Benchmark Result ============',
+      'UCX warmup done',
       'Benchmarking with concurrency 1 ... 2 prompts',
+      '============ Serving Benchmark Result ============',
       'Benchmark with concurrency 1 done',
       'Benchmarking with concurrency 2 ... 4 prompts',
+      '============ Serving Benchmark Result ============',
       'Benchmark with concurrency 2 done',
     ]);
+    expect(bench).toMatch(/^serve-bench: 32 prompts to .*, input 100 .*output 10 tokens/m);
     expect(existsSync(path.join(job.logDir, 'job_done.txt'))).toBe(true);
     // The model path reached the servers as one argument, and nothing in it ran.
     expect(job.read('3_output_GEN_0.log')).toContain(`model=${hostileModel} listening`);
@@ -187,7 +194,9 @@ describe('job.sh with stand-in servers', () => {
     const result = await runJob(job.script);
     expect(result.exitCode).toBe(7);
     expect(result.all).toContain('client c=1 failed with exit status 7');
-    expect(job.read('6_bench.log')).toBe('Benchmarking with concurrency 1 ... 2 prompts\nclient: connection refused\n');
+    const bench = job.read('6_bench.log');
+    expect(bench.startsWith('warming up ucx connections with small requests... 32\n')).toBe(true);
+    expect(bench.endsWith('UCX warmup done\nHostname: 127.0.0.1, Port: ' + (job.config.launch as Json).router_port + '\nStarting benchmark...\nBenchmarking with concurrency 1 ... 2 prompts\nclient: connection refused\n')).toBe(true);
     expect(existsSync(path.join(job.logDir, 'job_done.txt'))).toBe(false);
     for (const pid of recordedPids(job.logDir, ['GEN_0', 'CTX_0'])) expect(alive(pid)).toBe(false);
   });

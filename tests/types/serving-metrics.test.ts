@@ -33,12 +33,13 @@ describe('metric specs', () => {
     }
   });
 
-  test('wideep perf: mean, median and p99 of TTFT, TPOT, ITL and E2EL', () => {
+  test('wideep perf: mean, median and p99 of TTFT, TPOT, ITL and E2EL, in upstream\'s metric_names order', () => {
     const [spec] = wideepType.metrics(baseConfig(), 'perf');
     expect(spec.names!.slice(0, 12)).toEqual([
-      'SERVER_MEAN_TTFT', 'SERVER_MEAN_TPOT', 'SERVER_MEAN_ITL', 'SERVER_MEAN_E2EL',
-      'SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_TPOT', 'SERVER_MEDIAN_ITL', 'SERVER_MEDIAN_E2EL',
-      'SERVER_P99_TTFT', 'SERVER_P99_TPOT', 'SERVER_P99_ITL', 'SERVER_P99_E2EL',
+      'SERVER_MEAN_TTFT', 'SERVER_MEDIAN_TTFT', 'SERVER_P99_TTFT',
+      'SERVER_MEAN_TPOT', 'SERVER_MEDIAN_TPOT', 'SERVER_P99_TPOT',
+      'SERVER_MEAN_ITL', 'SERVER_MEDIAN_ITL', 'SERVER_P99_ITL',
+      'SERVER_MEAN_E2EL', 'SERVER_MEDIAN_E2EL', 'SERVER_P99_E2EL',
     ]);
   });
 

@@ -7,6 +7,13 @@
 // tests/fixtures/logs/serving/versions/): failed requests come from `Failed requests:`, else from
 // `Total failed requests: N` (the !FAILED REQUESTS! banner inside the block, or the line upstream's
 // SA script prints after it), else Total - Successful requests, else 0 (nothing printed = none failed).
+// Upstream's warm-ups (runners/trtllm/warmup.ts) print full result blocks too: the UCX warm-up's
+// between `warming up ucx connections with small requests... N` and `UCX warmup done`, the
+// exact-shape warm-up's between `Warming up exact request shape with concurrency c ... n prompts`
+// and `Exact-shape warmup with concurrency c done`. Their numbers are never recorded; a failed
+// request in an exact-shape warm-up is a problem (upstream's run_benchmark.sh stops the job there).
+// (Upstream's own parser, a regex from the first `Median TTFT` to the first `Benchmark with
+// concurrency N done`, takes the warm-up's numbers where the warm-up printed the same lines.)
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
 import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from './serving-format.ts';
 
@@ -17,6 +24,10 @@ const CLOSING = /^={10,}\s*$/;
 const FAILED_BANNER = /^=+!(FAILED REQUESTS|CHECK LOG FOR ERRORS)!=+\s*$/;
 const TOTAL_FAILED = /^Total failed requests:\s*(\d+)\s*$/;
 const MAX_CONCURRENCY = /^Maximum request concurrency:\s*(\d+)\s*$/;
+const UCX_WARMUP = /^warming up ucx connections with small requests\.\.\. (\d+)/;
+const UCX_WARMUP_DONE = /^UCX warmup done/;
+const EXACT_WARMUP = /^Warming up exact request shape with concurrency (\d+) \.\.\. (\d+) prompts/;
+const EXACT_WARMUP_DONE = /^Exact-shape warmup with concurrency (\d+) done/;
 const SECTION = /^-{3,}.*-{3,}\s*$/;
 // A `label: value` line of the block; the value as Python prints numbers (validated below).
 const FIELD = /^(\S.*?:)\s+([-+]?[0-9.]+(?:[eE][-+]?\d+)?|-?nan|-?inf)\s*$/;
@@ -45,6 +56,14 @@ interface Run {
   line: number;
   blocks: Block[];
   done: boolean;
+}
+
+/** A warm-up section: its blocks are read (for failed requests) and never recorded. */
+interface Warmup {
+  kind: 'ucx' | 'exact';
+  concurrency?: number;
+  line: number;
+  blocks: Block[];
 }
 
 /** One complete result block and the concurrency it belongs to. */
@@ -122,6 +141,7 @@ export function parseServingLog(text: string): ServingParse {
   const cutLine = text.length > 0 && !text.endsWith('\n') ? lines.length - 1 : -1;
 
   let run: Run | undefined;
+  let warmup: Warmup | undefined;
   let block: Block | undefined;
   let pendingFailed: number | undefined;
   let maxConcurrency: number | undefined;
@@ -150,8 +170,26 @@ export function parseServingLog(text: string): ServingParse {
     results.push({ concurrency: r.concurrency, line: last.line, metrics });
   };
 
+  const doneLine = (w: Warmup) => (w.kind === 'ucx' ? 'UCX warmup done' : `Exact-shape warmup with concurrency ${w.concurrency} done`);
+  /** Ends a warm-up section; `cut` when its done line never came (the warm-up client failed or was killed). */
+  const finishWarmup = (w: Warmup, cut: boolean) => {
+    warmup = undefined;
+    pendingFailed = undefined;
+    if (cut) problems.push(`line ${w.line}: the warm-up started here has no '${doneLine(w)}' line (the warm-up client failed or was killed)`);
+    const last = w.blocks.filter((b) => b.complete).pop();
+    if (w.kind !== 'exact' || !last) return;
+    const failed = blockMetrics(last, w.concurrency!, []).find((m) => m.name === 'SERVER_FAILED_REQUESTS')?.value ?? 0;
+    if (failed > 0) {
+      problems.push(`line ${last.line}: exact-shape warm-up at concurrency ${w.concurrency}: ${failed} failed request${failed === 1 ? '' : 's'} (upstream's run_benchmark.sh stops the job there)`);
+    }
+  };
+
   const finishBlock = (b: Block) => {
     block = undefined;
+    if (warmup) {
+      warmup.blocks.push(b);
+      return;
+    }
     if (run) {
       run.blocks.push(b);
       return;
@@ -193,15 +231,31 @@ export function parseServingLog(text: string): ServingParse {
         block.fields.push({ label: field[1], raw: field[2], line: lineNo });
         continue;
       }
-      if (BANNER.test(line) || START_MARKER.test(line) || DONE_MARKER.test(line)) {
+      const marker = [BANNER, START_MARKER, DONE_MARKER, UCX_WARMUP, UCX_WARMUP_DONE, EXACT_WARMUP, EXACT_WARMUP_DONE].some((m) => m.test(line));
+      if (marker) {
         finishBlock(block); // cut short: the next marker arrived before the closing line
       } else {
         continue; // a stray line (warning, another process) inside the block
       }
     }
 
+    const ucx = UCX_WARMUP.exec(line);
+    const exact = EXACT_WARMUP.exec(line);
+    if (ucx || exact) {
+      if (run) finishRun(run);
+      run = undefined;
+      if (warmup) finishWarmup(warmup, true);
+      warmup = { kind: ucx ? 'ucx' : 'exact', concurrency: exact ? Number(exact[1]) : undefined, line: lineNo, blocks: [] };
+      maxConcurrency = undefined;
+      continue;
+    }
+    if (warmup && (UCX_WARMUP_DONE.test(line) || EXACT_WARMUP_DONE.test(line))) {
+      finishWarmup(warmup, false);
+      continue;
+    }
     const start = START_MARKER.exec(line);
     if (start) {
+      if (warmup) finishWarmup(warmup, true);
       if (run) finishRun(run);
       run = { concurrency: Number(start[1]), prompts: start[2] ? Number(start[2]) : undefined, line: lineNo, blocks: [], done: false };
       pendingFailed = undefined;
@@ -239,6 +293,7 @@ export function parseServingLog(text: string): ServingParse {
     if (max) maxConcurrency = Number(max[1]);
   }
   if (block) finishBlock(block);
+  if (warmup) finishWarmup(warmup, true);
   if (run) finishRun(run);
 
   const seen = new Map<number, number>();

@@ -32,12 +32,30 @@ function aiperfClient(config: ServingConfig): RuleViolation[] {
     'is required with commands.client: aiperf: aiperf reads its requests from it (--input-file, a mooncake trace), as upstream\'s run_benchmark_aiperf.sh does')];
 }
 
+/** exact_warmup_rounds: only run_benchmark.sh has the exact-shape warm-up. */
+function exactWarmup(config: ServingConfig, client: string, script: string): RuleViolation[] {
+  if (!config.benchmark.exact_warmup_rounds) return [];
+  return [violation(['benchmark', 'exact_warmup_rounds'],
+    `is not supported with the ${client} client: upstream's ${script} has no exact-shape warm-up (only run_benchmark.sh, benchmark_serving's, has one); set it to 0 or leave it out`)];
+}
+
+/** commands.warmup runs only as the UCX warm-up, which only e2e mode sends. */
+function warmupCommand(config: ServingConfig): RuleViolation[] {
+  if (config.commands?.warmup === undefined || config.benchmark.mode === 'e2e') return [];
+  return [violation(['commands', 'warmup'],
+    `would never run: the UCX warm-up is sent in mode e2e only (upstream's submit.py passes 0 warm-up requests in mode ${config.benchmark.mode}); remove it`)];
+}
+
 export function clientRequirements(config: ServingConfig): RuleViolation[] {
+  return [...clientOwnRequirements(config), ...warmupCommand(config)];
+}
+
+function clientOwnRequirements(config: ServingConfig): RuleViolation[] {
   switch (benchmarkClient(config)) {
     case 'nv-sa':
-      return saClient(config);
+      return [...saClient(config), ...exactWarmup(config, 'SA', 'run_benchmark_nv_sa.sh')];
     case 'aiperf':
-      return aiperfClient(config);
+      return [...aiperfClient(config), ...exactWarmup(config, 'aiperf', 'run_benchmark_aiperf.sh')];
     default:
       return [];
   }

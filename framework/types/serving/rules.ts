@@ -8,7 +8,7 @@ import { parseReferences } from '../../metrics/references.ts';
 import { isPlaceholder } from '../../config/resolve.ts';
 import { DEFAULT_BASE_PORT, DEFAULT_ROUTER_PORT, packingProblem } from '../../../runners/trtllm/allocation.ts';
 import { templatePlaceholders } from '../../../runners/trtllm/command-template.ts';
-import { clientPresets, commandKinds, commandPlaceholders } from '../../../runners/trtllm/engine-defaults.ts';
+import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from '../../../runners/trtllm/engine-defaults.ts';
 import {
   accuracyTasks, launchesContextServers, TASK_NAME, mtpLayers, parseConcurrencyList, servingConfig, worldSize,
   type ServingConfig, type WorkerConfig,
@@ -167,6 +167,7 @@ const commandTemplates: Rule = (config) =>
     const template = config.commands?.[kind];
     if (template === undefined) return [];
     if (kind === 'client' && typeof template === 'string' && Object.hasOwn(clientPresets, template.trim())) return [];
+    if (kind === 'warmup' && typeof template === 'string' && Object.hasOwn(warmupPresets, template.trim())) return [];
     let used: string[];
     try {
       used = templatePlaceholders(template);

@@ -152,6 +152,8 @@ export function servingSchema(title: string): JsonSchema {
           numa_bind: bool,
           // true: one segment of all the job's nodes; a number: that segment size.
           set_segment: { type: ['boolean', 'integer'], minimum: 1 },
+          // false: extra_args and set_segment are this config's, not the GPU type's (upstream's loader replaces them).
+          use_gpu_type_args: bool,
         },
         ['partition', 'account', 'job_time'],
       ),
@@ -177,6 +179,8 @@ export function servingSchema(title: string): JsonSchema {
           env_var: envVars,
           enable_benchmark: bool,
           failed_requests_tolerance: int(0),
+          // Newer run_benchmark.sh's exact-shape warm-up: concurrency * this many prompts first.
+          exact_warmup_rounds: int(0),
           metrics: metricsOverride,
           // Checked by rules.ts through framework/metrics/references.ts.
           references: { type: 'object' },
@@ -238,7 +242,7 @@ export function servingSchema(title: string): JsonSchema {
           "is the older layout's EPLB setting: upstream's current framework reads " +
           'worker_config.gen.moe_config.load_balancer.num_slots instead; move the value there',
       }),
-      commands: section({ worker: commandTemplate, router: commandTemplate, client: commandTemplate, accuracy: commandTemplate }),
+      commands: section({ worker: commandTemplate, router: commandTemplate, client: commandTemplate, warmup: commandTemplate, accuracy: commandTemplate }),
       launch: section({
         launcher: { enum: ['srun', 'direct'] },
         mpi: { type: ['string', 'null'], pattern: '^[A-Za-z0-9_]*$' },

@@ -1,17 +1,21 @@
 // What the disagg and wideep test types share: one schema, one set of rules and overrides, one
 // job builder; they differ in name and default metrics.
-import type { JobBuildContext, TestType } from '../test-type.ts';
+import type { CsvInfo, JobBuildContext, TestType } from '../test-type.ts';
 import { formatKeyPath } from '../../config/issue.ts';
-import { gpuTypeFromName, knownGpuTypes } from '../../select/gpu.ts';
+import { pytestFunctionOf } from '../../config/ids.ts';
+import { gpuResources } from '../../select/gpu.ts';
 import { buildServingJob, UnresolvedPlaceholderError } from '../../../runners/trtllm/job-builder.ts';
-import { servingConfig } from '../../../runners/trtllm/serving-config.ts';
+import { metricsOverride, servingConfig } from '../../../runners/trtllm/serving-config.ts';
 import { servingSchema } from './schema.ts';
 import { servingRules } from './rules.ts';
 import { servingEnvOverrides } from './overrides.ts';
-import { servingMetricSpecs, servingVerdict } from './metrics.ts';
+import { expectedPerfMetrics, servingMetricSpecs, servingVerdict } from './metrics.ts';
 
 /** What upstream's config_loader assumes when metadata.supported_gpus is missing. */
 export const UPSTREAM_DEFAULT_GPUS = ['GB200', 'GB300', 'H100', 'B200', 'B300'];
+
+/** Upstream's GPU_TYPE when unset (utils/common.py EnvManager.get_gpu_type). */
+export const UPSTREAM_DEFAULT_GPU_TYPE = 'GB200';
 
 export interface ServingTypeOptions {
   name: string;
@@ -31,13 +35,34 @@ function placeholderMessage(error: UnresolvedPlaceholderError): string {
 }
 
 async function buildJob(ctx: JobBuildContext) {
-  const gpu = ctx.gpuType ? knownGpuTypes[gpuTypeFromName(ctx.gpuType)] : undefined;
   try {
-    return await buildServingJob(ctx, { gpuDefaults: gpu && { sbatchArgs: gpu.sbatchArgs, segment: gpu.segment } });
+    return await buildServingJob(ctx, { gpu: ctx.gpuType === undefined ? undefined : { name: ctx.gpuType, ...gpuResources(ctx.gpuType) } });
   } catch (error) {
     if (error instanceof UnresolvedPlaceholderError) throw new Error(placeholderMessage(error), { cause: error });
     throw error;
   }
+}
+
+/**
+ * The CSV rows as upstream's result saver writes them (reporting/report.py
+ * `_convert_to_perf_result_format`): named `<pytest node name>_con:<N>`, the node name being
+ * `test_benchmark[<id>]` (perf; also perf-sanity and any other category here) or
+ * `test_stress[<id>]` (test_disagg.py's request.node.name); one row per metric of the config's
+ * metric_names (the type's defaults, or metrics override), none for accuracy tests (upstream's
+ * test_accuracy writes no CSV). Request counts, the other block lines and accuracy rows only with
+ * DISAGG_CSV_EXTRA_ROWS=1.
+ */
+export function servingCsvInfo(perfMetrics: string[], raw: Record<string, unknown>, category: string, testId: string): CsvInfo {
+  const config = servingConfig(raw);
+  const { model_name, precision } = config.metadata;
+  if (category === 'accuracy') return { model: model_name, precision, metricNames: [] };
+  const override = metricsOverride(config);
+  return {
+    model: model_name,
+    precision,
+    rowName: `${pytestFunctionOf(category)}[${testId}]`,
+    metricNames: override ? override.metric_names : expectedPerfMetrics(perfMetrics, config),
+  };
 }
 
 export function servingTestType(options: ServingTypeOptions): TestType {
@@ -48,13 +73,11 @@ export function servingTestType(options: ServingTypeOptions): TestType {
     rules: servingRules,
     envOverrides: servingEnvOverrides,
     supportedGpus: (config) => servingConfig(config).metadata?.supported_gpus ?? UPSTREAM_DEFAULT_GPUS,
+    assumedGpuType: UPSTREAM_DEFAULT_GPU_TYPE,
     metrics: servingMetricSpecs(options.perfMetrics),
     buildJob,
     verdict: servingVerdict(options.perfMetrics),
     references: (config) => servingConfig(config).benchmark.references,
-    csvInfo: (config) => {
-      const { model_name, precision } = servingConfig(config).metadata;
-      return { model: model_name, precision };
-    },
+    csvInfo: (config, category, testId) => servingCsvInfo(options.perfMetrics, config, category, testId),
   };
 }

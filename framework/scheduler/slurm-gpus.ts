@@ -1,0 +1,71 @@
+// Which GPUs a SLURM partition's nodes have, from the gres SLURM knows them by (`sinfo`): for a run
+// started where there is no GPU to ask (a login node), the GPU type of the nodes its jobs will get.
+import { runSlurmCommand } from './slurm-command.ts';
+
+export interface PartitionGpus {
+  /** The partition asked about (the default one when none was named). */
+  partition: string;
+  /** Distinct gres GPU types of its nodes, as SLURM spells them (`h200`, `nvidia_h100_80gb_hbm3`). */
+  types: string[];
+  /** Nodes of the partition that declare GPUs without a type (`gpu:4`). */
+  untypedNodes: string[];
+  /** Nodes of the partition. */
+  nodes: number;
+}
+
+const SINFO_ARGS = ['--noheader', '--Node', '--format=%N|%P|%G'];
+
+/** GPU gres items of one `%G` cell: `gpu:h200:8(S:0-1),shard:8` -> [{ type: 'h200' }]. */
+export function gresGpuItems(cell: string): Array<{ type?: string }> {
+  if (cell.trim() === '(null)') return [];
+  return cell
+    .replace(/\([^)]*\)/g, '') // socket bindings: (S:0-1), (S:0,1)
+    .split(',')
+    .map((item) => item.trim().split(':'))
+    .filter((parts) => parts[0] === 'gpu')
+    .map((parts) => {
+      // gpu:<type>:<count>, gpu:<count>, gpu:<type>, gpu
+      const type = parts.length >= 3 ? parts[1] : parts.length === 2 && !/^\d+$/.test(parts[1]) ? parts[1] : undefined;
+      return type ? { type } : {};
+    });
+}
+
+/**
+ * The partition's nodes and their GPU types from `sinfo --Node` lines (`n1|debug*|gpu:h200:4`):
+ * `partition` names one, else the default (SLURM marks it with `*`). Undefined when no such
+ * partition is there.
+ */
+export function parsePartitionGpus(stdout: string, partition?: string): PartitionGpus | undefined {
+  const rows = stdout
+    .split('\n')
+    .map((line) => line.trim().split('|'))
+    .filter((cells) => cells.length === 3);
+  const mine = rows.filter(([, p]) => (partition ? p.replace(/\*$/, '') === partition : p.endsWith('*')));
+  if (mine.length === 0) return undefined;
+  const types = new Set<string>();
+  const untyped = new Set<string>();
+  const nodes = new Set<string>();
+  for (const [node, , gres] of mine) {
+    nodes.add(node);
+    for (const item of gresGpuItems(gres)) {
+      if (item.type) types.add(item.type);
+      else untyped.add(node);
+    }
+  }
+  return { partition: mine[0][1].replace(/\*$/, ''), types: [...types].sort(), untypedNodes: [...untyped].sort(), nodes: nodes.size };
+}
+
+/**
+ * Asks SLURM (one `sinfo`) which GPU types the partition's nodes have. Throws, saying why, when
+ * sinfo fails or knows no such partition.
+ */
+export async function partitionGpus(partition: string | undefined, env?: Record<string, string | undefined>): Promise<PartitionGpus> {
+  const outcome = await runSlurmCommand('sinfo', SINFO_ARGS, { env, timeoutMs: 30_000 });
+  if (!outcome.ok) {
+    const why = outcome.failure ?? (outcome.stderr.trim().split('\n').pop() || `exit code ${outcome.exitCode}`);
+    throw new Error(`${outcome.command} failed: ${why}`);
+  }
+  const found = parsePartitionGpus(outcome.stdout, partition);
+  if (!found) throw new Error(partition ? `sinfo lists no partition ${partition}` : 'sinfo lists no default partition');
+  return found;
+}
