@@ -22,6 +22,7 @@ import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
 import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
+import { beginTimed, verifying } from '../common/timed-regions.ts';
 import { adjustIterations, parseSweepArgs, type SweepOptions } from './sweep-options.ts';
 import {
   laneRequests,
@@ -178,7 +179,9 @@ async function runStep(
   const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o, depths.slots) : [];
   const streamsPerStep = o.numThreads * new Set(roles.pairs.map((p) => p.device ?? 0)).size;
   const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * streamsPerStep + a.stream });
-  for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+  verifying(me, 'sweep fill/poison', () => {
+    for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+  });
   await store.barrier('sweep-step-ready');
 
   const isInitiator = me < roles.initiators;
@@ -212,9 +215,11 @@ async function runStep(
     const timedSlots = lanes.flatMap((laneSlots) => laneSlots.slice(0, depths.timed));
     const warmPrep = timedSlots.map((slot) => slot.prepUs.length);
     await store.barrier('sweep-go', { ranks: participants });
+    const endTimed = beginTimed(me, 'sweep timed loop');
     const t0 = monoNs();
     await loop(depths.laneIterations, depths.timed, record);
     const seconds = (monoNs() - t0) / 1e9;
+    endTimed();
     lanes.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
     const prepUs = timedSlots.flatMap((slot, i) => [slot.prepUs[0], ...slot.prepUs.slice(warmPrep[i])]);
     if (isInitiator) {
@@ -234,10 +239,12 @@ async function runStep(
     const at = received[0].offset + (received[0].length >> 1);
     region.write(at, Uint8Array.of(region.read(at, 1)[0] ^ 0x01));
   }
-  for (const a of received) {
-    const m = checkPattern(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
-    if (m) failures.push(`rank ${me}: ${describeMismatch(a.region, stream(a), m)}`);
-  }
+  verifying(me, 'sweep check', () => {
+    for (const a of received) {
+      const m = checkPattern(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+      if (m) failures.push(`rank ${me}: ${describeMismatch(a.region, stream(a), m)}`);
+    }
+  });
   // Rank 0 prints its own timing columns; of the others it needs only their bandwidth.
   const shared = me === 0 || !stats ? stats : { ...stats, prepUs: [], postUs: [], txUs: [] };
   const all = await store.allGather<StepResult | null>('sweep-step-result', shared || failures.length ? { stats: shared, failures } : null);
