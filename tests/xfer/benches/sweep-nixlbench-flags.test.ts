@@ -55,6 +55,12 @@ describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
     for (let i = 0; i < 5; i++) await plain.iterate();
     expect([prepare.mock.calls.length, register.mock.calls.length, plain.prepUs.length]).toEqual([1, 0, 1]);
 
+    // a slot not built yet builds itself at its first post, as nixlbench's slots inside the timed loop (issue 22)
+    prepare.mockClear();
+    const lazy = new SweepLane(engine, requests, undefined, { recreateXfer: false, reregisterMem: false });
+    for (let i = 0; i < 5; i++) await lazy.iterate();
+    expect([prepare.mock.calls.length, lazy.prepUs.length]).toEqual([1, 1]);
+
     prepare.mockClear();
     const recreate = new SweepLane(engine, requests, undefined, { recreateXfer: true, reregisterMem: false });
     await recreate.prepare();

@@ -4,6 +4,8 @@ import { bufferBytes, laneRequests, stepAreas, stepDepths, sweepRoles, sweepStep
 import { sweepTableHeader, sweepTableRow } from '../../../runners/xfer/benches/sweep/sweep-table.ts';
 import { checkExpectedBandwidth } from '../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { parseNixlbenchTables } from '../../../framework/metrics/extractors/nixlbench.ts';
+import { initiatorFigures, postAndTxUs } from '../../../runners/xfer/benches/sweep/sweep-figures.ts';
+import { runBench } from './bench-cli.ts';
 
 describe('sweep options (nixlbench names and defaults)', () => {
   it("has nixlbench's defaults", () => {
@@ -165,5 +167,32 @@ describe('expected bandwidth (seed 003: within 10% of 46.48 GB/s)', () => {
       'block 8192 B: no measurement (expected 1 GB/s); is it inside the swept block sizes?',
     ]);
     expect(checkExpectedBandwidth([{ blockSize: 67108864, gbps: 46.48 }], [{ blockSize: 67108864, batchSize: 1, gbps: 41.8 }], 0.1)).toHaveLength(1);
+  });
+});
+
+describe("issue 22 items 2 and 3: nixlbench's definitions of Tx and B/W", () => {
+  it('Tx runs from when the post returned to completion; Post is the post call (nixlbench postSlot / execTransferLoop)', () => {
+    // posted 4 us after the start, complete 10 us after it: Post 4, Tx 6 (not 10)
+    expect(postAndTxUs({ startNs: 1_000, postedNs: 5_000, endNs: 11_000 })).toEqual({ postUs: 4, txUs: 6 });
+  });
+
+  it('onetomany and tp count one target as nixlbench printStats does; pairwise MG counts every device', () => {
+    const step = { blockSize: 1 << 20, batchSize: 2, laneIterations: 50, numThreads: 2, seconds: 0.5 };
+    const perTarget = ((1 << 20) * 2 * 50 * 2) / 1e9 / 0.5;
+    for (const scheme of ['onetomany', 'tp'] as const) {
+      const f = initiatorFigures({ ...step, scheme, peers: 3 });
+      expect(f.bwGbps).toBeCloseTo(perTarget, 12);
+      expect(f.avgLatUs).toBeCloseTo((0.5 * 1e6) / (50 * 2), 9);
+      expect(f.movedGbps).toBeCloseTo(3 * perTarget, 12);
+    }
+    const mg = initiatorFigures({ ...step, scheme: 'pairwise', peers: 4 });
+    expect(mg.bwGbps).toBeCloseTo(4 * perTarget, 12);
+    expect(mg.avgLatUs).toBeCloseTo((0.5 * 1e6) / (50 * 2 * 4), 9);
+  });
+
+  it('a onetomany sweep prints the bytes-moved note under its table', async () => {
+    const r = await runBench(['sweep', '--ranks', '3', '--backend', 'shm', '--scheme', 'onetomany', '--num_iter', '16', '--warmup_iter', '16', '--start_block_size', '4K', '--max_block_size', '8K']);
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out).toContain("Note: scheme onetomany: B/W and Avg Lat. count each iteration's batch once, as nixlbench prints them, although rank 0 sent it to each of its 2 targets: the bytes moved are 2 x B/W");
   });
 });

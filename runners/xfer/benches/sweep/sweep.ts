@@ -1,8 +1,10 @@
 // `disagg-bench sweep`: nixlbench's point-to-point block-size sweep on the transfer engine. Each
 // initiator moves `batch` blocks to each of its targets per iteration; rank 0 prints nixlbench's
-// banner and table. Definitions (nixlbench's): bytes = block x batch x iterations (x targets of
-// the initiator); B/W = bytes / 1e9 / wall time of the timed loop; Avg Lat. = that time per block;
-// Prep = building the transfer (engine.prepare), Post = the post call, Tx = post to completion.
+// banner and table. Definitions (nixlbench's, sweep-figures.ts): bytes = block x batch x
+// iterations (x devices in pairwise MG; onetomany/tp count one target, as nixlbench); B/W = bytes
+// / 1e9 / wall time of the timed loop (each slot's first build included); Avg Lat. = that time per
+// block; Prep = building the transfer (engine.prepare), Post = the post call, Tx = from the post's
+// return to completion.
 //   disagg-bench sweep --backend shm --op_type READ,WRITE --check_consistency --num_iter 20 --warmup_iter 5
 import { monoNs } from '../../clock.ts';
 import type { XferEngine } from '../../engine.ts';
@@ -18,6 +20,7 @@ import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { chooseSweepBackend } from './sweep-backend.ts';
 import { SweepLane } from './sweep-lane.ts';
+import { initiatorFigures, postAndTxUs } from './sweep-figures.ts';
 import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
 import { maxOf, mean, percentile } from '../common/stats.ts';
@@ -145,6 +148,13 @@ async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, 
       failures.push(...stepFailures);
     }
     print('-'.repeat(160));
+    const targets = roles.pairs.filter((p) => p.initiator === 0).length;
+    if (o.scheme !== 'pairwise' && targets > 1) {
+      print(
+        `Note: scheme ${o.scheme}: B/W and Avg Lat. count each iteration's batch once, as nixlbench prints them, ` +
+          `although rank 0 sent it to each of its ${targets} targets: the bytes moved are ${targets} x B/W`,
+      );
+    }
   }
   if (me !== 0) return 0;
   if (o.checkConsistency && failures.length === 0) {
@@ -192,42 +202,40 @@ async function runStep(
     const participants = twoSided ? everyone : everyone.slice(0, roles.initiators);
     if (me === 0) for (const warning of depths.warnings) console.log(warning);
     // Each lane (thread) has a slot per request in flight, each slot a SweepLane of its own blocks
-    const lanes: SweepLane[][] = [];
-    for (let lane = 0; lane < o.numThreads; lane++) {
-      const laneSlots: SweepLane[] = [];
-      for (let slot = 0; slot < depths.slots; slot++) {
-        const s = new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined, o.nixlbench);
-        await s.prepare();
-        laneSlots.push(s);
-      }
-      lanes.push(laneSlots);
-    }
+    // Each loop (warm-up, timed) builds its own slots, each slot at its first post: nixlbench's
+    // execTransfer creates its requests inside its timer, so B/W's time and the Prep samples
+    // include every slot's first build (and, with --recreate_xfer, its rebuilds).
+    const makeLanes = (depth: number): SweepLane[][] =>
+      Array.from({ length: o.numThreads }, (_, lane) =>
+        Array.from({ length: depth }, (_, slot) => new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined, o.nixlbench)),
+      );
     const postUs: number[] = [];
     const txUs: number[] = [];
     const record = (r: XferResult) => {
-      postUs.push((r.postedNs - r.startNs) / 1e3);
-      txUs.push((r.endNs - r.startNs) / 1e3);
+      const sample = postAndTxUs(r);
+      postUs.push(sample.postUs);
+      txUs.push(sample.txUs);
     };
-    const loop = (n: number, depth: number, onResult?: (r: XferResult) => void) =>
-      Promise.all(lanes.map((laneSlots) => pipeline(laneSlots.slice(0, depth), n, twoSided, onResult)));
-    await loop(depths.laneWarmup, depths.warmup);
-    // Prep samples: each timed slot's first build, then its rebuilds in the timed loop (not the warm-up's)
-    const timedSlots = lanes.flatMap((laneSlots) => laneSlots.slice(0, depths.timed));
-    const warmPrep = timedSlots.map((slot) => slot.prepUs.length);
+    const loop = (lanes: SweepLane[][], n: number, onResult?: (r: XferResult) => void) =>
+      Promise.all(lanes.map((laneSlots) => pipeline(laneSlots, n, twoSided, onResult)));
+    if (depths.laneWarmup > 0) {
+      const warm = makeLanes(depths.warmup);
+      await loop(warm, depths.laneWarmup);
+      warm.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
+    }
+    const timed = makeLanes(depths.timed);
     await store.barrier('sweep-go', { ranks: participants });
     const endTimed = beginTimed(me, 'sweep timed loop');
     const t0 = monoNs();
-    await loop(depths.laneIterations, depths.timed, record);
+    await loop(timed, depths.laneIterations, record);
+    timed.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
     const seconds = (monoNs() - t0) / 1e9;
     endTimed();
-    lanes.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
-    const prepUs = timedSlots.flatMap((slot, i) => [slot.prepUs[0], ...slot.prepUs.slice(warmPrep[i])]);
     if (isInitiator) {
-      // MG: every device pair's blocks count (nixlbench multiplies by num_initiator_dev)
       const peers = pairs.filter((p) => p.initiator === me).length;
-      const laneIterations = depths.laneIterations;
-      const bytes = step.blockSize * step.batchSize * laneIterations * o.numThreads * peers;
-      stats = { bwGbps: bytes / 1e9 / seconds, avgLatUs: (seconds * 1e6) / (laneIterations * step.batchSize * peers), prepUs, postUs, txUs };
+      const figures = initiatorFigures({ blockSize: step.blockSize, batchSize: step.batchSize, laneIterations: depths.laneIterations, numThreads: o.numThreads, scheme: o.scheme, peers, seconds });
+      const prepUs = timed.flatMap((laneSlots) => laneSlots.flatMap((slot) => slot.prepUs));
+      stats = { ...figures, prepUs, postUs, txUs };
     }
   }
   await store.barrier('sweep-step-done');
