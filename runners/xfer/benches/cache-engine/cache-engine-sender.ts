@@ -77,7 +77,8 @@ export async function runCacheSender(engine: XferEngine, store: Store, o: CacheE
   const gib = throughputs.map((t) => (t * 1e9) / 2 ** 30);
   console.log('Summary Statistics:');
   console.log(`Mean throughput: ${mean(throughputs).toFixed(2)} ± ${stddev(throughputs).toFixed(2)} GB/s (${mean(gib).toFixed(2)} ± ${stddev(gib).toFixed(2)} GiB/s)`);
-  console.log(`Min throughput: ${minOf(throughputs).toFixed(2)} GB/s`);
-  console.log(`Max throughput: ${maxOf(throughputs).toFixed(2)} GB/s`);
+  // both units on every throughput line: a bare "GB/s" is read as LMCache's (GiB/s), see the lmcache extractor
+  console.log(`Min throughput: ${minOf(throughputs).toFixed(2)} GB/s (${minOf(gib).toFixed(2)} GiB/s)`);
+  console.log(`Max throughput: ${maxOf(throughputs).toFixed(2)} GB/s (${maxOf(gib).toFixed(2)} GiB/s)`);
   return ok;
 }

@@ -108,6 +108,8 @@ export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptio
       ok = false;
     }
   }
-  console.log(`Mean throughput: ${mean(roundGbps).toFixed(2)} ± ${stddev(roundGbps).toFixed(2)} GB/s (${o.numRounds} round(s))`);
+  // both units on every throughput line: a bare "GB/s" is read as LMCache's (GiB/s), see the lmcache extractor
+  const roundGibps = roundGbps.map((x) => (x * 1e9) / 2 ** 30);
+  console.log(`Mean throughput: ${mean(roundGbps).toFixed(2)} ± ${stddev(roundGbps).toFixed(2)} GB/s (${mean(roundGibps).toFixed(2)} ± ${stddev(roundGibps).toFixed(2)} GiB/s) over ${o.numRounds} round(s)`);
   return ok;
 }
