@@ -109,8 +109,13 @@ describe('ep kind', () => {
       'ep', '--backend', 'shm', '--experts-per-rank', '8,32', '--mode', 'dispatch,combine,e2e', '--tokens', '128', '--hidden', '2048', '--topk', '2', '--warmup', '5', '--iters', '20', '--control-plane',
     ]);
     const control = { ...ep, ep: { control_plane: true, control_plane_test: 'connect' } };
-    expect(epKind.rankCommand(ctx(control)).argv).toEqual(['ep', '--backend', 'shm', '--experts-per-rank', '8', '--test', 'connect', '--control-plane']);
-    expect(epKind.metrics(control)[0].names).toEqual(['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS', 'CP_TOTAL_MS']);
+    // no experts_per_rank: the command's defaults, the tests' own (data plane 8, control plane 8 and 32)
+    expect(epKind.rankCommand(ctx(control)).argv).toEqual(['ep', '--backend', 'shm', '--test', 'connect', '--control-plane']);
+    // one operation: the test's line (no table, no TOTAL)
+    expect(epKind.metrics(control)[0].names).toEqual(['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS']);
+    const line = (experts: number): Metric => ({ name: 'CP_AVG_MS', value: 1, unit: 'ms', labels: { operation: 'connect', experts_per_rank: experts, across: 'ranks' } });
+    expect(epKind.verdict!(control, [line(8), line(32)])).toEqual([]);
+    expect(epKind.verdict!(control, [line(8)])).toEqual(['no control-plane CONNECT line for 32 experts/rank in ep.log']);
   });
 
   test('rules and verdict', () => {

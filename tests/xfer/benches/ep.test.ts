@@ -75,8 +75,9 @@ describe('EP routing and layout', () => {
 
 describe('EP options and output', () => {
   it('has the seed defaults; the data plane runs unless only the control plane is asked for', () => {
-    expect(parseEpArgs([])).toMatchObject({ modes: ['e2e'], controlPlane: false, tokens: 512, hidden: 4096, expertsPerRank: [8], topk: 2, warmup: 10, iters: 100, layout: 'packed' });
-    expect(parseEpArgs(['--control-plane', '--experts-per-rank=8,32'])).toMatchObject({ modes: [], controlPlane: true, expertsPerRank: [8, 32] });
+    expect(parseEpArgs([])).toMatchObject({ modes: ['e2e'], controlPlane: false, tokens: 512, hidden: 4096, expertsPerRank: [8], cpExpertsPerRank: [8, 32], topk: 2, warmup: 10, iters: 100, layout: 'packed' });
+    expect(parseEpArgs(['--experts-per-rank', '4'])).toMatchObject({ expertsPerRank: [4], cpExpertsPerRank: [4] });
+    expect(parseEpArgs(['--control-plane', '--experts-per-rank=8,32'])).toMatchObject({ modes: [], controlPlane: true, cpExpertsPerRank: [8, 32] });
     expect(parseEpArgs(['--test=connect'])).toMatchObject({ modes: [], controlPlane: true, test: 'connect' });
     expect(parseEpArgs(['--mode', 'dispatch,combine', '--control-plane']).modes).toEqual(['dispatch', 'combine']);
     expect(parseEpArgs(['--nvlink-backend', 'ipc']).backend).toBe('cuda');

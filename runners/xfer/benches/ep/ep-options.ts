@@ -29,8 +29,10 @@ export interface EpOptions {
   notes: string[];
   tokens: number;
   hidden: number;
-  /** One data-plane run / control-plane table per value. */
+  /** One data-plane run per value (the data-plane test's default: 8). */
   expertsPerRank: number[];
+  /** One control-plane table (or --test line) per value: --experts-per-rank, else the control-plane test's DEFAULT_EXPERT_COUNTS [8, 32]. */
+  cpExpertsPerRank: number[];
   topk: number;
   warmup: number;
   iters: number;
@@ -47,6 +49,9 @@ export interface EpOptions {
   testSilentRank?: number;
 }
 
+/** The control-plane test's DEFAULT_EXPERT_COUNTS (test_control_plane.py): both run without --experts-per-rank. */
+export const CONTROL_PLANE_DEFAULT_EXPERTS = [8, 32] as const;
+
 /** --nvlink-backend of the Python tests, when --backend is not given: ipc = CUDA IPC, none/nixl = UCX. */
 const NVLINK_BACKENDS: Record<string, BackendName> = { ipc: 'cuda', nixl: 'ucx', none: 'ucx' };
 
@@ -60,7 +65,7 @@ export function parseEpArgs(argv: string[]): EpOptions {
       test: { type: 'string' },
       tokens: { type: 'string' },
       hidden: { type: 'string', default: '4096' },
-      'experts-per-rank': { type: 'string', default: '8' },
+      'experts-per-rank': { type: 'string' },
       topk: { type: 'string', default: '2' },
       warmup: { type: 'string' },
       iters: { type: 'string' },
@@ -95,6 +100,7 @@ export function parseEpArgs(argv: string[]): EpOptions {
     throw new BenchOptionError(`--tokens ${v.tokens} and --num-tokens ${v['num-tokens']} name the same value (the data and control plane tests' names): give one`);
   }
   const hidden = intOption('hidden', v.hidden);
+  const experts = v['experts-per-rank'] === undefined ? undefined : listOption('experts-per-rank', v['experts-per-rank'], (n, raw) => intOption(n, raw));
   if (hidden % 128) throw new BenchOptionError(`--hidden ${hidden} must be a multiple of 128 (one fp32 scale per 128 values)`);
   const controlPlane = v['control-plane'] || v.test !== undefined;
   // The data plane runs when asked for with --mode, or by default when the control plane is not
@@ -123,7 +129,8 @@ export function parseEpArgs(argv: string[]): EpOptions {
     notes,
     tokens: intOption('tokens', v.tokens ?? v['num-tokens'] ?? '512'),
     hidden,
-    expertsPerRank: listOption('experts-per-rank', v['experts-per-rank'], (n, raw) => intOption(n, raw)),
+    expertsPerRank: experts ?? [8],
+    cpExpertsPerRank: experts ?? [...CONTROL_PLANE_DEFAULT_EXPERTS],
     topk: intOption('topk', v.topk),
     warmup: intOption('warmup', v.warmup ?? '10', 0),
     iters,
