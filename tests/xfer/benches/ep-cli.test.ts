@@ -93,3 +93,17 @@ describe('disagg-bench ep', { concurrent: true }, () => {
   });
 });
 
+
+describe('disagg-bench ep: flags refused once, ucx flags reach the ranks', () => {
+  it('a bad --nvlink-backend fails before any rank starts (issue 22 item 12); --ucx-error-handling goes to the ranks', async () => {
+    const bad = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--nvlink-backend', 'bogus']);
+    expect(bad.exitCode).not.toBe(0);
+    expect(bad.out).toContain("argument --nvlink-backend: invalid choice: 'bogus' (choose from 'nixl', 'ipc', 'none')");
+    expect(bad.out).not.toContain('[rank');
+    const ucx = await runBench(['ep', '--ranks', '2', '--backend', 'ucx', '--ucx-error-handling', 'peer', '--mode', 'e2e', ...small], { UCX_NET_DEVICES: 'lo' });
+    expect(ucx.exitCode, ucx.out).toBe(0);
+    // the ranks got it (it applies to ucx only, so with shm they refuse it: they saw it)
+    const shm = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--ucx-error-handling', 'peer', '--mode', 'e2e', ...small]);
+    expect(shm.out).toContain('--ucx-error-handling peer: applies to the ucx backend only, and this run uses shm');
+  });
+});

@@ -122,3 +122,16 @@ describe('EP options and output', () => {
     expect(operationsToRun('init')).toEqual(['init', 'destroy']);
   });
 });
+
+describe("issue 22 item 12: the EP tests' argparse choices", () => {
+  it('refuses what argparse refuses, with its message, whether or not --backend decides the backend', () => {
+    const message = "argument --nvlink-backend: invalid choice: 'bogus' (choose from 'nixl', 'ipc', 'none')";
+    expect(() => parseEpArgs(['--nvlink-backend', 'bogus'])).toThrow(message);
+    expect(() => parseEpArgs(['--backend', 'shm', '--nvlink-backend', 'bogus'])).toThrow(message);
+    expect(() => parseEpArgs(['--nvlink-backend', 'IPC'])).toThrow(/invalid choice: 'IPC'/); // argparse is case-sensitive
+    expect(() => parseEpArgs(['--mode', 'E2E'])).toThrow("argument --mode: invalid choice: 'E2E' (choose from 'dispatch', 'combine', 'e2e')");
+    expect(() => parseEpArgs(['--test', 'Connect'])).toThrow(/argument --test: invalid choice: 'Connect'/);
+    expect(parseEpArgs(['--nvlink-backend', 'none']).backend).toBe('ucx');
+    expect(parseEpArgs(['--nvlink-backend', 'ipc', '--backend', 'shm']).backend).toBe('shm');
+  });
+});

@@ -108,7 +108,7 @@ describe('sweep --pipeline_depth (nixlbench: batch x depth blocks per thread, de
     const o = parseSweepArgs(['--max_block_size', '8K', '--max_batch_size', '2', '--pipeline_depth', '3']);
     expect(o.pipelineDepth).toBe(3);
     expect(parseSweepArgs([]).pipelineDepth).toBe(1);
-    expect(() => parseSweepArgs(['--pipeline_depth', '0'])).toThrow("--pipeline_depth takes a whole number >= 1, got '0'");
+    expect(() => parseSweepArgs(['--pipeline_depth', '0'])).toThrow("--pipeline_depth 0: pipeline_depth must be >= 1 (nixlbench's check)");
     const roles = sweepRoles(2, 'pairwise');
     expect(bufferBytes(roles, 0, o)).toBe(8192 * 2 * 3);
     const step = { blockSize: 4096, batchSize: 2, iterations: 10, warmup: 2 };

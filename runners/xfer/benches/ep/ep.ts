@@ -4,7 +4,7 @@
 //   disagg-bench ep --ranks 4 --mode dispatch,combine,e2e --control-plane --experts-per-rank 8,32
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { openStore } from '../../store.ts';
-import { runAsRanks } from '../common/rank-launch.ts';
+import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
 import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
@@ -30,13 +30,15 @@ export async function run(argv: string[]): Promise<number> {
     console.log(epUsage);
     return 0;
   }
-  const { node, rest, ranksAreTasks } = epNodeWorld(takeUcxFlags(argv)); // ucx flags: into the ranks' environment
+  const args = takeUcxFlags(argv); // ucx flags: into the ranks' environment (the ranks' command line has none)
+  const { node, rest, ranksAreTasks } = epNodeWorld(args);
   if (ranksAreTasks) return runEpRank(parseEpArgs(rest));
   if (node) {
     parseEpArgs(rest); // bad options fail here, once, not in every rank
     return runEpNode(node, rest);
   }
-  return runAsRanks({ command: 'ep', argv, defaultRanks: 8 }, async (ranksArgv) => runEpRank(parseEpArgs(ranksArgv)));
+  parseEpArgs(takeRanksOption(rest, ['--ranks', '--num-processes']).rest); // bad options fail here, once, before any rank starts
+  return runAsRanks({ command: 'ep', argv: args, defaultRanks: 8 }, async (ranksArgv) => runEpRank(parseEpArgs(ranksArgv)));
 }
 
 /** One node of the EP tests' multi-node form: starts this node's --num-processes ranks of nodes x P. */
