@@ -57,7 +57,7 @@ describe('sweep kind', () => {
   test('rules: memory the backend cannot move, ranks a scheme cannot split, a buffer over the total', () => {
     expect(issues(with_(sweep, 'sweep', { initiator_seg_type: 'VRAM' }))).toEqual([expect.stringMatching(/sweep\.initiator_seg_type: backend shm moves host memory only, not gpu memory/)]);
     expect(issues(with_(sweep, 'sweep', {}, { ranks: 3 }))).toEqual([expect.stringMatching(/benchmark\.ranks: scheme pairwise with 3 ranks: cannot split/)]);
-    expect(issues(with_(sweep, 'sweep', { total_buffer_size: '32M' }))).toEqual([expect.stringMatching(/a rank needs 67108864 bytes .* more than total_buffer_size 33554432/)]);
+    expect(issues(with_(sweep, 'sweep', { total_buffer_size: '32M' }))).toEqual([expect.stringMatching(/Incorrect buffer size configuration for Initiator\(max_block_size \* max_batch_size\) is > \(total_buffer_size \/ num_initiator_dev\) \(nixlbench's check\)/)]);
     expect(issues(with_(sweep, 'sweep', { max_block_size: '1.3K' }))).toEqual([expect.stringMatching(/sweep\.max_block_size: '1\.3K' is not a whole number of bytes/)]);
     expect(issues(with_(sweep, 'sweep', { scheme: 'ring' }))[0]).toMatch(/sweep\.scheme/);
   });
@@ -95,9 +95,10 @@ describe('ucx section (the engine\'s ucx backend)', () => {
     expect(issues(tool)).toEqual([expect.stringMatching(/ucx: applies to the transfer engine's kinds; nixlbench takes its UCX settings/)]);
   });
 
-  test('sweep: pipeline_depth reaches the ranks and counts in the buffer size', () => {
+  test('sweep: pipeline_depth reaches the ranks; total_buffer_size does not limit it, as in nixlbench (issue 22 item 15)', () => {
     expect(sweepKind.rankCommand(ctx(with_(sweep, 'sweep', { pipeline_depth: 4 }))).argv).toEqual(expect.arrayContaining(['--pipeline_depth', '4']));
-    expect(issues(with_(sweep, 'sweep', { pipeline_depth: 4, total_buffer_size: '128M' }))).toEqual([expect.stringMatching(/a rank needs 268435456 bytes \(max_block_size x max_batch_size x pipeline_depth/)]);
+    expect(issues(with_(sweep, 'sweep', { pipeline_depth: 4, total_buffer_size: '128M' }))).toEqual([]);
+    expect(issues(with_(sweep, 'sweep', { num_threads: 3, total_buffer_size: 1_000_000, max_block_size: '4K' }))).toEqual([expect.stringMatching(/next such value is 1000002/)]);
   });
 });
 

@@ -6,6 +6,7 @@ import { checkExpectedBandwidth } from '../../../runners/xfer/benches/sweep/swee
 import { parseNixlbenchTables } from '../../../framework/metrics/extractors/nixlbench.ts';
 import { initiatorFigures, postAndTxUs } from '../../../runners/xfer/benches/sweep/sweep-figures.ts';
 import { runBench } from './bench-cli.ts';
+import { nixlbenchBufferError, pipelineDescriptorError } from '../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
 
 describe('sweep options (nixlbench names and defaults)', () => {
   it("has nixlbench's defaults", () => {
@@ -194,5 +195,38 @@ describe("issue 22 items 2 and 3: nixlbench's definitions of Tx and B/W", () => 
     const r = await runBench(['sweep', '--ranks', '3', '--backend', 'shm', '--scheme', 'onetomany', '--num_iter', '16', '--warmup_iter', '16', '--start_block_size', '4K', '--max_block_size', '8K']);
     expect(r.exitCode, r.out).toBe(0);
     expect(r.out).toContain("Note: scheme onetomany: B/W and Avg Lat. count each iteration's batch once, as nixlbench prints them, although rank 0 sent it to each of its 2 targets: the bytes moved are 2 x B/W");
+  });
+});
+
+describe("issue 22 item 15: nixlbench's buffer-size rules, its cases and its words", () => {
+  const base = { totalBufferSize: 8 * 1024 ** 3, maxBlockSize: 64 * 1024 ** 2, maxBatchSize: 1, numThreads: 1 };
+  it('accepts what nixlbench accepts: a deep pipeline wraps in nixlbench, here it gets its own bytes', () => {
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 256 * 1024 ** 2 })).toBeUndefined();
+    expect(parseSweepArgs(['--max_block_size', '64M', '--total_buffer_size', '256M', '--pipeline_depth', '8']).pipelineDepth).toBe(8);
+    expect(parseSweepArgs(['--max_block_size', '1M', '--max_batch_size', '8', '--total_buffer_size', '8M']).maxBatchSize).toBe(8);
+  });
+
+  it('refuses what nixlbench refuses, in its order and words', () => {
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 32 * 1024 ** 2 })).toBe(
+      'Incorrect buffer size configuration for Initiator(max_block_size * max_batch_size) is > (total_buffer_size / num_initiator_dev)',
+    );
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 128 * 1024 ** 2, numTargetDev: 4 })).toBe(
+      'Incorrect buffer size configuration for Target(max_block_size * max_batch_size) is > (total_buffer_size / num_initiator_dev)',
+    );
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 100 * 1024 ** 2, numThreads: 2 })).toBe(
+      'Incorrect buffer size configuration (max_block_size * max_batch_size) (67108864) is > (total_buffer_size / num_threads) (52428800)',
+    );
+    expect(nixlbenchBufferError({ ...base, maxBlockSize: 4096, totalBufferSize: 1_000_000, numThreads: 3 })).toBe(
+      'Total_buffer_size must be divisible by the product of num_threads and num_initiator_dev, next such value is 1000002',
+    );
+    expect(nixlbenchBufferError({ ...base, maxBlockSize: 4096, totalBufferSize: 1_000_002, numThreads: 3, numTargetDev: 4 })).toBe(
+      'Total_buffer_size must be divisible by the product of num_threads and num_target_dev, next such value is 1000008',
+    );
+    expect(() => parseSweepArgs(['--total_buffer_size', '1000000', '--num_threads', '3', '--max_block_size', '4K'])).toThrow(/next such value is 1000002 \(nixlbench's check\)/);
+  });
+
+  it("a capped pipeline's descriptors must divide among its requests (nixlbench's execTransferLoop)", () => {
+    expect(pipelineDescriptorError(1, 2, 4, 2)).toBeUndefined();
+    expect(pipelineDescriptorError(2, 1, 5, 4)).toBe('Error: descriptor count (10) is not evenly divisible by pipeline depth (4)');
   });
 });

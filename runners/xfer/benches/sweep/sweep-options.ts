@@ -8,6 +8,7 @@ import { backendNames, type BackendName, type XferOp } from '../../backends/type
 import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
 import { nixlbenchFlagOptions, parseNixlbenchFlags, unknownFlag, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
 import { gflagsArgv, gflagsInteger, readUnknownFlag } from './gflags-argv.ts';
+import { nixlbenchBufferError } from './sweep-buffer-rules.ts';
 
 export const segTypes = ['DRAM', 'VRAM'] as const;
 export type SegType = (typeof segTypes)[number];
@@ -29,7 +30,7 @@ export interface SweepOptions {
   /** One sweep per op, in order (nixlbench takes one; a list runs them one after the other). */
   opTypes: XferOp[];
   checkConsistency: boolean;
-  /** nixlbench's limit on each process's buffer; the sweep allocates only what it uses. */
+  /** nixlbench's buffer per process: checked as nixlbench checks it (sweep-buffer-rules.ts); the sweep allocates what it uses. */
   totalBufferSize: number;
   startBlockSize: number;
   maxBlockSize: number;
@@ -138,6 +139,8 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
   if (options.startBatchSize > options.maxBatchSize) {
     throw new BenchOptionError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
   }
+  const buffer = nixlbenchBufferError(options);
+  if (buffer) throw new BenchOptionError(`${buffer} (nixlbench's check)`);
   return options;
 }
 

@@ -21,6 +21,7 @@ import { checkHostFits } from '../common/memory-limit.ts';
 import { chooseSweepBackend } from './sweep-backend.ts';
 import { SweepLane } from './sweep-lane.ts';
 import { initiatorFigures, postAndTxUs } from './sweep-figures.ts';
+import { pipelineDescriptorError } from './sweep-buffer-rules.ts';
 import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
 import { maxOf, mean, percentile } from '../common/stats.ts';
@@ -87,14 +88,21 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
   const roles = flags.mode === 'MG' ? mgRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev) : sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
   const isInitiator = me < roles.initiators;
   const kind: MemoryKind = (isInitiator ? o.initiatorSegType : o.targetSegType) === 'VRAM' ? 'gpu' : 'host';
+  // nixlbench fails a step whose capped pipeline cannot split its descriptors evenly: every rank refuses it before starting
+  const peerCounts = new Set(Array.from({ length: roles.initiators }, (_, i) => roles.pairs.filter((p) => p.initiator === i).length));
+  for (const step of sweepSteps(o)) {
+    const depths = stepDepths(step, o);
+    const capped = [...(depths.laneWarmup > 0 ? [depths.warmup] : []), depths.timed].filter((d) => d < o.pipelineDepth);
+    for (const depth of capped) {
+      for (const peers of peerCounts) {
+        const error = pipelineDescriptorError(peers, step.batchSize, o.pipelineDepth, depth);
+        if (error) throw new Error(`${error} (nixlbench's execTransferLoop; block ${step.blockSize} B, batch ${step.batchSize}: ${depths.warnings.join('; ')})`);
+      }
+    }
+  }
+  // total_buffer_size was checked as nixlbench checks it (sweep-buffer-rules.ts); here only the node's memory limits
   const bytesOf = (rank: number) => rankRegions(roles, rank, o).reduce((sum, r) => sum + r.bytes, 0);
   const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bytesOf(r)));
-  if (largest > o.totalBufferSize) {
-    throw new Error(
-      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers${flags.mode === 'MG' ? ' x its devices' : ''}), ` +
-        `more than --total_buffer_size ${o.totalBufferSize}`,
-    );
-  }
   checkHostFits('the sweep buffer', kind, largest, info.localWorldSize);
 
   return runAsRank(info, o.backend, [kind], async (engine, store) => {
