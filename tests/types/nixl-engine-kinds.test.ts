@@ -12,6 +12,7 @@ import { nixlType } from '../../framework/types/nixl.ts';
 import { sweepKind } from '../../framework/types/nixl/kinds/sweep.ts';
 import { epKind } from '../../framework/types/nixl/kinds/ep.ts';
 import { kvpipeKind } from '../../framework/types/nixl/kinds/kvpipe.ts';
+import { cacheEngineKind } from '../../framework/types/nixl/kinds/cache-engine.ts';
 import { lmcacheKind, nixlbenchKind, nixlEpPerfKind } from '../../framework/types/nixl/kinds/tool.ts';
 import type { Metric } from '../../framework/metrics/metric.ts';
 import { nixlConfig } from '../../framework/types/nixl/common.ts';
@@ -34,7 +35,7 @@ describe('examples', () => {
   test('every sweep, ep and kvpipe example is valid (the cuda ones name GPUs: they need one)', () => {
     expect(nixlType.supportedGpus(example('sweep_cuda_vram'))).toContain('H200');
     expect(nixlType.supportedGpus(example('sweep_shm_read_write'))).toBeUndefined();
-    for (const name of ['sweep_shm_read_write', 'sweep_ucx_read_write', 'ep_shm_4ranks', 'kvpipe_shm_16x8M', 'kvpipe_shm_16x8M_work', 'kvpipe_shm_100x1M', 'kvpipe_shm_100x1M_work', 'sweep_cuda_vram', 'ep_cuda_2gpu', 'kvpipe_cuda']) {
+    for (const name of ['sweep_shm_read_write', 'sweep_ucx_read_write', 'ep_shm_4ranks', 'kvpipe_shm_16x8M', 'kvpipe_shm_16x8M_work', 'kvpipe_shm_100x1M', 'kvpipe_shm_100x1M_work', 'sweep_cuda_vram', 'ep_cuda_2gpu', 'kvpipe_cuda', 'cache_engine_shm']) {
       expect(issues(example(name)), name).toEqual([]);
     }
   });
@@ -161,6 +162,34 @@ describe('kvpipe kind', () => {
     expect(kvpipeKind.verdict!(kv, [m('SEND_TIME_S', 1, { round: 1 })])).toEqual([
       'the receiver verified 0 of 2 round(s) ("All data verified successfully!" in kvpipe.log)',
       'the sender finished 1 of 2 round(s) in kvpipe.log',
+    ]);
+  });
+});
+
+describe('cache-engine kind (issue 22 item 17: the CacheEngine test as a config, not only a command)', () => {
+  const ce = example('cache_engine_shm');
+
+  test('the ranks run `disagg-bench cache-engine` with the section as its options', () => {
+    expect(cacheEngineKind.rankCommand(ctx(ce))).toEqual({
+      argv: ['cache-engine', '--backend', 'shm', '--num-chunks', '6', '--num-rounds', '2', '--num-layers', '2', '--num-heads', '1', '--head-size', '64', '--num-blocks', '128', '--buffer-size', '262144'],
+      logFile: 'cache_engine.log',
+    });
+    expect(cacheEngineKind.metrics(ce)[0]).toMatchObject({ logFile: 'cache_engine.log', extractor: 'lmcache' });
+  });
+
+  test("rules: two ranks, the command's own checks in LMCache's words, memory the backend moves; verdict", () => {
+    expect(issues(with_(ce, 'cache_engine', {}, { ranks: 3 }))).toEqual([expect.stringMatching(/cache-engine runs 2 ranks/)]);
+    expect(issues(with_(ce, 'cache_engine', { num_chunks: 9 }))).toEqual([expect.stringMatching(/cache_engine: Number of chunks must be <= 8 \(num_blocks x block_size \/ chunk_size\)/)]);
+    expect(issues(with_(ce, 'cache_engine', { buffer_size: '64K' }))).toEqual([expect.stringMatching(/a chunk of 131072 bytes does not fit the 65536-byte NIXL buffer/)]);
+    expect(issues(with_(ce, 'cache_engine', { memory: 'gpu' }))).toEqual([expect.stringMatching(/backend shm moves host memory only/)]);
+    expect(issues(with_(ce, 'cache_engine', { slots: 3 }))[0]).toMatch(/cache_engine\.slots: is not a known key here/);
+    const m = (name: string, value: number, labels = {}): Metric => ({ name, value, unit: '', labels });
+    const rounds = [1, 2].flatMap((round) => [m('STORE_TIME_S', 1, { round }), m('RETRIEVE_TIME_S', 1, { round })]);
+    expect(cacheEngineKind.verdict!(ce, [m('VERIFIED_ROUNDS', 2), ...rounds])).toEqual([]);
+    expect(cacheEngineKind.verdict!(ce, [m('VERIFIED_ROUNDS', 1), rounds[0]])).toEqual([
+      'the receiver verified 1 of 2 round(s) ("Data verification successful" in cache_engine.log)',
+      'the sender stored 1 of 2 round(s) in cache_engine.log',
+      'the receiver retrieved 0 of 2 round(s) in cache_engine.log',
     ]);
   });
 });
