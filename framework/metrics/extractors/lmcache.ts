@@ -17,7 +17,10 @@
 //   Mean throughput: 70.97 ± 7.66 GB/s, Min throughput: 62.62 GB/s, Max throughput: 75.78 GB/s (CacheEngine summary)
 //   Put throughput: 3.2 GB/s, Get throughput: 4.1 GB/s             (storage backend)
 //   All data verified successfully! / Data verification successful / Round passed
-import type { ExtractResult, Metric } from '../metric.ts';
+// {side}: sender or receiver. A task's own log (`lmcache-task0.log` the sender, `-task1.log` the
+// receiver, as the lmcache kind keeps them) says it by its name; in one log of both sides (the
+// kvpipe command's) the last "Transfer time" / "Sent" (sender) or "Received" line before decides.
+import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
 import { maxOf, mean, minOf } from '../../../runners/xfer/benches/common/stats.ts';
 
 const NUM = '(\\d+(?:\\.\\d+)?|inf)';
@@ -64,7 +67,7 @@ function rate(value: string, gib: string | undefined): [number, number] {
   return [x * GIB_IN_GB, x];
 }
 
-export function extractLmcacheMetrics(text: string): ExtractResult {
+export function extractLmcacheMetrics(text: string, _spec?: MetricSpec, file?: string): ExtractResult {
   const metrics: Metric[] = [];
   const problems: string[] = [];
   const commit = { total: [] as number[], create: [] as number[], transfer: [] as number[], wait: [] as number[] };
@@ -73,7 +76,10 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
   let announced = false; // a "Starting round k" line named the round of the next Sent/Stored line
   let retrievedRound = 0;
   let receivedRound = 0;
-  let side: 'sender' | 'receiver' = 'sender';
+  const task = file === undefined ? undefined : /-task(\d+)\.log$/.exec(file)?.[1];
+  const role: 'sender' | 'receiver' | undefined = task === undefined ? undefined : task === '0' ? 'sender' : 'receiver';
+  let seenSide: 'sender' | 'receiver' = 'sender';
+  const sideOf = () => role ?? seenSide;
   let verified = 0;
   const seen = new Set<string>();
   const add = (name: string, value: number, unit: string, higherIsBetter: boolean | undefined, labels: Metric['labels'] = {}) => {
@@ -102,8 +108,8 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
       if (label === 'Pure transfer throughput') {
         pure.gb.push(value[0]);
         pure.gib.push(value[1]);
-      } else if (label === 'Average') addRate('AVG_THROUGHPUT', value, { rounds: Number(m[2]), side });
-      else if (label === 'Transfer throughput') addRate('TRANSFER_THROUGHPUT', value, { ...thisRound(), side });
+      } else if (label === 'Average') addRate('AVG_THROUGHPUT', value, { rounds: Number(m[2]), side: sideOf() });
+      else if (label === 'Transfer throughput') addRate('TRANSFER_THROUGHPUT', value, { ...thisRound(), side: sideOf() });
       else if (label === 'Retrieval throughput') addRate('RETRIEVAL_THROUGHPUT', value, { round: Math.max(retrievedRound, 1) });
       else if (label === 'Throughput') addRate('THROUGHPUT', value, thisRound());
       else addRate(STEM[label], value, {});
@@ -116,7 +122,7 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
     } else if ((m = SENT.exec(line)) || (m = STORED.exec(line))) {
       if (!announced) round++;
       announced = false;
-      side = 'sender';
+      seenSide = 'sender';
       const sent = line.includes('Sent ');
       add(sent ? 'SENT_OBJECTS' : 'STORED_TOKENS', Number(m[1]), 'count', undefined, { round });
       add(sent ? 'SEND_TIME_S' : 'STORE_TIME_S', Number(m[2]), 's', false, { round });
@@ -124,19 +130,19 @@ export function extractLmcacheMetrics(text: string): ExtractResult {
       add('RETRIEVED_TOKENS', Number(m[1]), 'count', undefined, { round: ++retrievedRound });
       add('RETRIEVE_TIME_S', Number(m[2]), 's', false, { round: retrievedRound });
     } else if ((m = TRANSFER_TIME.exec(line))) {
-      side = 'sender';
-      add('TRANSFER_TIME_S', Number(m[1]), 's', false, { ...thisRound(), side });
+      seenSide = 'sender';
+      add('TRANSFER_TIME_S', Number(m[1]), 's', false, { ...thisRound(), side: sideOf() });
     } else if ((m = WAIT_TIME.exec(line))) {
-      side = 'receiver';
+      seenSide = 'receiver';
       add('TRANSFER_WAIT_TIME_S', Number(m[1]), 's', false, thisRound());
     } else if ((m = ROUND_START.exec(line))) {
       round = Number(m[1]);
       announced = true;
     } else if ((m = RECEIVED_ALL.exec(line))) {
-      side = 'receiver';
+      seenSide = 'receiver';
       add('RECEIVED_OBJECTS', Number(m[1]), 'count', undefined, { round: ++receivedRound });
     } else if (RECEIVED_OBJECTS.test(line)) {
-      side = 'receiver';
+      seenSide = 'receiver';
     } else if (VERIFIED.test(line)) {
       verified++;
     } else if ((m = MISMATCH.exec(line))) {
