@@ -66,6 +66,17 @@ const cases: Record<string, Case> = {
       row('AVG_LAT_US', 92.6, { block_size: 2097152, batch_size: 1, op_type: 'WRITE' }),
     ],
   },
+  golden_nixlbench_older: {
+    config: { ...base, benchmark: { kind: 'nixlbench', ranks: 2, nodes: 2, backend: 'ucx' }, nixlbench: { path: '/opt/nixl/bin/nixlbench', options: { start_batch_size: 32, max_batch_size: 32 } } },
+    logs: { 'nixlbench-older-format.log': 'nixlbench.log' },
+    expect: [
+      // the older layout: no banner (no op type label), its three bandwidth units each as printed
+      row('AVG_LAT_US', 2.87412, { block_size: 4096, batch_size: 32 }),
+      row('BW_MIBPS', 10481, { block_size: 1048576, batch_size: 32 }),
+      row('BW_GIBPS', 7.72288, { block_size: 65536, batch_size: 32 }),
+      row('BW_GBPS', 10.99012, { block_size: 1048576, batch_size: 32 }),
+    ],
+  },
   golden_kvbench_ct: {
     config: { ...base, benchmark: { kind: 'kvbench', ranks: 4, backend: 'ucx' }, kvbench: { script: '/opt/nixl/benchmark/kvbench/main.py', command: 'ct-perftest', config_file: 'ct.yaml' } },
     beside: { 'ct.yaml': 'iters: 100\ntraffic_pattern:\n  matrix_file: /data/m.txt\n' },
