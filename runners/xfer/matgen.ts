@@ -14,7 +14,8 @@
 // Where this differs, on purpose: cells are exact bytes (floor of kvbench's value; kvbench writes
 // 2 decimals of a binary unit), matrix paths in metadata.yaml are absolute as kvbench writes them,
 // ISLs come from a seeded generator (kvbench's are unseeded), unequal numbers of prefill and
-// decode workers are paired round-robin each (kvbench refuses them), and the presets
+// decode workers are refused as kvbench refuses them unless pairWorkers is round-robin (each
+// cycled), and the presets
 // qwen3-30B-A3B and deepseek-r1-mla have the real models' KV shapes (kvbench's qwen3-30B and
 // deepseek-r1 do not).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { formatMatrix, type TransferMatrix } from './matrix.ts';
 import { seededRandom, normalSample } from '../common/random.ts';
+import { upstreamMatrixText, upstreamMetadataYaml } from './matgen-upstream-format.ts';
 
 export interface ModelShape {
   hidden: number;
@@ -78,6 +80,8 @@ export interface MatgenOptions {
   flops: number;
   computeModel: ComputeModel;
   seed: number;
+  /** equal (kvbench's, the default): as many prefill as decode workers, required; round-robin: any numbers, each cycled. */
+  pairWorkers: WorkerPairing;
 }
 
 export const MATGEN_DEFAULTS: Omit<MatgenOptions, 'prefillNodes' | 'decodeNodes' | 'prefill' | 'decode' | 'model'> = {
@@ -93,6 +97,7 @@ export const MATGEN_DEFAULTS: Omit<MatgenOptions, 'prefillNodes' | 'decodeNodes'
   flops: 36e12,
   computeModel: 'kvbench',
   seed: 0,
+  pairWorkers: 'equal',
 };
 
 export interface GeneratedPattern {
@@ -103,7 +108,19 @@ export interface GeneratedPattern {
   isl: number;
   /** The input length of each request of the batch. */
   requests: number[];
+  /** kvbench's value of every non-empty cell: kv / tp / pp / cp / peers in float division (its gen_matrix), before format_size. */
+  upstreamCell: number;
+  /** [sender, receiver] of every non-empty cell. */
+  transfers: [number, number][];
 }
+
+/** How matrix cells are written: exact bytes (this project's default), or kvbench's format_size (`759.51M`). */
+export const cellFormats = ['exact', 'upstream'] as const;
+export type CellFormat = (typeof cellFormats)[number];
+
+/** How batches find their workers: kvbench's (as many prefill as decode workers, pair k with k), or round-robin each (this project's). */
+export const workerPairings = ['equal', 'round-robin'] as const;
+export type WorkerPairing = (typeof workerPairings)[number];
 
 /** KV bytes per token: 2 (K and V) * head_dim * kv_heads * layers * dtype size (MLA: latent * layers * dtype). */
 export function kvBytesPerToken(m: ModelShape): number {
@@ -137,6 +154,13 @@ export function checkMatgenOptions(o: MatgenOptions): void {
   const dWorld = o.decode.tp * o.decode.pp * o.decode.cp;
   if ((o.prefillNodes * o.ranksPerNode) % pWorld !== 0) problems.push(`prefill ranks (${o.prefillNodes * o.ranksPerNode}) are not a whole number of prefill workers of ${pWorld}`);
   if ((o.decodeNodes * o.ranksPerNode) % dWorld !== 0) problems.push(`decode ranks (${o.decodeNodes * o.ranksPerNode}) are not a whole number of decode workers of ${dWorld}`);
+  const [prefillWorkers, decodeWorkers] = [Math.ceil((o.prefillNodes * o.ranksPerNode) / pWorld), Math.ceil((o.decodeNodes * o.ranksPerNode) / dWorld)];
+  if (o.pairWorkers === 'equal' && prefillWorkers !== decodeWorkers) {
+    // kvbench's gen_matrices_and_compute_time asserts it, in these words
+    problems.push(
+      `Prefill and decode workers must have the same number of workers, got ${prefillWorkers} and ${decodeWorkers} (kvbench pairs prefill worker k with decode worker k; --pair-workers round-robin pairs any numbers)`,
+    );
+  }
   if (problems.length) throw new Error(`matgen: ${problems.join('; ')}`);
 }
 
@@ -187,11 +211,16 @@ export function generatePatterns(o: MatgenOptions, isls: readonly number[] = sam
     const kv = isl * perToken;
     const divisor = pWorld * peers;
     const share = (kv - (kv % divisor)) / divisor;
+    const transfers: [number, number][] = [];
     for (let j = 0; j < pWorld; j++) {
-      for (let k = 0; k < peers; k++) matrix[pFirst + j][dFirst + order[j * peers + k]] = share;
+      for (let k = 0; k < peers; k++) {
+        matrix[pFirst + j][dFirst + order[j * peers + k]] = share;
+        transfers.push([pFirst + j, dFirst + order[j * peers + k]]);
+      }
     }
+    const upstreamCell = kv / o.prefill.tp / o.prefill.pp / o.prefill.cp / peers;
     const computeSec = prefillSeconds(batch, o.model, o.prefill.tp, o.flops, o.computeModel);
-    return { matrix, computeSec, isl, requests: batch };
+    return { matrix, computeSec, isl, requests: batch, upstreamCell, transfers };
   });
 }
 
@@ -203,16 +232,27 @@ export function defaultResultsDir(o: Pick<MatgenOptions, 'prefillNodes' | 'decod
 /**
  * Writes matrix_<i>.txt and metadata.yaml into dir, matrix paths absolute (as kvbench writes them,
  * so kvbench's sequential-ct-perftest reads the file from any working directory). `patternFields`
- * (e.g. { mem_type: 'cpu', xfer_op: 'READ' }) go into every pattern of metadata.yaml.
+ * (e.g. { mem_type: 'cpu', xfer_op: 'READ' }) go into every pattern of metadata.yaml. `cellFormat`
+ * exact (default): cells in whole bytes, metadata with the batch's request count; upstream: kvbench's
+ * files byte for byte (matgen-upstream-format.ts).
  */
-export function writePatterns(dir: string, patterns: GeneratedPattern[], patternFields: Record<string, unknown> = {}): string {
+export function writePatterns(dir: string, patterns: GeneratedPattern[], patternFields: Record<string, string | number> = {}, cellFormat: CellFormat = 'exact'): string {
   mkdirSync(dir, { recursive: true });
-  const trafficPatterns = patterns.map((p, i) => {
-    const file = path.resolve(dir, `matrix_${i}.txt`);
-    writeFileSync(file, formatMatrix(p.matrix));
-    return { matrix_file: file, ...patternFields, sleep_before_launch_sec: p.computeSec, metadata: { isl: p.isl, requests: p.requests.length } };
-  });
   const metadataFile = path.join(dir, 'metadata.yaml');
+  const files = patterns.map((_, i) => path.resolve(dir, `matrix_${i}.txt`));
+  if (cellFormat === 'upstream') {
+    patterns.forEach((p, i) => {
+      const cells = p.matrix.map((row) => row.map(() => 0));
+      for (const [from, to] of p.transfers) cells[from][to] = p.upstreamCell;
+      writeFileSync(files[i], upstreamMatrixText(cells));
+    });
+    writeFileSync(metadataFile, upstreamMetadataYaml(patterns.map((p, i) => ({ matrixFile: files[i], sleepBeforeLaunchSec: p.computeSec, isl: p.isl, extra: patternFields }))));
+    return metadataFile;
+  }
+  const trafficPatterns = patterns.map((p, i) => {
+    writeFileSync(files[i], formatMatrix(p.matrix));
+    return { matrix_file: files[i], ...patternFields, sleep_before_launch_sec: p.computeSec, metadata: { isl: p.isl, requests: p.requests.length } };
+  });
   writeFileSync(metadataFile, stringify({ traffic_patterns: trafficPatterns }));
   return metadataFile;
 }

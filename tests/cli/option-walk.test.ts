@@ -266,6 +266,7 @@ const walks: Walk[] = [
           ['prefill-pp', '2'], ['prefill-cp', '2'], ['decode-tp', '2'], ['decode-pp', '2'], ['decode-cp', '2'], ['model', 'qwen3-30B'],
           ['isl-mean', '500'], ['isl-scale', '50'], ['min-isl', '100'], ['max-isl', '90000'], ['max-batch-mem', '1000'], ['ppn', '4'],
           ['rail-optimized'], ['compute-model', 'per-sequence'], ['seed', '9'], ['results-dir', '/tmp/other'], ['mem-type', 'cpu'], ['xfer-op', 'READ'], ['shards', '2'],
+          ['pair-workers', 'round-robin'], ['cell-format', 'upstream'],
         ].map(([name, ...value]) => [name, flag(name, ...value)]),
       ),
       'no-rail-optimized': { pre: ['--rail-optimized'], add: ['--no-rail-optimized'] },

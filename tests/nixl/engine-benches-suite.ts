@@ -1,4 +1,4 @@
-// The sweep, ep and kvpipe example configs and what their runs must leave (shared by the local
+// The sweep, ep, kvpipe and cache-engine example configs and what their runs must leave (shared by the local
 // and the SLURM suites): every test passed, and the metrics each config asks for.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +13,7 @@ export const ENGINE_BENCH_CONFIGS = [
   'kvpipe_shm_16x8M_work',
   'kvpipe_shm_100x1M',
   'kvpipe_shm_100x1M_work',
+  'cache_engine_shm',
 ];
 
 const BLOCKS = Array.from({ length: 15 }, (_, i) => 4096 * 2 ** i); // 4 KiB .. 64 MiB
@@ -55,5 +56,17 @@ export function expectEngineBenchResults(run: NixlSuiteRun): void {
     expect(valuesOf(record, 'THROUGHPUT_GBPS').map((m) => m.labels.round)).toEqual([1, 2]);
     const log = readFileSync(path.join(record.logDir!, 'kvpipe.log'), 'utf8');
     expect(log.match(/All data verified successfully!/g)).toHaveLength(2);
+  }
+
+  // the CacheEngine test as a config (issue 22 item 17): both rounds stored, retrieved and checked
+  const ce = recordOf(run, 'nixl_perf_cache_engine_shm');
+  expect(valuesOf(ce, 'VERIFIED_ROUNDS')).toEqual([{ labels: {}, value: 2 }]);
+  for (const name of ['STORE_TIME_S', 'THROUGHPUT_GBPS', 'RETRIEVE_TIME_S', 'RETRIEVAL_THROUGHPUT_GBPS']) {
+    expect(valuesOf(ce, name).map((m) => m.labels.round), name).toEqual([1, 2]);
+  }
+  for (const m of valuesOf(ce, 'THROUGHPUT_GBPS')) {
+    const gib = valuesOf(ce, 'THROUGHPUT_GIBPS').find((x) => x.labels.round === m.labels.round)!.value;
+    // both printed with 2 decimals, each in its own unit: equal to within their rounding
+    expect(Math.abs(m.value - (gib * 2 ** 30) / 1e9)).toBeLessThanOrEqual(0.011);
   }
 }

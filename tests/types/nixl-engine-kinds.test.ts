@@ -12,6 +12,7 @@ import { nixlType } from '../../framework/types/nixl.ts';
 import { sweepKind } from '../../framework/types/nixl/kinds/sweep.ts';
 import { epKind } from '../../framework/types/nixl/kinds/ep.ts';
 import { kvpipeKind } from '../../framework/types/nixl/kinds/kvpipe.ts';
+import { cacheEngineKind } from '../../framework/types/nixl/kinds/cache-engine.ts';
 import { lmcacheKind, nixlbenchKind, nixlEpPerfKind } from '../../framework/types/nixl/kinds/tool.ts';
 import type { Metric } from '../../framework/metrics/metric.ts';
 import { nixlConfig } from '../../framework/types/nixl/common.ts';
@@ -34,7 +35,7 @@ describe('examples', () => {
   test('every sweep, ep and kvpipe example is valid (the cuda ones name GPUs: they need one)', () => {
     expect(nixlType.supportedGpus(example('sweep_cuda_vram'))).toContain('H200');
     expect(nixlType.supportedGpus(example('sweep_shm_read_write'))).toBeUndefined();
-    for (const name of ['sweep_shm_read_write', 'sweep_ucx_read_write', 'ep_shm_4ranks', 'kvpipe_shm_16x8M', 'kvpipe_shm_16x8M_work', 'kvpipe_shm_100x1M', 'kvpipe_shm_100x1M_work', 'sweep_cuda_vram', 'ep_cuda_2gpu', 'kvpipe_cuda']) {
+    for (const name of ['sweep_shm_read_write', 'sweep_ucx_read_write', 'ep_shm_4ranks', 'kvpipe_shm_16x8M', 'kvpipe_shm_16x8M_work', 'kvpipe_shm_100x1M', 'kvpipe_shm_100x1M_work', 'sweep_cuda_vram', 'ep_cuda_2gpu', 'kvpipe_cuda', 'cache_engine_shm']) {
       expect(issues(example(name)), name).toEqual([]);
     }
   });
@@ -57,7 +58,7 @@ describe('sweep kind', () => {
   test('rules: memory the backend cannot move, ranks a scheme cannot split, a buffer over the total', () => {
     expect(issues(with_(sweep, 'sweep', { initiator_seg_type: 'VRAM' }))).toEqual([expect.stringMatching(/sweep\.initiator_seg_type: backend shm moves host memory only, not gpu memory/)]);
     expect(issues(with_(sweep, 'sweep', {}, { ranks: 3 }))).toEqual([expect.stringMatching(/benchmark\.ranks: scheme pairwise with 3 ranks: cannot split/)]);
-    expect(issues(with_(sweep, 'sweep', { total_buffer_size: '32M' }))).toEqual([expect.stringMatching(/a rank needs 67108864 bytes .* more than total_buffer_size 33554432/)]);
+    expect(issues(with_(sweep, 'sweep', { total_buffer_size: '32M' }))).toEqual([expect.stringMatching(/Incorrect buffer size configuration for Initiator\(max_block_size \* max_batch_size\) is > \(total_buffer_size \/ num_initiator_dev\) \(nixlbench's check\)/)]);
     expect(issues(with_(sweep, 'sweep', { max_block_size: '1.3K' }))).toEqual([expect.stringMatching(/sweep\.max_block_size: '1\.3K' is not a whole number of bytes/)]);
     expect(issues(with_(sweep, 'sweep', { scheme: 'ring' }))[0]).toMatch(/sweep\.scheme/);
   });
@@ -95,9 +96,10 @@ describe('ucx section (the engine\'s ucx backend)', () => {
     expect(issues(tool)).toEqual([expect.stringMatching(/ucx: applies to the transfer engine's kinds; nixlbench takes its UCX settings/)]);
   });
 
-  test('sweep: pipeline_depth reaches the ranks and counts in the buffer size', () => {
+  test('sweep: pipeline_depth reaches the ranks; total_buffer_size does not limit it, as in nixlbench (issue 22 item 15)', () => {
     expect(sweepKind.rankCommand(ctx(with_(sweep, 'sweep', { pipeline_depth: 4 }))).argv).toEqual(expect.arrayContaining(['--pipeline_depth', '4']));
-    expect(issues(with_(sweep, 'sweep', { pipeline_depth: 4, total_buffer_size: '128M' }))).toEqual([expect.stringMatching(/a rank needs 268435456 bytes \(max_block_size x max_batch_size x pipeline_depth/)]);
+    expect(issues(with_(sweep, 'sweep', { pipeline_depth: 4, total_buffer_size: '128M' }))).toEqual([]);
+    expect(issues(with_(sweep, 'sweep', { num_threads: 3, total_buffer_size: 1_000_000, max_block_size: '4K' }))).toEqual([expect.stringMatching(/next such value is 1000002/)]);
   });
 });
 
@@ -109,8 +111,13 @@ describe('ep kind', () => {
       'ep', '--backend', 'shm', '--experts-per-rank', '8,32', '--mode', 'dispatch,combine,e2e', '--tokens', '128', '--hidden', '2048', '--topk', '2', '--warmup', '5', '--iters', '20', '--control-plane',
     ]);
     const control = { ...ep, ep: { control_plane: true, control_plane_test: 'connect' } };
-    expect(epKind.rankCommand(ctx(control)).argv).toEqual(['ep', '--backend', 'shm', '--experts-per-rank', '8', '--test', 'connect', '--control-plane']);
-    expect(epKind.metrics(control)[0].names).toEqual(['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS', 'CP_TOTAL_MS']);
+    // no experts_per_rank: the command's defaults, the tests' own (data plane 8, control plane 8 and 32)
+    expect(epKind.rankCommand(ctx(control)).argv).toEqual(['ep', '--backend', 'shm', '--test', 'connect', '--control-plane']);
+    // one operation: the test's line (no table, no TOTAL)
+    expect(epKind.metrics(control)[0].names).toEqual(['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS']);
+    const line = (experts: number): Metric => ({ name: 'CP_AVG_MS', value: 1, unit: 'ms', labels: { operation: 'connect', experts_per_rank: experts, across: 'ranks' } });
+    expect(epKind.verdict!(control, [line(8), line(32)])).toEqual([]);
+    expect(epKind.verdict!(control, [line(8)])).toEqual(['no control-plane CONNECT line for 32 experts/rank in ep.log']);
   });
 
   test('rules and verdict', () => {
@@ -155,6 +162,34 @@ describe('kvpipe kind', () => {
     expect(kvpipeKind.verdict!(kv, [m('SEND_TIME_S', 1, { round: 1 })])).toEqual([
       'the receiver verified 0 of 2 round(s) ("All data verified successfully!" in kvpipe.log)',
       'the sender finished 1 of 2 round(s) in kvpipe.log',
+    ]);
+  });
+});
+
+describe('cache-engine kind (issue 22 item 17: the CacheEngine test as a config, not only a command)', () => {
+  const ce = example('cache_engine_shm');
+
+  test('the ranks run `disagg-bench cache-engine` with the section as its options', () => {
+    expect(cacheEngineKind.rankCommand(ctx(ce))).toEqual({
+      argv: ['cache-engine', '--backend', 'shm', '--num-chunks', '6', '--num-rounds', '2', '--num-layers', '2', '--num-heads', '1', '--head-size', '64', '--num-blocks', '128', '--buffer-size', '262144'],
+      logFile: 'cache_engine.log',
+    });
+    expect(cacheEngineKind.metrics(ce)[0]).toMatchObject({ logFile: 'cache_engine.log', extractor: 'lmcache' });
+  });
+
+  test("rules: two ranks, the command's own checks in LMCache's words, memory the backend moves; verdict", () => {
+    expect(issues(with_(ce, 'cache_engine', {}, { ranks: 3 }))).toEqual([expect.stringMatching(/cache-engine runs 2 ranks/)]);
+    expect(issues(with_(ce, 'cache_engine', { num_chunks: 9 }))).toEqual([expect.stringMatching(/cache_engine: Number of chunks must be <= 8 \(num_blocks x block_size \/ chunk_size\)/)]);
+    expect(issues(with_(ce, 'cache_engine', { buffer_size: '64K' }))).toEqual([expect.stringMatching(/a chunk of 131072 bytes does not fit the 65536-byte NIXL buffer/)]);
+    expect(issues(with_(ce, 'cache_engine', { memory: 'gpu' }))).toEqual([expect.stringMatching(/backend shm moves host memory only/)]);
+    expect(issues(with_(ce, 'cache_engine', { slots: 3 }))[0]).toMatch(/cache_engine\.slots: is not a known key here/);
+    const m = (name: string, value: number, labels = {}): Metric => ({ name, value, unit: '', labels });
+    const rounds = [1, 2].flatMap((round) => [m('STORE_TIME_S', 1, { round }), m('RETRIEVE_TIME_S', 1, { round })]);
+    expect(cacheEngineKind.verdict!(ce, [m('VERIFIED_ROUNDS', 2), ...rounds])).toEqual([]);
+    expect(cacheEngineKind.verdict!(ce, [m('VERIFIED_ROUNDS', 1), rounds[0]])).toEqual([
+      'the receiver verified 1 of 2 round(s) ("Data verification successful" in cache_engine.log)',
+      'the sender stored 1 of 2 round(s) in cache_engine.log',
+      'the receiver retrieved 0 of 2 round(s) in cache_engine.log',
     ]);
   });
 });

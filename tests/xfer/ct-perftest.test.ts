@@ -93,10 +93,51 @@ describe("ct-perftest with kvbench's inputs and flags", () => {
     const cfg = path.join(base, 'cfg');
     const cwd = path.join(base, 'cwd');
     expect(resolveMatrixFile(cfg, 'only-cwd.txt', cwd)).toEqual({ file: path.join(cwd, 'only-cwd.txt'), base: 'working directory' });
-    expect(resolveMatrixFile(cfg, 'both.txt', cwd)).toEqual({ file: path.join(cfg, 'both.txt'), base: 'config folder', shadowed: path.join(cwd, 'both.txt') });
+    // issue 22 item 16: two different files of that name are refused, naming both
+    expect(() => resolveMatrixFile(cfg, 'both.txt', cwd)).toThrow(
+      `matrix file both.txt is ambiguous: ${path.join(cfg, 'both.txt')} (relative to the config's folder) and ${path.join(cwd, 'both.txt')} (relative to the working directory, where kvbench looks) are different files; name one with an absolute path, or remove the other`,
+    );
+    // the same bytes in both places: no question which to read
+    writeFileSync(path.join(base, 'cfg', 'same.txt'), '0 3\n3 0\n');
+    writeFileSync(path.join(base, 'cwd', 'same.txt'), '0 3\n3 0\n');
+    expect(resolveMatrixFile(cfg, 'same.txt', cwd)).toEqual({ file: path.join(cfg, 'same.txt'), base: 'config folder', identical: path.join(cwd, 'same.txt') });
+    // equal size, one byte different: still two files
+    writeFileSync(path.join(base, 'cwd', 'same.txt'), '0 4\n3 0\n');
+    expect(() => resolveMatrixFile(cfg, 'same.txt', cwd)).toThrow(/matrix file same.txt is ambiguous/);
+    expect(resolveMatrixFile(cfg, 'both.txt', cfg)).toEqual({ file: path.join(cfg, 'both.txt'), base: 'config folder' }); // one place
     expect(() => resolveMatrixFile(cfg, 'none.txt', cwd)).toThrow(
       `matrix file none.txt not found: neither ${path.join(cfg, 'none.txt')} (relative to the config's folder) nor ${path.join(cwd, 'none.txt')} (relative to the working directory, where kvbench looks) exists`,
     );
+  });
+
+  it('issue 22 item 16: the CLI refuses an ambiguous matrix_file at its place in the config, before any rank starts', async () => {
+    const base = path.join(dir, 'ambiguous');
+    mkdirSync(path.join(base, 'cfg'), { recursive: true });
+    mkdirSync(path.join(base, 'cwd'), { recursive: true });
+    writeFileSync(path.join(base, 'cfg', 'm.txt'), '0 1K\n1K 0\n');
+    writeFileSync(path.join(base, 'cwd', 'm.txt'), '0 2K\n2K 0\n');
+    const cfg = path.join(base, 'cfg', 'c.yaml');
+    writeFileSync(cfg, 'traffic_pattern:\n  matrix_file: m.txt\n  mem_type: cpu\n');
+    const r = await ct([cfg, '--ranks', '2', '--backend', 'shm'], {}, path.join(base, 'cwd'));
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(`c.yaml:2:3 traffic_pattern.matrix_file: matrix file m.txt is ambiguous: ${path.join(base, 'cfg', 'm.txt')}`);
+    expect(r.out).not.toContain('[rank');
+  });
+
+  it("issue 22 item 13: sleep_*_launch_sec and metadata in a CT config are taken as kvbench's ct-perftest takes them (not applied), and the run says so", async () => {
+    const cfg = path.join(dir, 'sleepy.yaml');
+    writeFileSync(cfg, 'iters: 2\ntraffic_pattern:\n  matrix_file: seed.txt\n  mem_type: cpu\n  sleep_before_launch_sec: 30\n  sleep_after_launch_sec: 30\n  metadata: { isl: 1000 }\n');
+    const json = path.join(dir, 'sleepy.json');
+    const r = await ct([cfg, '--ranks', '4', '--backend', 'shm', '--json-output-path', json]);
+    expect(r.code, r.out).toBe(0);
+    const notes = ['sleep_before_launch_sec', 'sleep_after_launch_sec', 'metadata'].map(
+      (key) =>
+        `${key} is not applied by ct-perftest, which runs its iterations back to back as kvbench's ct-perftest does (it reads only matrix_file, shards, mem_type and xfer_op of a traffic_pattern); it is the sequential test's`,
+    );
+    for (const note of notes) expect(r.stderr).toContain(note);
+    expect(r.stderr).toMatch(/note: .*sleepy\.yaml:5:3 traffic_pattern\.sleep_before_launch_sec: sleep_before_launch_sec is not applied/);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as CtReport;
+    expect(report.notes.filter((n) => n.includes('is not applied by ct-perftest'))).toHaveLength(3);
   });
 
   it("kvbench's flag pairs: off by default, the last of --x / --no-x wins", () => {

@@ -12,6 +12,7 @@ import {
 } from '../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../runners/xfer/benches/matgen-cli.ts';
 import { readMatrix } from '../../runners/xfer/matrix.ts';
+import { formatSizeCell, pythonG, pythonRound, pyyamlFloat } from '../../runners/xfer/matgen-upstream-format.ts';
 
 interface GoldenCase {
   model: string;
@@ -92,8 +93,12 @@ describe('KV matrix generator: where it deliberately differs', () => {
     expect(kvBytesPerToken(MODEL_PRESETS['deepseek-r1-mla'])).toBe((512 + 64) * 61 * 2);
   });
 
-  it('unequal numbers of prefill and decode workers (kvbench refuses them) are paired round-robin each', () => {
-    const patterns = generatePatterns({ ...llama, decodeNodes: 1 }, [2000, 2000, 2000]);
+  it('unequal numbers of prefill and decode workers: refused as kvbench refuses them; --pair-workers round-robin pairs them round-robin each', () => {
+    // issue 22 item 14: prefill tp 8 / decode tp 8 on 1 and 2 nodes = 1 and 2 workers
+    expect(() => generatePatterns({ ...llama, prefill: { tp: 8, pp: 1, cp: 1 }, decode: { tp: 8, pp: 1, cp: 1 }, prefillNodes: 1, decodeNodes: 2 }, [2000])).toThrow(
+      'matgen: Prefill and decode workers must have the same number of workers, got 1 and 2 (kvbench pairs prefill worker k with decode worker k; --pair-workers round-robin pairs any numbers)',
+    );
+    const patterns = generatePatterns({ ...llama, decodeNodes: 1, pairWorkers: 'round-robin' }, [2000, 2000, 2000]);
     const senders = patterns.map((p) => p.matrix.findIndex((row) => row.some((c) => c > 0)));
     expect(senders).toEqual([0, 4, 0]);
     for (const p of patterns) expect(p.matrix.every((row) => row.slice(0, 8).every((c) => c === 0))).toBe(true);
@@ -141,5 +146,52 @@ describe("matgen's output and options", () => {
     expect(parseMatgenArgs([...base, '--rail-optimized', '--no-rail-optimized']).options.railOptimized).toBe(false);
     expect(parseMatgenArgs([...base, '--compute-model', 'per-sequence']).options.computeModel).toBe('per-sequence');
     expect(() => parseMatgenArgs([...base, '--compute-model', 'exact'])).toThrow(/--compute-model must be one of kvbench, per-sequence, got 'exact'/);
+  });
+});
+
+describe("issue 22 item 14: kvbench's refusals and its file format", () => {
+  const base = ['--model', 'llama-405b', '--num-prefill-nodes', '1', '--num-decode-nodes', '2', '--prefill-tp', '4', '--decode-tp', '8'];
+
+  it('--isl-scale -5 is taken as click takes it (the value -5) and refused for what it is', () => {
+    for (const argv of [[...base, '--isl-scale', '-5'], [...base, '--isl-scale=-5']]) {
+      expect(() => parseMatgenArgs(argv)).toThrow("--isl-scale -5: the ISLs' normal distribution needs a scale >= 0 (kvbench's numpy.random.normal refuses it: scale < 0)");
+    }
+    expect(parseMatgenArgs([...base, '--isl-scale', '0']).options.islScale).toBe(0);
+  });
+
+  it("python's round(x, 2), {:g} and repr(float) as kvbench's format_size and PyYAML use them", () => {
+    expect(pythonRound(0.125, 2)).toBe(0.12); // half to even on the exact value (JS toFixed gives 0.13)
+    expect(pythonRound(0.375, 2)).toBe(0.38);
+    expect(pythonRound(759.5068359375, 2)).toBe(759.51);
+    expect(pythonRound(2.675, 2)).toBe(2.67); // 2.675 is 2.67499999... in binary
+    expect(['1', '1023.99', '759.51', '1.5', '123457', '1.23457e+06', '0.0001', '1e-05', '100000'].map((s, i) => [s, i])).toEqual(
+      [1, 1023.99, 759.51, 1.5, 123456.7, 1234567, 0.0001, 0.00001, 100000].map((x, i) => [pythonG(x), i]),
+    );
+    expect(pythonG(123456.5)).toBe('123456'); // a tie at 6 digits: to even, as Python
+    expect(['0', '100B', '1K', '63K', '759.51M', '1.5G', '2048G'].map((s) => s)).toEqual([0, 100, 1024, 64512, 796400640, 1.5 * 2 ** 30, 2 ** 41].map(formatSizeCell));
+    expect([55.13286955008, 3, 1e-5, 0.0001, 1e16, 1.5e16, 123.456, 1e15].map(pyyamlFloat)).toEqual([
+      '55.13286955008', '3.0', '1.0e-05', '0.0001', '1.0e+16', '1.5e+16', '123.456', '1000000000000000.0',
+    ]);
+  });
+
+  it('--cell-format upstream writes kvbench\'s files byte for byte: format_size cells, metadata.yaml as PyYAML dumps it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'matgen-upstream-'));
+    const { options } = parseMatgenArgs([...base, '--num-user-requests', '2', '--isl-scale', '0', '--isl-mean', '12345']);
+    const patterns = generatePatterns(options);
+    writePatterns(dir, patterns, {}, 'upstream');
+    // llama-405b: 516096 bytes per token x 12345 = 6371205120 bytes; / tp 4 / 2 peers = 796400640 = 759.51M
+    const row = (cells: Record<number, string>) => `${Array.from({ length: 24 }, (_, j) => cells[j] ?? '0').join(' ')}\n`;
+    const m = '759.51M';
+    const expected0 = [0, 1, 2, 3].map((i) => row({ [8 + 2 * i]: m, [9 + 2 * i]: m })).join('') + Array.from({ length: 20 }, () => row({})).join('');
+    expect(readFileSync(path.join(dir, 'matrix_0.txt'), 'utf8')).toBe(expected0);
+    // batch 1: prefill worker 1 (ranks 4-7) to decode worker 1 (ranks 16-23)
+    const expected1 = Array.from({ length: 4 }, () => row({})).join('') + [0, 1, 2, 3].map((i) => row({ [16 + 2 * i]: m, [17 + 2 * i]: m })).join('') + Array.from({ length: 16 }, () => row({})).join('');
+    expect(readFileSync(path.join(dir, 'matrix_1.txt'), 'utf8')).toBe(expected1);
+    expect(readFileSync(path.join(dir, 'metadata.yaml'), 'utf8')).toBe(
+      [0, 1].map((i) => `- matrix_file: ${path.join(dir, `matrix_${i}.txt`)}\n  metadata:\n    isl: 12345\n  sleep_before_launch_sec: 55.13286955008\n`).reduce((a, b) => a + b, 'traffic_patterns:\n'),
+    );
+    // exact bytes stay the default
+    expect(parseMatgenArgs(base).cellFormat).toBe('exact');
+    expect(parseMatgenArgs([...base, '--cell-format', 'upstream']).cellFormat).toBe('upstream');
   });
 });

@@ -107,7 +107,7 @@ describe('matgen CLI', () => {
   const llama = MODEL_PRESETS['llama-405b'];
 
   it('llama-405b, prefill tp 4 and decode tp 8 on one node each: matrices match the KV formula, run as is', async () => {
-    const gen = await cli('matgen', ['--model', 'llama-405b', '--num-prefill-nodes', '1', '--num-decode-nodes', '1', '--prefill-tp', '4', '--decode-tp', '8',
+    const gen = await cli('matgen', ['--model', 'llama-405b', '--num-prefill-nodes', '1', '--num-decode-nodes', '1', '--prefill-tp', '4', '--decode-tp', '8', '--pair-workers', 'round-robin',
       '--ppn', '8', '--num-user-requests', '3', '--isl-mean', '64', '--isl-scale', '32', '--min-isl', '16', '--max-isl', '256', '--seed', '11',
       '--mem-type', 'cpu', '--results-dir', out]);
     expect(gen.code, gen.out).toBe(0);

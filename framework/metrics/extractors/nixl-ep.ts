@@ -6,12 +6,16 @@
 // each rank received from other GPUs over the mean time, as DeepEP counts NVLink bytes;
 // `Cross-rank` on host memory)
 // and the control-plane table (`Control Plane: 8 experts/rank x 8 ranks = 64 total`, rows
-// `init  150.23  148.15  152.31`, `TOTAL  691.81`). Labels: {mode} (+ experts_per_rank when the
-// banner gives it) for the data plane, {operation, experts_per_rank} for the control plane.
+// `init  150.23  148.15  152.31`, `TOTAL  691.81`: rank 0's avg/min/max over the rounds), or, for
+// `--test <op>`, the test's line `CONNECT: 245.67ms avg across 8 ranks (min=242.33, max=248.91)
+// [8 experts/rank]` (each rank's mean over the rounds; avg/min/max across the ranks). Labels:
+// {mode} (+ experts_per_rank when the banner gives it) for the data plane, {operation,
+// experts_per_rank} for the table, {operation, experts_per_rank, across: 'ranks'} for the line.
 import type { ExtractResult, Metric } from '../metric.ts';
 import { logLines } from './launch-prefix.ts';
 
 const NUM = '(-?\\d+(?:\\.\\d+)?)';
+const NODE_PREFIX = /^\[Node \d+\] /;
 const PASSED = /Data Plane \((\w+)\): (\d+)\/(\d+) ranks passed/;
 const BANNER_EXPERTS = /^Experts: (\d+)\/rank/;
 const BANNER_MODE = /^Mode: (\w+)/;
@@ -21,6 +25,8 @@ const LATENCY = new RegExp(`Latency \\((?:μs|us)\\):\\s*avg=${NUM},\\s*min=${NU
 const CONTROL = /Control Plane: (\d+) experts\/rank x (\d+) ranks/;
 const CONTROL_ROW = new RegExp(`^(init|connect|disconnect|reconnect|destroy)\\s+${NUM}\\s+${NUM}\\s+${NUM}\\s*$`);
 const CONTROL_TOTAL = new RegExp(`^TOTAL\\s+${NUM}\\s*$`);
+/** test_control_plane.py's log_single_op_results for --test <op>: each rank's mean, across ranks. */
+const SINGLE_OP = new RegExp(`(INIT|CONNECT|DISCONNECT|RECONNECT|DESTROY): ${NUM}ms avg across (\\d+) ranks \\(min=${NUM}, max=${NUM}\\) \\[(\\d+) experts/rank\\]`);
 
 export function extractNixlEpMetrics(text: string): ExtractResult {
   const metrics: Metric[] = [];
@@ -32,7 +38,8 @@ export function extractNixlEpMetrics(text: string): ExtractResult {
     metrics.push({ name, value: Number(value), unit, higherIsBetter, labels: { ...labels } });
   const dataLabels = (): Metric['labels'] => ({ ...(mode ? { mode } : {}), ...(experts !== undefined ? { experts_per_rank: experts } : {}) });
 
-  logLines(text).forEach((line, index) => {
+  // the data-plane test's logging format prefixes `[Node <rank>] ` (test_data_plane.py's main)
+  logLines(text).map((l) => l.replace(NODE_PREFIX, '')).forEach((line, index) => {
     let m: RegExpExecArray | null;
     if ((m = BANNER_EXPERTS.exec(line))) experts = Number(m[1]);
     else if ((m = BANNER_MODE.exec(line))) mode = m[1];
@@ -54,8 +61,14 @@ export function extractNixlEpMetrics(text: string): ExtractResult {
       for (const [i, stat] of ['AVG', 'MIN', 'MAX'].entries()) add(`CP_${stat}_MS`, m[i + 2], 'ms', false, labels);
     } else if ((m = CONTROL_TOTAL.exec(line.trim())) && controlExperts !== undefined) {
       add('CP_TOTAL_MS', m[1], 'ms', false, { experts_per_rank: controlExperts });
+    } else if ((m = SINGLE_OP.exec(line))) {
+      const labels = { operation: m[1].toLowerCase(), experts_per_rank: Number(m[6]), across: 'ranks' };
+      add('CP_AVG_MS', m[2], 'ms', false, labels);
+      add('CP_MIN_MS', m[4], 'ms', false, labels);
+      add('CP_MAX_MS', m[5], 'ms', false, labels);
+      add('CP_RANKS', m[3], 'count', undefined, labels);
     }
   });
-  if (metrics.length === 0) problems.push('no NIXL EP result lines (Data Plane / Bandwidth / Latency / Control Plane) in the log');
+  if (metrics.length === 0) problems.push('no NIXL EP result lines (Data Plane / Bandwidth / Latency / Control Plane / <OP>: ... avg across N ranks) in the log');
   return { metrics, problems };
 }

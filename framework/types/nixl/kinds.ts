@@ -6,6 +6,7 @@ import { matgenKind } from './kinds/matgen.ts';
 import { sweepKind } from './kinds/sweep.ts';
 import { epKind } from './kinds/ep.ts';
 import { kvpipeKind } from './kinds/kvpipe.ts';
+import { cacheEngineKind } from './kinds/cache-engine.ts';
 import { kvbenchKind, lmcacheKind, nixlEpPerfKind, nixlbenchKind } from './kinds/tool.ts';
 
 export const nixlKinds: NixlKind[] = [
@@ -15,6 +16,7 @@ export const nixlKinds: NixlKind[] = [
   sweepKind,
   epKind,
   kvpipeKind,
+  cacheEngineKind,
   nixlbenchKind,
   kvbenchKind,
   nixlEpPerfKind,

@@ -2,8 +2,9 @@
 // one send buffer (its row's sum) and one receive buffer (its column's sum); WRITE pushes each
 // row's slices to the receivers, READ has each receiver pull its column from the senders; each
 // per-peer transfer is split into `shards` requests. A barrier starts every iteration; with
-// --verify-buffers every receive slice is checked byte for byte after every iteration; with
-// --print-recv-buffers every rank prints its receive slices after the last one.
+// --verify-buffers every receive slice is checked byte for byte after each warm-up iteration and
+// after the timed ones (never inside the timed loop); with --print-recv-buffers every rank prints
+// its receive slices after the last one.
 //   disagg-bench ct-perftest config.yaml --ranks 4 --backend shm --verify-buffers --json-output-path r.json
 import type { RankInfo } from '../rank.ts';
 import { totalBytes } from '../matrix.ts';
@@ -12,6 +13,7 @@ import { describeReceived, layoutBuffers, patternRequests, prepareVerification, 
 import { CtAccumulator, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
 import { ChunkSizer } from './common/chunks.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
+import { beginTimed, verifying } from './common/timed-regions.ts';
 import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
@@ -59,28 +61,44 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
     // Rank 0 folds the ranks' spans in chunks (memory does not grow with the iterations) and,
     // with --json-output-path, writes the report so far after every chunk, marked partial.
     const report = me === 0 ? new CtAccumulator(runInfo) : undefined;
+    const verify = o.verifyBuffers;
+    const prepare = (tag: number) => verifying(me, 'ct-perftest fill/poison', () => prepareVerification(p, layout, engine.regions, me, tag));
+    const check = async (tag: number) => {
+      await store.barrier('ct-verify'); // every initiator is done: the bytes are in place
+      verifying(me, 'ct-perftest check', () => verifyReceived(p, layout, engine.regions, me, tag));
+    };
+    // Warm-up: untimed, so each iteration is checked on its own when verifying.
+    for (let it = 0; it < config.warmupIters; it++) {
+      if (verify) prepare(it);
+      await store.barrier('ct-iteration');
+      await engine.execute(plan);
+      if (verify) await check(it);
+    }
+    // Timed iterations, nothing but transfers and their barriers: as kvbench (custom_traffic_perftest.py,
+    // CTPerftest.run), the buffers are filled before the timed loop and checked after it, so
+    // verification never counts in "Total time" or "Avg latency/iter".
+    const tag = config.warmupIters;
+    if (verify) prepare(tag);
     const chunks = new ChunkSizer();
     let spans: [number, number][] = [];
-    const total = config.warmupIters + config.iters;
-    for (let it = 0; it < total; it++) {
-      if (o.verifyBuffers) prepareVerification(p, layout, engine.regions, me, it);
+    let endTimed = () => {};
+    for (let it = 0; it < config.iters; it++) {
       await store.barrier('ct-iteration');
+      if (it === 0) endTimed = beginTimed(me, 'ct-perftest timed iterations'); // "Total time" starts with the first timed transfer
       const result = await engine.execute(plan);
-      if (it >= config.warmupIters) spans.push([store.toRank0Ns(result.startNs), store.toRank0Ns(result.endNs)]);
-      if (o.verifyBuffers) {
-        await store.barrier('ct-verify'); // every initiator is done: the bytes are in place
-        verifyReceived(p, layout, engine.regions, me, it);
-      }
-      if (spans.length === chunks.size || (it === total - 1 && spans.length > 0)) {
+      spans.push([store.toRank0Ns(result.startNs), store.toRank0Ns(result.endNs)]);
+      if (spans.length === chunks.size || it === config.iters - 1) {
         const runs = await store.allGather<RankRuns>('ct-runs', { rank: me, bytes: plan.prepared.bytes, spans });
         chunks.next(runs); // every rank sees the same runs, so every rank picks the same next size
         spans = [];
         if (report) {
           report.add(runs);
-          if (it < total - 1) writeJsonReport(o.jsonOutputPath, report.report({ partial: true }));
+          if (it < config.iters - 1) writeJsonReport(o.jsonOutputPath, report.report({ partial: true }));
         }
       }
     }
+    endTimed();
+    if (verify) await check(tag);
     if (o.printRecvBuffers) {
       if (!o.verifyBuffers) await store.barrier('ct-print'); // every initiator is done (verifying waited already)
       for (const line of describeReceived(p, layout, engine.regions, me)) process.stdout.write(`${line}\n`);

@@ -7,7 +7,8 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  computeModels, defaultResultsDir, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, writePatterns, type GeneratedPattern, type MatgenOptions, type ModelShape,
+  cellFormats, computeModels, defaultResultsDir, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, workerPairings, writePatterns,
+  type CellFormat, type GeneratedPattern, type MatgenOptions, type ModelShape,
 } from '../matgen.ts';
 import { totalBytes } from '../matrix.ts';
 import { memTypes } from './traffic-pattern.ts';
@@ -20,7 +21,8 @@ export const MATGEN_USAGE = `usage: disagg-bench matgen [generate] --num-prefill
     [--prefill-tp 1] [--prefill-pp 1] [--prefill-cp 1] [--decode-tp 1] [--decode-pp 1] [--decode-cp 1]
     [--num-user-requests 1000] [--batch-size 1] [--isl-mean 16000] [--isl-scale 10000] [--min-isl 1000] [--max-isl 128000]
     [--max-batch-mem 100e9] [--ppn 8] [--rail-optimized|--no-rail-optimized]
-    [--compute-model ${computeModels.join('|')}] [--seed 0]
+    [--compute-model ${computeModels.join('|')}] [--seed 0] [--pair-workers ${workerPairings.join('|')}]
+    [--cell-format ${cellFormats.join('|')}]   (exact: whole bytes; upstream: kvbench's 759.51M cells and metadata.yaml, byte for byte)
     [--mem-type cuda|vram|cpu|dram] [--xfer-op WRITE|READ] [--shards N]   (written into every pattern)`;
 
 const int = { type: 'string' } as const;
@@ -30,14 +32,26 @@ export interface MatgenCommand {
   /** --results-dir, else kvbench's default matrices_<ranks>ranks. */
   resultsDir: string;
   /** Fields written into every pattern of metadata.yaml. */
-  patternFields: Record<string, unknown>;
+  patternFields: Record<string, string | number>;
+  cellFormat: CellFormat;
+}
+
+/**
+ * click's reading of an option that takes a value: the next word is its value whatever it looks
+ * like (`--isl-scale -5` is -5, not a missing value). Rewritten as `--name=value` for parseArgs.
+ */
+function clickValues(argv: string[], valued: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') && !argv[i].includes('=') ? argv[i].slice(2) : undefined;
+    if (name !== undefined && valued.has(name) && i + 1 < argv.length) out.push(`--${name}=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
 }
 
 export function parseMatgenArgs(argv: string[]): MatgenCommand {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
+  const options_ = {
       'num-user-requests': int, 'batch-size': int, 'num-prefill-nodes': int, 'num-decode-nodes': int,
       'prefill-tp': int, 'prefill-pp': int, 'prefill-cp': int, 'decode-tp': int, 'decode-pp': int, 'decode-cp': int,
       model: { type: 'string' }, 'hidden-size': int, 'num-layers': int, 'num-heads': int, 'num-kv-heads': int, 'dtype-size': int,
@@ -45,8 +59,10 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
       'rail-optimized': { type: 'boolean' }, 'no-rail-optimized': { type: 'boolean' }, 'compute-model': { type: 'string' },
       seed: int, 'results-dir': { type: 'string' },
       'mem-type': { type: 'string' }, 'xfer-op': { type: 'string' }, shards: int,
-    },
-  });
+      'pair-workers': { type: 'string' }, 'cell-format': { type: 'string' },
+  } as const;
+  const valued = new Set(Object.entries(options_).filter(([, o]) => o.type === 'string').map(([name]) => name));
+  const { values, positionals } = parseArgs({ args: clickValues(argv, valued), allowPositionals: true, options: options_ });
   const fail = (message: string): never => {
     throw new BenchOptionError(`${message}\n${MATGEN_USAGE}`);
   };
@@ -71,7 +87,7 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
     decode: { tp: n('decode-tp', 1), pp: n('decode-pp', 1), cp: n('decode-cp', 1) },
     model: modelShape(values, fail),
     islMean: n('isl-mean', MATGEN_DEFAULTS.islMean, 1, false),
-    islScale: n('isl-scale', MATGEN_DEFAULTS.islScale, 0, false),
+    islScale: islScale(values['isl-scale'] as string | undefined),
     islMin: n('min-isl', MATGEN_DEFAULTS.islMin),
     islMax: n('max-isl', MATGEN_DEFAULTS.islMax),
     maxBatchMemBytes: n('max-batch-mem', MATGEN_DEFAULTS.maxBatchMemBytes, 1, false),
@@ -79,14 +95,25 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
     railOptimized: lastFlag(argv, 'rail-optimized'),
     computeModel: values['compute-model'] === undefined ? MATGEN_DEFAULTS.computeModel : choiceOption('compute-model', values['compute-model'], computeModels),
     seed: n('seed', MATGEN_DEFAULTS.seed, 0),
+    pairWorkers: values['pair-workers'] === undefined ? MATGEN_DEFAULTS.pairWorkers : choiceOption('pair-workers', values['pair-workers'], workerPairings),
   };
   if (options.islMin > options.islMax) fail(`--min-isl (${options.islMin}) must not exceed --max-isl (${options.islMax})`);
   const resultsDir = values['results-dir'] ?? defaultResultsDir(options);
-  const patternFields: Record<string, unknown> = {};
+  const patternFields: Record<string, string | number> = {};
   if (values['mem-type'] !== undefined) patternFields.mem_type = choiceOption('mem-type', values['mem-type'], memTypes);
   if (values['xfer-op'] !== undefined) patternFields.xfer_op = choiceOption('xfer-op', values['xfer-op'], ['WRITE', 'READ'] as const);
   if (values.shards !== undefined) patternFields.shards = n('shards', 1);
-  return { options, resultsDir, patternFields };
+  const cellFormat = values['cell-format'] === undefined ? 'exact' : choiceOption('cell-format', values['cell-format'], cellFormats);
+  return { options, resultsDir, patternFields, cellFormat };
+}
+
+/** The ISLs' normal scale: numpy's normal() refuses a negative one ("scale < 0"), so is it refused here. */
+function islScale(raw: string | undefined): number {
+  if (raw === undefined) return MATGEN_DEFAULTS.islScale;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n)) throw new BenchOptionError(`--isl-scale takes a number, got '${raw}'`);
+  if (n < 0) throw new BenchOptionError(`--isl-scale ${raw}: the ISLs' normal distribution needs a scale >= 0 (kvbench's numpy.random.normal refuses it: scale < 0)`);
+  return n;
 }
 
 /** click's `--x/--no-x`: off unless given, the last one wins. */
@@ -115,14 +142,14 @@ export async function matgenMain(argv: string[]): Promise<number> {
     process.stdout.write(`${MATGEN_USAGE}\n`);
     return 0;
   }
-  const { options, resultsDir, patternFields } = parseMatgenArgs(argv);
+  const { options, resultsDir, patternFields, cellFormat } = parseMatgenArgs(argv);
   let patterns: GeneratedPattern[];
   try {
     patterns = generatePatterns(options);
   } catch (err) {
     throw new BenchOptionError((err as Error).message.replace(/^matgen: /, '')); // the CLI names the command already
   }
-  const metadata = writePatterns(resultsDir, patterns, patternFields);
+  const metadata = writePatterns(resultsDir, patterns, patternFields, cellFormat);
   const last = patterns[patterns.length - 1];
   const open = last && last.requests.length < options.batchSize && last.isl * kvBytesPerToken(options.model) <= options.maxBatchMemBytes;
   if (open) process.stdout.write(`matgen: the last batch is incomplete, with size ${last.requests.length}\n`);

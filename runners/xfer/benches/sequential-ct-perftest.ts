@@ -21,6 +21,7 @@ import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonRep
 import { BenchOptionError, intOption, numberOption } from './common/options.ts';
 import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 import { RunningStats } from './common/stats.ts';
+import { beginTimed, verifying } from './common/timed-regions.ts';
 
 export interface SequentialOptions extends CtCommonOptions {
   /** Multiplies sleep_before/after_launch_sec (0.001: a 2 s compute time sleeps 2 ms). Default 1. */
@@ -97,13 +98,20 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       return engine.execute(plans[p.index]);
     };
     const tag = (phase: number, p: TrafficPattern) => phase * patterns.length + p.index;
+    // Verification (fill and poison before a phase, check after it) is never inside a timed region:
+    // the check waits until every rank's transfers of the phase are complete.
     const prepareAll = (phase: number) => {
-      if (o.verifyBuffers) for (const p of mine) prepareVerification(p, layout, engine.regions, me, tag(phase, p));
+      if (!o.verifyBuffers) return;
+      verifying(me, 'sequential fill/poison', () => {
+        for (const p of mine) prepareVerification(p, layout, engine.regions, me, tag(phase, p));
+      });
     };
     const verifyAll = async (phase: number, barrier: string, timeoutMs?: number) => {
       if (!o.verifyBuffers) return;
       await store.barrier(barrier, { timeoutMs }); // every rank's transfers of the phase are complete
-      for (const p of mine) verifyReceived(p, layout, engine.regions, me, tag(phase, p));
+      verifying(me, 'sequential check', () => {
+        for (const p of mine) verifyReceived(p, layout, engine.regions, me, tag(phase, p));
+      });
     };
 
     for (const p of mine) for (let k = 0; k < o.warmupIters; k++) await runAfterBarrier(p, `seq-warmup-${p.index}`);
@@ -116,10 +124,12 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       await store.barrier('seq-isolation'); // the pattern runs alone
       const durations = new RunningStats(); // constant memory, however many isolation iterations
       if (roles[p.index].members.includes(me)) {
+        const endTimed = beginTimed(me, `sequential isolated pattern ${p.index}`);
         for (let k = 0; k < o.isolationIters; k++) {
           const r = await runAfterBarrier(p, `seq-isolated-${p.index}`);
           durations.add(r.endNs - r.startNs);
         }
+        endTimed();
       }
       isolationMeanNs.push(initiates(p) ? durations.mean : null);
     }
@@ -152,6 +162,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       prepareAll(w + 1);
       await store.barrier('seq-workload', waits);
       const iterationStartNs = store.toRank0Ns(monoNs());
+      const endTimed = beginTimed(me, `sequential workload iteration ${w + 1}`);
       const spans: Span[] = patterns.map(() => null);
       for (const p of mine) {
         const { members, senders } = roles[p.index];
@@ -164,6 +175,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
         if (initiates(p)) spans[p.index] = [store.toRank0Ns(r.startNs), store.toRank0Ns(r.endNs)];
         if (computes) await sleepSeconds(p.sleepAfterSec * o.sleepScale);
       }
+      endTimed();
       await verifyAll(w + 1, 'seq-workload-done', waits.timeoutMs);
       if (o.printRecvBuffers) {
         if (!o.verifyBuffers) await store.barrier('seq-print', waits); // every rank's transfers of the iteration are complete

@@ -45,6 +45,17 @@ export interface CtConfig {
 
 const PATTERN_KEYS = ['matrix_file', 'shards', 'mem_type', 'xfer_op', 'sleep_before_launch_sec', 'sleep_after_launch_sec', 'metadata'];
 
+/**
+ * Keys of a pattern that kvbench's ct-perftest reads no further than the YAML (main.py ct_perftest
+ * builds its TrafficPattern from matrix_file, shards, mem_type and xfer_op only): the CT perftest
+ * takes them as kvbench does, applies none of them, and says so (issue 22 item 13).
+ */
+export const CT_IGNORED_PATTERN_KEYS = ['sleep_before_launch_sec', 'sleep_after_launch_sec', 'metadata'] as const;
+
+export function ctIgnoredKeyReason(key: string): string {
+  return `${key} is not applied by ct-perftest, which runs its iterations back to back as kvbench's ct-perftest does (it reads only matrix_file, shards, mem_type and xfer_op of a traffic_pattern); it is the sequential test's`;
+}
+
 /** cuda/vram are GPU memory, cpu/dram host memory (NIXL's VRAM_SEG/DRAM_SEG). */
 export function memoryOf(memType: MemType): MemoryKind {
   return memType === 'cuda' || memType === 'vram' ? 'gpu' : 'host';
@@ -55,10 +66,15 @@ export function readCtConfig(file: string, ranks?: number): CtConfig {
   const src = readYamlSource(file);
   const top = mapping(src, [], ['iters', 'warmup_iters', 'traffic_pattern']);
   if (top.traffic_pattern === undefined) throw src.error(['traffic_pattern'], 'is required (the pattern to run)');
+  const pattern = readPattern(src, ['traffic_pattern'], 0, ranks);
+  const raw = top.traffic_pattern as Record<string, unknown>;
+  for (const key of CT_IGNORED_PATTERN_KEYS) {
+    if (raw[key] !== undefined) pattern.notes.push(`${src.where(['traffic_pattern', key])}: ${ctIgnoredKeyReason(key)}`);
+  }
   return {
     iters: integer(src, ['iters'], top.iters, 1, 1),
     warmupIters: integer(src, ['warmup_iters'], top.warmup_iters, 0, 0),
-    pattern: readPattern(src, ['traffic_pattern'], 0, ranks),
+    pattern,
   };
 }
 

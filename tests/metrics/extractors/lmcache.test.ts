@@ -17,7 +17,9 @@ describe('LMCache extractor', () => {
     expect(get(metrics, 'PURE_THROUGHPUT_GBPS_MIN')?.value).toBeCloseTo(211.1577 * 1.073741824, 6);
     expect(get(metrics, 'SENT_OBJECTS')).toMatchObject({ value: 500, labels: { round: 1 } });
     expect(get(metrics, 'SEND_TIME_S')?.value).toBe(0.117705);
-    expect(get(metrics, 'THROUGHPUT_GBPS')).toMatchObject({ value: 132.75, unit: 'GB/s', labels: { round: 1 } });
+    // "Throughput: 132.75 GB/s" is calculate_throughput()'s bytes / 2^30 too (issue 22 item 4): 132.75 GiB/s
+    expect(get(metrics, 'THROUGHPUT_GIBPS')).toMatchObject({ value: 132.75, unit: 'GiB/s', labels: { round: 1 } });
+    expect(get(metrics, 'THROUGHPUT_GBPS')?.value).toBeCloseTo(132.75 * 1.073741824, 9);
   });
 
   it("reads seed 004's receiver log: all objects received and verified", () => {
@@ -27,11 +29,46 @@ describe('LMCache extractor', () => {
     expect(get(metrics, 'VERIFIED_ROUNDS')?.value).toBe(1);
   });
 
-  it('reads the cache engine\'s "Mean throughput: m ± s GB/s" (also as the mis-encoded Â±)', () => {
+  it('reads the cache engine\'s "Mean throughput: m ± s GB/s" (also as the mis-encoded Â±) as GiB/s, as LMCache computes it', () => {
     const { metrics } = extractLmcacheMetrics(log('lmcache-cache-engine.log'));
-    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')?.value).toBe(70.97);
-    expect(get(metrics, 'THROUGHPUT_STD_GBPS')?.value).toBe(7.66);
-    expect(extractLmcacheMetrics('Mean throughput: 1.50 ± 0.25 GB/s').metrics.map((m) => m.value)).toEqual([1.5, 0.25]);
+    expect(get(metrics, 'MEAN_THROUGHPUT_GIBPS')?.value).toBe(70.97);
+    expect(get(metrics, 'THROUGHPUT_STD_GIBPS')?.value).toBe(7.66);
+    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')?.value).toBeCloseTo(70.97 * 1.073741824, 9);
+    const plain = extractLmcacheMetrics('Mean throughput: 1.50 ± 0.25 GB/s').metrics;
+    expect(plain.map((m) => [m.name, m.value])).toEqual([
+      ['MEAN_THROUGHPUT_GBPS', 1.5 * 1.073741824],
+      ['MEAN_THROUGHPUT_GIBPS', 1.5],
+      ['THROUGHPUT_STD_GBPS', 0.25 * 1.073741824],
+      ['THROUGHPUT_STD_GIBPS', 0.25],
+    ]);
+  });
+
+  it('issue 22 item 4: every bare LMCache figure is GiB/s labelled GB/s, each one treated alike', () => {
+    // 6.25 "GB/s" from LMCache = 6.25 GiB/s = 6.7108864 GB/s, whatever the line
+    const lines = [
+      'Pure transfer throughput: 6.25 GB/s',
+      'Throughput: 6.25 GB/s',
+      'Retrieval throughput: 6.25 GB/s',
+      'Transfer throughput: 6.25 GB/s',
+      'Put throughput: 6.25 GB/s',
+      'Get throughput: 6.25 GB/s',
+      'Min throughput: 6.25 GB/s',
+      'Max throughput: 6.25 GB/s',
+      'Average throughput over 5 rounds: 6.25 GB/s',
+      'Mean throughput: 6.25 ± 0.00 GB/s',
+    ];
+    for (const line of lines) {
+      const { metrics } = extractLmcacheMetrics(line);
+      const gb = metrics.filter((m) => m.unit === 'GB/s' && m.value !== 0);
+      const gib = metrics.filter((m) => m.unit === 'GiB/s' && m.value !== 0);
+      expect(gb.length, line).toBeGreaterThan(0);
+      expect(gb.length, line).toBe(gib.length);
+      for (const m of gb) expect(m.value, `${line} ${m.name}`).toBeCloseTo(6.7108864, 12);
+      for (const m of gib) expect(m.value, `${line} ${m.name}`).toBe(6.25);
+    }
+    // this project's lines state both units: taken as printed
+    expect(extractLmcacheMetrics('Throughput: 2.56 GB/s (2.39 GiB/s)').metrics.map((m) => [m.name, m.value])).toEqual([['THROUGHPUT_GBPS', 2.56], ['THROUGHPUT_GIBPS', 2.39]]);
+    expect(extractLmcacheMetrics('Min throughput: 2.56 GB/s (2.39 GiB/s)').metrics.map((m) => m.value)).toEqual([2.56, 2.39]);
   });
 
   it("reads the kvpipe command's output: explicit GB/s and GiB/s, two rounds, verification", () => {
@@ -43,7 +80,8 @@ describe('LMCache extractor', () => {
     expect(gib).toBeCloseTo(gb / 1.073741824, 1);
     expect(get(metrics, 'COMMITS')?.value).toBe(4);
     expect(get(metrics, 'VERIFIED_ROUNDS')?.value).toBe(2);
-    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')?.unit).toBe('GB/s');
+    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')).toMatchObject({ value: 2.71, unit: 'GB/s' });
+    expect(get(metrics, 'MEAN_THROUGHPUT_GIBPS')).toMatchObject({ value: 2.52, unit: 'GiB/s' });
   });
 
   it('reports a data mismatch as a problem', () => {

@@ -73,6 +73,23 @@ describe('NIXL EP extractor', () => {
     expect(host.metrics.find((m) => m.name === 'CROSS_GPU_GBPS_MIN')).toMatchObject({ value: 1.25, labels: { mode: 'e2e' } });
   });
 
+  it("reads --test <op>'s line (test_control_plane.py log_single_op_results): the mean across ranks, labelled across: ranks", () => {
+    const { metrics, problems } = extractNixlEpMetrics('Running: connect (8 experts/rank, 64 total)\nCONNECT: 2812.40ms avg across 8 ranks (min=2790.11, max=2841.95) [8 experts/rank]\n');
+    expect(problems).toEqual([]);
+    const labels = { operation: 'connect', experts_per_rank: 8, across: 'ranks' };
+    expect(metrics.map((m) => [m.name, m.value, m.labels])).toEqual([
+      ['CP_AVG_MS', 2812.4, labels],
+      ['CP_MIN_MS', 2790.11, labels],
+      ['CP_MAX_MS', 2841.95, labels],
+      ['CP_RANKS', 8, labels],
+    ]);
+  });
+
+  it("reads the data-plane test's [Node N] prefixed lines", () => {
+    const { metrics } = extractNixlEpMetrics('[Node 0] Mode: dispatch\n[Node 0] Experts: 8/rank (64 total)\n[Node 0] Data Plane (dispatch): 8/8 ranks passed\n[Node 0] Bandwidth (GB/s): avg=103.10, min=101.20, max=104.90\n');
+    expect(metrics.find((m) => m.name === 'BW_GBPS_AVG')).toMatchObject({ value: 103.1, labels: { mode: 'dispatch', experts_per_rank: 8 } });
+  });
+
   it('reports ranks that failed verification, and a log without result lines', () => {
     const failed = extractNixlEpMetrics(log('nixl-ep-seed.log').replace('8/8 ranks passed', '7/8 ranks passed'));
     expect(failed.problems).toEqual([expect.stringMatching(/Data Plane \(e2e\): 7\/8 ranks passed: 1 rank\(s\) failed/)]);

@@ -37,11 +37,29 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     expect(r.out).toMatch(/rank 0: ep dispatch iteration 1: no completion flag from rank\(s\) 1 within 3 s/);
   });
 
-  it('--test=connect prints that row only', async () => {
+  it("--test=connect: the test's one line, each rank's mean across the ranks, for its default 8 and 32 experts per rank (issue 22 item 5)", async () => {
     const r = await runBench(['ep', '--ranks', '2', '--test=connect', '--tokens', '16', '--hidden', '256']);
     expect(r.exitCode, r.out).toBe(0);
-    const rows = extractNixlEpMetrics(r.out).metrics.filter((m) => m.name === 'CP_AVG_MS');
-    expect(rows.map((m) => m.labels.operation)).toEqual(['connect']);
+    expect(r.out).toMatch(/^CONNECT: \d+\.\d{2}ms avg across 2 ranks \(min=\d+\.\d{2}, max=\d+\.\d{2}\) \[8 experts\/rank\]$/m);
+    expect(r.out).toMatch(/^CONNECT: .* \[32 experts\/rank\]$/m);
+    expect(r.out).not.toContain('Control Plane:'); // no table for one operation, as the test prints none
+    const { metrics, problems } = extractNixlEpMetrics(r.out);
+    expect(problems).toEqual([]);
+    const rows = metrics.filter((m) => m.name === 'CP_AVG_MS');
+    expect(rows.map((m) => [m.labels.operation, m.labels.experts_per_rank, m.labels.across])).toEqual([['connect', 8, 'ranks'], ['connect', 32, 'ranks']]);
+    for (const experts of [8, 32]) {
+      const [avg, min, max] = ['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS'].map((n) => metrics.find((m) => m.name === n && m.labels.experts_per_rank === experts)!.value);
+      expect(min).toBeLessThanOrEqual(avg);
+      expect(avg).toBeLessThanOrEqual(max);
+    }
+  });
+
+  it('the control-plane cycle without --experts-per-rank runs the test\'s 8 and 32; the data plane its 8', async () => {
+    const r = await runBench(['ep', '--ranks', '2', '--mode', 'e2e', '--control-plane', ...small]);
+    expect(r.exitCode, r.out).toBe(0);
+    const { metrics } = extractNixlEpMetrics(r.out);
+    expect(metrics.filter((m) => m.name === 'RANKS_PASSED').map((m) => m.labels.experts_per_rank)).toEqual([8]);
+    expect(metrics.filter((m) => m.name === 'CP_TOTAL_MS').map((m) => m.labels.experts_per_rank)).toEqual([8, 32]);
   });
 
   it("seed 001's single-node form WORLD_SIZE=1 RANK=0 --num-processes=3 runs 3 ranks, not 1 (item 9)", async () => {
@@ -75,3 +93,17 @@ describe('disagg-bench ep', { concurrent: true }, () => {
   });
 });
 
+
+describe('disagg-bench ep: flags refused once, ucx flags reach the ranks', () => {
+  it('a bad --nvlink-backend fails before any rank starts (issue 22 item 12); --ucx-error-handling goes to the ranks', async () => {
+    const bad = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--nvlink-backend', 'bogus']);
+    expect(bad.exitCode).not.toBe(0);
+    expect(bad.out).toContain("argument --nvlink-backend: invalid choice: 'bogus' (choose from 'nixl', 'ipc', 'none')");
+    expect(bad.out).not.toContain('[rank');
+    const ucx = await runBench(['ep', '--ranks', '2', '--backend', 'ucx', '--ucx-error-handling', 'peer', '--mode', 'e2e', ...small], { UCX_NET_DEVICES: 'lo' });
+    expect(ucx.exitCode, ucx.out).toBe(0);
+    // the ranks got it (it applies to ucx only, so with shm they refuse it: they saw it)
+    const shm = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--ucx-error-handling', 'peer', '--mode', 'e2e', ...small]);
+    expect(shm.out).toContain('--ucx-error-handling peer: applies to the ucx backend only, and this run uses shm');
+  });
+});

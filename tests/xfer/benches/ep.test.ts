@@ -101,8 +101,9 @@ describe('EP routing and layout', () => {
 
 describe('EP options and output', () => {
   it('has the seed defaults; the data plane runs unless only the control plane is asked for', () => {
-    expect(parseEpArgs([])).toMatchObject({ modes: ['e2e'], controlPlane: false, tokens: 512, hidden: 4096, expertsPerRank: [8], topk: 2, warmup: 10, iters: 100, layout: 'packed' });
-    expect(parseEpArgs(['--control-plane', '--experts-per-rank=8,32'])).toMatchObject({ modes: [], controlPlane: true, expertsPerRank: [8, 32] });
+    expect(parseEpArgs([])).toMatchObject({ modes: ['e2e'], controlPlane: false, tokens: 512, hidden: 4096, expertsPerRank: [8], cpExpertsPerRank: [8, 32], topk: 2, warmup: 10, iters: 100, layout: 'packed' });
+    expect(parseEpArgs(['--experts-per-rank', '4'])).toMatchObject({ expertsPerRank: [4], cpExpertsPerRank: [4] });
+    expect(parseEpArgs(['--control-plane', '--experts-per-rank=8,32'])).toMatchObject({ modes: [], controlPlane: true, cpExpertsPerRank: [8, 32] });
     expect(parseEpArgs(['--test=connect'])).toMatchObject({ modes: [], controlPlane: true, test: 'connect' });
     expect(parseEpArgs(['--mode', 'dispatch,combine', '--control-plane']).modes).toEqual(['dispatch', 'combine']);
     expect(parseEpArgs(['--nvlink-backend', 'ipc']).backend).toBe('cuda');
@@ -156,5 +157,18 @@ describe('EP options and output', () => {
     expect(operationsToRun()).toEqual(['init', 'connect', 'disconnect', 'reconnect', 'destroy']);
     expect(operationsToRun('reconnect')).toEqual(['init', 'connect', 'disconnect', 'reconnect', 'destroy']);
     expect(operationsToRun('init')).toEqual(['init', 'destroy']);
+  });
+});
+
+describe("issue 22 item 12: the EP tests' argparse choices", () => {
+  it('refuses what argparse refuses, with its message, whether or not --backend decides the backend', () => {
+    const message = "argument --nvlink-backend: invalid choice: 'bogus' (choose from 'nixl', 'ipc', 'none')";
+    expect(() => parseEpArgs(['--nvlink-backend', 'bogus'])).toThrow(message);
+    expect(() => parseEpArgs(['--backend', 'shm', '--nvlink-backend', 'bogus'])).toThrow(message);
+    expect(() => parseEpArgs(['--nvlink-backend', 'IPC'])).toThrow(/invalid choice: 'IPC'/); // argparse is case-sensitive
+    expect(() => parseEpArgs(['--mode', 'E2E'])).toThrow("argument --mode: invalid choice: 'E2E' (choose from 'dispatch', 'combine', 'e2e')");
+    expect(() => parseEpArgs(['--test', 'Connect'])).toThrow(/argument --test: invalid choice: 'Connect'/);
+    expect(parseEpArgs(['--nvlink-backend', 'none']).backend).toBe('ucx');
+    expect(parseEpArgs(['--nvlink-backend', 'ipc', '--backend', 'shm']).backend).toBe('shm');
   });
 });

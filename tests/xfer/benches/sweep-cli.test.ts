@@ -58,10 +58,21 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
     expect(extractNixlbenchMetrics(r.out).problems).toEqual([]);
   });
 
-  it('refuses a buffer larger than --total_buffer_size, as nixlbench does', async () => {
+  it('refuses a block larger than --total_buffer_size with nixlbench\'s message, before any rank starts', async () => {
     const r = await runBench(['sweep', '--max_block_size', '64M', '--total_buffer_size', '32M']);
     expect(r.exitCode).toBe(1);
-    expect(r.out).toContain('a rank needs 67108864 bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers), more than --total_buffer_size 33554432');
+    expect(r.out).toContain('Incorrect buffer size configuration for Initiator(max_block_size * max_batch_size) is > (total_buffer_size / num_initiator_dev)');
+    expect(r.out).not.toContain('[rank');
+  });
+
+  it("a capped pipeline whose descriptors do not divide fails as nixlbench's execTransferLoop does", async () => {
+    // 16 iterations per thread, 2 targets: block > 1 MiB runs 16/16 = 1 iteration, depth 3 capped to 1 divides;
+    // --num_iter 32 --large_blk_iter_ftr 16: 2 iterations, 2 x 1 x 3 = 6 descriptors over 2 requests divide;
+    // --num_iter 64 --large_blk_iter_ftr 16 --num_threads 1, onetomany over 2 targets, batch 1, depth 5: 4 iterations,
+    // 2 x 1 x 5 = 10 descriptors over 4 requests do not
+    const r = await runBench(['sweep', '--ranks', '3', '--scheme', 'onetomany', '--pipeline_depth', '5', '--num_iter', '64', '--warmup_iter', '0', '--start_block_size', '2M', '--max_block_size', '2M']);
+    expect(r.exitCode).toBe(1);
+    expect(r.out).toContain('Error: descriptor count (10) is not evenly divisible by pipeline depth (4)');
   });
 
   it('--mode MG: one process drives two devices each side, every device pair verified, bandwidth over both (item 7)', async () => {

@@ -55,6 +55,12 @@ describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
     for (let i = 0; i < 5; i++) await plain.iterate();
     expect([prepare.mock.calls.length, register.mock.calls.length, plain.prepUs.length]).toEqual([1, 0, 1]);
 
+    // a slot not built yet builds itself at its first post, as nixlbench's slots inside the timed loop (issue 22)
+    prepare.mockClear();
+    const lazy = new SweepLane(engine, requests, undefined, { recreateXfer: false, reregisterMem: false });
+    for (let i = 0; i < 5; i++) await lazy.iterate();
+    expect([prepare.mock.calls.length, lazy.prepUs.length]).toEqual([1, 1]);
+
     prepare.mockClear();
     const recreate = new SweepLane(engine, requests, undefined, { recreateXfer: true, reregisterMem: false });
     await recreate.prepare();
@@ -132,7 +138,7 @@ describe('item 6: the other nixlbench flags are honoured or refused, never dropp
     expect(() => parseSweepArgs(['--config_file', 'x.toml'])).toThrow(/TOML config files are not read here/);
     expect(() => parseSweepArgs(['--prepared_xfer'])).toThrow(/--prepared_xfer is a nixlbench flag the sweep does not take: the engine builds a transfer one way only/);
     expect(() => parseSweepArgs(['--filepath', '/tmp/x'])).toThrow(/--filepath is a nixlbench flag .*storage backend/);
-    expect(() => parseSweepArgs(['--no_such_flag'])).toThrow(/unknown option --no_such_flag/);
+    expect(() => parseSweepArgs(['--no_such_flag'])).toThrow(/unknown command line flag 'no_such_flag'/);
     // the defaults nixlbench prints are accepted, as they change nothing
     expect(() => parseSweepArgs(['--worker_type', 'nixl', '--progress_threads', '0', '--device_list', 'all'])).not.toThrow();
   });
@@ -188,5 +194,45 @@ describe('item 8: --initiator_seg_type VRAM picks a GPU backend', () => {
 
   it('an explicit shm with VRAM is refused before anything is allocated', () => {
     expect(() => parseSweepArgs(['--backend', 'shm', '--initiator_seg_type', 'VRAM'])).toThrow(/--backend shm moves host memory only; VRAM segments need/);
+  });
+});
+
+describe("issue 22 item 12: nixlbench's command line exactly as gflags reads it", () => {
+  it('takes every form gflags takes: one or two dashes, =value or the next word, --flag / --noflag / --flag=<gflags bool>', () => {
+    const same = parseSweepArgs(['--num_iter', '32', '--check_consistency']);
+    for (const argv of [
+      ['-num_iter', '32', '-check_consistency'],
+      ['--num_iter=32', '--check_consistency=true'],
+      ['-num_iter=32', '--check_consistency=YES'],
+      ['--num_iter', '0x20', '--check_consistency=t'],
+      ['--nocheck_consistency', '--num_iter=32', '--check_consistency=1'],
+    ]) {
+      expect(parseSweepArgs(argv), argv.join(' ')).toEqual(same);
+    }
+    expect(parseSweepArgs(['--check_consistency', '--check_consistency=n']).checkConsistency).toBe(false); // the last one wins
+    expect(parseSweepArgs(['-nocheck_consistency']).checkConsistency).toBe(false);
+    expect(parseSweepArgs(['--num_iter', '32', '--']).numIter).toBe(32); // -- ends the flags
+    // a value may start with a dash: gflags takes the next word whatever it is
+    expect(parseSweepArgs(['--benchmark_group', '-g1']).nixlbench.runtime.benchmarkGroup).toBe('-g1');
+  });
+
+  it("refuses what gflags or nixlbench refuses, in one sentence with their words", () => {
+    expect(() => parseSweepArgs(['--op_type', 'read'])).toThrow("--op_type: Invalid op type: read. Must be one of [READ, WRITE] (nixlbench's check)");
+    expect(() => parseSweepArgs(['--op_type=Write'])).toThrow('Invalid op type: Write. Must be one of [READ, WRITE]');
+    expect(() => parseSweepArgs(['--initiator_seg_type', 'vram'])).toThrow("--initiator_seg_type must be one of DRAM, VRAM, got 'vram'");
+    expect(() => parseSweepArgs(['--scheme', 'Pairwise'])).toThrow(/--scheme must be one of/);
+    expect(() => parseSweepArgs(['--mode', 'mg'])).toThrow(/--mode must be one of SG, MG/);
+    expect(() => parseSweepArgs(['--num_iter'])).toThrow("--num_iter: flag 'num_iter' is missing its argument (gflags)");
+    expect(() => parseSweepArgs(['--num_iter', '1e3'])).toThrow("--num_iter: illegal value '1e3' specified for int32 flag 'num_iter'");
+    expect(() => parseSweepArgs(['--num_iter', '10x'])).toThrow(/illegal value '10x' specified for int32 flag 'num_iter'/);
+    expect(() => parseSweepArgs(['--max_batch_size', '-2'])).toThrow(/illegal value '-2' specified for uint64 flag 'max_batch_size'/);
+    expect(() => parseSweepArgs(['--check_consistency=maybe'])).toThrow(/illegal value 'maybe' specified for bool flag 'check_consistency'/);
+    expect(() => parseSweepArgs(['--nonum_iter'])).toThrow(/boolean value \(nonum_iter\) specified for the non-boolean flag 'num_iter'/);
+    // gflags leaves `false` as a word nixlbench ignores, so the check would run: refused, saying how to write it
+    expect(() => parseSweepArgs(['--check_consistency', 'false'])).toThrow("'false' is not a flag: nixlbench takes flags only and would ignore it; a boolean takes its value with '=' (--check_consistency=false)");
+    expect(() => parseSweepArgs(['--', '--num_iter', '8'])).toThrow(/'--num_iter' is not a flag \(after --, where gflags stops reading flags\)/);
+    expect(() => parseSweepArgs(['--flagfile=f.txt'])).toThrow(/--flagfile is disabled for nixlbench/);
+    expect(() => parseSweepArgs(['--asio_port', '70000'])).toThrow('Invalid value for --asio_port: 70000 (must be <= 65535)');
+    expect(() => parseSweepArgs(['--worker_type', 'NIXL'])).toThrow(/--worker_type NIXL: only nixl/);
   });
 });

@@ -4,6 +4,9 @@ import { bufferBytes, laneRequests, stepAreas, stepDepths, sweepRoles, sweepStep
 import { sweepTableHeader, sweepTableRow } from '../../../runners/xfer/benches/sweep/sweep-table.ts';
 import { checkExpectedBandwidth } from '../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { parseNixlbenchTables } from '../../../framework/metrics/extractors/nixlbench.ts';
+import { initiatorFigures, postAndTxUs } from '../../../runners/xfer/benches/sweep/sweep-figures.ts';
+import { runBench } from './bench-cli.ts';
+import { nixlbenchBufferError, pipelineDescriptorError } from '../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
 
 describe('sweep options (nixlbench names and defaults)', () => {
   it("has nixlbench's defaults", () => {
@@ -106,7 +109,7 @@ describe('sweep --pipeline_depth (nixlbench: batch x depth blocks per thread, de
     const o = parseSweepArgs(['--max_block_size', '8K', '--max_batch_size', '2', '--pipeline_depth', '3']);
     expect(o.pipelineDepth).toBe(3);
     expect(parseSweepArgs([]).pipelineDepth).toBe(1);
-    expect(() => parseSweepArgs(['--pipeline_depth', '0'])).toThrow("--pipeline_depth takes a whole number >= 1, got '0'");
+    expect(() => parseSweepArgs(['--pipeline_depth', '0'])).toThrow("--pipeline_depth 0: pipeline_depth must be >= 1 (nixlbench's check)");
     const roles = sweepRoles(2, 'pairwise');
     expect(bufferBytes(roles, 0, o)).toBe(8192 * 2 * 3);
     const step = { blockSize: 4096, batchSize: 2, iterations: 10, warmup: 2 };
@@ -165,5 +168,65 @@ describe('expected bandwidth (seed 003: within 10% of 46.48 GB/s)', () => {
       'block 8192 B: no measurement (expected 1 GB/s); is it inside the swept block sizes?',
     ]);
     expect(checkExpectedBandwidth([{ blockSize: 67108864, gbps: 46.48 }], [{ blockSize: 67108864, batchSize: 1, gbps: 41.8 }], 0.1)).toHaveLength(1);
+  });
+});
+
+describe("issue 22 items 2 and 3: nixlbench's definitions of Tx and B/W", () => {
+  it('Tx runs from when the post returned to completion; Post is the post call (nixlbench postSlot / execTransferLoop)', () => {
+    // posted 4 us after the start, complete 10 us after it: Post 4, Tx 6 (not 10)
+    expect(postAndTxUs({ startNs: 1_000, postedNs: 5_000, endNs: 11_000 })).toEqual({ postUs: 4, txUs: 6 });
+  });
+
+  it('onetomany and tp count one target as nixlbench printStats does; pairwise MG counts every device', () => {
+    const step = { blockSize: 1 << 20, batchSize: 2, laneIterations: 50, numThreads: 2, seconds: 0.5 };
+    const perTarget = ((1 << 20) * 2 * 50 * 2) / 1e9 / 0.5;
+    for (const scheme of ['onetomany', 'tp'] as const) {
+      const f = initiatorFigures({ ...step, scheme, peers: 3 });
+      expect(f.bwGbps).toBeCloseTo(perTarget, 12);
+      expect(f.avgLatUs).toBeCloseTo((0.5 * 1e6) / (50 * 2), 9);
+      expect(f.movedGbps).toBeCloseTo(3 * perTarget, 12);
+    }
+    const mg = initiatorFigures({ ...step, scheme: 'pairwise', peers: 4 });
+    expect(mg.bwGbps).toBeCloseTo(4 * perTarget, 12);
+    expect(mg.avgLatUs).toBeCloseTo((0.5 * 1e6) / (50 * 2 * 4), 9);
+  });
+
+  it('a onetomany sweep prints the bytes-moved note under its table', async () => {
+    const r = await runBench(['sweep', '--ranks', '3', '--backend', 'shm', '--scheme', 'onetomany', '--num_iter', '16', '--warmup_iter', '16', '--start_block_size', '4K', '--max_block_size', '8K']);
+    expect(r.exitCode, r.out).toBe(0);
+    expect(r.out).toContain("Note: scheme onetomany: B/W and Avg Lat. count each iteration's batch once, as nixlbench prints them, although rank 0 sent it to each of its 2 targets: the bytes moved are 2 x B/W");
+  });
+});
+
+describe("issue 22 item 15: nixlbench's buffer-size rules, its cases and its words", () => {
+  const base = { totalBufferSize: 8 * 1024 ** 3, maxBlockSize: 64 * 1024 ** 2, maxBatchSize: 1, numThreads: 1 };
+  it('accepts what nixlbench accepts: a deep pipeline wraps in nixlbench, here it gets its own bytes', () => {
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 256 * 1024 ** 2 })).toBeUndefined();
+    expect(parseSweepArgs(['--max_block_size', '64M', '--total_buffer_size', '256M', '--pipeline_depth', '8']).pipelineDepth).toBe(8);
+    expect(parseSweepArgs(['--max_block_size', '1M', '--max_batch_size', '8', '--total_buffer_size', '8M']).maxBatchSize).toBe(8);
+  });
+
+  it('refuses what nixlbench refuses, in its order and words', () => {
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 32 * 1024 ** 2 })).toBe(
+      'Incorrect buffer size configuration for Initiator(max_block_size * max_batch_size) is > (total_buffer_size / num_initiator_dev)',
+    );
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 128 * 1024 ** 2, numTargetDev: 4 })).toBe(
+      'Incorrect buffer size configuration for Target(max_block_size * max_batch_size) is > (total_buffer_size / num_initiator_dev)',
+    );
+    expect(nixlbenchBufferError({ ...base, totalBufferSize: 100 * 1024 ** 2, numThreads: 2 })).toBe(
+      'Incorrect buffer size configuration (max_block_size * max_batch_size) (67108864) is > (total_buffer_size / num_threads) (52428800)',
+    );
+    expect(nixlbenchBufferError({ ...base, maxBlockSize: 4096, totalBufferSize: 1_000_000, numThreads: 3 })).toBe(
+      'Total_buffer_size must be divisible by the product of num_threads and num_initiator_dev, next such value is 1000002',
+    );
+    expect(nixlbenchBufferError({ ...base, maxBlockSize: 4096, totalBufferSize: 1_000_002, numThreads: 3, numTargetDev: 4 })).toBe(
+      'Total_buffer_size must be divisible by the product of num_threads and num_target_dev, next such value is 1000008',
+    );
+    expect(() => parseSweepArgs(['--total_buffer_size', '1000000', '--num_threads', '3', '--max_block_size', '4K'])).toThrow(/next such value is 1000002 \(nixlbench's check\)/);
+  });
+
+  it("a capped pipeline's descriptors must divide among its requests (nixlbench's execTransferLoop)", () => {
+    expect(pipelineDescriptorError(1, 2, 4, 2)).toBeUndefined();
+    expect(pipelineDescriptorError(2, 1, 5, 4)).toBe('Error: descriptor count (10) is not evenly divisible by pipeline depth (4)');
   });
 });

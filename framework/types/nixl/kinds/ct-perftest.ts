@@ -13,6 +13,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
 import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
+import { CT_IGNORED_PATTERN_KEYS, ctIgnoredKeyReason } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 
 interface CtSection {
   iters?: number;
@@ -38,7 +39,7 @@ export const ctPerftestKind: NixlKind = {
       warmup_iters: { type: 'integer', minimum: 0 },
       verify_buffers: { type: 'boolean' },
       print_recv_buffers: { type: 'boolean' },
-      traffic_pattern: patternSchema(false),
+      traffic_pattern: patternSchema(),
     },
   },
   backends: backendNames,
@@ -46,9 +47,15 @@ export const ctPerftestKind: NixlKind = {
     const { benchmark } = nixlConfig(config);
     const pattern = section(config).traffic_pattern;
     const at = [SECTION, 'traffic_pattern'];
+    // kvbench's ct-perftest ignores these; in this project's own config they are refused, saying why
+    const sequentialOnly = CT_IGNORED_PATTERN_KEYS.filter((key) => (pattern as Record<string, unknown>)[key] !== undefined).map((key) => ({
+      path: [...at, key],
+      message: `${ctIgnoredKeyReason(key)}; use the sequential-ct-perftest kind for it`,
+    }));
     return [
       ...checkMatrixFile(configDir, pattern.matrix_file, benchmark.ranks, [...at, 'matrix_file']),
       ...checkMemType(benchmark.backend, pattern.mem_type, [...at, 'mem_type']),
+      ...sequentialOnly,
     ];
   },
   metrics: ctMetrics,

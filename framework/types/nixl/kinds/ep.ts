@@ -2,10 +2,10 @@
 //   ep:
 //     modes: [dispatch, combine, e2e]   # data plane; leave out for the control plane alone
 //     control_plane: true               # init, connect, disconnect, reconnect, destroy
-//     control_plane_test: connect       # only this operation's row
+//     control_plane_test: connect       # only this operation: the test's line, its mean across ranks
 //     tokens: 512                       # the seed's defaults: 512, 4096, 8, 2, 10, 100
 //     hidden: 4096
-//     experts_per_rank: [8, 32]         # one run / table per value
+//     experts_per_rank: [8, 32]         # one run / table per value (default: data plane 8, control plane 8 and 32, the tests' own)
 //     topk: 2
 //     warmup: 10
 //     iters: 100
@@ -15,13 +15,15 @@
 //     initiated_by: gpu                 # gpu: one kernel per phase, as NIXL EP (cuda's default);
 //                                       # host: the host-posted emulation (every other backend)
 // Metrics: BW_GBPS_{AVG,MIN,MAX} (GB/s) and LAT_US_{AVG,MIN,MAX} per {mode, experts_per_rank},
-// RANKS_PASSED; CP_{AVG,MIN,MAX}_MS per {operation, experts_per_rank} and CP_TOTAL_MS.
+// RANKS_PASSED; CP_{AVG,MIN,MAX}_MS per {operation, experts_per_rank} and CP_TOTAL_MS (the cycle's
+// table: rank 0 over the rounds), or, with control_plane_test, CP_{AVG,MIN,MAX}_MS per {operation,
+// experts_per_rank, across: ranks} (each rank's mean, across ranks, as the test reports it).
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
-import { controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
+import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, flagWords } from './kind-values.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
@@ -46,7 +48,10 @@ const SECTION = 'ep';
 const LOG = 'ep.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as EpSection;
 const int = (minimum: number) => ({ type: 'integer', minimum });
-const expertsList = (s: EpSection) => (Array.isArray(s.experts_per_rank) ? s.experts_per_rank : [s.experts_per_rank ?? 8]);
+const givenExperts = (s: EpSection) => (s.experts_per_rank === undefined ? undefined : [s.experts_per_rank].flat());
+/** The data-plane test's default is 8 experts per rank; the control-plane test's, 8 and 32. */
+const dataExperts = (s: EpSection) => givenExperts(s) ?? [8];
+const controlExperts = (s: EpSection) => givenExperts(s) ?? [...CONTROL_PLANE_DEFAULT_EXPERTS];
 const controlPlane = (s: EpSection) => s.control_plane === true || s.control_plane_test !== undefined;
 /** The modes that run: the listed ones, or e2e by default when the control plane does not run. */
 const modesOf = (s: EpSection) => s.modes ?? (controlPlane(s) ? [] : ['e2e']);
@@ -80,8 +85,8 @@ export const epKind: NixlKind = {
     const s = section(config);
     const out: RuleViolation[] = [];
     if ((s.hidden ?? 4096) % 128) out.push({ path: [SECTION, 'hidden'], message: `hidden ${s.hidden} must be a multiple of 128 (one fp32 scale per 128 values)` });
-    const fewest = minOf(expertsList(s)) * benchmark.ranks;
-    if ((s.topk ?? 2) > fewest) out.push({ path: [SECTION, 'topk'], message: `topk ${s.topk} exceeds the ${fewest} experts of ${benchmark.ranks} ranks` });
+    const fewest = minOf(dataExperts(s)) * benchmark.ranks;
+    if (modesOf(s).length > 0 && (s.topk ?? 2) > fewest) out.push({ path: [SECTION, 'topk'], message: `topk ${s.topk} exceeds the ${fewest} experts of ${benchmark.ranks} ranks` });
     if (modesOf(s).length === 0 && !controlPlane(s)) out.push({ path: [SECTION, 'modes'], message: 'nothing to run: list modes or set control_plane' });
     checkBackendMemory(benchmark.backend, s.memory, [SECTION, 'memory'], out);
     if (s.initiated_by === 'gpu' && benchmark.backend !== 'cuda') {
@@ -93,7 +98,8 @@ export const epKind: NixlKind = {
     const s = section(config);
     const names = [
       ...(modesOf(s).length > 0 ? ['BW_GBPS_AVG', 'BW_GBPS_MIN', 'BW_GBPS_MAX', 'LAT_US_AVG', 'LAT_US_MIN', 'LAT_US_MAX', 'RANKS_PASSED'] : []),
-      ...(controlPlane(s) ? ['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS', 'CP_TOTAL_MS'] : []),
+      // --test <op> prints one line (no table, no TOTAL)
+      ...(controlPlane(s) ? ['CP_AVG_MS', 'CP_MIN_MS', 'CP_MAX_MS', ...(s.control_plane_test && s.control_plane_test !== 'cycle' ? [] : ['CP_TOTAL_MS'])] : []),
     ];
     return [{ logFile: LOG, extractor: 'nixl-ep', names }];
   },
@@ -104,9 +110,8 @@ export const epKind: NixlKind = {
       'ep',
       '--backend',
       backend,
-      '--experts-per-rank',
-      expertsList(s).join(','),
       ...flagWords([
+        ['--experts-per-rank', givenExperts(s)?.join(',')],
         ['--mode', s.modes && s.modes.length > 0 ? s.modes.join(',') : undefined],
         ['--test', s.control_plane_test],
         ['--tokens', s.tokens],
@@ -127,15 +132,20 @@ export const epKind: NixlKind = {
     const s = section(config);
     const ranks = nixlConfig(config).benchmark.ranks;
     const failures: string[] = [];
-    for (const experts of expertsList(s)) {
+    for (const experts of dataExperts(s)) {
       for (const mode of modesOf(s)) {
         const passed = metrics.find((m) => m.name === 'RANKS_PASSED' && m.labels.mode === mode && m.labels.experts_per_rank === experts);
         if (!passed) failures.push(`no ${mode} result for ${experts} experts/rank in ${LOG}`);
         else if (passed.value !== ranks) failures.push(`${mode}, ${experts} experts/rank: ${passed.value}/${ranks} ranks verified their data`);
       }
-      if (controlPlane(s) && !metrics.some((m) => m.name === 'CP_TOTAL_MS' && m.labels.experts_per_rank === experts)) {
-        failures.push(`no control-plane table for ${experts} experts/rank in ${LOG}`);
-      }
+    }
+    if (!controlPlane(s)) return failures;
+    const test = s.control_plane_test !== undefined && s.control_plane_test !== 'cycle' ? s.control_plane_test : undefined;
+    for (const experts of controlExperts(s)) {
+      const found = test
+        ? metrics.some((m) => m.name === 'CP_AVG_MS' && m.labels.operation === test && m.labels.across === 'ranks' && m.labels.experts_per_rank === experts)
+        : metrics.some((m) => m.name === 'CP_TOTAL_MS' && m.labels.experts_per_rank === experts);
+      if (!found) failures.push(`no control-plane ${test ? `${test.toUpperCase()} line` : 'table'} for ${experts} experts/rank in ${LOG}`);
     }
     return failures;
   },

@@ -11,7 +11,7 @@
 //     num_rounds: 2
 //     memory: host                     # host | gpu (default: what the backend moves)
 // Metrics (GB/s = 1e9 B/s, GiB/s = 2^30 B/s): THROUGHPUT_GBPS / THROUGHPUT_GIBPS and SEND_TIME_S
-// per {round}, MEAN_THROUGHPUT_GBPS, per-commit PURE_THROUGHPUT_GBPS_{AVG,MIN,MAX},
+// per {round}, MEAN_THROUGHPUT_GBPS / _GIBPS, per-commit PURE_THROUGHPUT_GBPS_{AVG,MIN,MAX},
 // COMMIT_{TIME,CREATE,TRANSFER,WAIT}_MS_AVG, COMMITS, VERIFIED_ROUNDS.
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
@@ -95,6 +95,7 @@ export const kvpipeKind: NixlKind = {
           'THROUGHPUT_GIBPS',
           'SEND_TIME_S',
           'MEAN_THROUGHPUT_GBPS',
+          'MEAN_THROUGHPUT_GIBPS',
           'PURE_THROUGHPUT_GBPS_AVG',
           'PURE_THROUGHPUT_GBPS_MIN',
           'PURE_THROUGHPUT_GBPS_MAX',

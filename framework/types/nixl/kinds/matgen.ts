@@ -8,6 +8,7 @@
 //     prefill_tp: 4
 //     decode_tp: 8
 //     ppn: 8                        # ranks per node: benchmark.ranks = (prefill + decode nodes) * ppn
+//     pair_workers: round-robin    # 2 prefill workers (tp 4) and 1 decode worker (tp 8): kvbench refuses unequal counts
 //     num_user_requests: 4
 //     isl_mean: 64                  # (plus isl_scale, min_isl, max_isl, batch_size, max_batch_mem, compute_model, seed...)
 //     mem_type: cpu
@@ -18,7 +19,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import { nixlConfig } from '../common.ts';
 import { disaggBenchCommand } from '../job-script.ts';
-import { checkMatgenOptions, computeModels, MODEL_PRESETS } from '../../../../runners/xfer/matgen.ts';
+import { checkMatgenOptions, computeModels, MODEL_PRESETS, workerPairings } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { checkMemType, checkSequentialRunOptions, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
@@ -37,6 +38,7 @@ const recipeProperties = {
   prefill_tp: int(1), prefill_pp: int(1), prefill_cp: int(1), decode_tp: int(1), decode_pp: int(1), decode_cp: int(1),
   isl_mean: positive, isl_scale: { type: 'number', minimum: 0 }, min_isl: int(1), max_isl: int(1), max_batch_mem: positive,
   ppn: int(1), rail_optimized: { type: 'boolean' }, compute_model: { enum: computeModels }, seed: int(0),
+  pair_workers: { enum: workerPairings },
   mem_type: { enum: [...memTypes, ...memTypes.map((m) => m.toUpperCase())] },
   xfer_op: { enum: ['WRITE', 'READ', 'write', 'read'] },
   shards: int(1),

@@ -34,7 +34,7 @@ export const sequentialCtPerftestKind: NixlKind = {
     type: 'object',
     additionalProperties: false,
     required: ['traffic_patterns'],
-    properties: { ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema(true) } },
+    properties: { ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema() } },
   },
   backends: backendNames,
   rules(config, configDir) {

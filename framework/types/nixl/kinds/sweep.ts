@@ -22,10 +22,10 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
-import { maxOf } from '../../../../runners/xfer/benches/common/stats.ts';
 import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { schemes, segTypes, type Scheme } from '../../../../runners/xfer/benches/sweep/sweep-options.ts';
-import { bufferBytes, sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
+import { sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
+import { nixlbenchBufferError } from '../../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
 import { checkBackendMemory, checkSize, flagWords, sizeBytes, sizeSchema } from './kind-values.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
@@ -107,10 +107,11 @@ export const sweepKind: NixlKind = {
     if (benchmark.backend === 'nccl' && (s.num_threads ?? 1) > 1) out.push({ path: [SECTION, 'num_threads'], message: 'nccl is two-sided: num_threads must be 1' });
     for (const key of Object.keys(s.expect ?? {})) checkSize(key, [SECTION, 'expect', key], out);
     try {
-      const roles = sweepRoles(benchmark.ranks, s.scheme ?? 'pairwise', s.num_initiator_dev, s.num_target_dev);
-      const o = { numThreads: s.num_threads ?? 1, maxBlockSize: max, maxBatchSize: s.max_batch_size ?? 1, pipelineDepth: s.pipeline_depth ?? 1 };
-      const largest = maxOf(Array.from({ length: benchmark.ranks }, (_, r) => bufferBytes(roles, r, o)));
-      if (largest > total) out.push({ path: [SECTION, 'total_buffer_size'], message: `a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x peers), more than total_buffer_size ${total}` });
+      sweepRoles(benchmark.ranks, s.scheme ?? 'pairwise', s.num_initiator_dev, s.num_target_dev);
+      const buffer = nixlbenchBufferError({
+        totalBufferSize: total, maxBlockSize: max, maxBatchSize: s.max_batch_size ?? 1, numThreads: s.num_threads ?? 1, numInitiatorDev: s.num_initiator_dev, numTargetDev: s.num_target_dev,
+      });
+      if (buffer) out.push({ path: [SECTION, 'total_buffer_size'], message: `${buffer} (nixlbench's check)` });
     } catch (err) {
       out.push({ path: ['benchmark', 'ranks'], message: (err as Error).message });
     }

@@ -196,7 +196,8 @@ const lmcache: ToolAdapter<LmcacheSection> = {
     if (ranks !== 2) out.push({ path: ['benchmark', 'ranks'], message: `the LMCache tests run a sender and a receiver: 2 ranks, not ${ranks}` });
     return out;
   },
-  metrics: () => [{ logFile: 'lmcache.log', extractor: 'lmcache' }],
+  // each task's own log: task 0 the sender, task 1 the receiver (the extractor labels {side} by it)
+  metrics: () => [{ logFile: 'lmcache-task*.log', extractor: 'lmcache' }],
 };
 
 function toolKind<S>(adapter: ToolAdapter<S>): NixlKind & { binary(config: Record<string, unknown>): string } {

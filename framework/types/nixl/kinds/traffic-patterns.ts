@@ -13,8 +13,11 @@ const either = (values: readonly string[]) => ({ enum: [...values, ...values.map
 const seconds = { type: 'number', minimum: 0 };
 const int = (minimum: number) => ({ type: 'integer', minimum });
 
-/** One pattern as the seed writes it; `sequential` adds the sleeps and the free-form metadata. */
-export function patternSchema(sequential: boolean): JsonSchema {
+/**
+ * One pattern as the seed writes it; the sleeps and the free-form metadata are the sequential
+ * test's (the CT kind takes them too, only to refuse them with the reason: ctPerftestKind.rules).
+ */
+export function patternSchema(): JsonSchema {
   return {
     type: 'object',
     additionalProperties: false,
@@ -24,7 +27,9 @@ export function patternSchema(sequential: boolean): JsonSchema {
       shards: int(1),
       mem_type: either(memTypes),
       xfer_op: either(['WRITE', 'READ']),
-      ...(sequential ? { sleep_before_launch_sec: seconds, sleep_after_launch_sec: seconds, metadata: { type: 'object' } } : {}),
+      sleep_before_launch_sec: seconds,
+      sleep_after_launch_sec: seconds,
+      metadata: { type: 'object' },
     },
   };
 }

@@ -9,6 +9,7 @@ import { gbps, gibps } from '../kvpipe/kvpipe-protocol.ts';
 import { SENDER } from '../kvpipe/pipe-roles.ts';
 import { CE_REGIONS, ceKeys, type ChunkCommit } from './cache-engine-protocol.ts';
 import type { CacheEngineOptions } from './cache-engine-options.ts';
+import { beginTimed, verifying } from '../common/timed-regions.ts';
 
 export async function runCacheReceiver(engine: XferEngine, store: Store, o: CacheEngineOptions, slots: Int32Array): Promise<boolean> {
   const me = engine.rank.rank;
@@ -16,7 +17,7 @@ export async function runCacheReceiver(engine: XferEngine, store: Store, o: Cach
   const tokens = o.numChunks * o.kv.shape.chunkSize;
   let ok = true;
   for (let round = 0; round < o.numRounds; round++) {
-    cache.fill(0); // no stamp anywhere: a piece never retrieved cannot pass
+    verifying(me, 'cache-engine poison', () => cache.fill(0)); // no stamp anywhere: a piece never retrieved cannot pass
     await store.barrier('ce-round');
     console.log('Waiting to receive data...');
     let received = 0;
@@ -30,11 +31,13 @@ export async function runCacheReceiver(engine: XferEngine, store: Store, o: Cach
     }
     console.log(`Received all ${o.numChunks} chunks`);
     console.log('Retrieving and verifying data...');
+    const endTimed = beginTimed(me, 'cache-engine retrieve');
     const t0 = monoNs();
     for (let chunk = 0; chunk < o.numChunks; chunk++) {
       await engine.transfer(o.kv.chunkRequests('scatter', me, { cache: CE_REGIONS.cache, objects: CE_REGIONS.store }, slots, chunk, chunk * o.kv.chunkBytes));
     }
     const seconds = (monoNs() - t0) / 1e9;
+    endTimed();
     const bytes = o.numChunks * o.kv.chunkBytes;
     console.log(`Successfully retrieved all ${tokens} tokens in ${seconds.toFixed(6)} seconds`);
     console.log(`Retrieval throughput: ${gbps(bytes, seconds).toFixed(2)} GB/s (${gibps(bytes, seconds).toFixed(2)} GiB/s)`);
@@ -42,7 +45,8 @@ export async function runCacheReceiver(engine: XferEngine, store: Store, o: Cach
       const at = o.kv.cacheOffset(0, 0, slots[o.testCorruptChunk * o.kv.shape.chunkSize]) + (o.kv.pieceBytes >> 1);
       cache.write(at, Uint8Array.of(cache.read(at, 1)[0] ^ 0x01));
     }
-    const failure = verifyCache(engine, o, slots, round);
+    await store.wait(ceKeys.timed(round), { from: SENDER }); // the sender's store() is timed: checking cannot slow it
+    const failure = verifying(me, 'cache-engine check', () => verifyCache(engine, o, slots, round));
     console.log(failure ? `Data verification failed - pattern doesn't match! ${failure}` : 'Data verification successful - pattern matches!');
     ok &&= !failure;
     await store.set(ceKeys.verdict(round), failure ? { ok: false, message: failure } : { ok: true });

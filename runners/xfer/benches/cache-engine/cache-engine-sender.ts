@@ -13,6 +13,7 @@ import { RECEIVER } from '../kvpipe/pipe-roles.ts';
 import { RingBuffer } from '../kvpipe/ring.ts';
 import { CE_REGIONS, ceKeys, type ChunkCommit } from './cache-engine-protocol.ts';
 import type { CacheEngineOptions } from './cache-engine-options.ts';
+import { beginTimed, verifying } from '../common/timed-regions.ts';
 
 /** Writes round `round`'s content into the sender's paged cache: one copy per layer half. */
 export function fillSenderCache(engine: XferEngine, o: CacheEngineOptions, round: number): void {
@@ -32,12 +33,13 @@ export async function runCacheSender(engine: XferEngine, store: Store, o: CacheE
   console.log(`Chunks of ${o.kv.shape.chunkSize} tokens, ${o.kv.chunkBytes} bytes each; ${o.numChunks} chunks = ${totalBytes} bytes; NIXL buffer ${o.bufferBytes} bytes (${perCommit} chunks per commit)`);
   for (let round = 0; round < o.numRounds; round++) {
     console.log(`Starting round ${round + 1}/${o.numRounds}`);
-    fillSenderCache(engine, o, round);
+    verifying(engine.rank.rank, 'cache-engine fill', () => fillSenderCache(engine, o, round));
     const ring = new RingBuffer(o.bufferBytes);
     const outstanding: number[] = [];
     const awaitAck = async (commit: number) => ring.release((await store.wait<{ tail: number }>(ceKeys.ack(round, commit), { from: RECEIVER })).tail);
     await store.barrier('ce-round');
     console.log(`Storing ${tokens} tokens (${o.numChunks} chunks)...`);
+    const endTimed = beginTimed(engine.rank.rank, 'cache-engine store');
     const start = monoNs();
     let commit = 0;
     for (let first = 0; first < o.numChunks; first += perCommit, commit++) {
@@ -60,6 +62,8 @@ export async function runCacheSender(engine: XferEngine, store: Store, o: CacheE
       await store.set(ceKeys.commit(round, commit), message);
     }
     const seconds = (monoNs() - start) / 1e9;
+    endTimed();
+    await store.set(ceKeys.timed(round), true);
     for (const c of outstanding) await awaitAck(c);
     throughputs.push(gbps(totalBytes, seconds));
     console.log(`Stored ${tokens} tokens in ${seconds.toFixed(6)} seconds`);
@@ -73,7 +77,8 @@ export async function runCacheSender(engine: XferEngine, store: Store, o: CacheE
   const gib = throughputs.map((t) => (t * 1e9) / 2 ** 30);
   console.log('Summary Statistics:');
   console.log(`Mean throughput: ${mean(throughputs).toFixed(2)} ± ${stddev(throughputs).toFixed(2)} GB/s (${mean(gib).toFixed(2)} ± ${stddev(gib).toFixed(2)} GiB/s)`);
-  console.log(`Min throughput: ${minOf(throughputs).toFixed(2)} GB/s`);
-  console.log(`Max throughput: ${maxOf(throughputs).toFixed(2)} GB/s`);
+  // both units on every throughput line: a bare "GB/s" is read as LMCache's (GiB/s), see the lmcache extractor
+  console.log(`Min throughput: ${minOf(throughputs).toFixed(2)} GB/s (${minOf(gib).toFixed(2)} GiB/s)`);
+  console.log(`Max throughput: ${maxOf(throughputs).toFixed(2)} GB/s (${maxOf(gib).toFixed(2)} GiB/s)`);
   return ok;
 }

@@ -1,5 +1,5 @@
-// Option values shared by the bench commands: sizes with binary units, gflags-style booleans,
-// positive integers and lists, each failing with the option's name and the bad value.
+// Option values shared by the bench commands: sizes with binary units, positive integers, choices
+// and lists (the sweep's gflags forms: sweep/gflags-argv.ts), each failing with the option's name and the bad value.
 import { parseSize } from '../../../common/size.ts';
 
 export class BenchOptionError extends Error {
@@ -38,33 +38,4 @@ export function listOption<T>(name: string, raw: string, item: (name: string, ra
   const parts = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (parts.length === 0) throw new BenchOptionError(`--${name} is empty`);
   return parts.map((p) => item(name, p));
-}
-
-/**
- * gflags accepts `--flag`, `--flag=true|false|1|0` and `--noflag` for booleans; node's parseArgs
- * only `--flag`. Rewrites the others for the named boolean flags (true -> `--flag`, false -> dropped).
- */
-export function normalizeBooleanFlags(argv: string[], booleans: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const arg of argv) {
-    const m = /^--([A-Za-z0-9_-]+)(?:=(.*))?$/s.exec(arg);
-    let flag = m?.[1] ?? '';
-    let negated = false;
-    if (m && !booleans.includes(flag) && flag.startsWith('no') && booleans.includes(flag.slice(2))) {
-      flag = flag.slice(2);
-      negated = true;
-    }
-    if (!m || !booleans.includes(flag)) {
-      out.push(arg);
-      continue;
-    }
-    let value = true;
-    if (m[2] !== undefined) {
-      if (/^(1|true|yes)$/i.test(m[2])) value = true;
-      else if (/^(0|false|no)$/i.test(m[2])) value = false;
-      else throw new BenchOptionError(`--${flag} takes true or false, got '${m[2]}'`);
-    }
-    if (value !== negated) out.push(`--${flag}`);
-  }
-  return out;
 }

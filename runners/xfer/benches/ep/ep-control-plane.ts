@@ -1,8 +1,10 @@
 // The EP control plane: init (engine and buffers sized by the experts per rank), connect,
 // disconnect, reconnect (connect again after a disconnect) and destroy, each after a barrier so
 // every rank starts it together, in --warmup + --rounds rounds (the tests' defaults 0 and 1). Rank
-// 0 prints the seed's table as the tests compute it (the first rank's avg/min/max over the
-// measured rounds), then the spread across ranks of each rank's mean.
+// 0 prints what test_control_plane.py prints: for the whole cycle the seed's table (the first
+// rank's avg/min/max over the measured rounds) and, not the test's, the spread across ranks of each
+// rank's mean; for --test <op> the test's one line, each rank's mean over the rounds averaged
+// across the ranks, with their min and max (log_single_op_results).
 import { monoNs } from '../../clock.ts';
 import { XferEngine } from '../../engine.ts';
 import type { MemoryKind } from '../../memory.ts';
@@ -10,7 +12,7 @@ import type { RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { minAvgMax, type MinAvgMax } from '../common/stats.ts';
-import { controlPlaneTable } from './ep-format.ts';
+import { controlPlaneTable, singleOperationLine } from './ep-format.ts';
 import { controlOperations, type ControlOperation, type EpOptions } from './ep-options.ts';
 import { combineMessageBytes, dispatchMessageBytes } from './ep-routing.ts';
 
@@ -50,15 +52,21 @@ export async function runControlPlane(info: RankInfo, store: Store, o: EpOptions
     const times = await controlPlaneRound(info, store, o, sizes, ops, `${expertsPerRank}-${round}`);
     if (round >= o.cpWarmup) for (const op of ops) samples[op].push(times[op]!);
   }
-  // The tests' table: the first rank's avg/min/max over the rounds; then every rank's mean, across ranks.
   const all = await store.allGather(`ep-cp-times-${expertsPerRank}`, samples);
   if (info.rank !== 0) return;
-  const shown = o.test ? [o.test] : ops;
-  const rows = shown.map((operation) => ({ operation, ms: minAvgMax(samples[operation]) }));
   // the rounds that actually ran, as counted by their samples
-  console.log(`Warmup: ${o.cpWarmup}, Measure: ${samples[ops[0]].length} rounds (avg/min/max over the rounds, rank 0)`);
-  console.log(controlPlaneTable(expertsPerRank, info.worldSize, rows));
-  console.log(acrossRanksLine(shown.map((operation) => ({ operation, ms: minAvgMax(all.map((s) => minAvgMax(s[operation]).avg)) }))));
+  const measured = samples[ops[0]].length;
+  const acrossRanks = (operation: ControlOperation) => minAvgMax(all.map((s) => minAvgMax(s[operation]).avg));
+  if (o.test) {
+    // --test <op>: the test's log_single_op_results, each rank's mean over the rounds, then avg/min/max across ranks
+    console.log(`Warmup: ${o.cpWarmup}, Measure: ${measured} rounds (each rank's mean over the rounds, then across ranks)`);
+    console.log(singleOperationLine(o.test, acrossRanks(o.test), all.length, expertsPerRank));
+    return;
+  }
+  // the cycle: the test's log_cycle_results, rank 0's avg/min/max over the rounds; then (not the test's) across ranks
+  console.log(`Warmup: ${o.cpWarmup}, Measure: ${measured} rounds (avg/min/max over the rounds, rank 0)`);
+  console.log(controlPlaneTable(expertsPerRank, info.worldSize, ops.map((operation) => ({ operation, ms: minAvgMax(samples[operation]) }))));
+  console.log(acrossRanksLine(ops.map((operation) => ({ operation, ms: acrossRanks(operation) }))));
 }
 
 /** One round: init, connect, disconnect, reconnect, destroy (or what --test needs), each after a barrier. */

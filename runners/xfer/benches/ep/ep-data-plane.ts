@@ -27,6 +27,7 @@ import { EP_REGIONS, combineMessageBytes, dispatchMessageBytes, epLayout, epRegi
 import type { EpIterationRunner, EpPhase as Phase, EpPhaseProfile, EpRegions as Regions } from './ep-iteration.ts';
 import { GpuInitiatedRunner } from './ep-gpu-initiated.ts';
 import { HostPostedRunner } from './ep-host-posted.ts';
+import { beginTimed, verifying } from '../common/timed-regions.ts';
 
 const TIMED_PHASES: Record<EpMode, Phase[]> = { dispatch: ['dispatch'], combine: ['combine'], e2e: ['dispatch', 'combine'] };
 
@@ -67,7 +68,7 @@ export async function runDataPlane(info: RankInfo, store: Store, o: EpOptions, e
           dataPlaneBanner({ mode, ranks: info.worldSize, tokens: o.tokens, hidden: o.hidden, expertsPerRank, topk: o.topk, backend: o.backend, memory: kind, warmup: o.warmup, iters: o.iters, bytesPerRank, layout: o.layout, initiatedBy: runner.description, timing: runner.timing }),
         );
       }
-      const outcome = await runMode(runner, layout, regions, o, mode, me);
+      const outcome = await runMode(runner, store, layout, regions, o, mode, me);
       const all = await store.allGather<RankOutcome>(`ep-outcome-${mode}`, outcome);
       const passed = all.filter((r) => !r.failure).length;
       allPassed &&= passed === all.length;
@@ -115,21 +116,26 @@ export function crossGpuBytes(layout: EpLayout, mode: EpMode, me: number): { sen
   return { sent, received };
 }
 
-async function runMode(runner: EpIterationRunner, layout: EpLayout, regions: Regions, o: EpOptions, mode: EpMode, me: number): Promise<RankOutcome> {
+async function runMode(runner: EpIterationRunner, store: Store, layout: EpLayout, regions: Regions, o: EpOptions, mode: EpMode, me: number): Promise<RankOutcome> {
   const expected = { dispatch: dispatchRecvExpected(layout, me), combine: combineRecvExpected(layout, me) };
-  regions.dispatchRecv.write(0, complement(expected.dispatch));
-  regions.combineRecv.write(0, complement(expected.combine));
+  verifying(me, 'ep poison', () => {
+    regions.dispatchRecv.write(0, complement(expected.dispatch));
+    regions.combineRecv.write(0, complement(expected.combine));
+  });
   // The verified run: a combine needs a dispatch before it ("one dispatch, many combines").
   await runner.iteration(mode === 'dispatch' ? ['dispatch'] : ['dispatch', 'combine']);
   if (o.testCorruptRank === me) {
     const target = layout.slots[me].length > 0 ? regions.dispatchRecv : regions.combineRecv;
     target.write(0, Uint8Array.of(target.read(0, 1)[0] ^ 0x01));
   }
-  let failure = verify(layout, regions, expected, me, mode === 'dispatch' ? ['dispatch'] : ['dispatch', 'combine']);
+  let failure = verifying(me, 'ep check', () => verify(layout, regions, expected, me, mode === 'dispatch' ? ['dispatch'] : ['dispatch', 'combine']));
   const phases = TIMED_PHASES[mode];
   await runner.timed(phases, o.warmup);
+  const endTimed = beginTimed(me, `ep ${mode} timed iterations`);
   const samplesUs = await runner.timed(phases, o.iters);
-  failure ??= verify(layout, regions, expected, me, phases);
+  endTimed();
+  await store.barrier(`ep-timed-${mode}`); // no rank checks while another is still timing its last iteration
+  failure ??= verifying(me, 'ep check', () => verify(layout, regions, expected, me, phases));
   const latencyUs = mean(samplesUs.slice(1)); // the first sample is dropped, as the reference does
   const crossBytes = crossGpuBytes(layout, mode, me).received;
   const seconds = latencyUs / 1e6;

@@ -85,3 +85,8 @@ export function controlPlaneTable(expertsPerRank: number, ranks: number, rows: {
     RULE,
   ].join('\n');
 }
+
+/** test_control_plane.py's log_single_op_results: `CONNECT: 245.67ms avg across 8 ranks (min=242.33, max=248.91) [8 experts/rank]`. */
+export function singleOperationLine(operation: ControlOperation, acrossRanks: MinAvgMax, ranks: number, expertsPerRank: number): string {
+  return `${operation.toUpperCase()}: ${acrossRanks.avg.toFixed(2)}ms avg across ${ranks} ranks (min=${acrossRanks.min.toFixed(2)}, max=${acrossRanks.max.toFixed(2)}) [${expertsPerRank} experts/rank]`;
+}

@@ -29,8 +29,10 @@ export interface EpOptions {
   notes: string[];
   tokens: number;
   hidden: number;
-  /** One data-plane run / control-plane table per value. */
+  /** One data-plane run per value (the data-plane test's default: 8). */
   expertsPerRank: number[];
+  /** One control-plane table (or --test line) per value: --experts-per-rank, else the control-plane test's DEFAULT_EXPERT_COUNTS [8, 32]. */
+  cpExpertsPerRank: number[];
   topk: number;
   warmup: number;
   iters: number;
@@ -47,8 +49,19 @@ export interface EpOptions {
   testSilentRank?: number;
 }
 
-/** --nvlink-backend of the Python tests, when --backend is not given: ipc = CUDA IPC, none/nixl = UCX. */
-const NVLINK_BACKENDS: Record<string, BackendName> = { ipc: 'cuda', nixl: 'ucx', none: 'ucx' };
+/** The control-plane test's DEFAULT_EXPERT_COUNTS (test_control_plane.py): both run without --experts-per-rank. */
+export const CONTROL_PLANE_DEFAULT_EXPERTS = [8, 32] as const;
+
+/** --nvlink-backend of the Python tests (argparse choices, in their order), when --backend is not given: ipc = CUDA IPC, none/nixl = UCX. */
+const NVLINK_CHOICES = ['nixl', 'ipc', 'none'] as const;
+const NVLINK_BACKENDS: Record<(typeof NVLINK_CHOICES)[number], BackendName> = { ipc: 'cuda', nixl: 'ucx', none: 'ucx' };
+
+/** A choice as the tests' argparse checks it: exact case, argparse's message. */
+function argparseChoice<T extends string>(name: string, raw: string, choices: readonly T[]): T {
+  const found = choices.find((c) => c === raw);
+  if (found === undefined) throw new BenchOptionError(`argument --${name}: invalid choice: '${raw}' (choose from ${choices.map((c) => `'${c}'`).join(', ')})`);
+  return found;
+}
 
 export function parseEpArgs(argv: string[]): EpOptions {
   const { values: v } = parseArgs({
@@ -60,7 +73,7 @@ export function parseEpArgs(argv: string[]): EpOptions {
       test: { type: 'string' },
       tokens: { type: 'string' },
       hidden: { type: 'string', default: '4096' },
-      'experts-per-rank': { type: 'string', default: '8' },
+      'experts-per-rank': { type: 'string' },
       topk: { type: 'string', default: '2' },
       warmup: { type: 'string' },
       iters: { type: 'string' },
@@ -95,13 +108,16 @@ export function parseEpArgs(argv: string[]): EpOptions {
     throw new BenchOptionError(`--tokens ${v.tokens} and --num-tokens ${v['num-tokens']} name the same value (the data and control plane tests' names): give one`);
   }
   const hidden = intOption('hidden', v.hidden);
+  const experts = v['experts-per-rank'] === undefined ? undefined : listOption('experts-per-rank', v['experts-per-rank'], (n, raw) => intOption(n, raw));
   if (hidden % 128) throw new BenchOptionError(`--hidden ${hidden} must be a multiple of 128 (one fp32 scale per 128 values)`);
   const controlPlane = v['control-plane'] || v.test !== undefined;
   // The data plane runs when asked for with --mode, or by default when the control plane is not
-  const modes = v.mode !== undefined ? listOption('mode', v.mode, (n, raw) => choiceOption(n, raw, epModes)) : controlPlane ? [] : ['e2e' as const];
+  const modes = v.mode !== undefined ? listOption('mode', v.mode, (n, raw) => argparseChoice(n, raw, epModes)) : controlPlane ? [] : ['e2e' as const];
+  // checked whether or not --backend decides, as the tests' argparse checks it
+  const nvlink = v['nvlink-backend'] === undefined ? undefined : argparseChoice('nvlink-backend', v['nvlink-backend'], NVLINK_CHOICES);
   let backend: BackendName = 'shm';
   if (v.backend !== undefined) backend = choiceOption('backend', v.backend, backendNames);
-  else if (v['nvlink-backend'] !== undefined) backend = NVLINK_BACKENDS[choiceOption('nvlink-backend', v['nvlink-backend'], Object.keys(NVLINK_BACKENDS))];
+  else if (nvlink !== undefined) backend = NVLINK_BACKENDS[nvlink];
   const initiatedBy = v['initiated-by'] === undefined ? (backend === 'cuda' ? 'gpu' : 'host') : choiceOption('initiated-by', v['initiated-by'], epInitiators);
   if (initiatedBy === 'gpu' && backend !== 'cuda') {
     throw new BenchOptionError(`--initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC); ${backend} is host-posted only`);
@@ -112,7 +128,7 @@ export function parseEpArgs(argv: string[]): EpOptions {
   // With the control plane alone, --iters is its measured rounds (the newer control test's name for --rounds).
   const cpOnly = modes.length === 0;
   const rounds = v.rounds !== undefined ? intOption('rounds', v.rounds) : cpOnly && v.iters !== undefined ? intOption('iters', v.iters) : 1;
-  const test = v.test === undefined || v.test === 'cycle' ? undefined : choiceOption('test', v.test, [...controlOperations, 'cycle'] as const);
+  const test = v.test === undefined || v.test === 'cycle' ? undefined : argparseChoice('test', v.test, [...controlOperations, 'cycle'] as const);
   return {
     modes,
     controlPlane,
@@ -123,7 +139,8 @@ export function parseEpArgs(argv: string[]): EpOptions {
     notes,
     tokens: intOption('tokens', v.tokens ?? v['num-tokens'] ?? '512'),
     hidden,
-    expertsPerRank: listOption('experts-per-rank', v['experts-per-rank'], (n, raw) => intOption(n, raw)),
+    expertsPerRank: experts ?? [8],
+    cpExpertsPerRank: experts ?? [...CONTROL_PLANE_DEFAULT_EXPERTS],
     topk: intOption('topk', v.topk),
     warmup: intOption('warmup', v.warmup ?? '10', 0),
     iters,

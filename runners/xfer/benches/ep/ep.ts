@@ -4,7 +4,7 @@
 //   disagg-bench ep --ranks 4 --mode dispatch,combine,e2e --control-plane --experts-per-rank 8,32
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { openStore } from '../../store.ts';
-import { runAsRanks } from '../common/rank-launch.ts';
+import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
 import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
@@ -14,7 +14,8 @@ import { epNodeWorld, type EpNodeWorld } from './ep-nodes.ts';
 export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes P [--world-size NODES --rank NODE --master-addr A --master-port P]] [options]
   --mode dispatch|combine|e2e (or a list: dispatch,combine,e2e; default e2e unless --control-plane)
   --control-plane  [--test init|connect|disconnect|reconnect|destroy|cycle] [--warmup 0 --rounds 1] (rounds of the control plane)
-  --tokens 512 --hidden 4096 --experts-per-rank 8 (or a list: 8,32) --topk 2 --warmup 10 --iters 100 --seed 1
+  --tokens 512 --hidden 4096 --experts-per-rank N[,N...] (default: data plane 8, control plane 8,32, the tests' defaults)
+  --topk 2 --warmup 10 --iters 100 --seed 1
   --layout packed|per-message (packed: one transfer per peer; per-message: one per (token, expert))
   --backend shm|ucx|cuda|nccl|libfabric (or --nvlink-backend ipc|none) --memory host|gpu
   --initiated-by gpu|host  gpu: one kernel launch per phase, as NIXL EP (cuda only; its default);
@@ -29,13 +30,15 @@ export async function run(argv: string[]): Promise<number> {
     console.log(epUsage);
     return 0;
   }
-  const { node, rest, ranksAreTasks } = epNodeWorld(takeUcxFlags(argv)); // ucx flags: into the ranks' environment
+  const args = takeUcxFlags(argv); // ucx flags: into the ranks' environment (the ranks' command line has none)
+  const { node, rest, ranksAreTasks } = epNodeWorld(args);
   if (ranksAreTasks) return runEpRank(parseEpArgs(rest));
   if (node) {
     parseEpArgs(rest); // bad options fail here, once, not in every rank
     return runEpNode(node, rest);
   }
-  return runAsRanks({ command: 'ep', argv, defaultRanks: 8 }, async (ranksArgv) => runEpRank(parseEpArgs(ranksArgv)));
+  parseEpArgs(takeRanksOption(rest, ['--ranks', '--num-processes']).rest); // bad options fail here, once, before any rank starts
+  return runAsRanks({ command: 'ep', argv: args, defaultRanks: 8 }, async (ranksArgv) => runEpRank(parseEpArgs(ranksArgv)));
 }
 
 /** One node of the EP tests' multi-node form: starts this node's --num-processes ranks of nodes x P. */
@@ -69,10 +72,9 @@ export async function runEpRank(o: EpOptions, info: RankInfo = rankFromEnv()): P
   const store = await openStore(info);
   try {
     let passed = true;
-    for (const expertsPerRank of o.expertsPerRank) {
-      if (o.modes.length > 0) passed = (await runDataPlane(info, store, o, expertsPerRank)) && passed;
-      if (o.controlPlane) await runControlPlane(info, store, o, expertsPerRank);
-    }
+    // each test's own expert counts: the data plane's 8, the control plane's 8 and 32 (unless --experts-per-rank)
+    if (o.modes.length > 0) for (const expertsPerRank of o.expertsPerRank) passed = (await runDataPlane(info, store, o, expertsPerRank)) && passed;
+    if (o.controlPlane) for (const expertsPerRank of o.cpExpertsPerRank) await runControlPlane(info, store, o, expertsPerRank);
     await store.close();
     return passed ? 0 : 1;
   } catch (err) {

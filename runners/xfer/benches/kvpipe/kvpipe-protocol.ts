@@ -1,6 +1,7 @@
 // The pipe's back channel through the store: the receiver publishes the buffer it allocated,
 // the sender announces each commit (which objects, where in the ring), the receiver acknowledges
-// each commit once it has copied the objects out (freeing their bytes), and reports verification.
+// each commit once it has copied the objects out (freeing their bytes), the sender says when its
+// round's timing ended, and the receiver reports verification.
 
 export { RECEIVER, SENDER } from './pipe-roles.ts';
 export const REGIONS = { objects: 'kv-objects', ring: 'kv-ring', store: 'kv-store' } as const;
@@ -31,6 +32,8 @@ export const keys = {
   setup: 'kvpipe/setup',
   commit: (round: number, commit: number) => `kvpipe/${round}/commit/${commit}`,
   ack: (round: number, commit: number) => `kvpipe/${round}/ack/${commit}`,
+  /** The sender's round is timed: the receiver verifies only after it (issue 22 item 1). */
+  timed: (round: number) => `kvpipe/${round}/timed`,
   verdict: (round: number) => `kvpipe/${round}/verdict`,
 };
 

@@ -1,13 +1,15 @@
 // The receiver: takes each commit as it is announced, copies its objects out of the ring into its
 // own store (an engine transfer to itself: device-local on GPUs), optionally simulates work, then
 // acknowledges, which frees the ring bytes for the sender. After the round it verifies every
-// object of its store against what the sender must have sent (object index and round).
+// object of its store against what the sender must have sent (object index and round), once the
+// sender's round is timed.
 import { monoNs, sleep } from '../../clock.ts';
 import type { XferEngine } from '../../engine.ts';
 import type { Store } from '../../store.ts';
 import { checkObject } from './kv-object.ts';
 import type { KvpipeOptions } from './kvpipe-options.ts';
 import { REGIONS, SENDER, keys, workMs, type Ack, type CommitMessage, type RoundVerdict } from './kvpipe-protocol.ts';
+import { verifying } from '../common/timed-regions.ts';
 
 /** Runs every round; false when an object did not verify. */
 export async function runReceiver(engine: XferEngine, store: Store, o: KvpipeOptions): Promise<boolean> {
@@ -46,8 +48,11 @@ export async function runReceiver(engine: XferEngine, store: Store, o: KvpipeOpt
       const at = o.testCorruptObject * o.objectBytes + (o.objectBytes >> 1);
       kvStore.write(at, Uint8Array.of(kvStore.read(at, 1)[0] ^ 0x01));
     }
+    await store.wait(keys.timed(round), { from: SENDER }); // the sender's round is timed: checking cannot slow it
     let failure: string | undefined;
-    for (let i = 0; i < o.numObjs && !failure; i++) failure = checkObject(kvStore.read(i * o.objectBytes, o.objectBytes), i, round);
+    verifying(me, 'kvpipe check', () => {
+      for (let i = 0; i < o.numObjs && !failure; i++) failure = checkObject(kvStore.read(i * o.objectBytes, o.objectBytes), i, round);
+    });
     const verdict: RoundVerdict = failure ? { ok: false, message: failure } : { ok: true };
     console.log(failure ? `Data mismatch in round ${round + 1}: ${failure}` : 'All data verified successfully!');
     ok &&= verdict.ok;

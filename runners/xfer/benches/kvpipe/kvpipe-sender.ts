@@ -16,6 +16,7 @@ import { fillObject } from './kv-object.ts';
 import type { KvpipeOptions } from './kvpipe-options.ts';
 import { RECEIVER, REGIONS, gbps, gibps, keys, workMs, type Ack, type CommitMessage, type PipeSetup, type RoundVerdict } from './kvpipe-protocol.ts';
 import { RingBuffer } from './ring.ts';
+import { beginTimed, verifying } from '../common/timed-regions.ts';
 
 /** Runs every round; false when the receiver reported a verification failure. */
 export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptions, setup: PipeSetup): Promise<boolean> {
@@ -32,9 +33,12 @@ export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptio
   console.log(`Transfer buffer: ${setup.bufferBytes} bytes (${formatBytes(setup.bufferBytes)}), ${setup.batchSize} objects per commit${setup.capped ? ` (${setup.capped})` : ''}`);
   for (let round = 0; round < o.numRounds; round++) {
     const scratch = Buffer.allocUnsafe(o.objectBytes);
-    for (let i = 0; i < o.numObjs; i++) objects.write(i * o.objectBytes, fillObject(scratch, i, round));
+    verifying(engine.rank.rank, 'kvpipe fill', () => {
+      for (let i = 0; i < o.numObjs; i++) objects.write(i * o.objectBytes, fillObject(scratch, i, round));
+    });
     await store.barrier('kvpipe-round');
     console.log(`Round ${round + 1}/${o.numRounds}: sending ${o.numObjs} objects...`);
+    const endTimed = beginTimed(engine.rank.rank, 'kvpipe round');
     const start = monoNs();
     const outstanding: number[] = [];
     const batches = Math.ceil(o.numObjs / setup.batchSize);
@@ -88,6 +92,8 @@ export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptio
     // Sent = the receiver has every object (acknowledged), none lost.
     for (const c of outstanding) await awaitAck(round, c);
     const wallNs = monoNs() - start;
+    endTimed();
+    await store.set(keys.timed(round), true);
     const seconds = (wallNs - untimedNs) / 1e9;
     if (o.simulateWorkload) {
       console.log(`Simulated workload: ${batches} x ${50 * o.workScale} ms after the batches, ${(untimedNs / 1e9).toFixed(6)} of the round's ${(wallNs / 1e9).toFixed(6)} seconds, left out of the time below`);
@@ -102,6 +108,8 @@ export async function runSender(engine: XferEngine, store: Store, o: KvpipeOptio
       ok = false;
     }
   }
-  console.log(`Mean throughput: ${mean(roundGbps).toFixed(2)} ± ${stddev(roundGbps).toFixed(2)} GB/s (${o.numRounds} round(s))`);
+  // both units on every throughput line: a bare "GB/s" is read as LMCache's (GiB/s), see the lmcache extractor
+  const roundGibps = roundGbps.map((x) => (x * 1e9) / 2 ** 30);
+  console.log(`Mean throughput: ${mean(roundGbps).toFixed(2)} ± ${stddev(roundGbps).toFixed(2)} GB/s (${mean(roundGibps).toFixed(2)} ± ${stddev(roundGibps).toFixed(2)} GiB/s) over ${o.numRounds} round(s)`);
   return ok;
 }

@@ -1,6 +1,6 @@
 // One lane (nixlbench thread) of a sweep step and its transfer's lifecycle, as nixlbench's
-// execTransferLoop runs it: by default the transfer is built once (Prep) and posted every
-// iteration; --recreate_xfer rebuilds it before every iteration after the first (each rebuild is
+// execTransferLoop runs it: by default the transfer is built once, at the slot's first post (Prep),
+// and posted every iteration; --recreate_xfer rebuilds it before every iteration after the first (each rebuild is
 // a Prep sample and part of the timed loop); --reregister_mem also registers the iteration's local
 // blocks before the rebuild and deregisters them after the transfer, so registration is measured.
 // With --pipeline_depth each slot of a lane is a SweepLane of its own (sweep-pipeline.ts): a slot
@@ -38,7 +38,7 @@ export class SweepLane {
     this.prepUs.push((monoNs() - t0) / 1e3);
   }
 
-  /** One iteration: rebuilt first when --recreate_xfer says so (not the first: prepare() built it). */
+  /** One iteration: built first at the first one, rebuilt first when --recreate_xfer says so. */
   async iterate(): Promise<XferResult> {
     return (await this.post()).done;
   }
@@ -48,7 +48,8 @@ export class SweepLane {
    * with `done` settling when it completes. A two-sided pipeline posts its slots in this order.
    */
   async post(): Promise<{ done: Promise<XferResult> }> {
-    if (this.lifecycle.recreateXfer && this.iterations > 0) await this.prepare();
+    // built at its first post (as nixlbench's slots, inside the loop's timer), rebuilt when --recreate_xfer says so
+    if (!this.plan || (this.lifecycle.recreateXfer && this.iterations > 0)) await this.prepare();
     this.iterations++;
     return { done: this.complete(this.engine.post(this.plan!).done) };
   }

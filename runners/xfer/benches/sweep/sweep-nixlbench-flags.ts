@@ -4,7 +4,8 @@
 // Each is honoured as nixlbench means it (benchmark/nixlbench/src/utils/utils.cpp and
 // worker/nixl/nixl_worker.cpp) or refused with one sentence saying why: none is dropped silently.
 import type { ParseArgsConfig } from 'node:util';
-import { BenchOptionError, choiceOption, intOption } from '../common/options.ts';
+import { BenchOptionError, choiceOption } from '../common/options.ts';
+import { gflagsInteger } from './gflags-argv.ts';
 
 export const sweepModes = ['SG', 'MG'] as const;
 export type SweepMode = (typeof sweepModes)[number];
@@ -91,14 +92,14 @@ type Values = Record<string, string | boolean | string[] | undefined>;
 export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: boolean, segTypes: readonly string[]): NixlbenchFlags {
   const str = (name: string) => v[name] as string;
   const notes: string[] = [];
-  const mode = choiceOption('mode', str('mode'), sweepModes);
+  const mode = choiceOption('mode', str('mode'), sweepModes, false); // nixlbench compares exactly
   const vram = segTypes.includes('VRAM');
   const dram = segTypes.includes('DRAM');
 
-  if (str('worker_type').toLowerCase() !== 'nixl') {
+  if (str('worker_type') !== 'nixl') {
     throw new BenchOptionError(`--worker_type ${str('worker_type')}: only nixl (the transfer engine) runs here; the NVSHMEM worker has no counterpart`);
   }
-  const progressThreads = intOption('progress_threads', str('progress_threads'), 0);
+  const progressThreads = gflagsInteger('progress_threads', str('progress_threads'), 'uint64');
   if (progressThreads > 0) {
     throw new BenchOptionError(`--progress_threads ${progressThreads}: NIXL's UCX threadpool of dedicated workers has no counterpart here (use --enable_pt for a progress thread)`);
   }
@@ -141,21 +142,20 @@ export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: bo
     (name) => v[name] !== undefined && v[name] !== nixlbenchFlagOptions[name].default,
   );
   const runtime: SweepRuntime = {
-    type: choiceOption('runtime_type', str('runtime_type'), runtimeTypes),
+    type: choiceOption('runtime_type', str('runtime_type'), runtimeTypes, false),
     etcdEndpoints: v.etcd_endpoints as string | undefined,
     benchmarkGroup: str('benchmark_group'),
     asioAddress: str('asio_address'),
-    asioPort: intOption('asio_port', str('asio_port')),
+    asioPort: gflagsInteger('asio_port', str('asio_port'), 'uint32'),
     given,
   };
-  if (runtime.asioPort > 65535) throw new BenchOptionError(`--asio_port ${runtime.asioPort}: must be <= 65535`);
+  // nixlbench's validateAsioPort
+  if (runtime.asioPort > 65535) throw new BenchOptionError(`Invalid value for --asio_port: ${runtime.asioPort} (must be <= 65535)`);
   return { mode, recreateXfer, reregisterMem, progressThread, vmm, hugepages, runtime, deviceList, notes };
 }
 
-/** parseArgs' "Unknown option '--x'" for one of nixlbench's flags becomes its reason. */
-export function explainUnknownFlag(err: unknown): unknown {
-  const name = /Unknown option '--([^']+)'/.exec((err as Error)?.message ?? '')?.[1];
-  if (name && REFUSED_NIXLBENCH_FLAGS[name]) return new BenchOptionError(`--${name} is a nixlbench flag the sweep does not take: ${REFUSED_NIXLBENCH_FLAGS[name]}`);
-  if (name) return new BenchOptionError(`unknown option --${name} (disagg-bench sweep --help lists the flags)`);
-  return err;
+/** A flag the sweep does not have: one of nixlbench's with its reason, or gflags' unknown flag. */
+export function unknownFlag(name: string): BenchOptionError {
+  if (REFUSED_NIXLBENCH_FLAGS[name]) return new BenchOptionError(`--${name} is a nixlbench flag the sweep does not take: ${REFUSED_NIXLBENCH_FLAGS[name]}`);
+  return new BenchOptionError(`unknown command line flag '${name}' (gflags' words; disagg-bench sweep --help lists the flags)`);
 }

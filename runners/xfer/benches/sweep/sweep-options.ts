@@ -1,17 +1,14 @@
-// `disagg-bench sweep` options: nixlbench's flag names and defaults (gflags style: --name value,
-// --name=value, --flag, --flag=false, --noflag), on the transfer engine's backends.
+// `disagg-bench sweep` options: nixlbench's flag names and defaults, read in exactly gflags' forms
+// (gflags-argv.ts: -name or --name, value after `=` or as the next word, --flag/--noflag/
+// --flag=false), values checked as nixlbench checks them (case-sensitive choices, op_type with its
+// message, gflags' integers); on the transfer engine's backends. Beyond nixlbench, documented: sizes
+// with K/M/G (`64M`), an op_type list (`READ,WRITE`), and --expect, --tolerance, --link_bw.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backendNames, type BackendName, type XferOp } from '../../backends/types.ts';
-import {
-  BenchOptionError,
-  choiceOption,
-  intOption,
-  listOption,
-  normalizeBooleanFlags,
-  numberOption,
-  sizeOption,
-} from '../common/options.ts';
-import { NIXLBENCH_BOOLEANS, explainUnknownFlag, nixlbenchFlagOptions, parseNixlbenchFlags, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
+import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
+import { nixlbenchFlagOptions, parseNixlbenchFlags, unknownFlag, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
+import { gflagsArgv, gflagsInteger, readUnknownFlag } from './gflags-argv.ts';
+import { nixlbenchBufferError } from './sweep-buffer-rules.ts';
 
 export const segTypes = ['DRAM', 'VRAM'] as const;
 export type SegType = (typeof segTypes)[number];
@@ -33,7 +30,7 @@ export interface SweepOptions {
   /** One sweep per op, in order (nixlbench takes one; a list runs them one after the other). */
   opTypes: XferOp[];
   checkConsistency: boolean;
-  /** nixlbench's limit on each process's buffer; the sweep allocates only what it uses. */
+  /** nixlbench's buffer per process: checked as nixlbench checks it (sweep-buffer-rules.ts); the sweep allocates what it uses. */
   totalBufferSize: number;
   startBlockSize: number;
   maxBlockSize: number;
@@ -58,8 +55,6 @@ export interface SweepOptions {
   /** nixlbench's memory, lifecycle, progress, device and runtime flags (sweep-nixlbench-flags.ts). */
   nixlbench: NixlbenchFlags;
 }
-
-const BOOLEANS = ['check_consistency', ...NIXLBENCH_BOOLEANS];
 
 /** The sweep's parseArgs options (the walk of every CLI option reads them too). */
 export const sweepOptionSpec: NonNullable<ParseArgsConfig['options']> = {
@@ -91,37 +86,44 @@ export const sweepOptionSpec: NonNullable<ParseArgsConfig['options']> = {
 export function parseSweepArgs(argv: string[]): SweepOptions {
   let values: Record<string, unknown>;
   try {
-    ({ values } = parseArgs({ args: normalizeBooleanFlags(argv, BOOLEANS), strict: true, options: sweepOptionSpec }));
+    ({ values } = parseArgs({ args: gflagsArgv(argv, sweepOptionSpec), strict: true, options: sweepOptionSpec }));
   } catch (err) {
-    throw explainUnknownFlag(err);
+    const unknown = readUnknownFlag(err);
+    throw unknown ? unknownFlag(unknown) : err;
   }
   const v = values as Record<string, string | boolean | string[] | undefined>;
   const str = (name: string) => v[name] as string;
   const backendGiven = v.backend !== undefined;
   // Without --backend: shm, except that flags only UCX honours select ucx (nixlbench's default backend)
   const backend = backendGiven ? choiceOption('backend', str('backend'), backendNames) : impliesUcx(v) ? 'ucx' : 'shm';
-  const initiatorSegType = choiceOption('initiator_seg_type', str('initiator_seg_type'), segTypes);
-  const targetSegType = choiceOption('target_seg_type', str('target_seg_type'), segTypes);
+  // nixlbench compares these strings exactly (a lowercase 'vram' would silently be DRAM there): case-sensitive
+  const initiatorSegType = choiceOption('initiator_seg_type', str('initiator_seg_type'), segTypes, false);
+  const targetSegType = choiceOption('target_seg_type', str('target_seg_type'), segTypes, false);
+  const int32 = (name: string, min: number, nixlbenchMessage?: string) => {
+    const n = gflagsInteger(name, str(name), 'int32');
+    if (n < min) throw new BenchOptionError(nixlbenchMessage ? `--${name} ${n}: ${nixlbenchMessage} (nixlbench's check)` : `--${name} takes a whole number >= ${min}, got '${str(name)}'`);
+    return n;
+  };
   const options: SweepOptions = {
     backend,
     backendGiven,
     initiatorSegType,
     targetSegType,
-    scheme: choiceOption('scheme', str('scheme'), schemes),
-    opTypes: listOption('op_type', str('op_type'), (n, raw) => choiceOption(n, raw, ['READ', 'WRITE'] as const)),
+    scheme: choiceOption('scheme', str('scheme'), schemes, false),
+    opTypes: listOption('op_type', str('op_type'), opType),
     checkConsistency: v.check_consistency === true,
-    totalBufferSize: sizeOption('total_buffer_size', str('total_buffer_size')),
-    startBlockSize: sizeOption('start_block_size', str('start_block_size')),
-    maxBlockSize: sizeOption('max_block_size', str('max_block_size')),
-    startBatchSize: intOption('start_batch_size', str('start_batch_size')),
-    maxBatchSize: intOption('max_batch_size', str('max_batch_size')),
-    numIter: intOption('num_iter', str('num_iter')),
-    warmupIter: intOption('warmup_iter', str('warmup_iter'), 0),
-    largeBlkIterFtr: intOption('large_blk_iter_ftr', str('large_blk_iter_ftr')),
-    numThreads: intOption('num_threads', str('num_threads')),
-    pipelineDepth: intOption('pipeline_depth', str('pipeline_depth')),
-    numInitiatorDev: v.num_initiator_dev === undefined ? undefined : intOption('num_initiator_dev', str('num_initiator_dev')),
-    numTargetDev: v.num_target_dev === undefined ? undefined : intOption('num_target_dev', str('num_target_dev')),
+    totalBufferSize: sizeFlag('total_buffer_size', str('total_buffer_size')),
+    startBlockSize: sizeFlag('start_block_size', str('start_block_size')),
+    maxBlockSize: sizeFlag('max_block_size', str('max_block_size')),
+    startBatchSize: atLeast('start_batch_size', gflagsInteger('start_batch_size', str('start_batch_size'), 'uint64'), 1),
+    maxBatchSize: atLeast('max_batch_size', gflagsInteger('max_batch_size', str('max_batch_size'), 'uint64'), 1),
+    numIter: int32('num_iter', 1, 'num_iter must be >= 1'),
+    warmupIter: int32('warmup_iter', 0),
+    largeBlkIterFtr: int32('large_blk_iter_ftr', 1, 'iter_factor must be greater than 0'),
+    numThreads: int32('num_threads', 1),
+    pipelineDepth: int32('pipeline_depth', 1, 'pipeline_depth must be >= 1'),
+    numInitiatorDev: v.num_initiator_dev === undefined ? undefined : int32('num_initiator_dev', 1),
+    numTargetDev: v.num_target_dev === undefined ? undefined : int32('num_target_dev', 1),
     expect: (v.expect as string[]).flatMap((raw) => listOption('expect', raw, parseExpectation)),
     tolerance: numberOption('tolerance', str('tolerance')),
     linkBw: numberOption('link_bw', str('link_bw')),
@@ -137,7 +139,25 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
   if (options.startBatchSize > options.maxBatchSize) {
     throw new BenchOptionError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
   }
+  const buffer = nixlbenchBufferError(options);
+  if (buffer) throw new BenchOptionError(`${buffer} (nixlbench's check)`);
   return options;
+}
+
+/** nixlbench's check and message (utils.cpp loadParams): exactly READ or WRITE; a list is this sweep's. */
+function opType(name: string, raw: string): XferOp {
+  if (raw !== 'READ' && raw !== 'WRITE') throw new BenchOptionError(`--${name}: Invalid op type: ${raw}. Must be one of [READ, WRITE] (nixlbench's check)`);
+  return raw;
+}
+
+/** A size: gflags' uint64 (decimal or 0x-hex), or this sweep's K/M/G units ('64M'). */
+function sizeFlag(name: string, raw: string): number {
+  return /^[-+]?(0[xX][0-9a-fA-F]+|\d+)$/.test(raw) ? gflagsInteger(name, raw, 'uint64') : sizeOption(name, raw);
+}
+
+function atLeast(name: string, n: number, min: number): number {
+  if (n < min) throw new BenchOptionError(`--${name} takes a whole number >= ${min}, got ${n}`);
+  return n;
 }
 
 function impliesUcx(v: Record<string, unknown>): boolean {

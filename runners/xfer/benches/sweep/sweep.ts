@@ -1,8 +1,10 @@
 // `disagg-bench sweep`: nixlbench's point-to-point block-size sweep on the transfer engine. Each
 // initiator moves `batch` blocks to each of its targets per iteration; rank 0 prints nixlbench's
-// banner and table. Definitions (nixlbench's): bytes = block x batch x iterations (x targets of
-// the initiator); B/W = bytes / 1e9 / wall time of the timed loop; Avg Lat. = that time per block;
-// Prep = building the transfer (engine.prepare), Post = the post call, Tx = post to completion.
+// banner and table. Definitions (nixlbench's, sweep-figures.ts): bytes = block x batch x
+// iterations (x devices in pairwise MG; onetomany/tp count one target, as nixlbench); B/W = bytes
+// / 1e9 / wall time of the timed loop (each slot's first build included); Avg Lat. = that time per
+// block; Prep = building the transfer (engine.prepare), Post = the post call, Tx = from the post's
+// return to completion.
 //   disagg-bench sweep --backend shm --op_type READ,WRITE --check_consistency --num_iter 20 --warmup_iter 5
 import { monoNs } from '../../clock.ts';
 import type { XferEngine } from '../../engine.ts';
@@ -18,10 +20,13 @@ import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { chooseSweepBackend } from './sweep-backend.ts';
 import { SweepLane } from './sweep-lane.ts';
+import { initiatorFigures, postAndTxUs } from './sweep-figures.ts';
+import { pipelineDescriptorError } from './sweep-buffer-rules.ts';
 import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
 import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
+import { beginTimed, verifying } from '../common/timed-regions.ts';
 import { adjustIterations, parseSweepArgs, type SweepOptions } from './sweep-options.ts';
 import {
   laneRequests,
@@ -83,14 +88,21 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
   const roles = flags.mode === 'MG' ? mgRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev) : sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);
   const isInitiator = me < roles.initiators;
   const kind: MemoryKind = (isInitiator ? o.initiatorSegType : o.targetSegType) === 'VRAM' ? 'gpu' : 'host';
+  // nixlbench fails a step whose capped pipeline cannot split its descriptors evenly: every rank refuses it before starting
+  const peerCounts = new Set(Array.from({ length: roles.initiators }, (_, i) => roles.pairs.filter((p) => p.initiator === i).length));
+  for (const step of sweepSteps(o)) {
+    const depths = stepDepths(step, o);
+    const capped = [...(depths.laneWarmup > 0 ? [depths.warmup] : []), depths.timed].filter((d) => d < o.pipelineDepth);
+    for (const depth of capped) {
+      for (const peers of peerCounts) {
+        const error = pipelineDescriptorError(peers, step.batchSize, o.pipelineDepth, depth);
+        if (error) throw new Error(`${error} (nixlbench's execTransferLoop; block ${step.blockSize} B, batch ${step.batchSize}: ${depths.warnings.join('; ')})`);
+      }
+    }
+  }
+  // total_buffer_size was checked as nixlbench checks it (sweep-buffer-rules.ts); here only the node's memory limits
   const bytesOf = (rank: number) => rankRegions(roles, rank, o).reduce((sum, r) => sum + r.bytes, 0);
   const largest = maxOf(Array.from({ length: info.worldSize }, (_, r) => bytesOf(r)));
-  if (largest > o.totalBufferSize) {
-    throw new Error(
-      `incorrect buffer size configuration: a rank needs ${largest} bytes (max_block_size x max_batch_size x pipeline_depth x num_threads x its peers${flags.mode === 'MG' ? ' x its devices' : ''}), ` +
-        `more than --total_buffer_size ${o.totalBufferSize}`,
-    );
-  }
   checkHostFits('the sweep buffer', kind, largest, info.localWorldSize);
 
   return runAsRank(info, o.backend, [kind], async (engine, store) => {
@@ -144,6 +156,13 @@ async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, 
       failures.push(...stepFailures);
     }
     print('-'.repeat(160));
+    const targets = roles.pairs.filter((p) => p.initiator === 0).length;
+    if (o.scheme !== 'pairwise' && targets > 1) {
+      print(
+        `Note: scheme ${o.scheme}: B/W and Avg Lat. count each iteration's batch once, as nixlbench prints them, ` +
+          `although rank 0 sent it to each of its ${targets} targets: the bytes moved are ${targets} x B/W`,
+      );
+    }
   }
   if (me !== 0) return 0;
   if (o.checkConsistency && failures.length === 0) {
@@ -178,7 +197,9 @@ async function runStep(
   const areas = o.checkConsistency ? stepAreas(pairs, me, op, step, o, depths.slots) : [];
   const streamsPerStep = o.numThreads * new Set(roles.pairs.map((p) => p.device ?? 0)).size;
   const stream = (a: StepArea): PatternStream => ({ sender: a.source, receiver: a.destination, iteration: stepIndex * streamsPerStep + a.stream });
-  for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+  verifying(me, 'sweep fill/poison', () => {
+    for (const a of areas) (a.source === me ? fillPattern : poisonPattern)(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+  });
   await store.barrier('sweep-step-ready');
 
   const isInitiator = me < roles.initiators;
@@ -189,40 +210,40 @@ async function runStep(
     const participants = twoSided ? everyone : everyone.slice(0, roles.initiators);
     if (me === 0) for (const warning of depths.warnings) console.log(warning);
     // Each lane (thread) has a slot per request in flight, each slot a SweepLane of its own blocks
-    const lanes: SweepLane[][] = [];
-    for (let lane = 0; lane < o.numThreads; lane++) {
-      const laneSlots: SweepLane[] = [];
-      for (let slot = 0; slot < depths.slots; slot++) {
-        const s = new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined, o.nixlbench);
-        await s.prepare();
-        laneSlots.push(s);
-      }
-      lanes.push(laneSlots);
-    }
+    // Each loop (warm-up, timed) builds its own slots, each slot at its first post: nixlbench's
+    // execTransfer creates its requests inside its timer, so B/W's time and the Prep samples
+    // include every slot's first build (and, with --recreate_xfer, its rebuilds).
+    const makeLanes = (depth: number): SweepLane[][] =>
+      Array.from({ length: o.numThreads }, (_, lane) =>
+        Array.from({ length: depth }, (_, slot) => new SweepLane(engine, isInitiator ? laneRequests(pairs, me, op, step, lane, o, slot) : [], twoSided ? everyone : undefined, o.nixlbench)),
+      );
     const postUs: number[] = [];
     const txUs: number[] = [];
     const record = (r: XferResult) => {
-      postUs.push((r.postedNs - r.startNs) / 1e3);
-      txUs.push((r.endNs - r.startNs) / 1e3);
+      const sample = postAndTxUs(r);
+      postUs.push(sample.postUs);
+      txUs.push(sample.txUs);
     };
-    const loop = (n: number, depth: number, onResult?: (r: XferResult) => void) =>
-      Promise.all(lanes.map((laneSlots) => pipeline(laneSlots.slice(0, depth), n, twoSided, onResult)));
-    await loop(depths.laneWarmup, depths.warmup);
-    // Prep samples: each timed slot's first build, then its rebuilds in the timed loop (not the warm-up's)
-    const timedSlots = lanes.flatMap((laneSlots) => laneSlots.slice(0, depths.timed));
-    const warmPrep = timedSlots.map((slot) => slot.prepUs.length);
+    const loop = (lanes: SweepLane[][], n: number, onResult?: (r: XferResult) => void) =>
+      Promise.all(lanes.map((laneSlots) => pipeline(laneSlots, n, twoSided, onResult)));
+    if (depths.laneWarmup > 0) {
+      const warm = makeLanes(depths.warmup);
+      await loop(warm, depths.laneWarmup);
+      warm.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
+    }
+    const timed = makeLanes(depths.timed);
     await store.barrier('sweep-go', { ranks: participants });
+    const endTimed = beginTimed(me, 'sweep timed loop');
     const t0 = monoNs();
-    await loop(depths.laneIterations, depths.timed, record);
+    await loop(timed, depths.laneIterations, record);
+    timed.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
     const seconds = (monoNs() - t0) / 1e9;
-    lanes.forEach((laneSlots) => laneSlots.forEach((slot) => slot.release()));
-    const prepUs = timedSlots.flatMap((slot, i) => [slot.prepUs[0], ...slot.prepUs.slice(warmPrep[i])]);
+    endTimed();
     if (isInitiator) {
-      // MG: every device pair's blocks count (nixlbench multiplies by num_initiator_dev)
       const peers = pairs.filter((p) => p.initiator === me).length;
-      const laneIterations = depths.laneIterations;
-      const bytes = step.blockSize * step.batchSize * laneIterations * o.numThreads * peers;
-      stats = { bwGbps: bytes / 1e9 / seconds, avgLatUs: (seconds * 1e6) / (laneIterations * step.batchSize * peers), prepUs, postUs, txUs };
+      const figures = initiatorFigures({ blockSize: step.blockSize, batchSize: step.batchSize, laneIterations: depths.laneIterations, numThreads: o.numThreads, scheme: o.scheme, peers, seconds });
+      const prepUs = timed.flatMap((laneSlots) => laneSlots.flatMap((slot) => slot.prepUs));
+      stats = { ...figures, prepUs, postUs, txUs };
     }
   }
   await store.barrier('sweep-step-done');
@@ -234,10 +255,12 @@ async function runStep(
     const at = received[0].offset + (received[0].length >> 1);
     region.write(at, Uint8Array.of(region.read(at, 1)[0] ^ 0x01));
   }
-  for (const a of received) {
-    const m = checkPattern(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
-    if (m) failures.push(`rank ${me}: ${describeMismatch(a.region, stream(a), m)}`);
-  }
+  verifying(me, 'sweep check', () => {
+    for (const a of received) {
+      const m = checkPattern(engine.regions.get(a.region)!, a.offset, a.length, stream(a));
+      if (m) failures.push(`rank ${me}: ${describeMismatch(a.region, stream(a), m)}`);
+    }
+  });
   // Rank 0 prints its own timing columns; of the others it needs only their bandwidth.
   const shared = me === 0 || !stats ? stats : { ...stats, prepUs: [], postUs: [], txUs: [] };
   const all = await store.allGather<StepResult | null>('sweep-step-result', shared || failures.length ? { stats: shared, failures } : null);

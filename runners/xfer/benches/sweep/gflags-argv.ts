@@ -1,0 +1,107 @@
+// nixlbench reads its command line with gflags (gflags::ParseCommandLineFlags in
+// benchmark/nixlbench/src/utils/utils.cpp, xferBenchConfig::parseConfig). The sweep takes exactly
+// the forms gflags takes and refuses the rest in one sentence, with gflags' own words:
+//   -flag / --flag              one or two dashes
+//   --flag=value, --flag value  a non-boolean flag takes the next word when it has no `=`
+//   --flag, --noflag            booleans; --flag=true|false|1|0|t|f|y|n|yes|no (any case)
+//   --                          ends the flags
+// gflags keeps words that are not flags and nixlbench then ignores them; here they are refused
+// (a `--check_consistency false` would otherwise run WITH the check, the `false` silently dropped).
+// Numbers as gflags reads them: decimal or 0x-hex, nothing after them; unsigned flags refuse a
+// sign. The result is the same command line in the one form node's parseArgs reads.
+import type { ParseArgsConfig } from 'node:util';
+import { BenchOptionError } from '../common/options.ts';
+
+type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+const TRUE = ['1', 't', 'true', 'y', 'yes'];
+const FALSE = ['0', 'f', 'false', 'n', 'no'];
+/** nixlbench refuses any argument containing these (parseConfig's disabledFlags). */
+const DISABLED = ['flagfile', 'fromenv', 'tryfromenv'];
+
+/**
+ * `argv` in gflags' forms -> `--name=value` / `--name` words for parseArgs. A flag the spec does
+ * not have is passed on as `--name` for parseArgs to refuse (readUnknownFlag names it then).
+ */
+export function gflagsArgv(argv: readonly string[], spec: OptionSpec): string[] {
+  for (const arg of argv) {
+    const disabled = DISABLED.find((d) => arg.includes(d));
+    if (disabled) throw new BenchOptionError(`'${arg}': --${disabled} is disabled for nixlbench (its own refusal: "Use --config_file instead"; here pass the parameters as flags)`);
+  }
+  const out: string[] = [];
+  const booleans = new Map<string, boolean>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') {
+      if (i + 1 < argv.length) throw positional(argv[i + 1], 'after --, where gflags stops reading flags');
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') throw positional(arg);
+    const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
+    const eq = body.indexOf('=');
+    const name = eq < 0 ? body : body.slice(0, eq);
+    const value = eq < 0 ? undefined : body.slice(eq + 1);
+    const option = spec[name];
+    if (!option) {
+      const negated = name.startsWith('no') ? spec[name.slice(2)] : undefined;
+      if (negated && value === undefined) {
+        if (negated.type !== 'boolean') {
+          throw new BenchOptionError(`--${name}: boolean value (${name}) specified for the non-boolean flag '${name.slice(2)}' (gflags: only booleans take the no<flag> form)`);
+        }
+        booleans.set(name.slice(2), false);
+        continue;
+      }
+      // its value (if any) goes with it, so the refusal names the flag, not the value
+      if (value === undefined && i + 1 < argv.length && !argv[i + 1].startsWith('-')) i++;
+      out.push(`--${name}`);
+      continue;
+    }
+    if (option.type === 'boolean') {
+      booleans.set(name, value === undefined ? true : gflagsBool(name, value));
+      continue;
+    }
+    if (value !== undefined) {
+      out.push(`--${name}=${value}`);
+      continue;
+    }
+    if (i + 1 >= argv.length) throw new BenchOptionError(`--${name}: flag '${name}' is missing its argument (gflags)`);
+    out.push(`--${name}=${argv[++i]}`);
+  }
+  for (const [name, on] of booleans) if (on) out.push(`--${name}`);
+  return out;
+}
+
+function positional(word: string, where = ''): BenchOptionError {
+  return new BenchOptionError(
+    `'${word}' is not a flag${where ? ` (${where})` : ''}: nixlbench takes flags only and would ignore it; a boolean takes its value with '=' (--check_consistency=false)`,
+  );
+}
+
+/** gflags' boolean values, any case. */
+export function gflagsBool(name: string, raw: string): boolean {
+  const v = raw.toLowerCase();
+  if (TRUE.includes(v)) return true;
+  if (FALSE.includes(v)) return false;
+  throw new BenchOptionError(`--${name}: illegal value '${raw}' specified for bool flag '${name}' (gflags takes ${[...TRUE, ...FALSE].join(', ')})`);
+}
+
+/**
+ * An integer flag as gflags parses it: decimal or 0x-hex with an optional sign (none for
+ * unsigned flags), nothing else around it. `type` is the flag's gflags type, for the message.
+ */
+export function gflagsInteger(name: string, raw: string, type: 'int32' | 'uint32' | 'uint64'): number {
+  const unsigned = type !== 'int32';
+  const m = /^([-+]?)(0[xX][0-9a-fA-F]+|\d+)$/.exec(raw);
+  const n = m ? Number(m[1] === '-' ? -Number(m[2]) : Number(m[2])) : NaN;
+  const max = type === 'int32' ? 2 ** 31 - 1 : type === 'uint32' ? 2 ** 32 - 1 : Number.MAX_SAFE_INTEGER;
+  const min = type === 'int32' ? -(2 ** 31) : 0;
+  if (!m || (unsigned && m[1] === '-') || !Number.isSafeInteger(n) || n > max || n < min) {
+    throw new BenchOptionError(`--${name}: illegal value '${raw}' specified for ${type} flag '${name}' (gflags takes a decimal or 0x-hex integer${unsigned ? ' >= 0' : ''})`);
+  }
+  return n;
+}
+
+/** The flag parseArgs found unknown in gflagsArgv's words, or undefined for another error. */
+export function readUnknownFlag(err: unknown): string | undefined {
+  return /Unknown option '--([^']+)'/.exec((err as Error)?.message ?? '')?.[1];
+}
