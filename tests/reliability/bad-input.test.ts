@@ -68,8 +68,10 @@ describe.concurrent('bad input, end to end', () => {
     expect(failure('dangling')).toBe(`ConfigError: ${file('dangling')}:1:1 cannot be read: no such file (a link to nothing?) (ENOENT)`);
     expect(failure('fifo')).toBe(`ConfigError: ${file('fifo')}:1:1 not a regular file (a FIFO); expected a YAML text file`);
     expect(failure('tabs')).toMatch(new RegExp(`^ConfigError: ${file('tabs')}:\\d+:\\d+ .*[Tt]ab`));
-    expect(failure('duplicate_keys')).toMatch(new RegExp(`^ConfigError: ${file('duplicate_keys')}:\\d+:\\d+ Map keys must be unique`));
-    expect(failure('unclosed_quote')).toMatch(new RegExp(`^ConfigError: ${file('unclosed_quote')}:\\d+:\\d+ Missing closing "quote`));
+    expect(failure('duplicate_keys')).toMatch(new RegExp(`^ConfigError: ${file('duplicate_keys')}:\\d+:3 duplicate key 'partition' \\(first at line \\d+, column 3\\)`));
+    // Where the quote opens (the model_name line), not where the text ends.
+    const quoteLine = good.split('\n').findIndex((l) => /^ {2}model_name:/.test(l)) + 1;
+    expect(failure('unclosed_quote')).toMatch(new RegExp(`^ConfigError: ${file('unclosed_quote')}:${quoteLine}:15 this " opens a quoted value that is never closed`));
     expect(failure('binary')).toBe(`ConfigError: ${file('binary')}:2:3 not a YAML text file: control byte 0x00`);
     const wrong = tests.get(testIdOf('wrong_types'))!.message;
     expect(wrong).toMatch(new RegExp(`${file('wrong_types')}:\\d+:\\d+ hardware\\.gpus_per_node: expected integer, got string "four"`));
