@@ -76,9 +76,10 @@ export function planRun(options: PlanOptions): Plan {
   const env = options.env ?? process.env;
   const { settings } = options;
   const discovery = discoverConfigs(settings.workDir);
-  const notices = discovery.misplaced.map(
-    (f) => `${f}: ignored, configs live at test_configs/<test_type>/<category>/<name>.yaml`,
-  );
+  const notices = [
+    ...discovery.misplaced.map((f) => `${f}: ignored, configs live at test_configs/<test_type>/<category>/<name>.yaml`),
+    ...discovery.notices,
+  ];
   const knownTypes = new Set(allTestTypes().map((t) => t.name));
   for (const type of new Set(discovery.files.map((f) => f.testType))) {
     if (!knownTypes.has(type)) notices.push(`test_configs/${type}/: unknown test type '${type}', its configs fail`);
