@@ -2,11 +2,11 @@
 // test's log folder, through the registered extractor. Never throws for a bad log: a missing,
 // empty or unreadable log, an unknown extractor or a requested metric with no value is a problem
 // (prefixed with the log's path relative to the folder), and the verdict decides.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import type { ExtractResult, Metric, MetricSpec } from './metric.ts';
 import { extractorNames, getExtractor } from './extractors/index.ts';
+import { FileReadError, READ_LIMITS, readTextFile } from '../../runners/common/read-file.ts';
 
 async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResult> {
   const metrics: Metric[] = [];
@@ -15,7 +15,9 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
   if (!extractor) {
     return { metrics, problems: [`${spec.logFile}: unknown extractor '${spec.extractor}' (known: ${extractorNames().join(', ')})`] };
   }
-  const files = (await fg(spec.logFile, { cwd: logDir, onlyFiles: true, dot: true })).sort();
+  // Whatever the name matches (a FIFO or a folder named like the log is said, not skipped); links
+  // are read but not walked into, so a link loop in a log folder cannot make the glob endless.
+  const files = (await fg(spec.logFile, { cwd: logDir, onlyFiles: false, dot: true, followSymbolicLinks: false })).sort();
   if (files.length === 0) {
     if (!spec.optional) problems.push(`${spec.logFile}: no such log in ${logDir}`);
     return { metrics, problems };
@@ -23,9 +25,9 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
   for (const file of files) {
     let text: string;
     try {
-      text = await readFile(path.join(logDir, file), 'utf8');
+      text = await readTextFile(path.join(logDir, file), READ_LIMITS.log);
     } catch (error) {
-      problems.push(`${file}: cannot read: ${(error as Error).message}`);
+      problems.push(error instanceof FileReadError ? `${file} ${error.reason}` : `${file}: cannot read: ${(error as Error).message}`);
       continue;
     }
     if (text.trim() === '') {

@@ -138,6 +138,37 @@ export async function readRegularFile(file: string, maxBytes: number): Promise<B
   }
 }
 
+/**
+ * The last `maxBytes` of a regular file as text (a log's tail for a message), however large the
+ * file: only that much is read. A character cut at the start shows as U+FFFD.
+ */
+export function readTailSync(file: string, maxBytes: number): string {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_FLAGS);
+  } catch (err) {
+    throw openError(file, err);
+  }
+  try {
+    const stat = fstatSync(fd);
+    checkStat(file, stat, Number.MAX_SAFE_INTEGER);
+    const length = Math.min(stat.size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    let done = 0;
+    while (done < length) {
+      const n = readSync(fd, buffer, done, length - done, stat.size - length + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buffer.subarray(0, done).toString('utf8');
+  } catch (err) {
+    if (err instanceof FileReadError) throw err;
+    throw openError(file, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A regular file's text as UTF-8 (invalid bytes become U+FFFD, as readFileSync(f, 'utf8') does). */
 export function readTextFileSync(file: string, maxBytes: number): string {
   return readRegularFileSync(file, maxBytes).toString('utf8');
