@@ -2,11 +2,16 @@
 import { parseArgs } from 'node:util';
 import { readSettings } from '../settings.ts';
 import { detectGpuType } from '../select/gpu.ts';
-import { planRun } from '../select/plan.ts';
+import { gpuTypeProblem, planRun } from '../select/plan.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { type: { type: 'string' } } });
   const settings = readSettings();
+  const gpuProblem = gpuTypeProblem(settings);
+  if (gpuProblem) {
+    console.error(`disagg-bench: error: ${gpuProblem}`);
+    return 2;
+  }
   const gpu = await detectGpuType();
   const plan = planRun({ settings, gpu, testType: values.type });
   for (const notice of plan.notices) console.warn(notice);

@@ -8,7 +8,7 @@ import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
-import { gpuSkipReason, type GpuDetection } from './gpu.ts';
+import { gpuSkipReason, gpuTypeFromName, knownGpuTypes, type GpuDetection } from './gpu.ts';
 import { readTestList, selectByTestList, type TestList } from './testlist.ts';
 
 export interface PlannedTest extends ConfigFile {
@@ -98,4 +98,20 @@ export function planRun(options: PlanOptions): Plan {
   const tests = files.map((f) => loadPlannedTest(f, options.gpu, env));
   flushParseCache();
   return { tests, unknownListedIds, testList, notices };
+}
+
+/**
+ * GPU_TYPE naming a GPU type that is neither known (select/gpu.ts) nor listed by any config's
+ * metadata.supported_gpus: a typo (`GPU_TYPE=bogus`) that would skip every config needing a GPU.
+ * Upstream stops such a run too (scan_configs: "No configuration files found ... GPU type");
+ * here it is one line before anything runs. The configs are read only in that case.
+ */
+export function gpuTypeProblem(settings: Settings, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const raw = env.GPU_TYPE?.trim();
+  if (!raw) return undefined;
+  const type = gpuTypeFromName(raw);
+  if (Object.hasOwn(knownGpuTypes, type)) return undefined;
+  const plan = planRun({ settings, gpu: { gpuType: type, source: 'GPU_TYPE' }, env });
+  if (plan.tests.some((t) => (t.supportedGpus ?? []).map(gpuTypeFromName).includes(type))) return undefined;
+  return `GPU_TYPE=${JSON.stringify(env.GPU_TYPE)}: ${type} is no known GPU type (${Object.keys(knownGpuTypes).join(', ')}) and no config lists it in metadata.supported_gpus; every config that needs a GPU would be skipped`;
 }
