@@ -36,7 +36,7 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     }
     let result: ExtractResult;
     try {
-      result = extractor(text, spec, file);
+      result = finiteMetricsOnly(extractor(text, spec, file));
     } catch (error) {
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;
@@ -52,6 +52,21 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     problems.push(`${spec.logFile}: no value for ${missing.join(', ')}`);
   }
   return { metrics, problems };
+}
+
+/**
+ * An extractor's result with every metric that is no finite number (a log's `1.31e9991554`, `inf`,
+ * `nan`) taken out and said as a problem: such a value would be recorded as null or Infinity in
+ * the CSV and JSON and compared with references as if measured.
+ */
+export function finiteMetricsOnly(result: ExtractResult): ExtractResult {
+  const bad = result.metrics.filter((m) => typeof m.value !== 'number' || !Number.isFinite(m.value));
+  if (bad.length === 0) return result;
+  const labels = (m: Metric) => (Object.keys(m.labels).length ? ` (${Object.entries(m.labels).map(([k, v]) => `${k} ${v}`).join(', ')})` : '');
+  return {
+    metrics: result.metrics.filter((m) => !bad.includes(m)),
+    problems: [...result.problems, ...bad.map((m) => `${m.name}${labels(m)} is ${String(m.value)}, not a finite number; not recorded`)],
+  };
 }
 
 /** Metrics of every spec, in spec order, and every problem found along the way. */
