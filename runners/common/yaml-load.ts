@@ -43,6 +43,13 @@ export interface LoadedYaml {
  */
 export const MAX_ALIAS_EXPANSION = 100_000;
 
+/**
+ * How deep lists and mappings may nest. A config nests a handful of levels; a file nested a
+ * thousand deep exhausts the stack of every reader after this one (the `yaml` library itself gives
+ * up near 1,000, PyYAML near Python's recursion limit).
+ */
+export const MAX_NESTING = 100;
+
 /** C0 controls but tab, LF, CR; DEL: bytes YAML (and PyYAML) refuse in a text. */
 const NOT_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
@@ -160,6 +167,8 @@ function syntaxProblem(doc: Document, err: YamlErrorLike, position: (offset: num
     }
   } else if (err.code === 'DUPLICATE_KEY') {
     message = 'duplicate key';
+  } else if (err.code === 'RESOURCE_EXHAUSTION') {
+    message = `lists or mappings nested too deeply to read (a config nests a few levels; at most ${MAX_NESTING} are taken)`;
   }
   return at(position(offset), message);
 }
@@ -210,6 +219,7 @@ class DataBuilder {
   private readonly expandedSize = new Map<Node, number>();
   private readonly inProgress = new Set<Node>();
   private readonly aliasTargets = new Map<Node, Node>();
+  private depth = 0;
   /** Anchors defined so far, in document order: an alias names the latest one before it. */
   readonly anchors = new Map<string, Node>();
   /** Merge sources of each mapping, in the order a lookup must try them (see merged()). */
@@ -256,10 +266,14 @@ class DataBuilder {
     this.expanded += 1;
     let value: unknown;
     this.inProgress.add(node);
-    if (isMap(node)) value = this.mapping(node as YAMLMap<ParsedNode, ParsedNode | null>);
+    this.depth += 1;
+    if ((isMap(node) || isSeq(node)) && this.depth > MAX_NESTING) {
+      if (!this.problems.some((p) => p.message.startsWith('nested more than'))) this.problem(node, `nested more than ${MAX_NESTING} lists or mappings deep (a config nests a few levels)`);
+    } else if (isMap(node)) value = this.mapping(node as YAMLMap<ParsedNode, ParsedNode | null>);
     else if (isSeq(node)) value = this.sequence(node as YAMLSeq<ParsedNode>);
     else if (isScalar(node)) value = this.scalar(node);
     else this.problem(node, 'is not a YAML value');
+    this.depth -= 1;
     this.inProgress.delete(node);
     this.built.set(node, value);
     this.expandedSize.set(node, this.expanded - expandedBefore);

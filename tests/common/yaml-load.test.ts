@@ -2,7 +2,7 @@
 // SafeConstructor.flatten_mapping resolves them (each expected value below is what PyYAML 6.0's
 // yaml.safe_load returns for the same text), and a located sentence for what cannot be data.
 import { describe, expect, it } from 'vitest';
-import { decodeYamlBytes, loadYaml, MAX_ALIAS_EXPANSION } from '../../runners/common/yaml-load.ts';
+import { decodeYamlBytes, loadYaml, MAX_ALIAS_EXPANSION, MAX_NESTING } from '../../runners/common/yaml-load.ts';
 
 const data = (text: string) => {
   const loaded = loadYaml(text);
@@ -106,6 +106,17 @@ describe('what cannot be data is one located sentence', () => {
     }]);
     expect(problems('warmup_iters: 9999999999999999999999\n')[0].message).toMatch(/^9999999999999999999999 is a whole number beyond/);
     expect(data('a: 9007199254740991\nb: -9007199254740991\nc: 1e300\nd: .inf\n')).toEqual({ a: 9007199254740991, b: -9007199254740991, c: 1e300, d: Infinity });
+  });
+
+  it('lists or mappings nested past MAX_NESTING are one located problem, never a stack overflow', () => {
+    const deep = (n: number) => `a: ${'['.repeat(n)}${']'.repeat(n)}\n`;
+    expect(data(deep(MAX_NESTING - 1))).toBeDefined();
+    expect(problems(deep(MAX_NESTING + 5))).toEqual([{ line: 1, col: 4 + MAX_NESTING - 1, message: `nested more than ${MAX_NESTING} lists or mappings deep (a config nests a few levels)` }]);
+    for (const n of [1000, 20_000]) {
+      const found = problems(deep(n));
+      expect(found.length, `${n} levels`).toBeGreaterThan(0);
+      expect(found[0].message).toMatch(/nested (more than|too deeply)/);
+    }
   });
 
   it('a key that is a list or a mapping is refused (PyYAML: unhashable key)', () => {

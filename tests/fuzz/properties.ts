@@ -47,7 +47,7 @@ const YAML_TOKENS = [
   ':', ': ', ' ', '  ', '\n', '\r\n', '\r', '\t', '- ', '? ', '{', '}', '[', ']', ', ', '"', "'", '#', '|', '>', '---', '...', '&a ', '*a', '&m ', '*m',
   '<<: ', '"<<"', '!!str ', '!!binary ', '%YAML 1.2\n', 'key', 'metadata', 'benchmark', 'worker_config', 'ranks', 'iters', 'value', '1', '-1', '0x2', '1e300',
   '1e400', '.inf', '.nan', '9007199254740993', '9999999999999999999999', '~', 'null', 'true', '\uFFFD', '\u0000', '\u0085', '\u2028', '\uFEFF', '\\', '\\u0000',
-  '__proto__', 'constructor', '&a [*a]', '<<: *a', '<<: [*a, *m]',
+  '__proto__', 'constructor', '&a [*a]', '<<: *a', '<<: [*a, *m]', '['.repeat(150), '{a: '.repeat(120),
 ];
 
 const yamlFromTokens = fc.array(fc.constantFrom(...YAML_TOKENS), { maxLength: 60 }).map((t) => t.join(''));
