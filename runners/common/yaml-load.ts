@@ -165,6 +165,14 @@ function syntaxProblem(doc: Document, err: YamlErrorLike, position: (offset: num
       message = `this ${quote} opens a quoted value that is never closed (the text ends at ${describeEnd(position(offset))})`;
       offset = opened;
     }
+  } else if (err.code === 'BAD_INDENT' && /^Flow (sequence|map) in block collection/.test(message)) {
+    const list = message.startsWith('Flow sequence');
+    const opened = unclosedFlowStart(doc, offset, list);
+    if (opened !== undefined) {
+      message = `this ${list ? '[ opens a list' : '{ opens a mapping'} whose closing ${list ? ']' : '}'} is missing, or whose next line is not indented past its key (the list breaks off at ${describeEnd(position(offset))})`;
+      if (!list) message = message.replace('the list breaks', 'the mapping breaks');
+      offset = opened;
+    }
   } else if (err.code === 'DUPLICATE_KEY') {
     message = 'duplicate key';
   } else if (err.code === 'RESOURCE_EXHAUSTION') {
@@ -184,6 +192,24 @@ function unclosedQuoteStart(doc: Document, end: number): number | undefined {
       const range = node.range;
       if (range && (node.type === Scalar.QUOTE_DOUBLE || node.type === Scalar.QUOTE_SINGLE) && range[0] < end && range[1] >= end) found = range[0];
     } else if (isMap(node) || isSeq(node)) {
+      for (const item of node.items) visit(item);
+    } else if (isPair(node)) {
+      visit(node.key);
+      visit(node.value);
+    }
+  };
+  visit(doc.contents);
+  return found;
+}
+
+/** Start of the innermost flow list (or mapping) that breaks off at `end`. */
+function unclosedFlowStart(doc: Document, end: number, list: boolean): number | undefined {
+  let found: number | undefined;
+  const visit = (node: unknown): void => {
+    if (!node) return;
+    if (isMap(node) || isSeq(node)) {
+      const range = node.range;
+      if (node.flow && isSeq(node) === list && range && range[0] < end && range[1] >= end) found = range[0];
       for (const item of node.items) visit(item);
     } else if (isPair(node)) {
       visit(node.key);

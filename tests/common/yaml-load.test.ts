@@ -99,6 +99,13 @@ describe('what cannot be data is one located sentence', () => {
     expect(problems("x:\n  y: 'open\n")[0]).toMatchObject({ line: 2, col: 6, message: expect.stringMatching(/^this ' opens a quoted value/) });
   });
 
+  it('an unclosed [ or { is reported where it opens', () => {
+    expect(problems('a: [1, 2\nb: 3\n')).toEqual([
+      { line: 1, col: 4, message: 'this [ opens a list whose closing ] is missing, or whose next line is not indented past its key (the list breaks off at line 2, column 1)' },
+    ]);
+    expect(problems('x:\n  a: {p: 1\n  b: 3\n')[0]).toMatchObject({ line: 2, col: 6, message: expect.stringMatching(/^this \{ opens a mapping whose closing \} is missing.*\(the mapping breaks off at line 3, column 3\)$/) });
+  });
+
   it('whole numbers beyond 2^53 - 1 are refused instead of rounded; floats stay floats', () => {
     expect(problems('ranks: 9007199254740993\n')).toEqual([{
       line: 1, col: 8,
