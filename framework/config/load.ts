@@ -22,8 +22,8 @@ export interface ParsedYaml {
 
 /**
  * The largest config read (README "Configs"). Real configs are a few KiB (upstream's largest is
- * under 10 KiB); the YAML library parses key-dense YAML at about 1.5 MB/s on a slow core, so the
- * bound keeps one wrong file from stalling a run's collection for more than a few seconds.
+ * under 10 KiB); the YAML library parses key-dense YAML at 0.5-1 MB/s on the 2-core CI machine
+ * when it is busy (bench/config-load.ts), so 4 MiB keeps one wrong file under 10 s there.
  */
 export const MAX_CONFIG_BYTES = READ_LIMITS.config;
 
