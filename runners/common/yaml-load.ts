@@ -133,7 +133,7 @@ export function loadYaml(source: string): LoadedYaml {
     return nothing([at(position(marker), `holds ${docs.length} YAML documents (the second starts here); a config is one document: remove the '---' line or split the file`)]);
   }
   const doc = docs[0];
-  if (doc && doc.errors.length > 0) return nothing(doc.errors.map((err) => syntaxProblem(doc, err, position)));
+  if (doc && doc.errors.length > 0) return nothing(doc.errors.slice(0, 20).map((err) => syntaxProblem(doc, err, position)));
   if (!doc || doc.contents === null) return nothing([{ line: 1, col: 1, message: 'the file is empty' }]);
   const build = new DataBuilder(position);
   const data = build.value(doc.contents as Node);
