@@ -23,6 +23,7 @@ import { packageRoot } from '../framework/settings.ts';
 import { MAX_CONFIG_BYTES } from '../framework/config/load.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { outputTail, timedCommand } from './lib/timed-command.ts';
+import { minOf } from './lib/stats.ts';
 
 const { values } = parseArgs({ options: { keep: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' } } });
 const runs = Number(values.runs);
@@ -78,7 +79,7 @@ async function validate(name: string, text: string): Promise<{ s: number; all: n
     all.push(run.wallS);
     last = { exitCode: run.exitCode, output: run.output.trim() };
   }
-  return { s: Math.min(...all), all, ...last, mb: Buffer.byteLength(text) / 1e6 };
+  return { s: minOf(all), all, ...last, mb: Buffer.byteLength(text) / 1e6 };
 }
 
 /** The `yaml` library alone with its uniqueKeys check (the loader before issue 23), in this process. */
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
         if (run.exitCode !== 0) throw new Error(`vitest list failed:\n${outputTail(run.output)}`);
         all.push(run.wallS);
       }
-      return Math.min(...all);
+      return minOf(all);
     };
     const vitestBase = await vitest('vbase', base);
     const vitest100k = await vitest('v100k', withKeys(100_000));
