@@ -1,12 +1,13 @@
 // The one reading helper (runners/common/read-file.ts): regular files of a bounded size only.
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileReadError, readRegularFile, readRegularFileSync, readTailSync } from '../../runners/common/read-file.ts';
 import { readMatrixFile } from '../../runners/xfer/matrix.ts';
 import { extractMetrics } from '../../framework/metrics/log-parser.ts';
+import { loadPlannedTest } from '../../framework/select/plan.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'read-file-'));
 const at = (name: string) => path.join(dir, name);
@@ -48,5 +49,15 @@ describe('readRegularFile', () => {
     symlinkSync(at('fifo'), path.join(logDir, 'bench.log'));
     const result = await extractMetrics(logDir, [{ logFile: 'bench.log', extractor: 'regex', pattern: 'x (\\d+)', names: ['X'] } as never]);
     expect(result.problems).toEqual(['bench.log is not a regular file (a FIFO)']);
+  });
+
+  it("a config's matrix_file naming a FIFO or /dev/zero fails validation in one sentence (no hang, no bad_alloc)", () => {
+    const example = readFileSync(path.join(import.meta.dirname, '../../test_configs/nixl/perf/ct_seed_write_shm.yaml'), 'utf8');
+    for (const [name, matrix, kind] of [['fifo-matrix', at('fifo'), 'a FIFO'], ['zero-matrix', '/dev/zero', 'a character device']]) {
+      const absFile = at(`${name}.yaml`);
+      writeFileSync(absFile, example.replace('matrix_file: matrices/seed-example.txt', `matrix_file: ${matrix}`));
+      const planned = loadPlannedTest({ id: `nixl_perf_${name}`, testType: 'nixl', category: 'perf', stem: name, absFile, displayFile: `${name}.yaml` }, { gpuType: undefined, source: 'none' }, {});
+      expect(planned.issues.map((i) => `${i.path}: ${i.message}`)).toEqual([`ct_perftest.traffic_pattern.matrix_file: ${matrix}: the matrix file is not a regular file (${kind})`]);
+    }
   });
 });
