@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all=(collection rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link ct-verify-timing)
+all=(collection config-load rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link ct-verify-timing)
 selected=("${@:-${all[@]}}")
 failed=()
 for name in "${selected[@]}"; do

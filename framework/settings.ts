@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_TIMER_SECONDS, TIMER_REASON } from './types/common/number-bounds.ts';
 
 /** The package root (where package.json, runners/ and bin/ are). */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,17 +51,32 @@ export class SettingsError extends Error {
 
 const shown = (raw: string) => JSON.stringify(raw);
 
-/** DISAGG_BATCH_SIZE as the Python framework reads it: an invalid value warns and means 5. */
+/**
+ * A whole number as Python's int() reads a str: surrounding whitespace, one sign, decimal digits
+ * with single underscores between them (`1_000`); `1e9`, `0x2`, `2.0` and `` are refused.
+ * (Python also takes digits of other scripts, such as Arabic-Indic; this does not.)
+ */
+export function parsePythonInt(raw: string): bigint | undefined {
+  const match = /^\s*([+-]?)([0-9]+(?:_[0-9]+)*)\s*$/.exec(raw);
+  return match ? BigInt(match[1] + match[2].replace(/_/g, '')) : undefined;
+}
+
+/**
+ * DISAGG_BATCH_SIZE as the Python framework reads it (conftest.py's batch_manager fixture:
+ * `int(os.getenv("DISAGG_BATCH_SIZE"))` when set and not empty, a ValueError warns and means 5;
+ * BatchManager takes 0 or less as unlimited). A size beyond any count of tests is all at once too.
+ */
 export function parseBatchSize(raw: string | undefined): { value: number; warning?: string } {
-  if (raw === undefined || raw.trim() === '') return { value: DEFAULT_BATCH_SIZE };
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) {
+  if (raw === undefined || raw === '') return { value: DEFAULT_BATCH_SIZE };
+  const value = parsePythonInt(raw);
+  if (value === undefined) {
     return {
       value: DEFAULT_BATCH_SIZE,
-      warning: `DISAGG_BATCH_SIZE=${shown(raw)} is not a whole number >= 0 (jobs per batch, 0 = all at once); using ${DEFAULT_BATCH_SIZE}, as the Python framework does`,
+      warning: `DISAGG_BATCH_SIZE=${shown(raw)} is not a whole number as Python's int() reads it (jobs per batch, 0 = all at once); using ${DEFAULT_BATCH_SIZE}, as the Python framework does`,
     };
   }
-  return { value };
+  if (value <= 0n) return { value: 0 };
+  return { value: value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value) };
 }
 
 /** Reads one variable, recording a problem line instead of throwing, so every bad variable is named at once. */
@@ -72,8 +88,9 @@ class EnvReader {
     const raw = this.env[name];
     if (raw === undefined || raw.trim() === '') return fallback;
     const value = Number(raw);
-    if (Number.isFinite(value) && value > 0) return value;
-    this.problems.push(`${name}=${shown(raw)}: expected a number of seconds > 0 (default ${fallback})`);
+    if (Number.isFinite(value) && value > 0 && value <= MAX_TIMER_SECONDS) return value;
+    const bound = value > MAX_TIMER_SECONDS ? `, at most ${MAX_TIMER_SECONDS}, ${TIMER_REASON}` : '';
+    this.problems.push(`${name}=${shown(raw)}: expected a number of seconds > 0${bound} (default ${fallback})`);
     return fallback;
   }
 

@@ -4,11 +4,16 @@ import { readSettings } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
 import { slurmGpuProbe } from '../scheduler/create.ts';
 import { allTestTypes } from '../types/registry.ts';
-import { planRun } from '../select/plan.ts';
+import { gpuTypeProblem, planRun } from '../select/plan.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { type: { type: 'string' } } });
   const settings = readSettings();
+  const gpuProblem = gpuTypeProblem(settings);
+  if (gpuProblem) {
+    console.error(`disagg-bench: error: ${gpuProblem}`);
+    return 2;
+  }
   const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
   const plan = planRun({ settings, gpu, testType: values.type });
   for (const notice of plan.notices) console.warn(notice);

@@ -3,20 +3,23 @@ import path from 'node:path';
 import { readSettings } from '../settings.ts';
 import { planRun, loadPlannedTest } from '../select/plan.ts';
 import { identityOf } from '../config/ids.ts';
+import { displayPath } from '../config/discover.ts';
 import { formatIssue } from '../config/issue.ts';
 
 export async function run(argv: string[]): Promise<number> {
   const settings = readSettings();
   const gpu = { gpuType: undefined, source: 'none' as const };
-  const tests = argv.length
-    ? argv.map((file) => {
+  const plan = argv.length ? undefined : planRun({ settings, gpu });
+  for (const notice of plan?.notices ?? []) console.warn(notice);
+  const tests = plan
+    ? plan.tests
+    : argv.map((file) => {
         const abs = path.resolve(file);
         const rel = path.relative(settings.workDir, abs);
         const identity = identityOf(rel);
         if (!identity) throw new Error(`${file}: not at test_configs/<test_type>/<category>/<name>.yaml under WORK_DIR ${settings.workDir}`);
-        return loadPlannedTest({ ...identity, absFile: abs, displayFile: rel }, gpu, process.env);
-      })
-    : planRun({ settings, gpu }).tests;
+        return loadPlannedTest({ ...identity, absFile: abs, displayFile: displayPath(rel) }, gpu, process.env);
+      });
   let bad = 0;
   for (const t of tests) {
     if (t.issues.length === 0) continue;

@@ -8,13 +8,25 @@ export interface ConfigIdentity {
   stem: string;
 }
 
-/** Identity of `test_configs/<type>/<category>/<stem>.yaml` (path relative to WORK_DIR). */
+/**
+ * Identity of `test_configs/<type>/<category>/<stem>.yaml` (path relative to WORK_DIR, `/`
+ * separated: a backslash is part of a name on Linux, as in `a\\b.yaml`).
+ */
 export function identityOf(relFile: string): ConfigIdentity | undefined {
-  const parts = relFile.split(/[\\/]/);
+  const parts = relFile.split('/');
   if (parts.length !== 4 || parts[0] !== 'test_configs') return undefined;
   const [, testType, category, file] = parts;
-  const stem = file.replace(/\.ya?ml$/, '');
+  const stem = pythonStem(file);
   return { id: `${testType}_${category}_${stem}`, testType, category, stem };
+}
+
+/**
+ * The file name without its suffix, as pathlib's PurePath.stem (upstream's test ids use it): a
+ * name whose only dot leads it (`.yaml`) has no suffix, so its stem is the whole name.
+ */
+export function pythonStem(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return dot > 0 && dot < name.length - 1 ? name.slice(0, dot) : name;
 }
 
 /**

@@ -32,5 +32,8 @@ export class ConfigError extends Error {
   constructor(readonly issues: ConfigIssue[]) {
     super(issues.map(formatIssue).join('\n'));
     this.name = 'ConfigError';
+    // The user's file is the place to look, not the framework's code: no stack frames, so Vitest
+    // shows the located issues alone, without a code frame of the suite.
+    this.stack = `${this.name}: ${this.message}`;
   }
 }

@@ -18,7 +18,7 @@ interface Entry {
 }
 
 /** Bump when what a parse produces changes shape (load.ts). */
-const FORMAT = 2;
+const FORMAT = 3;
 const cacheDir = path.join(packageRoot, 'node_modules', '.cache', 'disagg-bench', 'parsed-configs');
 
 let cacheFile: string | undefined;
@@ -73,13 +73,21 @@ export function readYamlFileCached(absFile: string, displayFile: string): Parsed
   return parsed;
 }
 
-/** JSON turns NaN and Infinity (`.nan`, `1e309`) into null: such data is not cached. */
+/**
+ * JSON turns NaN and Infinity (`.nan`, `1e309`) into null: such data is not cached. Nor is data
+ * JSON cannot hold at all (the loader refuses recursive aliases; this only keeps a cache from
+ * ever taking the run down).
+ */
 function survivesJson(data: unknown): boolean {
   let ok = true;
-  JSON.stringify(data, (_key, value: unknown) => {
-    if (typeof value === 'number' && !Number.isFinite(value)) ok = false;
-    return value;
-  });
+  try {
+    JSON.stringify(data, (_key, value: unknown) => {
+      if (typeof value === 'number' && !Number.isFinite(value)) ok = false;
+      return value;
+    });
+  } catch {
+    return false;
+  }
   return ok;
 }
 

@@ -5,19 +5,41 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { KeyPath, TestType } from '../types/test-type.ts';
 import type { ParsedYaml } from './load.ts';
 import { formatKeyPath, type ConfigIssue } from './issue.ts';
+import { BOUND_REASON, SAFE_INTEGER_REASON } from '../types/common/number-bounds.ts';
 
 // verbose: errors carry their schema object, where `x-hints` may explain a missing or unknown key
 // better than the generic message (e.g. a key of an older layout: what upstream does with it).
-const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true });
+// strictNumbers: `.inf` and `.nan` (and 1e309, which YAML reads as infinity) are no number here.
+const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true, strictNumbers: true });
 const compiled = new Map<string, ValidateFunction>();
 
 function validatorFor(type: TestType): ValidateFunction {
   let validate = compiled.get(type.name);
   if (!validate) {
-    validate = ajv.compile(type.schema);
+    validate = ajv.compile(withSafeIntegers(type.schema) as object);
     compiled.set(type.name, validate);
   }
   return validate;
+}
+
+/**
+ * The schema with every `type: integer` bounded to the whole numbers a JavaScript number holds
+ * exactly (the loader refuses such a literal; this catches `1e300`, a float that is a whole
+ * number). A bound the schema sets itself stays.
+ */
+function withSafeIntegers(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withSafeIntegers);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = key === 'enum' || key === 'const' ? value : withSafeIntegers(value);
+  const type = out.type;
+  if (type === 'integer' || (Array.isArray(type) && type.includes('integer'))) {
+    const bounded = out.maximum === undefined || out.minimum === undefined;
+    if (out.maximum === undefined && out.exclusiveMaximum === undefined) out.maximum = Number.MAX_SAFE_INTEGER;
+    if (out.minimum === undefined && out.exclusiveMinimum === undefined) out.minimum = -Number.MAX_SAFE_INTEGER;
+    if (bounded && out[BOUND_REASON] === undefined) out[BOUND_REASON] = SAFE_INTEGER_REASON;
+  }
+  return out;
 }
 
 /** Schema and rule issues of a parsed config (parse issues are the loader's). */
@@ -56,7 +78,19 @@ function errorMessage(error: ErrorObject, root: unknown): string {
     case 'additionalProperties':
       return hint(error, error.params.additionalProperty as string) ?? 'is not a known key here (check the spelling)';
     case 'type':
+      if (typeof value === 'number' && !Number.isFinite(value)) return `expected a finite ${error.params.type}, got ${describe(value)}`;
       return `expected ${error.params.type}, got ${describe(value)}`;
+    case 'maximum':
+    case 'minimum':
+    case 'exclusiveMaximum': {
+      // Where the bound is the machine's (a reason in the schema), say so; a benchmark's own
+      // minimum keeps ajv's sentence.
+      const reason = (error.parentSchema as Record<string, unknown> | undefined)?.[BOUND_REASON];
+      const limit = error.params.limit as number;
+      const machine = typeof reason === 'string' && (error.keyword !== 'minimum' || limit === -Number.MAX_SAFE_INTEGER);
+      if (machine) return `${describe(value)} is out of range: expected ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${limit}, ${reason}`;
+      return `${error.message ?? 'is invalid'} (got ${describe(value)})`;
+    }
     case 'enum':
       return `expected one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${describe(value)}`;
     case 'const':
@@ -105,5 +139,7 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)}`;
+  // YAML's own spellings of the numbers that are not finite.
+  if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? '.nan' : value > 0 ? '.inf' : '-.inf';
   return `${typeof value} ${String(value)}`;
 }

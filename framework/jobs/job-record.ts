@@ -1,9 +1,10 @@
 // job.json in a test's log folder: how its job ended, so a DEBUG_MODE replay can judge the same
 // way the live run did (the Python framework forgot the scheduler's verdict entirely).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { JobStatus } from '../scheduler/scheduler.ts';
 import { outputWriteError } from '../results/append-whole.ts';
+import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 
 export const JOB_RECORD_FILE = 'job.json';
 
@@ -31,7 +32,7 @@ export function writeJobRecord(
 
 export function readJobRecord(logDir: string): JobRecord | undefined {
   try {
-    return JSON.parse(readFileSync(path.join(logDir, JOB_RECORD_FILE), 'utf8')) as JobRecord;
+    return JSON.parse(readTextFileSync(path.join(logDir, JOB_RECORD_FILE), READ_LIMITS.record)) as JobRecord;
   } catch {
     return undefined;
   }

@@ -1,12 +1,12 @@
 // The verdict of one finished job, from BOTH the scheduler's final state and the job's logs.
 // (The Python framework read only the logs, so a job killed at its time limit could pass.)
-import { readFileSync } from 'node:fs';
 import type { JobLogs, JobStatus } from '../scheduler/scheduler.ts';
 import type { PlannedTest } from '../select/plan.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Metric } from '../metrics/metric.ts';
 import { extractMetrics } from '../metrics/log-parser.ts';
 import { checkReferences, parseReferences } from '../metrics/references.ts';
+import { readTailSync } from '../../runners/common/read-file.ts';
 
 export interface JobOutcome {
   passed: boolean;
@@ -65,7 +65,8 @@ export function describeFailedJob(status: JobStatus, logs: JobLogs): string {
 
 function tailOf(file: string, count: number): string | undefined {
   try {
-    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    // Only the end is read: an error log may be gigabytes.
+    const lines = readTailSync(file, 64 * 1024).trimEnd().split('\n');
     const text = lines.slice(-count).join('\n');
     return text.trim() ? text : undefined;
   } catch {

@@ -1,9 +1,10 @@
 // The ledger: every job a run owns, one JSON line per state change, appended as it happens, so a
 // crashed run can be cleaned up (cancel what it left) or resumed (pick its jobs up, not resubmit).
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { appendWholeSync } from '../results/append-whole.ts';
 import path from 'node:path';
 import type { JobState } from '../scheduler/scheduler.ts';
+import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 
 export const LEDGER_FILE = 'ledger.jsonl';
 /** Plain job ids, one per line, as the Python framework kept them for cleanup scripts. */
@@ -57,7 +58,7 @@ export class Ledger {
 export function readLedger(outputPath: string): LedgerEntry[] {
   let text: string;
   try {
-    text = readFileSync(path.join(outputPath, LEDGER_FILE), 'utf8');
+    text = readTextFileSync(path.join(outputPath, LEDGER_FILE), READ_LIMITS.record);
   } catch {
     return [];
   }

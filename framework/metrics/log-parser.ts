@@ -2,11 +2,11 @@
 // test's log folder, through the registered extractor. Never throws for a bad log: a missing,
 // empty or unreadable log, an unknown extractor or a requested metric with no value is a problem
 // (prefixed with the log's path relative to the folder), and the verdict decides.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import type { ExtractResult, Metric, MetricSpec } from './metric.ts';
 import { extractorNames, getExtractor } from './extractors/index.ts';
+import { FileReadError, READ_LIMITS, readTextFile } from '../../runners/common/read-file.ts';
 
 const byNumbersInName = new Intl.Collator('en', { numeric: true, sensitivity: 'variant', caseFirst: 'upper' });
 
@@ -17,8 +17,10 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
   if (!extractor) {
     return { metrics, problems: [`${spec.logFile}: unknown extractor '${spec.extractor}' (known: ${extractorNames().join(', ')})`] };
   }
+  // Whatever the name matches (a FIFO or a folder named like the log is said, not skipped); links
+  // are read but not walked into, so a link loop in a log folder cannot make the glob endless.
   // Numbers in names in numeric order: concurrency_8/ before concurrency_16/ (the order they ran).
-  const files = (await fg(spec.logFile, { cwd: logDir, onlyFiles: true, dot: true })).sort(byNumbersInName.compare);
+  const files = (await fg(spec.logFile, { cwd: logDir, onlyFiles: false, dot: true, followSymbolicLinks: false })).sort(byNumbersInName.compare);
   if (files.length === 0) {
     if (!spec.optional) problems.push(`${spec.logFile}: no such log in ${logDir}`);
     return { metrics, problems };
@@ -26,9 +28,9 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
   for (const file of files) {
     let text: string;
     try {
-      text = await readFile(path.join(logDir, file), 'utf8');
+      text = await readTextFile(path.join(logDir, file), READ_LIMITS.log);
     } catch (error) {
-      problems.push(`${file}: cannot read: ${(error as Error).message}`);
+      problems.push(error instanceof FileReadError ? `${file} ${error.reason}` : `${file}: cannot read: ${(error as Error).message}`);
       continue;
     }
     if (text.trim() === '') {
@@ -37,7 +39,7 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     }
     let result: ExtractResult;
     try {
-      result = extractor(text, spec, file);
+      result = finiteMetricsOnly(extractor(text, spec, file));
     } catch (error) {
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;
@@ -53,6 +55,21 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     problems.push(`${spec.logFile}: no value for ${missing.join(', ')}`);
   }
   return { metrics, problems };
+}
+
+/**
+ * An extractor's result with every metric that is no finite number (a log's `1.31e9991554`, `inf`,
+ * `nan`) taken out and said as a problem: such a value would be recorded as null or Infinity in
+ * the CSV and JSON and compared with references as if measured.
+ */
+export function finiteMetricsOnly(result: ExtractResult): ExtractResult {
+  const bad = result.metrics.filter((m) => typeof m.value !== 'number' || !Number.isFinite(m.value));
+  if (bad.length === 0) return result;
+  const labels = (m: Metric) => (Object.keys(m.labels).length ? ` (${Object.entries(m.labels).map(([k, v]) => `${k} ${v}`).join(', ')})` : '');
+  return {
+    metrics: result.metrics.filter((m) => !bad.includes(m)),
+    problems: [...result.problems, ...bad.map((m) => `${m.name}${labels(m)} is ${String(m.value)}, not a finite number; not recorded`)],
+  };
 }
 
 /** Metrics of every spec, in spec order, and every problem found along the way. */

@@ -3,11 +3,12 @@
 // rename over the original), so concurrent tests and processes never lose each other's records
 // and a reader never sees a half-written file. A record with the same test id and job id as an
 // existing one replaces it (a replay of the same job does not duplicate); a new job id adds one.
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metric } from '../metrics/metric.ts';
 import { withFileLock } from './file-lock.ts';
 import { outputWriteError } from './append-whole.ts';
+import { FileReadError, READ_LIMITS, readTextFile } from '../../runners/common/read-file.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -75,9 +76,9 @@ export async function readResults(outputPath: string): Promise<ResultsFile> {
   const file = path.join(outputPath, RESULTS_JSON_FILE);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextFile(file, READ_LIMITS.record);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: RESULTS_JSON_VERSION, updated: '', records: [] };
+    if (error instanceof FileReadError && /\(ENOENT\)$/.test(error.reason)) return { version: RESULTS_JSON_VERSION, updated: '', records: [] };
     throw error;
   }
   return parseResults(file, text);

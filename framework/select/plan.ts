@@ -8,7 +8,7 @@ import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
-import { gpuForType, gpuSkipReason, type GpuDetection } from './gpu.ts';
+import { gpuForType, gpuSkipReason, gpuTypeFromName, knownGpuTypes, type GpuDetection } from './gpu.ts';
 import { readTestList, selectByTestList, type TestList, type UnknownListedId } from './testlist.ts';
 
 export interface PlannedTest extends ConfigFile {
@@ -76,9 +76,10 @@ export function planRun(options: PlanOptions): Plan {
   const env = options.env ?? process.env;
   const { settings } = options;
   const discovery = discoverConfigs(settings.workDir);
-  const notices = discovery.misplaced.map(
-    (f) => `${f}: ignored, configs live at test_configs/<test_type>/<category>/<name>.yaml`,
-  );
+  const notices = [
+    ...discovery.misplaced.map((f) => `${f}: ignored, configs live at test_configs/<test_type>/<category>/<name>.yaml`),
+    ...discovery.notices,
+  ];
   const knownTypes = new Set(allTestTypes().map((t) => t.name));
   for (const type of new Set(discovery.files.map((f) => f.testType))) {
     if (!knownTypes.has(type)) notices.push(`test_configs/${type}/: unknown test type '${type}', its configs fail`);
@@ -97,4 +98,20 @@ export function planRun(options: PlanOptions): Plan {
   const tests = files.map((f) => loadPlannedTest(f, options.gpu, env));
   flushParseCache();
   return { tests, unknownListedIds, testList, notices };
+}
+
+/**
+ * GPU_TYPE naming a GPU type that is neither known (select/gpu.ts) nor listed by any config's
+ * metadata.supported_gpus: a typo (`GPU_TYPE=bogus`) that would skip every config needing a GPU.
+ * Upstream stops such a run too (scan_configs: "No configuration files found ... GPU type");
+ * here it is one line before anything runs. The configs are read only in that case.
+ */
+export function gpuTypeProblem(settings: Settings, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const raw = env.GPU_TYPE?.trim();
+  if (!raw) return undefined;
+  const type = gpuTypeFromName(raw);
+  if (knownGpuTypes.includes(type)) return undefined;
+  const plan = planRun({ settings, gpu: { gpuType: type, source: 'GPU_TYPE' }, env });
+  if (plan.tests.some((t) => (t.supportedGpus ?? []).map(gpuTypeFromName).includes(type))) return undefined;
+  return `GPU_TYPE=${JSON.stringify(env.GPU_TYPE)}: ${type} is no known GPU type (${knownGpuTypes.join(', ')}) and no config lists it in metadata.supported_gpus; every config that needs a GPU would be skipped`;
 }

@@ -2,9 +2,9 @@
 // may be bare ids or upstream's exact pytest node ids (config/ids.ts); where selection differs
 // from upstream's conftest.py (bare ids, inline comments, order, unknown ids) is in
 // docs/trtllm-compatibility.md, "Test lists".
-import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseTestListEntry, pytestFunctionOf, type TestListEntry } from '../config/ids.ts';
+import { FileReadError, READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 
 export interface TestList {
   file: string;
@@ -29,12 +29,12 @@ export function readTestList(listPath: string, workDir: string): TestList {
   const where = `DISAGG_TEST_LIST=${JSON.stringify(listPath)} (${file})`;
   let text: string;
   try {
-    if (statSync(file).isDirectory()) throw new TestListError(`${where} is a folder; expected a file with one test id per line`);
-    text = readFileSync(file, 'utf8');
+    // A regular file of a bounded size: a FIFO would block the run in a read Ctrl-C cannot stop.
+    text = readTextFileSync(file, READ_LIMITS.testList);
   } catch (err) {
-    if (err instanceof TestListError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new TestListError(`${where} cannot be read (${code === 'ENOENT' ? 'no such file' : code ?? (err as Error).message}); expected a file with one test id per line, relative to WORK_DIR`);
+    if (!(err instanceof FileReadError)) throw err;
+    const reason = err.code === 'not-regular' ? err.reason.replace(/^is not a regular file \((.*)\)$/, 'is $1') : err.reason;
+    throw new TestListError(`${where} ${reason}; expected a file with one test id per line${err.code === 'unreadable' ? ', relative to WORK_DIR' : ''}`);
   }
   if (text.includes('\0')) throw new TestListError(`${where} holds NUL bytes: not a text file (UTF-16?); expected UTF-8 text, one test id per line`);
   const ids: string[] = [];

@@ -5,6 +5,7 @@ import { readSettings, SettingsError, type Settings } from '../settings.ts';
 import { forcedVariables } from '../config/resolve.ts';
 import { allTestTypes } from '../types/registry.ts';
 import { readTestList, TestListError } from '../select/testlist.ts';
+import { gpuTypeProblem } from '../select/plan.ts';
 import { checkOutputPath, OutputPathError } from './output-path.ts';
 
 /** The errors that are a user's input, shown as their message alone. */
@@ -36,6 +37,8 @@ export function checkRunEnvironment(env: NodeJS.ProcessEnv = process.env): { set
     }
   }
   if (problems.length > 0 || !settings) throw new SettingsError(problems);
+  const gpuProblem = gpuTypeProblem(settings, env);
+  if (gpuProblem) throw new SettingsError([gpuProblem]);
   if (settings.testList) readTestList(settings.testList, settings.workDir);
   checkOutputPath(settings.outputPath);
   return { settings, warnings: settings.batchSizeWarning ? [settings.batchSizeWarning] : [] };

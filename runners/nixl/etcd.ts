@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { READ_LIMITS, readTailSync, readTextFileSync } from '../common/read-file.ts';
 
 export class EtcdError extends Error {
   override name = 'EtcdError';
@@ -123,7 +124,7 @@ async function waitHealthy(endpoint: string, timeoutMs: number, exited: Promise<
 
 function logTail(dir: string, lines = 15): string {
   try {
-    return fs.readFileSync(path.join(dir, ETCD_FILES.log), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return readTailSync(path.join(dir, ETCD_FILES.log), 64 * 1024).trimEnd().split('\n').slice(-lines).join('\n');
   } catch {
     return '(no log)';
   }
@@ -151,7 +152,7 @@ export async function wipePrefix(endpoint: string, prefix: string): Promise<numb
 
 /** Reads the endpoint `etcd-start` wrote into `dir`. */
 export function endpointOf(dir: string): string {
-  const text = fs.readFileSync(path.join(dir, ETCD_FILES.env), 'utf8');
+  const text = readTextFileSync(path.join(dir, ETCD_FILES.env), READ_LIMITS.record);
   const endpoint = /^ETCD_ENDPOINTS=(.+)$/m.exec(text)?.[1];
   if (!endpoint) throw new EtcdError(`${path.join(dir, ETCD_FILES.env)} names no ETCD_ENDPOINTS`);
   return endpoint;
@@ -164,7 +165,7 @@ export function endpointOf(dir: string): string {
 export async function stopEtcd(dir: string, graceMs = 5_000): Promise<boolean> {
   const pidFile = path.join(dir, ETCD_FILES.pid);
   if (!fs.existsSync(pidFile)) return false;
-  const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+  const pid = Number(readTextFileSync(pidFile, READ_LIMITS.record).trim());
   if (isOurEtcd(pid, dir)) {
     process.kill(pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;

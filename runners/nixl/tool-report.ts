@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fillPlaceholders, taskLog, taskStatus, type ToolSpec } from './tool-spec.ts';
 import { ETCD_FILES, endpointOf } from './etcd.ts';
+import { READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 
 export const TEST_REPORT = 'test-report.txt';
 
@@ -41,7 +42,7 @@ export function writeToolReport(spec: ToolSpec): string {
 
 function read(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return readTextFileSync(file, READ_LIMITS.log);
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@
 // read by every task (`disagg-bench nixl-tool run <spec>`) and by the job's report step.
 import fs from 'node:fs';
 import type { FlagProbe } from './flag-probe.ts';
+import { READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 
 export const TOOL_SPEC_FILE = 'nixl-tool-spec.json';
 
@@ -40,7 +41,7 @@ export interface ToolSpec {
 
 export function readToolSpec(file: string): ToolSpec {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as ToolSpec;
+    return JSON.parse(readTextFileSync(file, READ_LIMITS.record)) as ToolSpec;
   } catch (err) {
     throw new Error(`cannot read the tool spec ${file}: ${(err as Error).message}`);
   }

@@ -3,8 +3,8 @@
 // (runners/common/size.ts: Python float syntax, units K, M, G = 1024^n or B), truncated to whole
 // bytes as int() does: `3.53G` is 3790308638 bytes; the reader says once per file how many bytes
 // that dropped. Beyond kvbench: `#` comments and blank lines are accepted.
-import { readFileSync } from 'node:fs';
 import { sizeValue } from '../common/size.ts';
+import { FileReadError, READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 
 export type TransferMatrix = number[][];
 
@@ -84,9 +84,10 @@ export function parseMatrix(text: string, file: string, expectedRanks?: number):
 export function readMatrixFile(file: string, expectedRanks?: number): ParsedMatrix {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextFileSync(file, READ_LIMITS.matrix);
   } catch (err) {
-    throw new MatrixError(`cannot read the matrix file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file);
+    if (err instanceof FileReadError) throw new MatrixError(`the matrix file ${err.reason}`, file);
+    throw err;
   }
   return parseMatrixText(text, file, expectedRanks);
 }

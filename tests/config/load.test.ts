@@ -1,6 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseYaml } from '../../framework/config/load.ts';
-import { formatIssue } from '../../framework/config/issue.ts';
+import { MAX_CONFIG_BYTES, parseYaml, readYamlFileSync } from '../../framework/config/load.ts';
+import { ConfigError, formatIssue } from '../../framework/config/issue.ts';
 
 describe('parseYaml', () => {
   it('locates keys, list items and values behind aliases', () => {
@@ -31,7 +35,7 @@ describe('parseYaml', () => {
     const parsed = parseYaml('a: 1\nb:\n  c: 1\n  c: 2\n', 'dup.yaml');
     expect(parsed.data).toBeUndefined();
     expect(parsed.issues).toHaveLength(1);
-    expect(formatIssue(parsed.issues[0])).toMatch(/^dup\.yaml:4:3 Map keys must be unique/);
+    expect(formatIssue(parsed.issues[0])).toBe("dup.yaml:4:3 duplicate key 'c' (first at line 3, column 3); a key may appear once in a mapping");
   });
 
   it('rejects tabs used as indentation', () => {
@@ -58,5 +62,40 @@ describe('parseYaml', () => {
     const parsed = parseYaml(lines.join('\n'), 'bomb.yaml');
     expect(parsed.data).toBeUndefined();
     expect(parsed.issues[0].message).toMatch(/alias/i);
+  });
+});
+
+describe('readYamlFileSync: what a config file may be', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'config-load-'));
+  const issuesOf = (name: string) => readYamlFileSync(path.join(dir, name), `test_configs/disagg/perf/${name}`).issues.map(formatIssue);
+
+  it('a FIFO, a link to /dev/zero and a folder are refused unread, in one sentence each', () => {
+    execFileSync('mkfifo', [path.join(dir, 'fifo.yaml')]);
+    symlinkSync('/dev/zero', path.join(dir, 'zero.yaml'));
+    execFileSync('mkdir', [path.join(dir, 'folder.yaml')]);
+    expect(issuesOf('fifo.yaml')).toEqual(['test_configs/disagg/perf/fifo.yaml:1:1 not a regular file (a FIFO); expected a YAML text file']);
+    expect(issuesOf('zero.yaml')).toEqual(['test_configs/disagg/perf/zero.yaml:1:1 not a regular file (a character device); expected a YAML text file']);
+    expect(issuesOf('folder.yaml')).toEqual(['test_configs/disagg/perf/folder.yaml:1:1 not a regular file (a folder); expected a YAML text file']);
+  });
+
+  it('a config above MAX_CONFIG_BYTES is refused in one line without being parsed', () => {
+    writeFileSync(path.join(dir, 'big.yaml'), `a: "${'x'.repeat(MAX_CONFIG_BYTES)}"\n`);
+    expect(issuesOf('big.yaml')).toEqual([
+      `test_configs/disagg/perf/big.yaml:1:1 is 4 MiB (${MAX_CONFIG_BYTES + 6} bytes), more than the 4 MiB a config may be (real configs are a few KiB); not read`,
+    ]);
+  });
+
+  it('valid UTF-8 holding U+FFFD is read; bytes that are not UTF-8 are located', () => {
+    writeFileSync(path.join(dir, 'fffd.yaml'), 'metadata:\n  description: "\uFFFD is a character"\n');
+    expect(readYamlFileSync(path.join(dir, 'fffd.yaml'), 'fffd.yaml').data).toEqual({ metadata: { description: '\uFFFD is a character' } });
+    writeFileSync(path.join(dir, 'latin1.yaml'), Buffer.from('metadata:\n  description: caf\xe9\n', 'latin1'));
+    expect(issuesOf('latin1.yaml')).toEqual(['test_configs/disagg/perf/latin1.yaml:2:19 not a YAML text file: byte 0xE9 is not UTF-8 (save the file as UTF-8)']);
+  });
+});
+
+describe('ConfigError', () => {
+  it('carries the located issues and no stack frame of the framework', () => {
+    const error = new ConfigError([{ file: 'x.yaml', line: 3, col: 1, message: 'duplicate key' }]);
+    expect(error.stack).toBe('ConfigError: x.yaml:3:1 duplicate key');
   });
 });

@@ -50,6 +50,13 @@ describe.concurrent('bad input, end to end', () => {
     // Not readable at all (as root, only a link to nothing is), and a FIFO that would block a reader forever.
     symlinkSync(path.join(workDir, 'no-such-file.yaml'), configFile('dangling'));
     execFileSync('mkfifo', [configFile('fifo')]);
+    // Issue 23: a recursive anchor (in metadata, and in the verbatim worker_config), two symlink
+    // loops (a link named like a config, and one below the category back up to the type).
+    writeFileSync(configFile('recursive'), good.replace(/^metadata:\n/m, 'metadata: &m\n  self: *m\n'));
+    writeFileSync(configFile('worker_recursive'), good.replace(/^ {2}gen:\n/m, '  gen:\n    moe_config: &mc {backend: TRTLLM, loop: *mc}\n'));
+    symlinkSync('.', configFile('loop'));
+    mkdirSync(path.join(workDir, 'test_configs/disagg/perf/sub'));
+    symlinkSync('../..', path.join(workDir, 'test_configs/disagg/perf/sub/up'));
     const report = path.join(outputPath, '..', 'report.json');
     const { records, ledger, output, exitCode } = await runSuite({
       workDir, outputPath, scheduler: 'local', args: ['--reporter=default', '--reporter=json', `--outputFile.json=${report}`],
@@ -68,8 +75,17 @@ describe.concurrent('bad input, end to end', () => {
     expect(failure('dangling')).toBe(`ConfigError: ${file('dangling')}:1:1 cannot be read: no such file (a link to nothing?) (ENOENT)`);
     expect(failure('fifo')).toBe(`ConfigError: ${file('fifo')}:1:1 not a regular file (a FIFO); expected a YAML text file`);
     expect(failure('tabs')).toMatch(new RegExp(`^ConfigError: ${file('tabs')}:\\d+:\\d+ .*[Tt]ab`));
-    expect(failure('duplicate_keys')).toMatch(new RegExp(`^ConfigError: ${file('duplicate_keys')}:\\d+:\\d+ Map keys must be unique`));
-    expect(failure('unclosed_quote')).toMatch(new RegExp(`^ConfigError: ${file('unclosed_quote')}:\\d+:\\d+ Missing closing "quote`));
+    expect(failure('duplicate_keys')).toMatch(new RegExp(`^ConfigError: ${file('duplicate_keys')}:\\d+:3 duplicate key 'partition' \\(first at line \\d+, column 3\\)`));
+    // Where the quote opens (the model_name line), not where the text ends.
+    const quoteLine = good.split('\n').findIndex((l) => /^ {2}model_name:/.test(l)) + 1;
+    expect(failure('unclosed_quote')).toMatch(new RegExp(`^ConfigError: ${file('unclosed_quote')}:${quoteLine}:15 this " opens a quoted value that is never closed`));
+    expect(failure('recursive')).toMatch(new RegExp(`^ConfigError: ${file('recursive')}:\\d+:\\d+ \\*m is inside the value it names \\(&m at line \\d+\\): a value cannot contain itself$`));
+    expect(failure('worker_recursive')).toMatch(new RegExp(`^ConfigError: ${file('worker_recursive')}:\\d+:\\d+ \\*mc is inside the value it names`));
+    expect(failure('loop')).toBe(`ConfigError: ${file('loop')}:1:1 not a regular file (a folder); expected a YAML text file`);
+    expect(output.split('\n').filter((l) => l.includes('sub/up'))).toEqual(['test_configs/disagg/perf/sub/up: a link back to test_configs/disagg, which holds it (a loop); not followed']);
+    expect(output).not.toMatch(/Converting circular structure|Maximum call stack/);
+    // A config's failure shows its located issues, not a frame of the framework's code.
+    expect(output).not.toMatch(/framework\/suite\/suite\.test\.ts:\d+/);
     expect(failure('binary')).toBe(`ConfigError: ${file('binary')}:2:3 not a YAML text file: control byte 0x00`);
     const wrong = tests.get(testIdOf('wrong_types'))!.message;
     expect(wrong).toMatch(new RegExp(`${file('wrong_types')}:\\d+:\\d+ hardware\\.gpus_per_node: expected integer, got string "four"`));

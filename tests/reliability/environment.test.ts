@@ -2,7 +2,7 @@
 // expected, before anything is submitted; never Vitest's "Unhandled Error" frame with a stack.
 // Every variable of README's Environment table has a case here (the table is read, so a new
 // variable without a case fails this file). End to end: `vitest run --project nixl` as a child.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRunEnvironment } from '../../framework/suite/env-check.ts';
@@ -25,8 +25,8 @@ const cases: Record<string, Case> = {
   OUTPUT_PATH: { bad: '/proc/version/results', says: /^OUTPUT_PATH=\/proc\/version\/results cannot be written: \/proc\/version is a file, not a folder\./ },
   SCHEDULER: { bad: 'bogus', says: /^SCHEDULER="bogus": expected slurm or local/ },
   DISAGG_BATCH_SIZE: { free: 'an invalid value warns and means 5, as in the Python framework (tested below)' },
-  DISAGG_TEST_LIST: { bad: 'testlist/missing.txt', says: /^DISAGG_TEST_LIST="testlist\/missing\.txt" \(.*\) cannot be read \(no such file\); expected a file with one test id per line/ },
-  GPU_TYPE: { free: 'compared with each config\'s supported_gpus; configs for other types are skipped, saying why' },
+  DISAGG_TEST_LIST: { bad: 'testlist/missing.txt', says: /^DISAGG_TEST_LIST="testlist\/missing\.txt" \(.*\) cannot be read: no such file \(ENOENT\); expected a file with one test id per line/ },
+  GPU_TYPE: { bad: 'bogus', says: /^GPU_TYPE="bogus": BOGUS is no known GPU type \(GB200, .*\) and no config lists it in metadata\.supported_gpus; every config that needs a GPU would be skipped$/ },
   DEBUG_MODE: { bad: 'maybe', says: /^DEBUG_MODE="maybe": expected 1 or 0/ },
   DEBUG_JOB_ID: { free: 'a job id, whatever the scheduler calls it' },
   RESUME: { bad: 'please', says: /^RESUME="please": expected 1 or 0/ },
@@ -75,9 +75,37 @@ describe('environment variables', () => {
   it('an invalid DISAGG_BATCH_SIZE warns in one line and uses 5 (upstream behaviour); 0 means all at once', () => {
     expect(checkRunEnvironment({ DISAGG_BATCH_SIZE: 'ten', OUTPUT_PATH: writeWorkDir({}).outputPath })).toMatchObject({
       settings: { batchSize: 5 },
-      warnings: ['DISAGG_BATCH_SIZE="ten" is not a whole number >= 0 (jobs per batch, 0 = all at once); using 5, as the Python framework does'],
+      warnings: ['DISAGG_BATCH_SIZE="ten" is not a whole number as Python\'s int() reads it (jobs per batch, 0 = all at once); using 5, as the Python framework does'],
     });
     expect(readSettings({ DISAGG_BATCH_SIZE: '0' }).batchSize).toBe(0);
+  });
+
+  it("DISAGG_BATCH_SIZE is read as Python's int() reads it: 1e9, 0x2 and 2.0 warn; 1_000 and ' 7 ' are numbers; 0 or less is all at once", () => {
+    for (const bad of ['1e9', '0x2', '2.0', ' ', '1__0', '_1']) {
+      expect(readSettings({ DISAGG_BATCH_SIZE: bad }), bad).toMatchObject({ batchSize: 5, batchSizeWarning: expect.stringMatching(/^DISAGG_BATCH_SIZE=.* is not a whole number as Python's int\(\) reads it/) });
+    }
+    expect(readSettings({ DISAGG_BATCH_SIZE: '1_000' }).batchSize).toBe(1000);
+    expect(readSettings({ DISAGG_BATCH_SIZE: ' 7 \n' }).batchSize).toBe(7);
+    expect(readSettings({ DISAGG_BATCH_SIZE: '+3' }).batchSize).toBe(3);
+    // BatchManager: `if batch_size is None or batch_size <= 0: unlimited`.
+    expect(readSettings({ DISAGG_BATCH_SIZE: '-3' })).toMatchObject({ batchSize: 0, batchSizeWarning: undefined });
+    // Beyond every count of tests it is all at once as well, without rounding surprises.
+    expect(readSettings({ DISAGG_BATCH_SIZE: '99999999999999999999999' }).batchSize).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('a wait in seconds longer than a timer can hold is refused, not fired at once', () => {
+    expect(() => readSettings({ DISAGG_QUEUE_ALLOWANCE_SEC: '1e300' })).toThrow(
+      /^DISAGG_QUEUE_ALLOWANCE_SEC="1e300": expected a number of seconds > 0, at most 2147483, the longest a timer can wait \(2\^31 - 1 ms, 24\.8 days\) \(default 3600\)$/,
+    );
+    expect(() => readSettings({ DISAGG_POLL_MAX_SEC: 'Infinity' })).toThrow(/^DISAGG_POLL_MAX_SEC="Infinity": expected a number of seconds > 0/);
+  });
+
+  it('GPU_TYPE of a type some config lists is taken, known or not', () => {
+    const { workDir, outputPath } = writeWorkDir({}, 'env-gpu-');
+    mkdirSync(path.join(workDir, 'test_configs/nixl/perf'), { recursive: true });
+    writeFileSync(path.join(workDir, 'test_configs/nixl/perf/l40s.yaml'), 'metadata:\n  supported_gpus: [L40S]\nbenchmark: {kind: sweep, ranks: 2, backend: shm}\n');
+    expect(checkRunEnvironment({ GPU_TYPE: 'NVIDIA L40S', WORK_DIR: workDir, OUTPUT_PATH: outputPath }).settings.workDir).toBe(workDir);
+    expect(() => checkRunEnvironment({ GPU_TYPE: 'L4OS', WORK_DIR: workDir, OUTPUT_PATH: outputPath })).toThrow(/^GPU_TYPE="L4OS": L4OS is no known GPU type/);
   });
 });
 
@@ -109,7 +137,7 @@ describe('environment mistakes, end to end', () => {
     const run = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { DISAGG_BATCH_SIZE: 'ten' } });
     expect(run.exitCode, run.output).toBe(0);
     expect(run.output.split('\n').filter((l) => l.includes('DISAGG_BATCH_SIZE'))).toEqual([
-      'disagg-bench: warning: DISAGG_BATCH_SIZE="ten" is not a whole number >= 0 (jobs per batch, 0 = all at once); using 5, as the Python framework does',
+      'disagg-bench: warning: DISAGG_BATCH_SIZE="ten" is not a whole number as Python\'s int() reads it (jobs per batch, 0 = all at once); using 5, as the Python framework does',
     ]);
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,7 +46,7 @@ describe('test lists', () => {
   });
 
   it('refuses a missing or empty list', () => {
-    expect(() => readTestList('missing.txt', dir)).toThrow(/^DISAGG_TEST_LIST="missing\.txt" \(.*missing\.txt\) cannot be read \(no such file\); expected a file with one test id per line/);
+    expect(() => readTestList('missing.txt', dir)).toThrow(/^DISAGG_TEST_LIST="missing\.txt" \(.*missing\.txt\) cannot be read: no such file \(ENOENT\); expected a file with one test id per line, relative to WORK_DIR$/);
     writeFileSync(path.join(dir, 'empty.txt'), '# nothing\n\n');
     expect(() => readTestList('empty.txt', dir)).toThrow(/no test ids/);
   });
@@ -62,6 +63,12 @@ describe('test lists', () => {
     expect(() => readTestList('a-folder', dir)).toThrow(/^DISAGG_TEST_LIST="a-folder" \(.*\) is a folder; expected a file with one test id per line$/);
     writeFileSync(path.join(dir, 'utf16.txt'), Buffer.from('\uFEFFdisagg_perf_a\n', 'utf16le'));
     expect(() => readTestList('utf16.txt', dir)).toThrow(/holds NUL bytes: not a text file \(UTF-16\?\)/);
+  });
+
+  it('refuses a FIFO (never opened for a blocking read) and /dev/zero (never read) in one sentence', () => {
+    execFileSync('mkfifo', [path.join(dir, 'fifo.txt')]);
+    expect(() => readTestList('fifo.txt', dir)).toThrow(/^DISAGG_TEST_LIST="fifo\.txt" \(.*\) is a FIFO; expected a file with one test id per line$/);
+    expect(() => readTestList('/dev/zero', dir)).toThrow(/^DISAGG_TEST_LIST="\/dev\/zero" \(\/dev\/zero\) is a character device; expected a file with one test id per line$/);
   });
 
   it('reads a list of 100,000 lines, and names only the first 20 unknown ids with a count of the rest', () => {

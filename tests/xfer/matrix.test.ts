@@ -62,7 +62,7 @@ describe('transfer matrices', () => {
     expect(() => parseMatrix('0 1\n0 1 2\n', 'r.txt')).toThrow(/r\.txt:2:1 row 1 has 3 cells/);
     expect(() => parseMatrix('0 1\n1 0\n', 'n.txt', 4)).toThrow(/2 x 2 but the run has 4 ranks/);
     expect(() => parseMatrix('\n# only\n', 'e.txt')).toThrow(/empty/);
-    expect(() => readMatrix('/nonexistent/m.txt')).toThrow(/cannot read the matrix file: ENOENT/);
+    expect(() => readMatrix('/nonexistent/m.txt')).toThrow(/the matrix file cannot be read: no such file \(ENOENT\)/);
   });
 
   it('round-trips exact bytes through formatMatrix', () => {

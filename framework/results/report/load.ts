@@ -2,9 +2,10 @@
 // possibly copied from other machines or older runs, merged into one list of records. Each record
 // is checked for the fields the report reads, so a damaged file is named with the record at fault
 // instead of breaking the page.
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type TestRecord } from '../json.ts';
+import { FileReadError, READ_LIMITS, readTextFile } from '../../../runners/common/read-file.ts';
 
 /** A results file the report cannot read, with the file and what is wrong in it. */
 export class ResultsInputError extends Error {
@@ -48,10 +49,10 @@ export async function readResultsRecords(input: string): Promise<TestRecord[]> {
   const file = await resultsFilePath(input);
   let data: unknown;
   try {
-    data = JSON.parse(await readFile(file, 'utf8'));
+    data = JSON.parse(await readTextFile(file, READ_LIMITS.record));
   } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    throw new ResultsInputError(file, e.code === 'ENOENT' ? 'no such file' : `not readable as JSON (${e.message})`);
+    if (error instanceof FileReadError) throw new ResultsInputError(file, /\(ENOENT\)$/.test(error.reason) ? 'no such file' : error.reason);
+    throw new ResultsInputError(file, `not readable as JSON (${(error as Error).message})`);
   }
   const parsed = data as { version?: unknown; records?: unknown } | null;
   if (!parsed || !Array.isArray(parsed.records)) throw new ResultsInputError(file, 'no records array');

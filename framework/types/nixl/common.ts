@@ -10,6 +10,7 @@ import { splitShellWords } from '../common/shell.ts';
 import type { NixlKind } from './kind.ts';
 import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
+import { secondsSchema } from '../common/number-bounds.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -77,7 +78,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           nodes: int(1),
           backend: nonEmpty,
           fi_provider: { type: 'string', pattern: '^[A-Za-z0-9_;^,-]+$' },
-          timeout_s: { type: 'number', exclusiveMinimum: 0 },
+          timeout_s: secondsSchema(),
           cuda_copy: { enum: [...cudaCopyPaths] },
           gpus_per_node: int(0),
           ranks_may_share_gpu: { type: 'boolean' },

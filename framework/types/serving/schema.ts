@@ -4,6 +4,7 @@
 // Cross-key rules (MTP tokens, sequence lengths, concurrency bounds...) are in rules.ts.
 import type { JsonSchema } from '../test-type.ts';
 import { TASK_NAME, benchmarkModes } from '../../../runners/trtllm/serving-config.ts';
+import { secondsSchema } from '../common/number-bounds.ts';
 
 const str = { type: 'string' };
 const nonEmpty = { type: 'string', minLength: 1 };
@@ -248,7 +249,7 @@ export function servingSchema(title: string): JsonSchema {
         mpi: { type: ['string', 'null'], pattern: '^[A-Za-z0-9_]*$' },
         base_port: port,
         router_port: port,
-        health_timeout_s: int(1),
+        health_timeout_s: secondsSchema({ integer: true, minimum: 1 }),
         health_interval_s: int(1),
         container_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$' },
         numa_command: nonEmpty,

@@ -27,6 +27,7 @@ import { checkKvbenchExtraArgs, KVBENCH_JSON, kvbenchSpec, type KvbenchSection }
 import { nixlEpPerfSpec, type NixlEpPerfSection } from '../../../../runners/nixl/tools/nixl-ep-perf.ts';
 import { lmcacheSpec, type LmcacheSection } from '../../../../runners/nixl/tools/lmcache.ts';
 import { sizeBytes } from './kind-values.ts';
+import { secondsSchema } from '../../common/number-bounds.ts';
 
 const str = { type: 'string', minLength: 1 };
 const int = (minimum: number) => ({ type: 'integer', minimum });
@@ -61,7 +62,7 @@ const nixlbench: ToolAdapter<NixlbenchSection & { expect?: Record<string, number
     path: str,
     etcd,
     start_order: { type: 'array', items: int(0), uniqueItems: true },
-    registration_timeout_s: { type: 'number', exclusiveMinimum: 0 },
+    registration_timeout_s: secondsSchema(),
     options: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
     env,
     expect: { type: 'object', additionalProperties: { type: 'number', exclusiveMinimum: 0 } },

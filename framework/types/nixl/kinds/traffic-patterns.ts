@@ -1,13 +1,13 @@
 // What the CT perftest kinds (ct-perftest, sequential-ct-perftest, matgen) share: the schema of a
 // traffic pattern and of the sequential run options, the matrix and memory-type rules, the
 // metrics, and copying matrices into the job's log folder so the job records what it ran.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
 import type { MetricSpec } from '../../../metrics/metric.ts';
 import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
 import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
+import { READ_LIMITS, readTextFileSync } from '../../../../runners/common/read-file.ts';
 
 const either = (values: readonly string[]) => ({ enum: [...values, ...values.map((v) => v.toUpperCase()), ...values.map((v) => v.toLowerCase())] });
 const seconds = { type: 'number', minimum: 0 };
@@ -116,7 +116,7 @@ export function checkMemType(backend: string, memType: string | undefined, at: K
 
 /** A matrix file's text, read for the job's artefacts (found as checkMatrixFile found it). */
 export function matrixText(configDir: string, file: string): string {
-  return readFileSync(resolveMatrixFile(configDir, file).file, 'utf8');
+  return readTextFileSync(resolveMatrixFile(configDir, file).file, READ_LIMITS.matrix);
 }
 
 /** matrix_sources.txt, a job artefact: which file each copy in the log folder was read from, and why there. */
