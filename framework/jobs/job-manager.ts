@@ -18,6 +18,7 @@ import { writeJobRecord } from './job-record.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { setAsideEarlierLogs } from './log-dir.ts';
+import { recordCancelled } from './leftover-jobs.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -163,14 +164,16 @@ export class JobManager {
     });
   }
 
-  /** Cancels every job this manager submitted and has not seen end. */
-  async cancelAll(): Promise<string[]> {
-    const ids = [...this.owned.keys()];
-    if (ids.length === 0) return [];
-    await this.options.scheduler.cancel(ids);
-    for (const id of ids) this.options.watcher.forget(id, new Error('the run was aborted; job cancelled'));
+  /** Cancels every job this manager submitted and has not seen end, and records each (RESUME submits them again). */
+  async cancelAll(reason: string): Promise<string[]> {
+    const jobs = [...this.owned].map(([job, test]) => ({ job, test }));
+    if (jobs.length === 0) return [];
+    const { scheduler, watcher, ledger } = this.options;
+    await scheduler.cancel(jobs.map((j) => j.job));
+    for (const { job } of jobs) watcher.forget(job, new Error('the run was aborted; job cancelled'));
     this.owned.clear();
-    return ids;
+    recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
+    return jobs.map((j) => j.job);
   }
 
   private async waitForEnd(job: SubmittedJob, signal?: AbortSignal): Promise<JobStatus> {

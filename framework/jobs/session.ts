@@ -187,7 +187,7 @@ export class RunSession {
   async close(): Promise<void> {
     this.removeInterruptHandlers();
     this.abort.abort();
-    const cancelled = await this.jobs.cancelAll().catch((err: Error) => {
+    const cancelled = await this.jobs.cancelAll(`the run ${this.options.runId} ended with the job in flight`).catch((err: Error) => {
       this.log(`cancelling this run's jobs failed: ${err.message}`);
       return [];
     });

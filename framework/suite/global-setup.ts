@@ -7,10 +7,10 @@
 import { constants } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { readSettings } from '../settings.ts';
-import { readLedger, unfinishedJobs } from '../jobs/ledger.ts';
-import { sweepInterruptedRun } from '../jobs/interrupt.ts';
-import { createScheduler, schedulerKind } from '../scheduler/create.ts';
+import { cancelLeftovers, cancelLeftoversNow, describeLeftovers } from '../jobs/leftover-jobs.ts';
+import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
+import { testTypeNames } from '../types/names.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
 process.env.DISAGG_RUN_ID = runId;
@@ -18,7 +18,7 @@ let announced = false;
 
 function onSignal(signal: NodeJS.Signals): void {
   const { outputPath } = readSettings();
-  const said = sweepInterruptedRun(outputPath, runId, `the run was interrupted (${signal} received by Vitest's main process)`);
+  const said = describeLeftovers(cancelLeftoversNow(outputPath, runId, `the run was interrupted (${signal} received by Vitest's main process)`));
   if (said) process.stderr.write(`disagg-bench: ${signal}: ${said}\n`);
   // Vitest's own handler has already scheduled the exit; should it be gone, leave as Node would.
   process.exitCode ??= 128 + constants.signals[signal];
@@ -38,6 +38,10 @@ function checkEnvironmentOrExit(): void {
 
 export default function setup(project: TestProject) {
   project.provide('runId', runId);
+  // The test-type projects this invocation runs (after --project), in order: the first reports
+  // what concerns the whole run (unknown test-list ids, configs of no test type).
+  const running = new Set(project.vitest.projects.map((p) => p.name));
+  project.provide('runProjects', testTypeNames.filter((name) => running.has(name)));
   if (!announced) checkEnvironmentOrExit();
   const settings = readSettings();
   if (!announced) {
@@ -49,11 +53,9 @@ export default function setup(project: TestProject) {
   return async function teardown() {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    const left = unfinishedJobs(readLedger(settings.outputPath), runId).filter((e) => e.scheduler === 'slurm');
-    if (left.length === 0) return;
-    const scheduler = await createScheduler({ ...settings, scheduler: 'slurm', debugMode: false });
-    await scheduler.cancel(left.map((e) => e.job)).catch((err: Error) => console.error(`cleanup: ${err.message}`));
-    console.warn(`cleanup: cancelled ${left.length} job(s) the run left behind: ${left.map((e) => e.job).join(' ')}`);
-    await scheduler.close();
+    // The backstop for a worker that died (or was killed) with jobs in flight.
+    const outcome = await cancelLeftovers(settings.outputPath, { run: runId, reason: `the run ${runId} ended with the job in flight (its worker died)` });
+    const said = describeLeftovers(outcome);
+    if (said) console.warn(`cleanup: ${said}`);
   };
 }

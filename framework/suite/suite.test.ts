@@ -37,6 +37,17 @@ function configsOfUnknownTypes() {
   return plan.testList ? selectByTestList(files, plan.testList).selected : files;
 }
 
+/** One line when the test list names configs of test types this invocation does not run (`--project`). */
+function listedTestsOfOtherProjects(runProjects: readonly string[]): string | undefined {
+  if (!plan.testList) return undefined;
+  const listed = selectByTestList(discoverConfigs(settings.workDir).files, plan.testList).selected;
+  const counts = new Map<string, number>();
+  for (const f of listed) if (testType(f.testType) && !runProjects.includes(f.testType)) counts.set(f.testType, (counts.get(f.testType) ?? 0) + 1);
+  if (counts.size === 0) return undefined;
+  const which = [...counts].map(([type, n]) => `${n} ${type}`).join(', ');
+  return `test list ${plan.testList.file}: ${which} test(s) it names are not run by this invocation (run them with --project ${[...counts.keys()].join(' --project ')})`;
+}
+
 describe(typeName, { concurrent: true }, () => {
   // Vitest requires the first (fixture) argument to be a destructuring pattern.
   // eslint-disable-next-line no-empty-pattern
@@ -86,33 +97,39 @@ describe(typeName, { concurrent: true }, () => {
     });
   }
 
-  // Listed ids that match no config of any type are reported once, by the project of their type
-  // (or the first project when the id names no known type).
-  const ownUnknown = plan.unknownListedIds.filter((u) => {
-    const owner = testTypeNames.find((t) => u.id.startsWith(`${t}_`)) ?? testTypeNames[0];
-    return owner === typeName;
-  });
-  if (ownUnknown.length > 0) {
+  // What concerns the run as a whole (listed ids that match no config, configs of no test type) is
+  // reported once, by the first test-type project of this invocation, whatever `--project` chose
+  // (global-setup.ts provides the list); a run of one project still hears of every unknown id.
+  const runProjects = inject('runProjects') ?? [...testTypeNames];
+  const reportsRunWide = (runProjects[0] ?? testTypeNames[0]) === typeName;
+  const unknownIds = reportsRunWide ? plan.unknownListedIds : [];
+  if (unknownIds.length > 0) {
     test(`test list ${plan.testList!.file}: unknown ids`, () => {
-      throw new Error(describeUnknownIds(plan.testList!, ownUnknown));
+      throw new Error(describeUnknownIds(plan.testList!, unknownIds));
     });
   }
-  // Configs under a folder that names no test type belong to no project: the first project fails
-  // each of them, so they cannot go unnoticed (`vitest --project bogus` only says "no such project").
-  const unknownTypeConfigs = typeName === testTypeNames[0] ? configsOfUnknownTypes() : [];
+  // Configs under a folder that names no test type belong to no project (`vitest --project bogus`
+  // only says "no such project"): the reporting project fails each of them.
+  const unknownTypeConfigs = reportsRunWide ? configsOfUnknownTypes() : [];
   for (const file of unknownTypeConfigs) {
     test(file.displayFile, () => {
       throw new ConfigError(loadPlannedTest(file, gpu, process.env).issues);
     });
   }
-  if (plan.tests.length === 0 && ownUnknown.length === 0 && unknownTypeConfigs.length === 0) {
-    test.skip(`no configs under test_configs/${typeName}/`, () => {});
+  if (reportsRunWide) {
+    const elsewhere = listedTestsOfOtherProjects(runProjects);
+    if (elsewhere) console.warn(elsewhere);
+  }
+  if (plan.tests.length === 0 && unknownIds.length === 0 && unknownTypeConfigs.length === 0) {
+    test.skip(plan.testList ? `the test list ${plan.testList.file} selects no config under test_configs/${typeName}/` : `no configs under test_configs/${typeName}/`, () => {});
   }
 });
 
 declare module 'vitest' {
   export interface ProvidedContext {
     runId: string;
+    /** The test-type projects this invocation runs, in order (after `--project`). */
+    runProjects: string[];
   }
   interface TaskMeta {
     disagg?: {
