@@ -75,7 +75,10 @@ describe(typeName, { concurrent: true }, () => {
       // Interrupted: the job was cancelled under the test, which has no result to write.
       if (run.interrupted) throw new Error(`${planned.id}: ${run.interrupted}; no result recorded`);
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
-      const saved = run.alreadyRecorded ? [] : await saveTestResult({ settings, gpu, test: planned, run }).catch((err: Error) => {
+      // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
+      const nothingReplayed = settings.debugMode && !run.jobId;
+      if (nothingReplayed) run.failures.push('nothing was replayed: results.json and the CSV keep what they held for this test');
+      const saved = run.alreadyRecorded || nothingReplayed ? [] : await saveTestResult({ settings, gpu, test: planned, run }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.
         const why = run.passed ? '' : `\n- ${run.failures.filter((f) => f !== err.message).join('\n- ')}`;
         throw new Error(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
