@@ -16,6 +16,7 @@ import type { JobOutcome } from './judge.ts';
 import { cancelInterrupted } from './interrupt.ts';
 import { describeResume, planResume, type ResumeAction } from './resume.ts';
 import { openProgressBoard } from '../results/progress-stream.ts';
+import { describeHolder, RunClaim } from './run-claims.ts';
 import type { ProgressBoard } from '../results/progress.ts';
 
 export interface TestRun extends JobOutcome {
@@ -27,6 +28,8 @@ export interface TestRun extends JobOutcome {
   alreadyRecorded?: boolean;
   /** The run was interrupted before this test's job ended: there is no result to write. */
   interrupted?: string;
+  /** The test was not run at all (another run holds it): there is no result to write. */
+  notRun?: string;
 }
 
 // SLURM clients fail fast or after their connect retries (~10 s here); either way a controller
@@ -55,6 +58,9 @@ export class RunSession {
   private readonly abort = new AbortController();
   private readonly board: ProgressBoard | undefined;
   private resumeActions = new Map<string, ResumeAction>();
+  /** This run's claim on its tests in OUTPUT_PATH, and the tests another live run holds. */
+  private claim: RunClaim | undefined;
+  private readonly heldElsewhere = new Map<string, string>();
   /** Jobs known to have ended before this run saw them (adopted): nothing to wait for. */
   private readonly endedJobs = new Set<string>();
   private readonly onSignal = (signal: NodeJS.Signals) => this.interrupt(`${signal} received`);
@@ -109,11 +115,18 @@ export class RunSession {
   async plan(tests: PlannedTest[]): Promise<void> {
     for (const t of tests) this.tests.set(t.id, t);
     const { settings } = this.options;
+    // Before anything is submitted: tests another live run holds on this OUTPUT_PATH stay out (run-claims.ts).
+    const types = [...new Set(tests.map((t) => t.testType))].join('+');
+    const { claim, refused } = await RunClaim.take(settings.outputPath, this.options.runId, types, tests.map((t) => t.id));
+    this.claim = claim;
+    for (const [test, holder] of refused) this.heldElsewhere.set(test, describeHolder(holder, settings.outputPath));
+    if (refused.size > 0) this.log(`${refused.size} test(s) not run: another run holds them on OUTPUT_PATH (${[...new Set([...refused.values()].map((h) => h.run))].join(', ')})`);
+    const claimed = tests.filter((t) => !refused.has(t.id));
     if (settings.resume && !settings.debugMode) {
-      this.resumeActions = await planResume(settings.outputPath, this.scheduler.name, tests.map((t) => t.id));
+      this.resumeActions = await planResume(settings.outputPath, this.scheduler.name, claimed.map((t) => t.id));
       this.log(describeResume(this.resumeActions));
     }
-    const toRun = tests.filter((t) => this.resumeActions.get(t.id)?.kind !== 'recorded');
+    const toRun = claimed.filter((t) => this.resumeActions.get(t.id)?.kind !== 'recorded');
     this.batches = new BatchManager(
       toRun.map((t) => t.id),
       {
@@ -146,6 +159,12 @@ export class RunSession {
   async run(test: PlannedTest): Promise<TestRun> {
     if (!this.batches) throw new Error('RunSession.plan() must come before run()');
     const startedAt = Date.now();
+    const held = this.heldElsewhere.get(test.id);
+    if (held) {
+      this.board?.ended(test.id, 'failed', held);
+      const status = { id: '', state: 'UNKNOWN' as const, terminal: true };
+      return { passed: false, failures: [held], metrics: [], status, startedAt, endedAt: Date.now(), notRun: held };
+    }
     const resumed = this.resumeActions.get(test.id);
     if (resumed?.kind === 'recorded') return this.recordedRun(test, resumed, startedAt);
     const batch = this.batches.batchOf(test.id);
@@ -195,6 +214,7 @@ export class RunSession {
     this.watcher.close();
     this.board?.stop();
     await this.scheduler.close();
+    this.claim?.release();
   }
 
   private removeInterruptHandlers(): void {

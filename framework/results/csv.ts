@@ -6,12 +6,13 @@
 // (so serving rows read `<test>_con:8` as before, accuracy rows
 // `<test>_dataset:gsm8k_filter:flexible-extract_metric:exact_match_run:1`). The command is
 // `<command> --model=<m> --<precision>` plus `--<label>=<value>` per label (`--concurrency=8`).
+import { closeSync, openSync, readSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { Metric } from '../metrics/metric.ts';
 import { withFileLock } from './file-lock.ts';
-import { appendWholeSync } from './append-whole.ts';
+import { appendWholeSync, outputWriteError } from './append-whole.ts';
 import { writeWholeSync } from './write-whole.ts';
 import { splitCsvRecords } from './csv-read.ts';
 import type { TestTiming } from './tracker.ts';
@@ -168,6 +169,28 @@ function belongsTo(identity: CsvRowsIdentity, names: Set<string>) {
 }
 
 /**
+ * Why an existing CSV cannot take this version's rows (another header), checked before a run
+ * submits anything; undefined when it can, or when there is no file yet.
+ */
+export function perfCsvHeaderProblem(file: string): string | undefined {
+  let head: string;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buffer = Buffer.alloc(64 * 1024);
+      head = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : `cannot be read (${(error as NodeJS.ErrnoException).code})`;
+  }
+  const header = head.replace(/^\uFEFF/, '').split('\n')[0].replace(/\r$/, '');
+  if (head.length === 0 || header === HEADER_LINE) return undefined;
+  return `its header is not this version's columns (found: ${header.length > 120 ? `${header.slice(0, 120)}...` : header})`;
+}
+
+/**
  * Appends rows to OUTPUT_PATH/perf_script_test_results.csv under the file's lock, writing the
  * header first when the file is new. Returns the file's path.
  */
@@ -184,7 +207,9 @@ export async function replacePerfRows(outputPath: string, earlier: CsvRowsIdenti
   const file = path.join(outputPath, PERF_CSV_FILE);
   let removed = 0;
   await withFileLock(file, async () => {
-    const existing = await inspect(file);
+    const existing = await inspect(file).catch((error: unknown) => {
+      throw outputWriteError(file, error); // a folder or an unreadable file: named, with why
+    });
     if (existing && existing.header !== HEADER_LINE) throw new CsvHeaderMismatchError(file, HEADER_LINE, existing.header);
     const rowsText = toCsv(rows.map((row) => PERF_CSV_COLUMNS.map((c) => row[c])));
     if (existing && earlier && earlier.names.length > 0) {

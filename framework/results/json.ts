@@ -87,8 +87,9 @@ export async function readResults(outputPath: string, options: { withSaving?: bo
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: RESULTS_JSON_VERSION, updated: '', records: [] };
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { version: RESULTS_JSON_VERSION, updated: '', records: [] };
+    throw new ResultsFileError(file, `cannot be read (${code === 'EISDIR' ? 'it is a folder, not a file' : code ?? (error as Error).message})`);
   }
   const results = parseResults(file, text);
   return options.withSaving ? results : { ...results, records: results.records.filter((r) => !r.saving) };

@@ -74,6 +74,8 @@ describe(typeName, { concurrent: true }, () => {
       const run = await session!.run(planned);
       // Interrupted: the job was cancelled under the test, which has no result to write.
       if (run.interrupted) throw new Error(`${planned.id}: ${run.interrupted}; no result recorded`);
+      // Not run (another run holds the test on this OUTPUT_PATH): that run's records are the test's.
+      if (run.notRun) throw new Error(`${planned.id}: not run: ${run.notRun}; no result recorded`);
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
       // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
       const nothingReplayed = settings.debugMode && !run.jobId;
