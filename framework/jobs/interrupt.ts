@@ -14,6 +14,13 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { Ledger } from './ledger.ts';
 import { recordCancelled } from './leftover-jobs.ts';
 
+/**
+ * What Vitest's main process sends its workers when it ends an interrupted run
+ * (suite/main-interrupt.ts): a worker with a session cancels, records and exits (session.ts); one
+ * still loading configs dies of it (the default action). Node leaves SIGUSR2 to applications.
+ */
+export const RUN_ENDING_SIGNAL: NodeJS.Signals = 'SIGUSR2';
+
 /** Schedulers that can cancel synchronously (SlurmScheduler, LocalScheduler). */
 interface CancelsNow {
   cancelNow(ids: string[]): string | undefined;

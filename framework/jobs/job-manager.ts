@@ -59,11 +59,20 @@ export function testLogDir(outputPath: string, testId: string): string {
 export class JobManager {
   /** Jobs submitted or adopted and not seen to end: job id -> test id. */
   private readonly owned = new Map<string, string>();
+  /** Submissions under way (sbatch not returned yet). */
+  private readonly submitting = new Set<Promise<unknown>>();
   private interruption: string | undefined;
 
   constructor(private readonly options: JobManagerOptions) {}
 
-  async submit(test: PlannedTest, batch: number): Promise<SubmittedJob> {
+  /** Builds and submits a test's job and records it in the ledger (tracked until it has: submissionsSettled). */
+  submit(test: PlannedTest, batch: number): Promise<SubmittedJob> {
+    const submission = this.submitNow(test, batch);
+    this.submitting.add(submission);
+    return submission.finally(() => this.submitting.delete(submission));
+  }
+
+  private async submitNow(test: PlannedTest, batch: number): Promise<SubmittedJob> {
     this.refuseIfInterrupted(test.id);
     const { scheduler, settings, ledger } = this.options;
     const type = testType(test.testType)!;
@@ -138,6 +147,11 @@ export class JobManager {
   interrupt(reason: string): Array<{ job: string; test: string }> {
     this.interruption ??= reason;
     return [...this.owned].map(([job, test]) => ({ job, test }));
+  }
+
+  /** Resolves once every submission under way has returned (and, after an interruption, been cancelled and recorded). */
+  async submissionsSettled(): Promise<void> {
+    while (this.submitting.size > 0) await Promise.allSettled([...this.submitting]);
   }
 
   private refuseIfInterrupted(testId: string): void {

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { JobStatus, Scheduler } from '../scheduler/scheduler.ts';
 import { SlurmScheduler } from '../scheduler/slurm.ts';
-import { Ledger, LEDGER_FILE, readLedger, unfinishedJobs, type LedgerEntry } from './ledger.ts';
+import { latestJobStates, Ledger, LEDGER_FILE, readLedger, unfinishedJobs, type LedgerEntry } from './ledger.ts';
 
 export interface LeftoverOutcome {
   /** The ledger of OUTPUT_PATH exists (false: no run ever wrote there). */
@@ -32,10 +32,15 @@ export function ledgerExists(outputPath: string): boolean {
   return existsSync(path.join(outputPath, LEDGER_FILE));
 }
 
-/** The ledger lines of jobs cancelled because their run was interrupted (or abandoned). */
+/**
+ * The ledger lines of jobs cancelled because their run was interrupted (or abandoned). A job whose
+ * end is recorded already (the worker and the main process both cancel on a signal) gets no second line.
+ */
 export function recordCancelled(outputPath: string, jobs: Array<Pick<LedgerEntry, 'run' | 'test' | 'job'>>, scheduler: string, reason: string): void {
+  const ended = new Set(latestJobStates(readLedger(outputPath)).filter((e) => e.terminal).map((e) => `${e.test}\u0000${e.job}`));
   const ledgers = new Map<string, Ledger>();
   for (const { run, test, job } of jobs) {
+    if (ended.has(`${test}\u0000${job}`)) continue;
     let ledger = ledgers.get(run);
     if (!ledger) ledgers.set(run, (ledger = new Ledger(outputPath, run, scheduler)));
     ledger.record({ test, job, state: 'CANCELLED', terminal: true, reason, interrupted: true });

@@ -9,6 +9,7 @@
 // (every HEARTBEAT_MS; a claim not refreshed for STALE_MS is taken for a run that died).
 // A run killed with SIGKILL leaves a claim that is stale at once on its host.
 import { readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { processStat } from '../../runners/common/proc.ts';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { withFileLock } from '../results/file-lock.ts';
@@ -37,15 +38,6 @@ export interface ClaimHolder {
   startedAt: string;
 }
 
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
 function isLive(claim: RunClaimFile, file: string): boolean {
   if (claim.host !== hostname()) {
     try {
@@ -54,7 +46,7 @@ function isLive(claim: RunClaimFile, file: string): boolean {
       return false;
     }
   }
-  const start = processStart(claim.pid);
+  const start = processStat(claim.pid)?.start;
   return start !== undefined && (claim.pidStart === undefined || claim.pidStart === start);
 }
 
@@ -116,7 +108,7 @@ export class RunClaim {
         for (const test of claim.tests) if (!refused.has(test)) refused.set(test, { run: claim.run, pid: claim.pid, host: claim.host, startedAt: claim.startedAt });
       }
       const mine: RunClaimFile = {
-        run, testType, pid: process.pid, pidStart: processStart(process.pid), host: hostname(), startedAt: new Date().toISOString(),
+        run, testType, pid: process.pid, pidStart: processStat(process.pid)?.start, host: hostname(), startedAt: new Date().toISOString(),
         tests: tests.filter((t) => !refused.has(t)),
       };
       writeWholeSync(file, `${JSON.stringify(mine, null, 2)}\n`);

@@ -13,7 +13,7 @@ import { BatchManager } from './batch-manager.ts';
 import { JobManager, type SubmittedJob } from './job-manager.ts';
 import { Ledger } from './ledger.ts';
 import type { JobOutcome } from './judge.ts';
-import { cancelInterrupted } from './interrupt.ts';
+import { cancelInterrupted, RUN_ENDING_SIGNAL } from './interrupt.ts';
 import { describeResume, planResume, type ResumeAction } from './resume.ts';
 import { openProgressBoard } from '../results/progress-stream.ts';
 import { describeHolder, RunClaim } from './run-claims.ts';
@@ -67,6 +67,12 @@ export class RunSession {
   // A forked Vitest worker learns that the main process is gone (killed, crashed) when its IPC
   // channel closes; its jobs must not outlive the run.
   private readonly onDisconnect = () => this.interrupt('the Vitest main process is gone');
+  // The main process ends the run (main-interrupt.ts): cancel, record, and leave at once, once
+  // any sbatch under way has returned (its job is then cancelled and recorded too).
+  private readonly onRunEnding = () => {
+    this.interrupt('the Vitest main process is ending the run');
+    void this.jobs.submissionsSettled().then(() => process.kill(process.pid, 'SIGKILL'));
+  };
   private interruption: string | undefined;
 
   private constructor(
@@ -101,6 +107,10 @@ export class RunSession {
     process.on('SIGINT', this.onSignal);
     process.on('SIGTERM', this.onSignal);
     process.on('disconnect', this.onDisconnect);
+    process.on(RUN_ENDING_SIGNAL, this.onRunEnding);
+    // A main process that went away while this worker was still loading configs sent no
+    // 'disconnect' this session could hear: nothing may be submitted for a run that is over.
+    if (typeof process.send === 'function' && !process.connected) this.interrupt('the Vitest main process is gone');
   }
 
   static async open(options: SessionOptions): Promise<RunSession> {
@@ -205,6 +215,7 @@ export class RunSession {
   /** Cancels every job still in flight and releases the scheduler. */
   async close(): Promise<void> {
     this.removeInterruptHandlers();
+    process.off(RUN_ENDING_SIGNAL, this.onRunEnding);
     this.abort.abort();
     const cancelled = await this.jobs.cancelAll(`the run ${this.options.runId} ended with the job in flight`).catch((err: Error) => {
       this.log(`cancelling this run's jobs failed: ${err.message}`);
@@ -217,6 +228,7 @@ export class RunSession {
     this.claim?.release();
   }
 
+  /** After an interruption a second Ctrl-C kills the worker; the run-ending signal is heard until close. */
   private removeInterruptHandlers(): void {
     process.off('SIGINT', this.onSignal);
     process.off('SIGTERM', this.onSignal);
@@ -230,6 +242,7 @@ export class RunSession {
    * is already gone; process.exit is not ours to call in a Vitest worker).
    */
   private interrupt(why: string): void {
+    if (this.interruption) return;
     this.removeInterruptHandlers();
     const reason = `the run was interrupted (${why} on ${hostname()})`;
     this.interruption = reason;

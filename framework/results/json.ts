@@ -5,6 +5,7 @@
 // existing one replaces it (a replay of the same job does not duplicate); a new job id adds one.
 // A record marked `saving` was written before its test's CSV rows (save.ts: one commit point per
 // test); readers take it for no record at all, so a run killed in between is saved again on RESUME.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Metric } from '../metrics/metric.ts';
@@ -93,6 +94,16 @@ export async function readResults(outputPath: string, options: { withSaving?: bo
   }
   const results = parseResults(file, text);
   return options.withSaving ? results : { ...results, records: results.records.filter((r) => !r.saving) };
+}
+
+/** The records (not `saving`) of an output folder, read synchronously (for signal handlers); none when unreadable. */
+export function readRecordsSync(outputPath: string): TestRecord[] {
+  const file = path.join(outputPath, RESULTS_JSON_FILE);
+  try {
+    return parseResults(file, readFileSync(file, 'utf8')).records.filter((r) => !r.saving);
+  } catch {
+    return [];
+  }
 }
 
 /** Checks that an existing results.json can be added to (before a run submits anything). */

@@ -72,10 +72,13 @@ describe(typeName, { concurrent: true }, () => {
       if (planned.skipReason) return ctx.skip(planned.skipReason);
       if (planned.issues.length > 0) throw new ConfigError(planned.issues);
       const run = await session!.run(planned);
-      // Interrupted: the job was cancelled under the test, which has no result to write.
-      if (run.interrupted) throw new Error(`${planned.id}: ${run.interrupted}; no result recorded`);
-      // Not run (another run holds the test on this OUTPUT_PATH): that run's records are the test's.
-      if (run.notRun) throw new Error(`${planned.id}: not run: ${run.notRun}; no result recorded`);
+      // Interrupted (the job was cancelled under the test), or held by another run on this
+      // OUTPUT_PATH (whose records are the test's): not run to its end, no result to write.
+      const notRun = run.interrupted ?? run.notRun;
+      if (notRun) {
+        ctx.task.meta.disagg = { jobId: run.jobId, state: run.interrupted ? 'CANCELLED' : 'NOT SUBMITTED', metrics: [], files: [], notRun };
+        throw new Error(`${planned.id}: not run: ${notRun}; no result recorded`);
+      }
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
       // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
       const nothingReplayed = settings.debugMode && !run.jobId;
@@ -142,6 +145,8 @@ declare module 'vitest' {
       state: string;
       metrics: import('../metrics/metric.ts').Metric[];
       files: string[];
+      /** Why the test did not run to its end (interrupted, held by another run). */
+      notRun?: string;
     };
   }
 }
