@@ -13,12 +13,15 @@ import { checkRunEnvironment, isUserInputError } from './env-check.ts';
 import { testTypeNames } from '../types/names.ts';
 import { endRunNow } from './main-interrupt.ts';
 import { watchLauncher } from './launcher-watch.ts';
+import { runTests, type RunTests } from './run-tests.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
 process.env.DISAGG_RUN_ID = runId;
 let announced = false;
 let ending = false;
 let launcher: { stop(): void } | undefined;
+/** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
+let tests: () => RunTests = () => ({ collected: 0, unfinished: [] });
 
 /** Ends the run (main-interrupt.ts), then the process, with Vitest's exit code when its own signal handler set one, else `exitCode`. */
 function endRun(why: string, exitCode: number): void {
@@ -26,7 +29,7 @@ function endRun(why: string, exitCode: number): void {
   ending = true;
   const { outputPath } = readSettings();
   const tag = why.startsWith('SIG') ? why.split(' ')[0] : 'interrupted';
-  endRunNow(outputPath, runId, `the run was interrupted (${why})`, (line) => {
+  endRunNow(outputPath, runId, `the run was interrupted (${why})`, tests, (line) => {
     try {
       process.stderr.write(`disagg-bench: ${tag}: ${line}\n`);
     } catch {
@@ -64,6 +67,8 @@ export default function setup(project: TestProject) {
   if (!announced) {
     announced = true;
     console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
+    const { vitest } = project;
+    tests = () => runTests(vitest.state.getTestModules());
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     launcher = watchLauncher((why) => endRun(why, 128 + constants.signals.SIGTERM));

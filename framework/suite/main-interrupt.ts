@@ -15,7 +15,7 @@ import { cancelLeftoversNow, describeLeftovers } from '../jobs/leftover-jobs.ts'
 import { RUN_ENDING_SIGNAL } from '../jobs/interrupt.ts';
 import { readLedger } from '../jobs/ledger.ts';
 import { readRecordsSync } from '../results/json.ts';
-import { collectedCount, describeNotRun, unfinishedTests } from './run-tests.ts';
+import { describeNotRun, type RunTests } from './run-tests.ts';
 
 /** How long workers get to cancel their jobs and exit before SIGKILL. */
 const WORKER_GRACE_MS = 2_500;
@@ -66,7 +66,7 @@ function endWorkers(): number {
  * Ends the run now. `said` prints one line (to stderr: stdout may be a closed pipe by now).
  * Returns nothing; the caller leaves the exit to Vitest's handler (or schedules it).
  */
-export function endRunNow(outputPath: string, runId: string, reason: string, said: (line: string) => void): void {
+export function endRunNow(outputPath: string, runId: string, reason: string, tests: () => RunTests, said: (line: string) => void): void {
   const first = describeLeftovers(cancelLeftoversNow(outputPath, runId, reason));
   if (first) said(first);
   const killed = endWorkers();
@@ -76,7 +76,8 @@ export function endRunNow(outputPath: string, runId: string, reason: string, sai
   // A test whose result reached results.json but not yet this process did run to its end.
   const ownJobs = new Set(readLedger(outputPath).filter((e) => e.run === runId).map((e) => `${e.test}\u0000${e.job}`));
   const recorded = new Set(readRecordsSync(outputPath).filter((r) => ownJobs.has(`${r.testId}\u0000${r.jobId}`)).map((r) => r.testId));
-  const notRun = unfinishedTests().filter((id) => !recorded.has(id));
+  const { collected, unfinished } = tests();
+  const notRun = unfinished.filter((id) => !recorded.has(id));
   if (notRun.length > 0) said(describeNotRun(notRun, `${reason}; no result recorded`));
-  else if (collectedCount() === 0) said(`no test had been collected yet: none ran (${reason})`);
+  else if (collected === 0) said(`no test had been collected yet: none ran (${reason})`);
 }

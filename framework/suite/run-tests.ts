@@ -1,42 +1,23 @@
-// What Vitest's main process knows of the run's tests as they go: collected, finished, and the
-// ones still running. The reporter (reporter.ts) fills it; the main process's interruption
-// (main-interrupt.ts) reads it to say which tests did not run to their end. Both live in the main
-// process but may be loaded as separate module instances (reporters and global setups have their
-// own loaders), so the state hangs off one process-wide symbol.
+// The run's config tests as Vitest's main process knows them, whatever reporters are in use
+// (`--reporter=junit` replaces ours): collected, and which have not reached their end. Read by
+// the reporter at the run's end and by an interruption (main-interrupt.ts) in the middle of it.
+import type { TestModule } from 'vitest/node';
 import { testTypeNames } from '../types/names.ts';
-
-interface RunTests {
-  /** Test id -> finished (a result reached the main process). */
-  tests: Map<string, boolean>;
-}
-
-const KEY = Symbol.for('disagg-bench.run-tests');
-
-function state(): RunTests {
-  const holder = globalThis as { [KEY]?: RunTests };
-  return (holder[KEY] ??= { tests: new Map() });
-}
 
 /** Only the config tests of test-type projects count (not the project's own unit tests). */
 export function isRunProject(project: string): boolean {
   return (testTypeNames as readonly string[]).includes(project);
 }
 
-export function testCollected(id: string): void {
-  if (!state().tests.has(id)) state().tests.set(id, false);
+export interface RunTests {
+  collected: number;
+  /** Tests whose result has not reached the main process. */
+  unfinished: string[];
 }
 
-export function testFinished(id: string): void {
-  state().tests.set(id, true);
-}
-
-/** Tests collected whose result has not reached the main process. */
-export function unfinishedTests(): string[] {
-  return [...state().tests].filter(([, done]) => !done).map(([id]) => id);
-}
-
-export function collectedCount(): number {
-  return state().tests.size;
+export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
+  const tests = modules.filter((m) => isRunProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
+  return { collected: tests.length, unfinished: tests.filter((t) => t.result().state === 'pending').map((t) => t.name) };
 }
 
 /** One line naming tests that did not run to their end (the first 20, then a count). */
