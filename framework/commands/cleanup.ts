@@ -1,21 +1,36 @@
-// `disagg-bench cleanup [--run ID]`: cancels what the ledger says is still in flight, for a run
-// that was killed before it could cancel its own jobs.
+// `disagg-bench cleanup [--run ID] [--missing-ok]`: cancels what the ledger says is still in flight,
+// for a run that was killed before it could cancel its own jobs, and records each cancellation
+// (jobs/leftover-jobs.ts), so a later RESUME=1 submits those tests again.
+// Upstream's cleanup_jobs.sh (TensorRT-LLM tests/integration/defs/perf/disagg) says "No jobs.txt
+// found, nothing to cancel" and exits 0 when the file is missing; a mistyped OUTPUT_PATH then reads
+// as "all clean". Here a missing ledger is an error; --missing-ok keeps upstream's exit 0 (for a CI
+// step that runs whether or not the run started).
 import { parseArgs } from 'node:util';
+import path from 'node:path';
 import { readSettings } from '../settings.ts';
-import { readLedger, unfinishedJobs } from '../jobs/ledger.ts';
+import { LEDGER_FILE } from '../jobs/ledger.ts';
+import { cancelLeftovers, describeLeftovers, ledgerExists, leftoverJobs } from '../jobs/leftover-jobs.ts';
 import { createScheduler } from '../scheduler/create.ts';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { run: { type: 'string' } } });
+  const { values } = parseArgs({ args: argv, options: { run: { type: 'string' }, 'missing-ok': { type: 'boolean', default: false } } });
   const settings = readSettings();
-  const left = unfinishedJobs(readLedger(settings.outputPath), values.run).filter((e) => e.scheduler === 'slurm');
-  if (left.length === 0) {
-    console.log(`nothing to cancel: the ledger in ${settings.outputPath} has no unfinished SLURM job`);
+  const ledgerFile = path.join(settings.outputPath, LEDGER_FILE);
+  if (!ledgerExists(settings.outputPath)) {
+    const line = `the ledger ${ledgerFile} does not exist: no run has written to OUTPUT_PATH=${settings.outputPath}; is OUTPUT_PATH the run's?`;
+    if (values['missing-ok']) {
+      console.log(`${line} (--missing-ok: nothing to cancel)`);
+      return 0;
+    }
+    console.error(`disagg-bench cleanup: ${line}`);
+    return 1;
+  }
+  if (leftoverJobs(settings.outputPath, values.run).length === 0) {
+    console.log(`nothing to cancel: the ledger ${ledgerFile} has no unfinished SLURM job${values.run ? ` of run ${values.run}` : ''}`);
     return 0;
   }
   const scheduler = await createScheduler({ ...settings, scheduler: 'slurm', debugMode: false });
-  await scheduler.cancel(left.map((e) => e.job));
-  await scheduler.close();
-  console.log(`cancelled ${left.length} job(s): ${left.map((e) => `${e.job} (${e.test})`).join(', ')}`);
-  return 0;
+  const outcome = await cancelLeftovers(settings.outputPath, { run: values.run, reason: 'cancelled by disagg-bench cleanup (its run left it in flight)', scheduler });
+  console.log(describeLeftovers(outcome));
+  return outcome.failure ? 1 : 0;
 }

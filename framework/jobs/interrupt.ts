@@ -5,14 +5,21 @@
 //
 // Two places act, so that neither is a single point of failure:
 // - the worker that runs the tests (session.ts): it knows its jobs, stops submitting, cancels them;
-// - Vitest's main process (suite/global-setup.ts): it cancels every job the run's ledger lists as
-//   unfinished, including those of a worker that was killed or is stuck.
-// Each cancelled job gets a ledger line `CANCELLED ... interrupted: true`, so RESUME=1 submits it
-// again instead of reporting the cancellation as the test's result. Results already written are
-// never touched: results.json is replaced atomically and CSV rows are appended whole.
+// - Vitest's main process (suite/main-interrupt.ts): it cancels every job the run's ledger lists as
+//   unfinished (leftover-jobs.ts), including those of a worker that was killed or is stuck.
+// Each cancelled job gets a ledger line `CANCELLED ... interrupted: true` (leftover-jobs.ts's
+// recordCancelled, the one place that writes it), so RESUME=1 submits it again instead of
+// reporting the cancellation as the test's result. Results already written are never touched.
 import type { Scheduler } from '../scheduler/scheduler.ts';
-import { SlurmScheduler } from '../scheduler/slurm.ts';
-import { Ledger, readLedger, unfinishedJobs } from './ledger.ts';
+import type { Ledger } from './ledger.ts';
+import { recordCancelled } from './leftover-jobs.ts';
+
+/**
+ * What Vitest's main process sends its workers when it ends an interrupted run
+ * (suite/main-interrupt.ts): a worker with a session cancels, records and exits (session.ts); one
+ * still loading configs dies of it (the default action). Node leaves SIGUSR2 to applications.
+ */
+export const RUN_ENDING_SIGNAL: NodeJS.Signals = 'SIGUSR2';
 
 /** Schedulers that can cancel synchronously (SlurmScheduler, LocalScheduler). */
 interface CancelsNow {
@@ -37,19 +44,6 @@ export function cancelInterrupted(scheduler: Scheduler, ledger: Ledger, jobs: Ow
   // A scheduler that cannot cancel synchronously (replay) owns nothing that outlives the process.
   const failure = cancelsNow(scheduler) ? scheduler.cancelNow(jobs.map((j) => j.job)) : undefined;
   if (failure) return failure;
-  for (const { job, test } of jobs) ledger.record({ test, job, state: 'CANCELLED', terminal: true, reason, interrupted: true });
+  recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
   return undefined;
-}
-
-/**
- * Vitest's main process: cancels what the run's ledger says is still in flight on SLURM (local
- * jobs die with the worker that runs them: local-job.ts's watchdog). Returns a line to print.
- */
-export function sweepInterruptedRun(outputPath: string, runId: string, reason: string): string | undefined {
-  const left = unfinishedJobs(readLedger(outputPath), runId).filter((e) => e.scheduler === 'slurm');
-  if (left.length === 0) return undefined;
-  const ledger = new Ledger(outputPath, runId, 'slurm');
-  const failure = cancelInterrupted(new SlurmScheduler(), ledger, left.map((e) => ({ job: e.job, test: e.test })), reason);
-  const ids = left.map((e) => e.job).join(' ');
-  return failure ? `could not cancel the run's job(s) ${ids}: ${failure}` : `cancelled the run's job(s) in flight: ${ids}`;
 }

@@ -18,6 +18,7 @@ import { writeJobRecord } from './job-record.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { setAsideEarlierLogs } from './log-dir.ts';
+import { recordCancelled } from './leftover-jobs.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -58,11 +59,20 @@ export function testLogDir(outputPath: string, testId: string): string {
 export class JobManager {
   /** Jobs submitted or adopted and not seen to end: job id -> test id. */
   private readonly owned = new Map<string, string>();
+  /** Submissions under way (sbatch not returned yet). */
+  private readonly submitting = new Set<Promise<unknown>>();
   private interruption: string | undefined;
 
   constructor(private readonly options: JobManagerOptions) {}
 
-  async submit(test: PlannedTest, batch: number): Promise<SubmittedJob> {
+  /** Builds and submits a test's job and records it in the ledger (tracked until it has: submissionsSettled). */
+  submit(test: PlannedTest, batch: number): Promise<SubmittedJob> {
+    const submission = this.submitNow(test, batch);
+    this.submitting.add(submission);
+    return submission.finally(() => this.submitting.delete(submission));
+  }
+
+  private async submitNow(test: PlannedTest, batch: number): Promise<SubmittedJob> {
     this.refuseIfInterrupted(test.id);
     const { scheduler, settings, ledger } = this.options;
     const type = testType(test.testType)!;
@@ -140,6 +150,11 @@ export class JobManager {
     return [...this.owned].map(([job, test]) => ({ job, test }));
   }
 
+  /** Resolves once every submission under way has returned (and, after an interruption, been cancelled and recorded). */
+  async submissionsSettled(): Promise<void> {
+    while (this.submitting.size > 0) await Promise.allSettled([...this.submitting]);
+  }
+
   private refuseIfInterrupted(testId: string): void {
     if (this.interruption) throw new RunInterruptedError(`${this.interruption}; ${testId} was not submitted`);
   }
@@ -164,14 +179,16 @@ export class JobManager {
     });
   }
 
-  /** Cancels every job this manager submitted and has not seen end. */
-  async cancelAll(): Promise<string[]> {
-    const ids = [...this.owned.keys()];
-    if (ids.length === 0) return [];
-    await this.options.scheduler.cancel(ids);
-    for (const id of ids) this.options.watcher.forget(id, new Error('the run was aborted; job cancelled'));
+  /** Cancels every job this manager submitted and has not seen end, and records each (RESUME submits them again). */
+  async cancelAll(reason: string): Promise<string[]> {
+    const jobs = [...this.owned].map(([job, test]) => ({ job, test }));
+    if (jobs.length === 0) return [];
+    const { scheduler, watcher, ledger } = this.options;
+    await scheduler.cancel(jobs.map((j) => j.job));
+    for (const { job } of jobs) watcher.forget(job, new Error('the run was aborted; job cancelled'));
     this.owned.clear();
-    return ids;
+    recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
+    return jobs.map((j) => j.job);
   }
 
   private async waitForEnd(job: SubmittedJob, signal?: AbortSignal): Promise<JobStatus> {

@@ -13,9 +13,10 @@ import { BatchManager } from './batch-manager.ts';
 import { JobManager, type SubmittedJob } from './job-manager.ts';
 import { Ledger } from './ledger.ts';
 import type { JobOutcome } from './judge.ts';
-import { cancelInterrupted } from './interrupt.ts';
+import { cancelInterrupted, RUN_ENDING_SIGNAL } from './interrupt.ts';
 import { describeResume, planResume, type ResumeAction } from './resume.ts';
 import { openProgressBoard } from '../results/progress-stream.ts';
+import { describeHolder, RunClaim } from './run-claims.ts';
 import type { ProgressBoard } from '../results/progress.ts';
 
 export interface TestRun extends JobOutcome {
@@ -27,6 +28,8 @@ export interface TestRun extends JobOutcome {
   alreadyRecorded?: boolean;
   /** The run was interrupted before this test's job ended: there is no result to write. */
   interrupted?: string;
+  /** The test was not run at all (another run holds it): there is no result to write. */
+  notRun?: string;
 }
 
 // SLURM clients fail fast or after their connect retries (~10 s here); either way a controller
@@ -55,12 +58,21 @@ export class RunSession {
   private readonly abort = new AbortController();
   private readonly board: ProgressBoard | undefined;
   private resumeActions = new Map<string, ResumeAction>();
+  /** This run's claim on its tests in OUTPUT_PATH, and the tests another live run holds. */
+  private claim: RunClaim | undefined;
+  private readonly heldElsewhere = new Map<string, string>();
   /** Jobs known to have ended before this run saw them (adopted): nothing to wait for. */
   private readonly endedJobs = new Set<string>();
   private readonly onSignal = (signal: NodeJS.Signals) => this.interrupt(`${signal} received`);
   // A forked Vitest worker learns that the main process is gone (killed, crashed) when its IPC
   // channel closes; its jobs must not outlive the run.
   private readonly onDisconnect = () => this.interrupt('the Vitest main process is gone');
+  // The main process ends the run (main-interrupt.ts): cancel, record, and leave at once, once
+  // any sbatch under way has returned (its job is then cancelled and recorded too).
+  private readonly onRunEnding = () => {
+    this.interrupt('the Vitest main process is ending the run');
+    void this.jobs.submissionsSettled().then(() => process.kill(process.pid, 'SIGKILL'));
+  };
   private interruption: string | undefined;
 
   private constructor(
@@ -95,6 +107,10 @@ export class RunSession {
     process.on('SIGINT', this.onSignal);
     process.on('SIGTERM', this.onSignal);
     process.on('disconnect', this.onDisconnect);
+    process.on(RUN_ENDING_SIGNAL, this.onRunEnding);
+    // A main process that went away while this worker was still loading configs sent no
+    // 'disconnect' this session could hear: nothing may be submitted for a run that is over.
+    if (typeof process.send === 'function' && !process.connected) this.interrupt('the Vitest main process is gone');
   }
 
   static async open(options: SessionOptions): Promise<RunSession> {
@@ -109,11 +125,18 @@ export class RunSession {
   async plan(tests: PlannedTest[]): Promise<void> {
     for (const t of tests) this.tests.set(t.id, t);
     const { settings } = this.options;
+    // Before anything is submitted: tests another live run holds on this OUTPUT_PATH stay out (run-claims.ts).
+    const types = [...new Set(tests.map((t) => t.testType))].join('+');
+    const { claim, refused } = await RunClaim.take(settings.outputPath, this.options.runId, types, tests.map((t) => t.id));
+    this.claim = claim;
+    for (const [test, holder] of refused) this.heldElsewhere.set(test, describeHolder(holder, settings.outputPath));
+    if (refused.size > 0) this.log(`${refused.size} test(s) not run: another run holds them on OUTPUT_PATH (${[...new Set([...refused.values()].map((h) => h.run))].join(', ')})`);
+    const claimed = tests.filter((t) => !refused.has(t.id));
     if (settings.resume && !settings.debugMode) {
-      this.resumeActions = await planResume(settings.outputPath, this.scheduler.name, tests.map((t) => t.id));
+      this.resumeActions = await planResume(settings.outputPath, this.scheduler.name, claimed.map((t) => t.id));
       this.log(describeResume(this.resumeActions));
     }
-    const toRun = tests.filter((t) => this.resumeActions.get(t.id)?.kind !== 'recorded');
+    const toRun = claimed.filter((t) => this.resumeActions.get(t.id)?.kind !== 'recorded');
     this.batches = new BatchManager(
       toRun.map((t) => t.id),
       {
@@ -146,6 +169,12 @@ export class RunSession {
   async run(test: PlannedTest): Promise<TestRun> {
     if (!this.batches) throw new Error('RunSession.plan() must come before run()');
     const startedAt = Date.now();
+    const held = this.heldElsewhere.get(test.id);
+    if (held) {
+      this.board?.ended(test.id, 'failed', held);
+      const status = { id: '', state: 'UNKNOWN' as const, terminal: true };
+      return { passed: false, failures: [held], metrics: [], status, startedAt, endedAt: Date.now(), notRun: held };
+    }
     const resumed = this.resumeActions.get(test.id);
     if (resumed?.kind === 'recorded') return this.recordedRun(test, resumed, startedAt);
     const batch = this.batches.batchOf(test.id);
@@ -186,8 +215,9 @@ export class RunSession {
   /** Cancels every job still in flight and releases the scheduler. */
   async close(): Promise<void> {
     this.removeInterruptHandlers();
+    process.off(RUN_ENDING_SIGNAL, this.onRunEnding);
     this.abort.abort();
-    const cancelled = await this.jobs.cancelAll().catch((err: Error) => {
+    const cancelled = await this.jobs.cancelAll(`the run ${this.options.runId} ended with the job in flight`).catch((err: Error) => {
       this.log(`cancelling this run's jobs failed: ${err.message}`);
       return [];
     });
@@ -195,8 +225,10 @@ export class RunSession {
     this.watcher.close();
     this.board?.stop();
     await this.scheduler.close();
+    this.claim?.release();
   }
 
+  /** After an interruption a second Ctrl-C kills the worker; the run-ending signal is heard until close. */
   private removeInterruptHandlers(): void {
     process.off('SIGINT', this.onSignal);
     process.off('SIGTERM', this.onSignal);
@@ -210,6 +242,7 @@ export class RunSession {
    * is already gone; process.exit is not ours to call in a Vitest worker).
    */
   private interrupt(why: string): void {
+    if (this.interruption) return;
     this.removeInterruptHandlers();
     const reason = `the run was interrupted (${why} on ${hostname()})`;
     this.interruption = reason;

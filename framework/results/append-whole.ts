@@ -9,6 +9,8 @@ const REASONS: Record<string, string> = {
   EROFS: 'read-only file system',
   EACCES: 'permission denied',
   EPERM: 'permission denied',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of its path is a file, not a folder',
 };
 
 export class OutputWriteError extends Error {

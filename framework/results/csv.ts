@@ -8,12 +8,15 @@
 // with DISAGG_CSV_EXTRA_ROWS, `<id>_dataset:gsm8k_filter:flexible-extract_metric:exact_match_run:1`).
 // The command is `<command> --model=<m> --<precision>` plus `--<label>=<value>` per label
 // (`--concurrency=8`). Float cells are written as pandas writes them (Python's repr: 100.0, 1e-05).
-import { open } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { Metric } from '../metrics/metric.ts';
 import { withFileLock } from './file-lock.ts';
-import { appendWholeSync } from './append-whole.ts';
+import { appendWholeSync, outputWriteError } from './append-whole.ts';
+import { writeWholeSync } from './write-whole.ts';
+import { splitCsvRecords } from './csv-read.ts';
 import type { TestTiming } from './tracker.ts';
 
 export const PERF_CSV_FILE = 'perf_script_test_results.csv';
@@ -198,20 +201,96 @@ async function inspect(file: string): Promise<{ header: string; endsWithNewline:
 }
 
 /**
+ * Which rows of the CSV a test's result wrote: their names and the start/end timestamps they carry,
+ * as they are in the file (formula escaping included). Kept in its results.json record, so that a
+ * replay of the same job, or a resumed run saving a result it was killed while saving, finds
+ * exactly these rows to replace: never another job's rows of the same test, never another test's.
+ */
+export interface CsvRowsIdentity {
+  names: string[];
+  start: string;
+  end: string;
+}
+
+const NAME = PERF_CSV_COLUMNS.indexOf('network_name');
+const START = PERF_CSV_COLUMNS.indexOf('start_timestamp');
+const END = PERF_CSV_COLUMNS.indexOf('end_timestamp');
+
+/** The identity of rows as they will be in the file; undefined for no rows. */
+export function rowsIdentity(rows: PerfRow[]): CsvRowsIdentity | undefined {
+  const records = splitCsvRecords(toCsv(rows.map((row) => PERF_CSV_COLUMNS.map((c) => row[c]))));
+  if (records.length === 0) return undefined;
+  return { names: records.map((r) => r.cells[NAME]), start: records[0].cells[START], end: records[0].cells[END] };
+}
+
+function belongsTo(identity: CsvRowsIdentity, names: Set<string>) {
+  return (cells: string[]) => cells[START] === identity.start && cells[END] === identity.end && names.has(cells[NAME]);
+}
+
+/**
+ * Why an existing CSV cannot take this version's rows (another header), checked before a run
+ * submits anything; undefined when it can, or when there is no file yet.
+ */
+export function perfCsvHeaderProblem(file: string): string | undefined {
+  let head: string;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buffer = Buffer.alloc(64 * 1024);
+      head = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : `cannot be read (${(error as NodeJS.ErrnoException).code})`;
+  }
+  const header = head.replace(/^\uFEFF/, '').split('\n')[0].replace(/\r$/, '');
+  if (head.length === 0 || header === HEADER_LINE) return undefined;
+  return `its header is not this version's columns (found: ${header.length > 120 ? `${header.slice(0, 120)}...` : header})`;
+}
+
+/**
  * Appends rows to OUTPUT_PATH/perf_script_test_results.csv under the file's lock, writing the
  * header first when the file is new. Returns the file's path.
  */
 export async function appendPerfRows(outputPath: string, rows: PerfRow[]): Promise<string> {
+  return (await replacePerfRows(outputPath, undefined, rows)).file;
+}
+
+/**
+ * Writes a test's rows in place of the rows `earlier` names (none: a plain append), under the
+ * file's lock. Without earlier rows in the file this is one append, all or nothing; with them the
+ * file is rewritten whole (a new file renamed over it), every other line as it was.
+ */
+export async function replacePerfRows(outputPath: string, earlier: CsvRowsIdentity | undefined, rows: PerfRow[]): Promise<{ file: string; removed: number }> {
   const file = path.join(outputPath, PERF_CSV_FILE);
+  let removed = 0;
   await withFileLock(file, async () => {
-    const existing = await inspect(file);
+    const existing = await inspect(file).catch((error: unknown) => {
+      throw outputWriteError(file, error); // a folder or an unreadable file: named, with why
+    });
     if (existing && existing.header !== HEADER_LINE) throw new CsvHeaderMismatchError(file, HEADER_LINE, existing.header);
-    if (rows.length === 0 && existing) return;
-    let text = toCsv(rows.map((row) => PERF_CSV_COLUMNS.map((c) => row[c])));
+    const rowsText = toCsv(rows.map((row) => PERF_CSV_COLUMNS.map((c) => row[c])));
+    if (existing && earlier && earlier.names.length > 0) {
+      const records = splitCsvRecords(await readFile(file, 'utf8'));
+      const isEarlier = belongsTo(earlier, new Set(earlier.names));
+      const kept = records.filter((r, i) => i === 0 || !isEarlier(r.cells));
+      removed = records.length - kept.length;
+      if (removed > 0) {
+        const body = kept.map((r) => r.text).join('');
+        writeWholeSync(file, `${body}${body.endsWith('\n') ? '' : '\n'}${rowsText}`);
+        return;
+      }
+    }
+    if (rows.length === 0) {
+      if (!existing) appendWholeSync(file, `${HEADER_LINE}\n`);
+      return;
+    }
+    let text = rowsText;
     if (!existing) text = `${HEADER_LINE}\n${text}`;
     // A writer killed mid-line left a partial row: start ours on a fresh line.
     else if (!existing.endsWithNewline) text = `\n${text}`;
     appendWholeSync(file, text); // all or nothing, under the lock: every reader sees whole rows
   });
-  return file;
+  return { file, removed };
 }

@@ -3,12 +3,14 @@
 // rename over the original), so concurrent tests and processes never lose each other's records
 // and a reader never sees a half-written file. A record with the same test id and job id as an
 // existing one replaces it (a replay of the same job does not duplicate); a new job id adds one.
-import { rename, unlink, writeFile } from 'node:fs/promises';
+// A record marked `saving` was written before its test's CSV rows (save.ts: one commit point per
+// test); readers take it for no record at all, so a run killed in between is saved again on RESUME.
 import path from 'node:path';
 import type { Metric } from '../metrics/metric.ts';
+import type { CsvRowsIdentity } from './csv.ts';
 import { withFileLock } from './file-lock.ts';
-import { outputWriteError } from './append-whole.ts';
-import { FileReadError, READ_LIMITS, readTextFile } from '../../runners/common/read-file.ts';
+import { writeWhole } from './write-whole.ts';
+import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -35,6 +37,10 @@ export interface TestRecord {
   host: string;
   gpuType?: string;
   logDir?: string;
+  /** The rows its result has in the CSV (absent: none). */
+  csvRows?: CsvRowsIdentity;
+  /** Written, its CSV rows not yet: not a result until the record is written again without it. */
+  saving?: boolean;
 }
 
 export interface ResultsFile {
@@ -71,38 +77,59 @@ function parseResults(file: string, text: string): ResultsFile {
   return parsed as ResultsFile;
 }
 
-/** The results file of an output folder; an empty one when it does not exist yet. */
-export async function readResults(outputPath: string): Promise<ResultsFile> {
+/**
+ * The results file of an output folder; an empty one when it does not exist yet. Records still
+ * `saving` are left out unless asked for.
+ */
+export async function readResults(outputPath: string, options: { withSaving?: boolean } = {}): Promise<ResultsFile> {
   const file = path.join(outputPath, RESULTS_JSON_FILE);
   let text: string;
   try {
     text = await readTextFile(file, READ_LIMITS.record);
   } catch (error) {
-    if (error instanceof FileReadError && /\(ENOENT\)$/.test(error.reason)) return { version: RESULTS_JSON_VERSION, updated: '', records: [] };
-    throw error;
+    if (!(error instanceof FileReadError)) throw error;
+    if (/\(ENOENT\)$/.test(error.reason)) return { version: RESULTS_JSON_VERSION, updated: '', records: [] };
+    throw new ResultsFileError(file, error.reason);
   }
-  return parseResults(file, text);
+  const results = parseResults(file, text);
+  return options.withSaving ? results : { ...results, records: results.records.filter((r) => !r.saving) };
 }
 
-const sameRecord = (a: TestRecord, b: TestRecord) => a.testId === b.testId && a.jobId === b.jobId;
+/** The records (not `saving`) of an output folder, read synchronously (for signal handlers); none when unreadable. */
+export function readRecordsSync(outputPath: string): TestRecord[] {
+  const file = path.join(outputPath, RESULTS_JSON_FILE);
+  try {
+    return parseResults(file, readTextFileSync(file, READ_LIMITS.record)).records.filter((r) => !r.saving);
+  } catch {
+    return [];
+  }
+}
+
+/** Checks that an existing results.json can be added to (before a run submits anything). */
+export function checkResultsText(file: string, text: string): void {
+  parseResults(file, text);
+}
+
+const sameRecord = (a: Pick<TestRecord, 'testId' | 'jobId'>, b: Pick<TestRecord, 'testId' | 'jobId'>) => a.testId === b.testId && a.jobId === b.jobId;
+
+/** The record of a test's job, `saving` or not. */
+export async function findRecord(outputPath: string, key: Pick<TestRecord, 'testId' | 'jobId'>): Promise<TestRecord | undefined> {
+  return (await readResults(outputPath, { withSaving: true })).records.find((r) => sameRecord(r, key));
+}
 
 /** Adds or replaces one test's record. Returns the file's path. */
 export async function saveTestRecord(outputPath: string, record: TestRecord): Promise<string> {
   const file = path.join(outputPath, RESULTS_JSON_FILE);
   await withFileLock(file, async () => {
-    const current = await readResults(outputPath);
+    const current = await readResults(outputPath, { withSaving: true });
     const index = current.records.findIndex((r) => sameRecord(r, record));
-    if (index >= 0) current.records[index] = record;
-    else current.records.push(record);
+    const clean = { ...record };
+    if (!clean.saving) delete clean.saving;
+    if (index >= 0) current.records[index] = clean;
+    else current.records.push(clean);
     const next: ResultsFile = { version: RESULTS_JSON_VERSION, updated: new Date().toISOString(), records: current.records };
-    const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    try {
-      await writeFile(temporary, JSON.stringify(next, null, 2) + '\n', 'utf8');
-      await rename(temporary, file);
-    } catch (error) {
-      await unlink(temporary).catch(() => undefined);
-      throw outputWriteError(file, error); // the file itself is untouched: it is replaced by a rename or not at all
-    }
+    // The file itself is untouched on failure: it is replaced by a rename or not at all.
+    await writeWhole(file, JSON.stringify(next, null, 2) + '\n');
   });
   return file;
 }

@@ -1,14 +1,26 @@
 // Everything one finished test leaves behind: its CSV rows (dashboards) and its results.json
-// record (reports, comparisons). Returns the files written.
+// record (reports, comparisons, RESUME). Returns the files written.
+//
+// One commit point per test, the record written without `saving`:
+//   1. the record, marked `saving`, naming the rows it is about to write (json.ts: no result yet);
+//   2. the CSV: the rows an earlier save of the same job wrote (a replay, a resumed save) replaced
+//      by the new ones, in one append or one rewrite (csv.ts);
+//   3. the record again, without `saving`: from here on it is the test's result.
+// A kill between 1 and 3 leaves a `saving` record that every reader ignores: RESUME judges the job
+// again and step 2 replaces whatever rows the cut-short save had written (none lost, none twice).
+// A CSV that refuses the rows (full disk, a foreign header) leaves the record saying `failed`, why,
+// and the rows still in the CSV; never `passed` without its rows.
+// A test with no rows now and none before is one write: the record.
 import { hostname } from 'node:os';
 import type { PlannedTest } from '../select/plan.ts';
 import { gpuForType, gpuResources, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import type { Settings } from '../settings.ts';
 import type { TestRun } from '../jobs/session.ts';
 import { testType } from '../types/registry.ts';
-import { appendPerfRows, csvMetrics, perfRowsFor } from './csv.ts';
-import { saveTestRecord } from './json.ts';
+import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from './csv.ts';
+import { findRecord, saveTestRecord, type TestRecord } from './json.ts';
 import { testLogDir } from '../jobs/job-manager.ts';
+import type { TestTiming } from './tracker.ts';
 
 export interface SaveInput {
   settings: Settings;
@@ -17,43 +29,62 @@ export interface SaveInput {
   run: TestRun;
 }
 
+/** The rows of a passed test with metrics, as upstream's result saver names and fills them. */
+function rowsOf(test: PlannedTest, gpuOfTest: GpuDetection, metrics: TestRecord['metrics'], timing: TestTiming, extraRows: boolean): PerfRow[] {
+  const info = testType(test.testType)?.csvInfo?.(test.resolved?.config ?? {}, test.category, test.id) ?? {};
+  const clocks = gpuOfTest.gpuType ? gpuResources(resourceTypeOf(gpuOfTest)) : undefined;
+  // Upstream's result saver writes `lock_freq_*_mhz or 0`: 0 for a GPU without locked clocks.
+  return perfRowsFor({ name: info.rowName ?? test.id, ...info }, csvMetrics(metrics, info.metricNames, extraRows), timing, {
+    smClk: clocks ? (clocks.smClockMHz ?? 0) : undefined,
+    memClk: clocks ? (clocks.memClockMHz ?? 0) : undefined,
+  });
+}
+
+/** The rows an earlier record of the same job has in the CSV (records older than `csvRows` are recomputed). */
+function earlierRows(earlier: TestRecord | undefined, test: PlannedTest, gpuOfTest: GpuDetection, extraRows: boolean): CsvRowsIdentity | undefined {
+  if (!earlier) return undefined;
+  if (earlier.csvRows || earlier.verdict !== 'passed') return earlier.csvRows;
+  const timing = { start: new Date(earlier.timing.start), end: new Date(earlier.timing.end), durationSec: earlier.timing.durationSec };
+  return rowsIdentity(rowsOf(test, gpuOfTest, earlier.metrics, timing, extraRows));
+}
+
 export async function saveTestResult({ settings, gpu, test, run }: SaveInput): Promise<string[]> {
+  const out = settings.outputPath;
   // The GPU this test ran as: the run's, else its type's assumed one (upstream's GB200 for serving).
   const gpuOfTest = gpuForType(gpu, testType(test.testType)?.assumedGpuType);
   const start = new Date(run.startedAt);
   const end = new Date(run.endedAt);
   const timing = { start, end, durationSec: (run.endedAt - run.startedAt) / 1000 };
-  const files: string[] = [];
-  const config = test.resolved?.config ?? {};
-  // results.json first: a run killed between the two writes is re-saved on RESUME, and only
-  // results.json knows how to replace a record (the CSV would get its rows twice).
-  files.push(
-    await saveTestRecord(settings.outputPath, {
-      testId: test.id,
-      type: test.testType,
-      category: test.category,
-      configPath: test.displayFile,
-      jobId: run.jobId ?? null,
-      schedulerState: run.status.state,
-      verdict: run.passed ? 'passed' : 'failed',
-      failures: run.failures,
-      metrics: run.metrics,
-      timing: { start: start.toISOString(), end: end.toISOString(), durationSec: timing.durationSec },
-      host: hostname(),
-      gpuType: gpuOfTest.gpuType,
-      logDir: testLogDir(settings.outputPath, test.id),
-    }),
-  );
-  if (run.passed && run.metrics.length > 0) {
-    const info = testType(test.testType)?.csvInfo?.(config, test.category, test.id) ?? {};
-    const metrics = csvMetrics(run.metrics, info.metricNames, settings.csvExtraRows);
-    const clocks = gpuOfTest.gpuType ? gpuResources(resourceTypeOf(gpuOfTest)) : undefined;
-    // Upstream's result saver writes `lock_freq_*_mhz or 0`: 0 for a GPU without locked clocks.
-    const rows = perfRowsFor({ name: info.rowName ?? test.id, ...info }, metrics, timing, {
-      smClk: clocks ? (clocks.smClockMHz ?? 0) : undefined,
-      memClk: clocks ? (clocks.memClockMHz ?? 0) : undefined,
-    });
-    if (rows.length > 0) files.push(await appendPerfRows(settings.outputPath, rows));
+  const rows = run.passed && run.metrics.length > 0 ? rowsOf(test, gpuOfTest, run.metrics, timing, settings.csvExtraRows) : [];
+  const record: TestRecord = {
+    testId: test.id,
+    type: test.testType,
+    category: test.category,
+    configPath: test.displayFile,
+    jobId: run.jobId ?? null,
+    schedulerState: run.status.state,
+    verdict: run.passed ? 'passed' : 'failed',
+    failures: run.failures,
+    metrics: run.metrics,
+    timing: { start: start.toISOString(), end: end.toISOString(), durationSec: timing.durationSec },
+    host: hostname(),
+    gpuType: gpuOfTest.gpuType,
+    logDir: testLogDir(out, test.id),
+    csvRows: rowsIdentity(rows),
+  };
+  const earlier = earlierRows(await findRecord(out, record), test, gpuOfTest, settings.csvExtraRows);
+  if (rows.length === 0 && !earlier) return [await saveTestRecord(out, record)];
+
+  const file = await saveTestRecord(out, { ...record, saving: true });
+  let csv: string;
+  try {
+    csv = (await replacePerfRows(out, earlier, rows)).file;
+  } catch (error) {
+    // Not `passed` without its rows: the record says why, and names the rows the CSV still holds.
+    const failed = { ...record, verdict: 'failed' as const, failures: [...record.failures, `its CSV rows were not written: ${(error as Error).message}`], csvRows: earlier };
+    await saveTestRecord(out, failed).catch(() => undefined); // else the `saving` record stays: RESUME saves again
+    throw error;
   }
-  return files;
+  await saveTestRecord(out, record);
+  return [file, csv];
 }

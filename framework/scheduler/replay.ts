@@ -1,9 +1,11 @@
 // DEBUG_MODE=1: no submission, no waiting. Each test's job is the one whose logs are already in
 // its folder; its final state is the one job.json recorded (COMPLETED when an older run left
-// none). Nothing is renamed or deleted, so a replay can be repeated.
+// none). A job.json that is there but unreadable (truncated, garbage) is not "no record": the
+// job's end is unknown, and its test fails saying so. Nothing is renamed or deleted, so a replay
+// can be repeated.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { readJobRecord } from '../jobs/job-record.ts';
+import { readJobRecordFile } from '../jobs/job-record.ts';
 import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler } from './scheduler.ts';
 
 export class ReplayScheduler implements Scheduler {
@@ -17,12 +19,17 @@ export class ReplayScheduler implements Scheduler {
     if (!existsSync(request.logDir)) {
       throw new SchedulerError(`DEBUG_MODE: no logs to replay for ${request.name}: ${request.logDir} does not exist`, 'replay');
     }
-    const record = readJobRecord(request.logDir);
+    const read = readJobRecordFile(request.logDir);
+    const record = read.kind === 'found' ? read.record : undefined;
+    const unreadable = read.kind === 'unreadable' ? `${read.file} ${read.why}` : undefined;
     const jobId = record?.jobId ?? this.jobIdFromOutput(request.logDir) ?? this.debugJobId;
     if (!jobId) {
-      throw new SchedulerError(`DEBUG_MODE: cannot tell which job wrote ${request.logDir}: set DEBUG_JOB_ID`, 'replay');
+      const why = unreadable ? `${unreadable}, and no slurm-<job id>.out names the job` : `cannot tell which job wrote ${request.logDir}`;
+      throw new SchedulerError(`DEBUG_MODE: ${why}: set DEBUG_JOB_ID`, 'replay');
     }
-    const status: JobStatus = record?.status ?? { id: jobId, state: 'COMPLETED', terminal: true, reason: 'replayed (no job.json: state assumed)' };
+    const status: JobStatus = record?.status ?? (unreadable
+      ? { id: jobId, state: 'UNKNOWN', terminal: true, reason: `${unreadable}: how the job ended is unknown` }
+      : { id: jobId, state: 'COMPLETED', terminal: true, reason: 'replayed (no job.json: state assumed)' });
     this.statuses.set(jobId, { ...status, id: jobId });
     return jobId;
   }

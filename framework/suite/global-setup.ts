@@ -1,28 +1,48 @@
 // Runs once per test-type project in Vitest's main process. It names the run (one id shared by
 // every project of one invocation), checks the environment (variables, test list, OUTPUT_PATH)
-// before any job goes out (a mistake: one line per problem, exit 2), and cancels whatever the
-// run's ledger says is still in flight: at once on SIGINT/SIGTERM (Vitest's main process exits a
-// millisecond later, see jobs/interrupt.ts) and at teardown, the backstop for workers that were
-// killed before they could cancel their jobs.
+// before any job goes out (a mistake: one line per problem, exit 2), ends the run at once on
+// SIGINT/SIGTERM or when the npx that started it is gone (main-interrupt.ts: jobs cancelled and
+// recorded, workers ended, tests not run named), and at teardown cancels what the run's ledger
+// still lists, the backstop for workers that died before they could cancel their jobs.
 import { constants } from 'node:os';
 import type { TestProject } from 'vitest/node';
 import { readSettings } from '../settings.ts';
-import { readLedger, unfinishedJobs } from '../jobs/ledger.ts';
-import { sweepInterruptedRun } from '../jobs/interrupt.ts';
-import { createScheduler, schedulerKind } from '../scheduler/create.ts';
+import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
+import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
+import { testTypeNames } from '../types/names.ts';
+import { endRunNow } from './main-interrupt.ts';
+import { watchLauncher } from './launcher-watch.ts';
+import { runTests, type RunTests } from './run-tests.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
 process.env.DISAGG_RUN_ID = runId;
 let announced = false;
+let ending = false;
+let launcher: { stop(): void } | undefined;
+/** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
+let tests: () => RunTests = () => ({ collected: 0, unfinished: [] });
+
+/** Ends the run (main-interrupt.ts), then the process, with Vitest's exit code when its own signal handler set one, else `exitCode`. */
+function endRun(why: string, exitCode: number): void {
+  if (ending) return;
+  ending = true;
+  const { outputPath } = readSettings();
+  const tag = why.startsWith('SIG') ? why.split(' ')[0] : 'interrupted';
+  endRunNow(outputPath, runId, `the run was interrupted (${why})`, tests, (line) => {
+    try {
+      process.stderr.write(`disagg-bench: ${tag}: ${line}\n`);
+    } catch {
+      // nobody left to read it
+    }
+  });
+  // Now: Vitest's handler may have scheduled an exit too, but the workers' ends are already queued
+  // and Vitest would report each as an unhandled error first.
+  process.exit(process.exitCode ?? exitCode);
+}
 
 function onSignal(signal: NodeJS.Signals): void {
-  const { outputPath } = readSettings();
-  const said = sweepInterruptedRun(outputPath, runId, `the run was interrupted (${signal} received by Vitest's main process)`);
-  if (said) process.stderr.write(`disagg-bench: ${signal}: ${said}\n`);
-  // Vitest's own handler has already scheduled the exit; should it be gone, leave as Node would.
-  process.exitCode ??= 128 + constants.signals[signal];
-  setTimeout(() => process.exit(), 50).unref();
+  endRun(`${signal} received by Vitest's main process`, 128 + constants.signals[signal]);
 }
 
 /** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
@@ -38,22 +58,28 @@ function checkEnvironmentOrExit(): void {
 
 export default function setup(project: TestProject) {
   project.provide('runId', runId);
+  // The test-type projects this invocation runs (after --project), in order: the first reports
+  // what concerns the whole run (unknown test-list ids, configs of no test type).
+  const running = new Set(project.vitest.projects.map((p) => p.name));
+  project.provide('runProjects', testTypeNames.filter((name) => running.has(name)));
   if (!announced) checkEnvironmentOrExit();
   const settings = readSettings();
   if (!announced) {
     announced = true;
     console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
+    const { vitest } = project;
+    tests = () => runTests(vitest.state.getTestModules());
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    launcher = watchLauncher((why) => endRun(why, 128 + constants.signals.SIGTERM));
   }
   return async function teardown() {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    const left = unfinishedJobs(readLedger(settings.outputPath), runId).filter((e) => e.scheduler === 'slurm');
-    if (left.length === 0) return;
-    const scheduler = await createScheduler({ ...settings, scheduler: 'slurm', debugMode: false });
-    await scheduler.cancel(left.map((e) => e.job)).catch((err: Error) => console.error(`cleanup: ${err.message}`));
-    console.warn(`cleanup: cancelled ${left.length} job(s) the run left behind: ${left.map((e) => e.job).join(' ')}`);
-    await scheduler.close();
+    launcher?.stop();
+    // The backstop for a worker that died (or was killed) with jobs in flight.
+    const outcome = await cancelLeftovers(settings.outputPath, { run: runId, reason: `the run ${runId} ended with the job in flight (its worker died)` });
+    const said = describeLeftovers(outcome);
+    if (said) console.warn(`cleanup: ${said}`);
   };
 }

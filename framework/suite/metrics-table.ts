@@ -23,7 +23,8 @@ function valueText(m: Metric): string {
 export function formatMetricsTable(rows: MetricsRow[]): string {
   const lines = ['disagg-bench results', '-'.repeat(100)];
   for (const row of rows) {
-    lines.push(`${row.state === 'passed' ? 'PASS' : row.state === 'skipped' ? 'SKIP' : 'FAIL'}  ${row.id}  [job ${row.jobState}]`);
+    const verdict = row.state === 'passed' ? 'PASS' : row.state === 'skipped' ? 'SKIP' : row.state === 'not run' ? 'NOT RUN' : 'FAIL';
+    lines.push(`${verdict}  ${row.id}  [job ${row.jobState}]`);
     const groups = new Map<string, Metric[]>();
     for (const m of row.metrics) {
       const key = labelText(m.labels);

@@ -1,26 +1,34 @@
-// A Vitest reporter that ends a run with a compact table of each test's key metrics, and
-// rebuilds OUTPUT_PATH/report.html from the run's results.json.
+// A Vitest reporter that ends a run with a compact table of each test's key metrics, names the
+// tests that did not run to their end (their worker died: SIGKILL, out of memory), and rebuilds
+// OUTPUT_PATH/report.html from the run's results.json.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
-import { formatMetricsTable } from './metrics-table.ts';
+import { formatMetricsTable, type MetricsRow } from './metrics-table.ts';
 import { readSettings } from '../settings.ts';
 import { RESULTS_JSON_FILE } from '../results/json.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
+import { describeNotRun, isRunProject, runTests } from './run-tests.ts';
 
 export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
-    const rows = [];
+    const rows: MetricsRow[] = [];
     for (const module of testModules) {
+      if (!isRunProject(module.project.name)) continue;
       for (const test of module.children.allTests()) {
         const meta = test.meta().disagg;
-        if (!meta) continue;
-        rows.push({ id: test.name, state: test.result().state, jobState: meta.state, metrics: meta.metrics });
+        if (meta) rows.push({ id: test.name, state: meta.notRun ? 'not run' : test.result().state, jobState: meta.state, metrics: meta.metrics });
       }
     }
+    const { unfinished } = runTests(testModules);
+    if (rows.length > 0) process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
+    // A worker that died (SIGKILL, out of memory) takes its tests' ends with it: Vitest names the
+    // file, this names the tests. Their jobs were cancelled and recorded by the global teardown.
+    if (unfinished.length > 0) {
+      process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
+    }
     if (rows.length === 0) return;
-    process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
     const { outputPath } = readSettings();
     if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
     try {

@@ -38,6 +38,17 @@ function configsOfUnknownTypes() {
   return plan.testList ? selectByTestList(files, plan.testList).selected : files;
 }
 
+/** One line when the test list names configs of test types this invocation does not run (`--project`). */
+function listedTestsOfOtherProjects(runProjects: readonly string[]): string | undefined {
+  if (!plan.testList) return undefined;
+  const listed = selectByTestList(discoverConfigs(settings.workDir).files, plan.testList).selected;
+  const counts = new Map<string, number>();
+  for (const f of listed) if (testType(f.testType) && !runProjects.includes(f.testType)) counts.set(f.testType, (counts.get(f.testType) ?? 0) + 1);
+  if (counts.size === 0) return undefined;
+  const which = [...counts].map(([type, n]) => `${n} ${type}`).join(', ');
+  return `test list ${plan.testList.file}: ${which} test(s) it names are not run by this invocation (run them with --project ${[...counts.keys()].join(' --project ')})`;
+}
+
 describe(typeName, { concurrent: true }, () => {
   // Vitest requires the first (fixture) argument to be a destructuring pattern.
   // eslint-disable-next-line no-empty-pattern
@@ -63,10 +74,18 @@ describe(typeName, { concurrent: true }, () => {
       if (planned.skipReason) return ctx.skip(planned.skipReason);
       if (planned.issues.length > 0) throw new ConfigError(planned.issues);
       const run = await session!.run(planned);
-      // Interrupted: the job was cancelled under the test, which has no result to write.
-      if (run.interrupted) throw new Error(`${planned.id}: ${run.interrupted}; no result recorded`);
+      // Interrupted (the job was cancelled under the test), or held by another run on this
+      // OUTPUT_PATH (whose records are the test's): not run to its end, no result to write.
+      const notRun = run.interrupted ?? run.notRun;
+      if (notRun) {
+        ctx.task.meta.disagg = { jobId: run.jobId, state: run.interrupted ? 'CANCELLED' : 'NOT SUBMITTED', metrics: [], files: [], notRun };
+        throw new Error(`${planned.id}: not run: ${notRun}; no result recorded`);
+      }
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
-      const saved = run.alreadyRecorded ? [] : await saveTestResult({ settings, gpu, test: planned, run }).catch((err: Error) => {
+      // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
+      const nothingReplayed = settings.debugMode && !run.jobId;
+      if (nothingReplayed) run.failures.push('nothing was replayed: results.json and the CSV keep what they held for this test');
+      const saved = run.alreadyRecorded || nothingReplayed ? [] : await saveTestResult({ settings, gpu, test: planned, run }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.
         const why = run.passed ? '' : `\n- ${run.failures.filter((f) => f !== err.message).join('\n- ')}`;
         throw new Error(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
@@ -88,33 +107,39 @@ describe(typeName, { concurrent: true }, () => {
     });
   }
 
-  // Listed ids that match no config of any type are reported once, by the project of their type
-  // (or the first project when the id names no known type).
-  const ownUnknown = plan.unknownListedIds.filter((u) => {
-    const owner = testTypeNames.find((t) => u.id.startsWith(`${t}_`)) ?? testTypeNames[0];
-    return owner === typeName;
-  });
-  if (ownUnknown.length > 0) {
+  // What concerns the run as a whole (listed ids that match no config, configs of no test type) is
+  // reported once, by the first test-type project of this invocation, whatever `--project` chose
+  // (global-setup.ts provides the list); a run of one project still hears of every unknown id.
+  const runProjects = inject('runProjects') ?? [...testTypeNames];
+  const reportsRunWide = (runProjects[0] ?? testTypeNames[0]) === typeName;
+  const unknownIds = reportsRunWide ? plan.unknownListedIds : [];
+  if (unknownIds.length > 0) {
     test(`test list ${plan.testList!.file}: unknown ids`, () => {
-      throw new Error(describeUnknownIds(plan.testList!, ownUnknown));
+      throw new Error(describeUnknownIds(plan.testList!, unknownIds));
     });
   }
-  // Configs under a folder that names no test type belong to no project: the first project fails
-  // each of them, so they cannot go unnoticed (`vitest --project bogus` only says "no such project").
-  const unknownTypeConfigs = typeName === testTypeNames[0] ? configsOfUnknownTypes() : [];
+  // Configs under a folder that names no test type belong to no project (`vitest --project bogus`
+  // only says "no such project"): the reporting project fails each of them.
+  const unknownTypeConfigs = reportsRunWide ? configsOfUnknownTypes() : [];
   for (const file of unknownTypeConfigs) {
     test(file.displayFile, () => {
       throw new ConfigError(loadPlannedTest(file, gpu, process.env).issues);
     });
   }
-  if (plan.tests.length === 0 && ownUnknown.length === 0 && unknownTypeConfigs.length === 0) {
-    test.skip(`no configs under test_configs/${typeName}/`, () => {});
+  if (reportsRunWide) {
+    const elsewhere = listedTestsOfOtherProjects(runProjects);
+    if (elsewhere) console.warn(elsewhere);
+  }
+  if (plan.tests.length === 0 && unknownIds.length === 0 && unknownTypeConfigs.length === 0) {
+    test.skip(plan.testList ? `the test list ${plan.testList.file} selects no config under test_configs/${typeName}/` : `no configs under test_configs/${typeName}/`, () => {});
   }
 });
 
 declare module 'vitest' {
   export interface ProvidedContext {
     runId: string;
+    /** The test-type projects this invocation runs, in order (after `--project`). */
+    runProjects: string[];
   }
   interface TaskMeta {
     disagg?: {
@@ -122,6 +147,8 @@ declare module 'vitest' {
       state: string;
       metrics: import('../metrics/metric.ts').Metric[];
       files: string[];
+      /** Why the test did not run to its end (interrupted, held by another run). */
+      notRun?: string;
     };
   }
 }

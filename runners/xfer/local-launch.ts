@@ -5,6 +5,7 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { totalmem } from 'node:os';
 import { XferError } from './errors.ts';
+import { removeSegments } from './shm-segments.ts';
 
 export interface LocalLaunchOptions {
   /** Extra environment for every rank (on top of process.env). */
@@ -148,6 +149,9 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
           child.on('error', (err) => print(rank, 'stderr', `cannot start: ${err.message}`));
           child.on('close', (code, signal) => {
             children.delete(rank);
+            // A rank that died without its exit hooks (SIGKILL, an abort) left its shared-memory
+            // segments; they would hold the node's memory until some later benchmark swept them.
+            if (child.pid !== undefined) removeSegments((pid) => pid === child.pid);
             const exit = { rank, code, signal };
             if ((code !== 0 || signal !== null) && !stoppedByUs.has(rank) && !firstFailure) {
               firstFailure = exit;

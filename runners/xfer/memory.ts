@@ -2,9 +2,8 @@
 // memory from cudaMalloc (same-node peers open it through its CUDA IPC handle).
 import koffi from 'koffi';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { XferError } from './errors.ts';
+import { removeSegments, SHM_DIR } from './shm-segments.ts';
 import { cudart, cudaMemcpyDeviceToHost, cudaMemcpyHostToDevice } from './native/cudart.ts';
 import { libc, MAP_POPULATE, MAP_SHARED, O_CREAT, O_EXCL, O_RDWR, PROT_READ, PROT_WRITE } from './native/libc.ts';
 
@@ -253,26 +252,9 @@ let staleSwept = false;
  * Unlinks segments left by processes of this machine that no longer exist (killed by SIGKILL or
  * aborted: no exit hook ran). Returns their names. Runs once per process before the first allocation.
  */
-export function removeStaleSegments(dir = '/dev/shm'): string[] {
+export function removeStaleSegments(dir = SHM_DIR): string[] {
   staleSwept = true;
-  const removed: string[] = [];
-  let names: string[] = [];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return removed;
-  }
-  for (const name of names) {
-    const pid = Number(/^xfer-(\d+)-/.exec(name)?.[1]);
-    if (!pid || processExists(pid)) continue;
-    try {
-      fs.unlinkSync(path.join(dir, name));
-      removed.push(name);
-    } catch {
-      // another process removed it first
-    }
-  }
-  return removed;
+  return removeSegments((pid) => !processExists(pid), dir);
 }
 
 function processExists(pid: number): boolean {

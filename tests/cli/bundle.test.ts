@@ -122,7 +122,7 @@ describe('CLI bundle', () => {
   });
 
   it('cleanup (local-bin) and serve-bench load through the bundle', async () => {
-    const cleanup = await bin(['cleanup'], { OUTPUT_PATH: path.join(copy, 'results'), SCHEDULER: 'local' });
+    const cleanup = await bin(['cleanup', '--missing-ok'], { OUTPUT_PATH: path.join(copy, 'results'), SCHEDULER: 'local' });
     expect(cleanup.stderr).toMatch(ranFromCopysBundle);
     expect(cleanup.code).toBe(0);
     const serve = await bin(['serve-bench', '--help']);

@@ -113,6 +113,32 @@ describe.concurrent('bad input, end to end', () => {
     expect(recordOf(records, testIdOf('fine'))).toMatchObject({ verdict: 'passed' });
   });
 
+  it('under --project nixl, listed ids that miss and configs of no test type still fail the run (not "no configs")', { timeout: 120_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({ fine: await goodYaml(), 'bogus/perf/x': await goodYaml() }, 'bad-list-nixl-');
+    mkdirSync(path.join(workDir, 'testlist'));
+    writeFileSync(path.join(workDir, 'testlist/run.txt'), 'nxil_perf_ct_seed_write_shm\nct_seed_write_shm\n../../etc/passwd\n');
+    const { output, exitCode, ledger } = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { DISAGG_TEST_LIST: 'testlist/run.txt' } });
+    expect(exitCode, output).toBe(1);
+    expect(output).toMatch(/these 3 ids match no config:\n\s+testlist\/run\.txt:1 nxil_perf_ct_seed_write_shm\n\s+testlist\/run\.txt:2 ct_seed_write_shm\n\s+testlist\/run\.txt:3 passwd/); // the id of a path-like entry is its file stem
+    expect(output).not.toMatch(/no configs under test_configs\/nixl/);
+    expect(ledger).toEqual([]);
+
+    // Without a test list: the config of no test type fails the nixl run too, and the disagg config is no concern of it.
+    const plain = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl' });
+    expect(plain.exitCode, plain.output).toBe(1);
+    expect(plain.output).toMatch(/test_configs\/bogus\/perf\/x\.yaml unknown test type 'bogus'/);
+  });
+
+  it('a test list that selects configs of another project only: said in one line, and the skip says why', { timeout: 120_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({ fine: await goodYaml() }, 'list-other-project-');
+    mkdirSync(path.join(workDir, 'testlist'));
+    writeFileSync(path.join(workDir, 'testlist/run.txt'), `${testIdOf('fine')}\n`);
+    const { output, exitCode } = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { DISAGG_TEST_LIST: 'testlist/run.txt' }, args: ['--reporter=verbose'] });
+    expect(exitCode, output).toBe(0);
+    expect(output).toContain('test list testlist/run.txt: 1 disagg test(s) it names are not run by this invocation (run them with --project disagg)');
+    expect(output).toContain('the test list testlist/run.txt selects no config under test_configs/nixl/');
+  });
+
   it('an OUTPUT_PATH that cannot be written stops the run at once with one error naming what is in the way', { timeout: 120_000 }, async () => {
     const { workDir } = writeWorkDir({ fine: await goodYaml() }, 'bad-output-');
     const blocker = path.join(mkdtempSync(path.join(tmpdir(), 'bad-output-')), 'a-file');

@@ -11,7 +11,7 @@ import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
 import {
-  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, csvRowPrefixOf, testIdOf, waitUntil, writeWorkDir,
+  jobOf, readOutputs, recordOf, release, releaseFile, repoRoot, runSuite, standinConfig, startSuite, statesOf, csvRowPrefixOf, testIdOf, waitUntil, writeWorkDir,
   type ClientMode, type SuiteOptions, removeWorkDirs,
 } from '../fixtures/reliability/suite-run.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
@@ -163,6 +163,42 @@ describeCluster.concurrent('interrupting a run', () => {
     const perTest = names.map((n) => resumed.csvRows.filter((r) => r.startsWith(csvRowPrefixOf(n))).length);
     expect(new Set(perTest)).toEqual(new Set([before.csvRows.length]));
     expect(resumed.csvRows).toHaveLength(names.length * before.csvRows.length);
+  });
+
+  it('after SIGKILL, disagg-bench cleanup cancels and records the jobs left; RESUME=1 then runs every test exactly once', { timeout: 240_000 }, async () => {
+    const gate = releaseFile('after-cleanup');
+    const dir = await workDir({ fast: 'ok', slow1: `wait:${gate}`, slow2: `wait:${gate}` });
+    const options: SuiteOptions = { ...dir, scheduler: 'slurm', env: clusterEnv() };
+    const { child, jobs, before } = await startAndWait(options, ['fast'], ['slow1', 'slow2']);
+    process.kill(-child.pid!, 'SIGKILL');
+    await child;
+    expect((await stillQueued([jobs.slow1, jobs.slow2])).length).toBe(2);
+
+    const cleanup = await execa('node', [path.join(repoRoot, 'bin/disagg-bench.js'), 'cleanup'], {
+      env: { ...clusterEnv(), OUTPUT_PATH: dir.outputPath }, reject: false, all: true,
+    });
+    expect(cleanup.exitCode, cleanup.all).toBe(0);
+    expect(cleanup.all).toContain(`${jobs.slow1} (${testIdOf('slow1')})`);
+    expect(cleanup.all).toContain(`${jobs.slow2} (${testIdOf('slow2')})`);
+    await waitUntil('the cancelled jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 30_000);
+    expectKept(before, dir.outputPath, ['slow1', 'slow2']); // recorded as cancelled by an interruption
+
+    release(gate);
+    const resumed = await runSuite({ ...options, env: { ...clusterEnv(), RESUME: '1' } });
+    expect(resumed.exitCode, resumed.output).toBe(0);
+    const names = ['fast', 'slow1', 'slow2'];
+    for (const n of names) {
+      const id = testIdOf(n);
+      expect(recordOf(resumed.records, id), n).toMatchObject({ verdict: 'passed' }); // one record each
+      // Exactly one job of the test ran to its end; none was adopted after its cancellation.
+      const lines = resumed.ledger.filter((e) => e.test === id);
+      expect(lines.filter((e) => e.state === 'COMPLETED').map((e) => e.job), n).toEqual([recordOf(resumed.records, id)!.jobId]);
+      expect(lines.filter((e) => e.state === 'ADOPTED'), n).toEqual([]);
+      expect(resumed.csvRows.filter((r) => r.startsWith(`${id}_`)), n).toHaveLength(before.csvRows.length);
+    }
+    expect(recordOf(resumed.records, testIdOf('fast'))!.jobId).toBe(jobs.fast);
+    for (const n of ['slow1', 'slow2']) expect(recordOf(resumed.records, testIdOf(n))!.jobId).not.toBe(jobs[n]);
+    expect(resumed.output).toMatch(/RESUME: 1 result\(s\) already recorded, 0 job\(s\) still in flight picked up, 0 ended job\(s\) to judge, 2 test\(s\) to submit/);
   });
 
   it('on the local backend, SIGKILL leaves no job process (they die with their run); RESUME=1 submits them again', { timeout: 180_000 }, async () => {

@@ -6,6 +6,7 @@
 // the suite.
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { processStat } from '../../runners/common/proc.ts';
 
 export const SUITE_IDS_VARIABLE = 'DISAGG_TEST_SUITE_IDS';
 
@@ -20,17 +21,6 @@ export interface MarkedProcess {
   pid: number;
   /** Its command line, arguments separated by spaces. */
   command: string;
-}
-
-function parentAndState(pid: string): { ppid: number; state: string } | undefined {
-  try {
-    // "pid (comm) S ppid ...": comm may hold spaces and parentheses, so split after the last ')'.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(ppid), state };
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -52,7 +42,7 @@ export function markedProcesses(id: string, exclude: ReadonlySet<number> = new S
     }
     const value = environ.split('\0').find((v) => v.startsWith(`${SUITE_IDS_VARIABLE}=`));
     if (!value || !value.slice(SUITE_IDS_VARIABLE.length + 1).split(' ').includes(id)) continue;
-    const info = parentAndState(entry);
+    const info = processStat(pid);
     if (!info || info.state === 'Z' || info.ppid === process.pid) continue;
     let command = '';
     try {

@@ -12,11 +12,15 @@ import { markedProcesses } from './leak-check.ts';
 
 const vitestBin = `${repoRoot}/node_modules/vitest/vitest.mjs`;
 
-/** A child `vitest run` of the fixture config, with this environment on top of ours. */
+/**
+ * A child `vitest run` of the fixture config, with this environment on top of ours; the
+ * DISAGG_KEEP_SLURM of the run that runs this test is not passed on (each case sets its own).
+ */
 async function childRun(env: Record<string, string>) {
+  const { DISAGG_KEEP_SLURM: _ours, ...inherited } = process.env;
   const result = await execa('node', [vitestBin, 'run', '--config', 'tests/fixtures/setup/vitest.config.ts'], {
-    cwd: repoRoot, reject: false, all: true, stdin: 'ignore', timeout: 600_000,
-    env: { NO_COLOR: '1', DISAGG_LEAK_GRACE_MS: '2000', ...env },
+    cwd: repoRoot, reject: false, all: true, stdin: 'ignore', timeout: 600_000, extendEnv: false,
+    env: { ...inherited, NO_COLOR: '1', DISAGG_LEAK_GRACE_MS: '2000', ...env },
   });
   return { code: result.exitCode, output: String(result.all) };
 }

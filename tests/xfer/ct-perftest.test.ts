@@ -70,6 +70,16 @@ describe('ct-perftest CLI failures', () => {
     expect(r.out).not.toContain('[rank');
   });
 
+  it('a 100000G cell (issue 23 tried 1000G): refused before anything is allocated, saying what the node can give (not the OOM killer)', async () => {
+    writeFileSync(path.join(dir, 'huge.txt'), '0 100000G\n0 0\n');
+    const file = path.join(dir, 'huge.yaml');
+    writeFileSync(file, 'iters: 2\nwarmup_iters: 1\ntraffic_pattern:\n  matrix_file: huge.txt\n  mem_type: cpu\n');
+    const r = await ct([file, '--ranks', '2', '--backend', 'shm']);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/rank 0\] disagg-bench ct-perftest: the CT perftest needs host memory for the send and receive buffers of the 2 rank\(s\) on this node \(the largest rank: 97\.66 TiB\) = 195\.31 TiB, more than the [\d.]+ [KMGT]?i?B this node can give/);
+    expect(r.out).not.toMatch(/mmap|ENOMEM|Killed|out of memory/i);
+  });
+
   it('GPU memory on shm fails in the rank, saying why', async () => {
     const r = await ct([config('gpu', { mem_type: 'vram' }), '--ranks', '4', '--backend', 'shm']);
     expect(r.code).not.toBe(0);

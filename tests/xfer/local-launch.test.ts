@@ -1,5 +1,7 @@
 // The local launcher: N real rank processes, their output by rank, fail-fast, and the launch command.
 import { execa } from 'execa';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkLocalWorld, nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
@@ -26,6 +28,20 @@ describe('spawnLocalRanks', () => {
     expect(r.ok).toBe(false);
     expect(r.firstFailure).toEqual({ rank: 1, code: 4, signal: null });
     expect(r.exits.map((e) => e.signal)).toEqual(['SIGTERM', null, 'SIGTERM']);
+  });
+
+  it('removes the shared-memory segments of a rank that died by SIGKILL (no exit hook of its own ran)', async () => {
+    const entry = path.join(repo, 'tests/fixtures/xfer/shm-then-die-rank.ts');
+    const said: string[] = [];
+    const r = await spawnLocalRanks(1, nodeEntryArgv(entry), { onLine: (_rank, stream, line) => stream === 'stdout' && said.push(line), stopAfterMs: 60_000 });
+    expect(r.exits.map((e) => e.signal)).toEqual(['SIGKILL']);
+    const pids = said.map((line) => /^pid (\d+) segments (\d+)$/.exec(line)).map((m) => {
+      expect(m, said.join('\n')).not.toBeNull();
+      expect(Number(m![2])).toBeGreaterThan(0); // each held a segment when it died
+      return m![1];
+    });
+    expect(pids).toHaveLength(1);
+    expect(readdirSync('/dev/shm').filter((n) => pids.some((pid) => n.startsWith(`xfer-${pid}-`)))).toEqual([]);
   });
 
   it('runs TypeScript entries through tsx and JavaScript as is', () => {

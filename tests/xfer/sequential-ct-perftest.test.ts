@@ -102,6 +102,18 @@ describe('sequential-ct-perftest CLI', () => {
   });
 });
 
+describe('sequential-ct-perftest memory', () => {
+  it('patterns whose buffers the node cannot give are refused before anything is allocated; --share-buffers counts the largest pattern only', async () => {
+    write('half-t.txt', '0 60000G\n0 0\n');
+    const config = write('huge.yaml', ['traffic_patterns:', '  - { matrix_file: half-t.txt, mem_type: cpu }', '  - { matrix_file: half-t.txt, mem_type: cpu }'].join('\n'));
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1']);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/the sequential CT perftest \(2 pattern\(s\)\) needs host memory for the send and receive buffers of the 2 rank\(s\) on this node \(the largest rank: 117\.19 TiB\) = 234\.3\d TiB, more than the .* this node can give/);
+    const shared = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--share-buffers', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1']);
+    expect(shared.out).toMatch(/\(2 pattern\(s\), shared buffers\) needs .*\(the largest rank: 58\.59 TiB\) = 117\.19 TiB/);
+  });
+});
+
 describe('matgen CLI', () => {
   const out = path.join(dir, 'llama');
   const llama = MODEL_PRESETS['llama-405b'];

@@ -1,8 +1,7 @@
 // One call from results files to report.html, shared by `disagg-bench report` and the end of a run.
-import { rename, unlink, writeFile } from 'node:fs/promises';
 import { readAndMergeResults } from './load.ts';
 import { renderReport, type RenderedReport } from './render.ts';
-import { outputWriteError } from '../append-whole.ts';
+import { writeWhole } from '../write-whole.ts';
 
 export interface BuildReportOptions {
   /** results.json files, or folders holding one; merged in order (later wins on the same test and job). */
@@ -17,14 +16,7 @@ export interface BuildReportOptions {
 
 /** Writes the report through a temporary file, so a reader never sees half a page. */
 export async function writeReportFile(file: string, html: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  try {
-    await writeFile(temporary, html, 'utf8');
-    await rename(temporary, file);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw outputWriteError(file, error);
-  }
+  await writeWhole(file, html);
 }
 
 export async function buildReport(options: BuildReportOptions): Promise<RenderedReport & { file: string }> {

@@ -63,7 +63,8 @@ export async function readResultsRecords(input: string): Promise<TestRecord[]> {
     const problem = recordProblem(record);
     if (problem) throw new ResultsInputError(file, `records[${k}] ${problem}`);
   });
-  return parsed.records as TestRecord[];
+  // A record still `saving` is no result yet (json.ts): a run was killed while saving it.
+  return (parsed.records as TestRecord[]).filter((r) => !r.saving);
 }
 
 /**

@@ -9,7 +9,7 @@
 import type { RankInfo } from '../rank.ts';
 import { totalBytes } from '../matrix.ts';
 import { readCtConfig } from './traffic-pattern.ts';
-import { describeReceived, layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
+import { checkBuffersFit, describeReceived, layoutBuffers, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { CtAccumulator, formatCtReport, type CtReport, type RankRuns } from './ct-report.ts';
 import { ChunkSizer } from './common/chunks.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
@@ -40,8 +40,10 @@ export async function runCtPerftest(info: RankInfo, o: CtPerftestOptions): Promi
   printNotes(info, p.notes);
   const backend = o.backend ?? defaultBackend([p.memory]);
   const me = info.rank;
+  const layout = layoutBuffers([p]);
+  // Before the store opens or anything is allocated: a 1000G cell is one sentence, not the OOM killer.
+  checkBuffersFit('the CT perftest', layout, info.worldSize, info.localWorldSize);
   return runAsRank(info, backend, [p.memory], async (engine, store) => {
-    const layout = layoutBuffers([p]);
     for (const side of ['send', 'recv'] as const) engine.allocate(regionName(p.memory, side), layout.regionSize(p.memory, side, me), p.memory);
     await engine.connect();
     const plan = await engine.prepare(patternRequests(p, layout, me));

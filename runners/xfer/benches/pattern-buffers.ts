@@ -11,6 +11,7 @@ import { colSum, rowSum } from '../matrix.ts';
 import type { XferRequest } from '../backends/types.ts';
 import { matrixRequests, sliceOffsets } from '../matrix-requests.ts';
 import type { TrafficPattern } from './traffic-pattern.ts';
+import { checkNodeHostFits, formatBytes, type HostMemory } from './common/memory-limit.ts';
 
 export type Side = 'send' | 'recv';
 
@@ -54,6 +55,21 @@ export function layoutBuffers(patterns: readonly TrafficPattern[], shared = fals
     regionSize: (kind, side, rank) => size.get(`${kind}/${side}`)?.[rank] ?? 0,
     kinds: [...new Set(patterns.map((p) => p.memory))],
   };
+}
+
+/**
+ * Checks, before anything is allocated, that this node can give the host memory of the patterns'
+ * buffers (checkNodeHostFits, the check every benchmark shares). Ranks need different amounts (a
+ * matrix's rows and columns), so the node's ranks are counted as the `localWorldSize` largest:
+ * exact when every rank is on this node, an upper bound otherwise. Every rank computes the same
+ * number, so every rank refuses alike. GPU memory is left to cudaMalloc.
+ */
+export function checkBuffersFit(what: string, layout: BufferLayout, worldSize: number, localWorldSize: number, memory?: HostMemory): void {
+  if (!layout.kinds.includes('host')) return;
+  const perRank = Array.from({ length: worldSize }, (_, r) => layout.regionSize('host', 'send', r) + layout.regionSize('host', 'recv', r));
+  const largest = [...perRank].sort((a, b) => b - a).slice(0, Math.min(localWorldSize, worldSize));
+  const how = `host memory for the send and receive buffers of the ${largest.length} rank(s) on this node (the largest rank: ${formatBytes(largest[0] ?? 0)})`;
+  checkNodeHostFits(what, largest.reduce((a, b) => a + b, 0), how, memory);
 }
 
 /** This rank's requests for a pattern: WRITE pushes its row, READ pulls its column; `shards` requests per peer. */

@@ -15,7 +15,7 @@ import { monoNs, sleep } from '../clock.ts';
 import type { RankInfo } from '../rank.ts';
 import type { Plan } from '../engine.ts';
 import { readSequentialConfig, type TrafficPattern } from './traffic-pattern.ts';
-import { describeReceived, layoutBuffers, patternRanks, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
+import { checkBuffersFit, describeReceived, layoutBuffers, patternRanks, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { formatSequentialReport, sequentialReport, type SequentialReport, type Span } from './sequential-report.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
 import { BenchOptionError, intOption, numberOption } from './common/options.ts';
@@ -76,10 +76,12 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
   const backend = o.backend ?? defaultBackend(kinds);
   const me = info.rank;
   const everyone = Array.from({ length: info.worldSize }, (_, r) => r);
+  const layout = layoutBuffers(patterns, o.shareBuffers);
+  // Before the store opens or anything is allocated (every pattern's window, or the largest with --share-buffers).
+  checkBuffersFit(`the sequential CT perftest (${patterns.length} pattern(s)${o.shareBuffers ? ', shared buffers' : ''})`, layout, info.worldSize, info.localWorldSize);
   return runAsRank(info, backend, kinds, async (engine, store) => {
     const epochOffsetNs = Date.now() * 1e6 - monoNs();
     const startNs = monoNs();
-    const layout = layoutBuffers(patterns, o.shareBuffers);
     for (const kind of layout.kinds) {
       for (const side of ['send', 'recv'] as const) engine.allocate(regionName(kind, side), layout.regionSize(kind, side, me), kind);
     }

@@ -41,11 +41,18 @@ export function hostBudgetBytes(memory: HostMemory = hostMemory()): number {
  */
 export function checkHostFits(what: string, kind: MemoryKind, bytesPerRank: number, ranksOnNode: number, memory: HostMemory = hostMemory()): void {
   if (kind !== 'host') return;
+  checkNodeHostFits(what, bytesPerRank * ranksOnNode, `${formatBytes(bytesPerRank)} of host memory per rank x ${ranksOnNode} rank(s) on this node`, memory);
+}
+
+/**
+ * The same check for ranks that need different amounts (a traffic matrix's rows and columns):
+ * `bytesOnNode` is what the ranks of this node take together, `how` says how it adds up.
+ */
+export function checkNodeHostFits(what: string, bytesOnNode: number, how: string, memory: HostMemory = hostMemory()): void {
   const budget = hostBudgetBytes(memory);
-  if (bytesPerRank * ranksOnNode > budget) {
+  if (bytesOnNode > budget) {
     throw new Error(
-      `${what} needs ${formatBytes(bytesPerRank)} of host memory per rank x ${ranksOnNode} rank(s) on this node = ` +
-        `${formatBytes(bytesPerRank * ranksOnNode)}, more than the ${formatBytes(budget)} this node can give ` +
+      `${what} needs ${how} = ${formatBytes(bytesOnNode)}, more than the ${formatBytes(budget)} this node can give ` +
         `(80% of min(MemAvailable, /dev/shm free)); reduce the sizes`,
     );
   }

@@ -1,0 +1,58 @@
+// The README's command is `npx vitest run ...`: npx (npm exec) starts `sh -c vitest ...`, which
+// starts Vitest. A SIGTERM to npx (what `kill <pid>` or a job runner sends) reaches the shell,
+// which dies of it without passing it on: Vitest is re-parented and ran every remaining job to its
+// end. So when npm started this run, Vitest's main process watches its launcher and ends the run
+// as on SIGTERM once npm (or the shell between) is gone. A run not started by npm is not watched
+// (`nohup node .../vitest run &` may outlive its shell on purpose).
+import path from 'node:path';
+import { processArgv, processStat } from '../../runners/common/proc.ts';
+
+const POLL_MS = 500;
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh']);
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  /** Start time: a reused pid is another process. */
+  start: string;
+  argv: string[];
+}
+
+function proc(pid: number): Proc | undefined {
+  const stat = processStat(pid);
+  const argv = processArgv(pid);
+  return stat && argv ? { pid, ppid: stat.ppid, start: stat.start, argv } : undefined;
+}
+
+/** npm and npx set their title to `npm exec ...`, `npm test`...; older ones run npm-cli.js / npx-cli.js. */
+function isNpm(p: Proc): boolean {
+  const first = p.argv[0] ?? '';
+  return /^npm( |$)/.test(first) || ['npm', 'npx'].includes(path.basename(first)) || p.argv.some((a) => /np[mx]-cli\.js$/.test(a));
+}
+
+/** The npm process that started this one (directly, or through one shell), if any. */
+export function npmLauncher(env: NodeJS.ProcessEnv = process.env): { npm: Proc; parent: Proc } | undefined {
+  if (!env.npm_command && !env.npm_lifecycle_event) return undefined; // npm sets these for what it runs
+  const parent = proc(process.ppid);
+  if (!parent) return undefined;
+  if (isNpm(parent)) return { npm: parent, parent };
+  if (!SHELLS.has(path.basename(parent.argv[0] ?? ''))) return undefined;
+  const grand = proc(parent.ppid);
+  return grand && isNpm(grand) ? { npm: grand, parent } : undefined;
+}
+
+const gone = (p: Proc) => proc(p.pid)?.start !== p.start;
+
+/** Calls `onGone` once when the npm that started this process (or the shell between) is gone. */
+export function watchLauncher(onGone: (why: string) => void): { stop(): void } {
+  const launcher = npmLauncher();
+  if (!launcher) return { stop() {} };
+  const { npm, parent } = launcher;
+  const timer = setInterval(() => {
+    if (!gone(npm) && !gone(parent) && process.ppid === parent.pid) return;
+    clearInterval(timer);
+    onGone(`${npm.argv.join(' ').split(' ').slice(0, 2).join(' ')} (pid ${npm.pid}), which started this run, is gone`);
+  }, POLL_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,27 @@
+// The run's config tests as Vitest's main process knows them, whatever reporters are in use
+// (`--reporter=junit` replaces ours): collected, and which have not reached their end. Read by
+// the reporter at the run's end and by an interruption (main-interrupt.ts) in the middle of it.
+import type { TestModule } from 'vitest/node';
+import { testTypeNames } from '../types/names.ts';
+
+/** Only the config tests of test-type projects count (not the project's own unit tests). */
+export function isRunProject(project: string): boolean {
+  return (testTypeNames as readonly string[]).includes(project);
+}
+
+export interface RunTests {
+  collected: number;
+  /** Tests whose result has not reached the main process. */
+  unfinished: string[];
+}
+
+export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
+  const tests = modules.filter((m) => isRunProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
+  return { collected: tests.length, unfinished: tests.filter((t) => t.result().state === 'pending').map((t) => t.name) };
+}
+
+/** One line naming tests that did not run to their end (the first 20, then a count). */
+export function describeNotRun(ids: string[], why: string): string {
+  const shown = ids.slice(0, 20).join(', ');
+  return `${ids.length} test(s) not run (${why}): ${shown}${ids.length > 20 ? `, ... and ${ids.length - 20} more` : ''}`;
+}
