@@ -119,7 +119,7 @@ describe.concurrent('bad input, end to end', () => {
     writeFileSync(path.join(workDir, 'testlist/run.txt'), 'nxil_perf_ct_seed_write_shm\nct_seed_write_shm\n../../etc/passwd\n');
     const { output, exitCode, ledger } = await runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { DISAGG_TEST_LIST: 'testlist/run.txt' } });
     expect(exitCode, output).toBe(1);
-    expect(output).toMatch(/these 3 ids match no config:\n\s+testlist\/run\.txt:1 nxil_perf_ct_seed_write_shm\n\s+testlist\/run\.txt:2 ct_seed_write_shm\n\s+testlist\/run\.txt:3 passwd/); // the id of a path-like entry is its file stem
+    expect(output).toMatch(/these 3 ids match no config:\n\s+testlist\/run\.txt:1 nxil_perf_ct_seed_write_shm\n\s+testlist\/run\.txt:2 ct_seed_write_shm\n\s+testlist\/run\.txt:3 \.\.\/\.\.\/etc\/passwd\n/); // a bare entry is the id as written
     expect(output).not.toMatch(/no configs under test_configs\/nixl/);
     expect(ledger).toEqual([]);
 

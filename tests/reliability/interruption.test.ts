@@ -194,7 +194,7 @@ describeCluster.concurrent('interrupting a run', () => {
       const lines = resumed.ledger.filter((e) => e.test === id);
       expect(lines.filter((e) => e.state === 'COMPLETED').map((e) => e.job), n).toEqual([recordOf(resumed.records, id)!.jobId]);
       expect(lines.filter((e) => e.state === 'ADOPTED'), n).toEqual([]);
-      expect(resumed.csvRows.filter((r) => r.startsWith(`${id}_`)), n).toHaveLength(before.csvRows.length);
+      expect(resumed.csvRows.filter((r) => r.startsWith(csvRowPrefixOf(n))), n).toHaveLength(before.csvRows.length);
     }
     expect(recordOf(resumed.records, testIdOf('fast'))!.jobId).toBe(jobs.fast);
     for (const n of ['slow1', 'slow2']) expect(recordOf(resumed.records, testIdOf(n))!.jobId).not.toBe(jobs[n]);

@@ -6,11 +6,11 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { recordOf, removeWorkDirs, runSuite, standinConfig, testIdOf, writeWorkDir, type SuiteOptions } from '../fixtures/reliability/suite-run.ts';
+import { csvRowPrefixOf, recordOf, removeWorkDirs, runSuite, standinConfig, testIdOf, writeWorkDir, type SuiteOptions } from '../fixtures/reliability/suite-run.ts';
 
 afterAll(removeWorkDirs);
 
-const rowsOf = (rows: string[], name: string) => rows.filter((r) => r.startsWith(`${testIdOf(name)}_`));
+const rowsOf = (rows: string[], name: string) => rows.filter((r) => r.startsWith(csvRowPrefixOf(name)));
 
 it('DEBUG_MODE replays replace records and CSV rows; a missing log folder keeps the one record; a garbage job.json fails its test', { timeout: 300_000 }, async () => {
   const names = ['a', 'b', 'c'];
