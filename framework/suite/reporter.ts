@@ -8,6 +8,7 @@ import { readSettings } from '../settings.ts';
 import { RESULTS_JSON_FILE } from '../results/json.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
+import { appendRunsToHistory } from '../history/run-end.ts';
 
 export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
@@ -21,8 +22,12 @@ export default class DisaggReporter implements Reporter {
     }
     if (rows.length === 0) return;
     process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
-    const { outputPath } = readSettings();
+    const settings = readSettings();
+    const { outputPath } = settings;
     if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
+    // The run's records into the performance history (one transaction; a failing store is one line).
+    const history = await appendRunsToHistory(settings).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}` }));
+    if (history) (history.ok ? process.stdout : process.stderr).write(`${history.message}\n`);
     try {
       const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE) });
       process.stdout.write(`report: ${report.file}\n`);

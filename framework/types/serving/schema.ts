@@ -4,6 +4,7 @@
 // Cross-key rules (MTP tokens, sequence lengths, concurrency bounds...) are in rules.ts.
 import type { JsonSchema } from '../test-type.ts';
 import { TASK_NAME, benchmarkModes } from '../../../runners/trtllm/serving-config.ts';
+import { regressionSchema } from '../../metrics/regression-thresholds.ts';
 
 const str = { type: 'string' };
 const nonEmpty = { type: 'string', minLength: 1 };
@@ -180,6 +181,8 @@ export function servingSchema(title: string): JsonSchema {
           metrics: metricsOverride,
           // Checked by rules.ts through framework/metrics/references.ts.
           references: { type: 'object' },
+          // Thresholds against the performance history (framework/metrics/regression-thresholds.ts).
+          regression: regressionSchema,
         },
         ['mode', 'streaming', 'concurrency_list', 'input_length', 'output_length'],
       ),

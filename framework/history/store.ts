@@ -1,0 +1,338 @@
+// The history store: one small interface over either backend (DuckDB file or PostgreSQL), chosen
+// by DISAGG_HISTORY alone; nothing outside this folder knows which one is in use. A session opens
+// the store, does its work and closes it (withHistory), so a DuckDB file is never held open
+// between the moments it is used.
+import type { HistoryTarget } from '../settings.ts';
+import type { Metric } from '../metrics/metric.ts';
+import type { RecordRegression, TestRecord, TestVerdict } from '../results/json.ts';
+import { withDuckDb } from './duckdb.ts';
+import { HistoryStoreError } from './errors.ts';
+import { withPostgres } from './postgres.ts';
+import { metricRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
+import { CREATE_TABLES, HISTORY_SCHEMA_VERSION, META_TABLE, METRIC_COLUMNS, METRICS_TABLE, POSTGRES_INDEXES, TEST_COLUMNS, TESTS_TABLE, WRITER } from './schema.ts';
+import { seriesKey } from './series-key.ts';
+import { SqlError, type SqlConnection, type SqlValue } from './sql-connection.ts';
+import { describeTarget } from './target.ts';
+
+export interface AppendResult {
+  /** Records appended now. */
+  tests: number;
+  metrics: number;
+  /** Records the store already held (same run and test), left as they were. */
+  alreadyThere: number;
+}
+
+/** Per series (case and metric), the days it has values on and their sums and counts. */
+export interface DailySeries {
+  caseKey: string;
+  metric: string;
+  /** Day numbers (UTC days since the epoch), ascending. */
+  days: number[];
+  sums: number[];
+  counts: number[];
+}
+
+export interface DailyFilter {
+  /** Only these tests (all when absent). */
+  testIds?: string[];
+  /** Values at or after this time (ms)... */
+  fromMs: number;
+  /** ...and before this one. */
+  toMs: number;
+  /** A run whose own values are not history (the run being checked). */
+  excludeRunId?: string;
+}
+
+export interface HistoryPoint {
+  runId: string;
+  runKind: string;
+  runLabel?: string;
+  testId: string;
+  caseKey: string;
+  metric: string;
+  labels: Metric['labels'];
+  value: number;
+  unit: string;
+  higherIsBetter?: boolean;
+  tsMs: number;
+  postMerge: boolean;
+  valid: boolean;
+}
+
+export interface RunSummary {
+  runId: string;
+  kind: string;
+  label?: string;
+  commit?: string;
+  branch?: string;
+  startMs: number;
+  endMs: number;
+  tests: number;
+  source: string;
+}
+
+const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, k) => `$${k + from}`).join(', ');
+const parseJson = <T>(text: unknown, fallback: T): T => {
+  if (typeof text !== 'string' || text === '') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+};
+const num = (value: unknown) => (typeof value === 'bigint' ? Number(value) : Number(value));
+const optional = (value: unknown) => (value === null || value === undefined ? undefined : String(value));
+
+export class HistoryStore {
+  constructor(
+    private readonly db: SqlConnection,
+    /** The store as a message names it. */
+    readonly description: string,
+  ) {}
+
+  get backend(): 'duckdb' | 'postgres' {
+    return this.db.dialect;
+  }
+
+  /** Checks (and with create, makes) the tables; refuses a foreign database or a newer schema. */
+  async prepare(create: boolean): Promise<void> {
+    const tables = (await this.db.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)).map((r) => r.table_name);
+    if (!tables.includes(META_TABLE)) {
+      const others = tables.filter((t) => !t.startsWith('disagg_history_'));
+      // A DuckDB file is ours alone; a PostgreSQL database may hold other tables beside ours.
+      if (this.db.dialect === 'duckdb' && others.length > 0) {
+        throw new HistoryStoreError(this.description, `it is a DuckDB database of something else (tables ${others.slice(0, 5).join(', ')}), not a disagg-bench history`, 'set DISAGG_HISTORY to another file (or move this one aside)');
+      }
+      if (!create) throw new HistoryStoreError(this.description, 'it holds no history yet', 'run the suite once or `disagg-bench history import` results into it', true);
+      await this.createTables();
+      return;
+    }
+    const meta = new Map((await this.db.query<{ key: string; value: string }>(`SELECT key, value FROM ${META_TABLE}`)).map((r) => [r.key, r.value]));
+    const version = Number(meta.get('schema_version'));
+    if (meta.get('writer') !== WRITER || !Number.isInteger(version)) {
+      throw new HistoryStoreError(this.description, `its ${META_TABLE} table was not written by disagg-bench`, 'set DISAGG_HISTORY to another store');
+    }
+    if (version > HISTORY_SCHEMA_VERSION) {
+      throw new HistoryStoreError(this.description, `it was written by a newer disagg-bench (history schema ${version}; this version reads ${HISTORY_SCHEMA_VERSION})`, 'upgrade disagg-bench, or set DISAGG_HISTORY to another store');
+    }
+  }
+
+  private async createTables(): Promise<void> {
+    await this.db.transaction(async () => {
+      // Two runs creating a new PostgreSQL history at once: the second waits, then finds the tables.
+      if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
+      for (const ddl of CREATE_TABLES) await this.db.exec(ddl);
+      if (this.db.dialect === 'postgres') for (const ddl of POSTGRES_INDEXES) await this.db.exec(ddl);
+      await this.db.exec(`INSERT INTO ${META_TABLE} (key, value) VALUES ('schema_version', $1), ('writer', $2) ON CONFLICT (key) DO NOTHING`, [String(HISTORY_SCHEMA_VERSION), WRITER]);
+    });
+  }
+
+  /**
+   * Appends records in one transaction. A record the store already holds (same run id and test id)
+   * is left alone, so appending or importing the same results twice adds nothing.
+   */
+  async append(entries: HistoryEntry[], now = Date.now()): Promise<AppendResult> {
+    if (entries.length === 0) return { tests: 0, metrics: 0, alreadyThere: 0 };
+    const attempt = () =>
+      this.db.transaction(async () => {
+        const runIds = [...new Set(entries.map((e) => e.run.id))];
+        const existing = new Set<string>();
+        for (let k = 0; k < runIds.length; k += 500) {
+          const chunk = runIds.slice(k, k + 500);
+          const rows = await this.db.query<{ run_id: string; test_id: string }>(`SELECT run_id, test_id FROM ${TESTS_TABLE} WHERE run_id IN (${placeholders(chunk.length)})`, chunk);
+          for (const r of rows) existing.add(JSON.stringify([r.run_id, r.test_id]));
+        }
+        const seen = new Set(existing);
+        const fresh = entries.filter((e) => {
+          const key = JSON.stringify([e.run.id, e.record.testId]);
+          if (seen.has(key)) return false;
+          seen.add(key);
+          return true;
+        });
+        const tests = fresh.map((e) => rowValues(testRow(e, now), TEST_COLUMNS));
+        const metrics = fresh.flatMap((e) => metricRows(e, now).map((r) => rowValues(r, METRIC_COLUMNS)));
+        await this.db.insert(TESTS_TABLE, TEST_COLUMNS, tests);
+        await this.db.insert(METRICS_TABLE, METRIC_COLUMNS, metrics);
+        return { tests: tests.length, metrics: metrics.length, alreadyThere: entries.length - fresh.length };
+      });
+    try {
+      return await attempt();
+    } catch (error) {
+      // Two writers of the same run and test at once (PostgreSQL): the loser finds it there now.
+      if (error instanceof SqlError && error.code === '23505') return attempt();
+      throw error;
+    }
+  }
+
+  /** Which of these run ids the store holds. */
+  async knownRuns(runIds: string[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (let k = 0; k < runIds.length; k += 500) {
+      const chunk = runIds.slice(k, k + 500);
+      const rows = await this.db.query<{ run_id: string }>(`SELECT DISTINCT run_id FROM ${TESTS_TABLE} WHERE run_id IN (${placeholders(chunk.length)})`, chunk);
+      for (const r of rows) known.add(r.run_id);
+    }
+    return known;
+  }
+
+  /**
+   * Post-merge, valid values per series and day in a time window (upstream's history query:
+   * b_is_valid, b_is_post_merge, the lookback range on ts_created), summed per UTC day so the
+   * caller can add a new value to its day before averaging (baseline.ts).
+   */
+  async dailySeries(filter: DailyFilter): Promise<DailySeries[]> {
+    const params: SqlValue[] = [filter.fromMs, filter.toMs, filter.excludeRunId ?? ''];
+    let where = `post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3`;
+    if (filter.testIds) {
+      if (filter.testIds.length === 0) return [];
+      where += ` AND test_id IN (${placeholders(filter.testIds.length, 4)})`;
+      params.push(...filter.testIds);
+    }
+    const rows = await this.db.query<{ case_key: string; metric: string; days: unknown[]; sums: unknown[]; counts: unknown[] }>(
+      `SELECT case_key, metric, array_agg(day ORDER BY day) AS days, array_agg(s ORDER BY day) AS sums, array_agg(n ORDER BY day) AS counts FROM (
+         SELECT case_key, metric, CAST(floor(ts_ms / 86400000.0) AS DOUBLE PRECISION) AS day, CAST(sum(value) AS DOUBLE PRECISION) AS s, CAST(count(*) AS INTEGER) AS n
+         FROM ${METRICS_TABLE} WHERE ${where} GROUP BY case_key, metric, floor(ts_ms / 86400000.0)
+       ) per_day GROUP BY case_key, metric`,
+      params,
+    );
+    return rows.map((r) => ({ caseKey: r.case_key, metric: r.metric, days: r.days.map(num), sums: r.sums.map(num), counts: r.counts.map(num) }));
+  }
+
+  /** Every value of a test (optionally one metric), oldest first: `history show`, the report's trends. */
+  async points(filter: { testIds: string[]; metric?: string }): Promise<HistoryPoint[]> {
+    if (filter.testIds.length === 0) return [];
+    const params: SqlValue[] = [...filter.testIds];
+    let where = `m.test_id IN (${placeholders(filter.testIds.length)})`;
+    if (filter.metric) {
+      params.push(filter.metric);
+      where += ` AND m.metric = $${params.length}`;
+    }
+    const rows = await this.db.query(
+      `SELECT m.run_id, t.run_kind, t.run_label, m.test_id, m.case_key, m.metric, m.labels, m.value, m.unit, m.higher_is_better,
+              CAST(m.ts_ms AS DOUBLE PRECISION) AS ts_ms, m.post_merge, m.valid
+       FROM ${METRICS_TABLE} m JOIN ${TESTS_TABLE} t ON t.run_id = m.run_id AND t.test_id = m.test_id
+       WHERE ${where} ORDER BY m.ts_ms, m.run_id`,
+      params,
+    );
+    return rows.map((r) => ({
+      runId: String(r.run_id),
+      runKind: String(r.run_kind),
+      runLabel: optional(r.run_label),
+      testId: String(r.test_id),
+      caseKey: String(r.case_key),
+      metric: String(r.metric),
+      labels: parseJson(r.labels, {}),
+      value: num(r.value),
+      unit: String(r.unit ?? ''),
+      higherIsBetter: r.higher_is_better === null ? undefined : Boolean(r.higher_is_better),
+      tsMs: num(r.ts_ms),
+      postMerge: Boolean(r.post_merge),
+      valid: Boolean(r.valid),
+    }));
+  }
+
+  /** Every run, oldest first. */
+  async runs(): Promise<RunSummary[]> {
+    const rows = await this.db.query(
+      `SELECT run_id, min(run_kind) AS kind, min(run_label) AS label, min(git_commit) AS git_commit, min(git_branch) AS git_branch, min(source) AS source,
+              CAST(min(start_ms) AS DOUBLE PRECISION) AS start_ms, CAST(max(end_ms) AS DOUBLE PRECISION) AS end_ms, CAST(count(*) AS INTEGER) AS tests
+       FROM ${TESTS_TABLE} GROUP BY run_id ORDER BY max(end_ms), run_id`,
+    );
+    return rows.map((r) => ({
+      runId: String(r.run_id),
+      kind: String(r.kind),
+      label: optional(r.label),
+      commit: optional(r.git_commit),
+      branch: optional(r.git_branch),
+      startMs: num(r.start_ms),
+      endMs: num(r.end_ms),
+      tests: num(r.tests),
+      source: String(r.source),
+    }));
+  }
+
+  /** The records of runs, rebuilt as results.json has them (with their run context). */
+  async records(runIds: string[]): Promise<TestRecord[]> {
+    if (runIds.length === 0) return [];
+    const tests = await this.db.query(
+      `SELECT *, CAST(start_ms AS DOUBLE PRECISION) AS start_d, CAST(end_ms AS DOUBLE PRECISION) AS end_d FROM ${TESTS_TABLE} WHERE run_id IN (${placeholders(runIds.length)}) ORDER BY end_ms, test_id`,
+      runIds,
+    );
+    const metrics = await this.db.query(
+      `SELECT run_id, test_id, metric, labels, value, unit, higher_is_better, threshold_post, threshold_pre FROM ${METRICS_TABLE} WHERE run_id IN (${placeholders(runIds.length)})`,
+      runIds,
+    );
+    const byTest = new Map<string, Record<string, unknown>[]>();
+    for (const m of metrics) {
+      const key = JSON.stringify([m.run_id, m.test_id]);
+      if (!byTest.has(key)) byTest.set(key, []);
+      byTest.get(key)!.push(m);
+    }
+    return tests.map((t) => {
+      const ms = byTest.get(JSON.stringify([t.run_id, t.test_id])) ?? [];
+      const thresholds: Record<string, { postMerge: number; preMerge: number }> = {};
+      for (const m of ms) {
+        if (m.threshold_post !== null && m.threshold_pre !== null) thresholds[String(m.metric)] = { postMerge: num(m.threshold_post), preMerge: num(m.threshold_pre) };
+      }
+      const start = num(t.start_d);
+      const end = num(t.end_d);
+      return {
+        testId: String(t.test_id),
+        type: String(t.test_type),
+        category: String(t.category),
+        configPath: String(t.config_file),
+        jobId: optional(t.job_id) ?? null,
+        schedulerState: optional(t.scheduler_state),
+        verdict: String(t.verdict) as TestVerdict,
+        failures: parseJson<string[]>(t.failures, []),
+        metrics: ms.map((m) => ({
+          name: String(m.metric),
+          value: num(m.value),
+          unit: String(m.unit ?? ''),
+          ...(m.higher_is_better === null ? {} : { higherIsBetter: Boolean(m.higher_is_better) }),
+          labels: parseJson(m.labels, {}),
+        })),
+        timing: { start: new Date(start).toISOString(), end: new Date(end).toISOString(), durationSec: (end - start) / 1000 },
+        host: String(t.host ?? ''),
+        gpuType: optional(t.gpu_type),
+        run: {
+          id: String(t.run_id),
+          kind: String(t.run_kind) === 'pre-merge' ? 'pre-merge' : 'post-merge',
+          label: optional(t.run_label),
+          commit: optional(t.git_commit),
+          branch: optional(t.git_branch),
+          ci: parseJson(t.ci, {}),
+          identity: parseJson(t.identity, {}),
+          ...(Object.keys(thresholds).length ? { thresholds } : {}),
+        },
+        ...(t.regression ? { regression: parseJson<RecordRegression | undefined>(t.regression, undefined) } : {}),
+      } satisfies TestRecord;
+    });
+  }
+}
+
+export { seriesKey };
+
+export interface OpenOptions {
+  /** Create the store (file, tables) when missing: a run's end and imports do, readers do not. */
+  create?: boolean;
+}
+
+/** Opens the store DISAGG_HISTORY names, runs fn with it, closes it. */
+export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryStore) => Promise<T>, options: OpenOptions = {}): Promise<T> {
+  const description = describeTarget(target);
+  const create = options.create ?? false;
+  const session = async (db: SqlConnection) => {
+    const store = new HistoryStore(db, description);
+    await store.prepare(create);
+    return fn(store);
+  };
+  // A backend's failure becomes one sentence; the caller's own errors pass as they are.
+  const wrap = (error: unknown): never => {
+    if (error instanceof SqlError) throw new HistoryStoreError(description, `a query failed (${error.message})`, 'check the store (or set DISAGG_HISTORY=off to run without it)');
+    throw error;
+  };
+  if (target.kind === 'off') throw new HistoryStoreError(description, 'no history store is configured', 'unset DISAGG_HISTORY (a DuckDB file in OUTPUT_PATH) or set it to a file or a postgres:// URL');
+  if (target.kind === 'duckdb') return withDuckDb(target.file, description, session, { create }).catch(wrap);
+  return withPostgres(target.url, description, session).catch(wrap);
+}

@@ -1,0 +1,58 @@
+// The history's part in one test of a run (framework/suite/suite.test.ts): the run context its
+// record carries into the history at the run's end, and its check against the baselines of the
+// history before it. The store being absent, empty or unreachable never touches the test's own
+// result: the check is skipped with one sentence saying why.
+import type { PlannedTest } from '../select/plan.ts';
+import type { Settings } from '../settings.ts';
+import type { RecordRegression, RecordRunContext, TestRecord } from '../results/json.ts';
+import { testType } from '../types/registry.ts';
+import { configuredThresholds } from '../metrics/regression-thresholds.ts';
+import { isHistoryStoreError } from './errors.ts';
+import { lookbackStartMs } from './baseline.ts';
+import { checkRecord, regressionMessages } from './regression.ts';
+import { runContext } from './run-context.ts';
+import { withHistory } from './store.ts';
+
+export interface TestHistory {
+  run: RecordRunContext;
+  regression?: RecordRegression;
+  /** Regressions that fail the test (DISAGG_REGRESSION=fail). */
+  failures: string[];
+  /** Lines to show without failing (warn mode, or why the check was skipped on an error). */
+  warnings: string[];
+}
+
+/**
+ * The run context of a test's record and, when it measured something and regressions are
+ * checked, its findings. Undefined when the run keeps no history (DISAGG_HISTORY=off, or a
+ * DEBUG_MODE replay: its numbers are an earlier run's, not a new measurement).
+ */
+export async function historyForTest(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }): Promise<TestHistory | undefined> {
+  const { settings, test, record } = input;
+  const history = settings.history;
+  if (history.target.kind === 'off' || settings.debugMode) return undefined;
+  const config = test.resolved?.config ?? {};
+  const type = testType(test.testType);
+  const raw = type?.regression?.(config);
+  const identity = type?.identity?.(config);
+  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent) });
+  const outcome: TestHistory = { run, failures: [], warnings: [] };
+  if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
+  const anchor = Date.parse(record.timing.start);
+  try {
+    const series = await withHistory(history.target, (store) =>
+      store.dailySeries({ testIds: [record.testId], fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId }),
+    );
+    const checked = checkRecord({ record, history: series, runKind: history.runKind, thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity });
+    outcome.regression = { mode: history.regression, findings: checked.findings, ...(checked.skipped ? { skipped: checked.skipped } : {}) };
+    const messages = regressionMessages(record.testId, checked.findings);
+    if (history.regression === 'fail') outcome.failures.push(...messages);
+    else outcome.warnings.push(...messages.map((m) => `warning: ${m}`));
+  } catch (error) {
+    if (!isHistoryStoreError(error)) throw error;
+    const why = error.empty ? 'no history yet' : `not checked against the history: ${error.message}`;
+    outcome.regression = { mode: history.regression, findings: [], skipped: why };
+    if (!error.empty) outcome.warnings.push(`${record.testId}: ${why}`);
+  }
+  return outcome;
+}

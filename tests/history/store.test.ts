@@ -1,0 +1,109 @@
+// The history store against the REAL backends: a DuckDB file and a PostgreSQL 15 server started
+// from Debian's package (scripts/postgres-local.ts) in a temporary folder and stopped after.
+// Same tests for both: append and read back, appends that repeat add nothing, the per-day series
+// the baselines use, two runs writing at once (two processes) losing nothing.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HistoryTarget } from '../../framework/settings.ts';
+import { withHistory } from '../../framework/history/store.ts';
+import { caseKey } from '../../framework/history/series-key.ts';
+import { startPostgres, type LocalPostgres } from '../../scripts/postgres-local.ts';
+import { DAY0, DAY_MS, entries, entry, record } from '../fixtures/history/records.ts';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'history-store-'));
+let postgres: LocalPostgres | undefined;
+beforeAll(async () => {
+  postgres = await startPostgres({ fsync: false });
+}, 120_000);
+afterAll(() => {
+  postgres?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+let counter = 0;
+/** A fresh, empty store of each kind. */
+const backends: Record<string, () => HistoryTarget> = {
+  duckdb: () => ({ kind: 'duckdb', file: path.join(scratch, `h${++counter}.duckdb`) }),
+  postgres: () => ({ kind: 'postgres', url: postgres!.createDatabase(`h${++counter}`) }),
+};
+const worker = path.resolve(import.meta.dirname, '../fixtures/history/append-worker.ts');
+
+describe.each(Object.keys(backends))('history store on %s', (backend) => {
+  it('appends records and reads them back as results.json has them', async () => {
+    const target = backends[backend]();
+    const r = record({ runId: 'run-1', day: 3, ttft: 21.5 });
+    r.run = { ...r.run!, label: 'nightly', commit: 'abc123', branch: 'main', ci: { BUILD_ID: '42' }, thresholds: { SERVER_MEDIAN_TTFT: { postMerge: 0.03, preMerge: 0.03 } } };
+    r.regression = { mode: 'warn', findings: [], skipped: 'no history yet' };
+    const appended = await withHistory(target, (store) => store.append([entry(r)]), { create: true });
+    expect(appended).toEqual({ tests: 1, metrics: 3, alreadyThere: 0 });
+    const [back] = await withHistory(target, (store) => store.records(['run-1']));
+    expect(back).toEqual({ ...r, logDir: undefined, problems: undefined, metrics: expect.arrayContaining(r.metrics) } as never);
+    expect(back.metrics).toHaveLength(3);
+    const runs = await withHistory(target, (store) => store.runs());
+    expect(runs).toEqual([expect.objectContaining({ runId: 'run-1', kind: 'post-merge', label: 'nightly', commit: 'abc123', tests: 1 })]);
+  });
+
+  it('adds nothing when the same records are appended again', async () => {
+    const target = backends[backend]();
+    const batch = entries([{ runId: 'a', day: 1 }, { runId: 'b', day: 2 }]);
+    await withHistory(target, (store) => store.append(batch), { create: true });
+    const again = await withHistory(target, (store) => store.append([...batch, ...entries([{ runId: 'c', day: 3 }])]), { create: true });
+    expect(again).toEqual({ tests: 1, metrics: 3, alreadyThere: 2 });
+    expect((await withHistory(target, (store) => store.runs())).map((r) => r.runId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('gives per-day sums of valid post-merge values in the window, the checked run left out', async () => {
+    const target = backends[backend]();
+    await withHistory(
+      target,
+      (store) =>
+        store.append(
+          entries([
+            { runId: 'd1a', day: 1, ttft: 10 },
+            { runId: 'd1b', day: 1, ttft: 14 }, // same day: summed with the one above
+            { runId: 'd2', day: 2, ttft: 30 },
+            { runId: 'pre', day: 2, ttft: 99, kind: 'pre-merge' }, // pre-merge: never history
+            { runId: 'bad', day: 2, ttft: 99, verdict: 'failed' }, // not valid
+            { runId: 'old', day: -95, ttft: 99 }, // outside the window
+            { runId: 'self', day: 3, ttft: 99 }, // the run being checked
+            { runId: 'other', day: 2, ttft: 99, testId: 'disagg_perf_other' },
+          ]),
+        ),
+      { create: true },
+    );
+    const anchor = DAY0 + 4 * DAY_MS;
+    const series = await withHistory(target, (store) =>
+      store.dailySeries({ testIds: ['disagg_perf_model_1k1k_ccb-UCX'], fromMs: DAY0 - 80 * DAY_MS, toMs: anchor, excludeRunId: 'self' }),
+    );
+    const ttft = series.find((s) => s.metric === 'SERVER_MEDIAN_TTFT')!;
+    expect(ttft.caseKey).toBe(caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity: { backend: 'UCX' }, labels: { concurrency: 8 } }));
+    expect(ttft.days).toEqual([DAY0 / DAY_MS + 1, DAY0 / DAY_MS + 2]);
+    expect(ttft.sums).toEqual([24, 30]);
+    expect(ttft.counts).toEqual([2, 1]);
+    expect(series.map((s) => s.metric).sort()).toEqual(['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT', 'SERVER_TOTAL_INPUT_TOKENS']);
+    const points = await withHistory(target, (store) => store.points({ testIds: ['disagg_perf_model_1k1k_ccb-UCX'], metric: 'SERVER_MEDIAN_TTFT' }));
+    expect(points.map((p) => p.value)).toEqual([99, 10, 14, 99, 30, 99, 99]); // by time, then run id
+    expect(points.find((p) => p.runId === 'pre')).toMatchObject({ postMerge: false, runKind: 'pre-merge' });
+    expect(points.find((p) => p.runId === 'bad')?.valid).toBe(false);
+  });
+
+  it('loses nothing when two runs write at once (two processes)', { timeout: 120_000 }, async () => {
+    const target = backends[backend]();
+    const arg = target.kind === 'duckdb' ? target.file : target.kind === 'postgres' ? target.url : '';
+    const start = path.join(scratch, `start-${counter}`);
+    const run = (id: string) => execa('npx', ['tsx', worker, arg, id, '4', '50', start], { cwd: path.resolve(import.meta.dirname, '../..'), all: true, reject: false });
+    const both = [run('writer-a'), run('writer-b')];
+    await new Promise((r) => setTimeout(r, 1500)); // both started and waiting on the start file
+    writeFileSync(start, '');
+    const results = await Promise.all(both);
+    for (const r of results) expect(r.exitCode, r.all).toBe(0);
+    const runs = await withHistory(target, (store) => store.runs());
+    expect(runs.map((r) => [r.runId, r.tests])).toEqual(expect.arrayContaining([['writer-a', 200], ['writer-b', 200]]));
+    const records = await withHistory(target, (store) => store.records(['writer-a', 'writer-b']));
+    expect(records).toHaveLength(400);
+    expect(records.every((r) => r.metrics.length === 3)).toBe(true);
+  });
+});
