@@ -107,3 +107,65 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     expect(records.every((r) => r.metrics.length === 3)).toBe(true);
   });
 });
+
+describe('stores that cannot be used: one sentence naming the store and what to do', () => {
+  it('a file that is not a DuckDB database', async () => {
+    const file = path.join(scratch, 'not-duckdb.duckdb');
+    writeFileSync(file, 'a,b\n1,2\n'.repeat(1000));
+    await expect(withHistory({ kind: 'duckdb', file }, (s) => s.runs(), { create: true })).rejects.toThrow(
+      new RegExp(`^the DuckDB history ${file}: the file is not a DuckDB database this version can read \\(.*\\); move ${file} aside \\(or set DISAGG_HISTORY to another file\\) and the next run starts a new history$`),
+    );
+  });
+
+  it('a DuckDB database of something else', async () => {
+    const file = path.join(scratch, 'foreign.duckdb');
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(file);
+    const connection = await instance.connect();
+    await connection.run('CREATE TABLE users (name TEXT)');
+    connection.closeSync();
+    instance.closeSync();
+    await expect(withHistory({ kind: 'duckdb', file }, (s) => s.runs(), { create: true })).rejects.toThrow(
+      `the DuckDB history ${file}: it is a DuckDB database of something else (tables users), not a disagg-bench history; set DISAGG_HISTORY to another file (or move this one aside)`,
+    );
+  });
+
+  it('a missing DuckDB file is "no history yet" for a reader, created by a writer', async () => {
+    const file = path.join(scratch, 'missing', 'history.duckdb');
+    await expect(withHistory({ kind: 'duckdb', file }, (s) => s.runs())).rejects.toMatchObject({ empty: true, message: expect.stringMatching(/the file does not exist; run the suite once/) });
+    await expect(withHistory({ kind: 'duckdb', file }, (s) => s.runs(), { create: true })).resolves.toEqual([]);
+  });
+
+  it.each(Object.keys(backends))('a %s history written by a newer version', async (backend) => {
+    const target = backends[backend]();
+    await withHistory(target, (s) => s.append(entries([{ runId: 'a', day: 1 }])), { create: true });
+    if (target.kind === 'duckdb') {
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const instance = await DuckDBInstance.create(target.file);
+      const connection = await instance.connect();
+      await connection.run("UPDATE disagg_history_meta SET value = '99' WHERE key = 'schema_version'");
+      connection.closeSync();
+      instance.closeSync();
+    } else if (target.kind === 'postgres') {
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: target.url });
+      await client.connect();
+      await client.query("UPDATE disagg_history_meta SET value = '99' WHERE key = 'schema_version'");
+      await client.end();
+    }
+    await expect(withHistory(target, (s) => s.runs(), { create: true })).rejects.toThrow(
+      /^the (DuckDB|PostgreSQL) history \S+: it was written by a newer disagg-bench \(history schema 99; this version reads 1\); upgrade disagg-bench, or set DISAGG_HISTORY to another store$/,
+    );
+  });
+
+  it('a PostgreSQL server that does not answer, its password never shown', async () => {
+    process.env.DISAGG_HISTORY_CONNECT_TIMEOUT_SEC = '3';
+    try {
+      await expect(withHistory({ kind: 'postgres', url: 'postgres://ci:s3cret@127.0.0.1:1/history' }, (s) => s.runs())).rejects.toThrow(
+        /^the PostgreSQL history postgres:\/\/ci@127\.0\.0\.1:1\/history: no server answers there \(.*ECONNREFUSED.*\); start the server or correct DISAGG_HISTORY \(DISAGG_HISTORY=off runs without history\)$/,
+      );
+    } finally {
+      delete process.env.DISAGG_HISTORY_CONNECT_TIMEOUT_SEC;
+    }
+  });
+});
