@@ -251,6 +251,16 @@ export class HistoryStore {
     }));
   }
 
+  /** The latest record of every test (by end time), whichever run it came from. */
+  async latestRecords(): Promise<TestRecord[]> {
+    const latest = await this.db.query<{ run_id: string; test_id: string }>(
+      `SELECT run_id, test_id FROM ${TESTS_TABLE} t WHERE end_ms = (SELECT max(end_ms) FROM ${TESTS_TABLE} u WHERE u.test_id = t.test_id)`,
+    );
+    const wanted = new Set(latest.map((r) => JSON.stringify([r.run_id, r.test_id])));
+    const records = await this.records([...new Set(latest.map((r) => r.run_id))]);
+    return records.filter((r) => wanted.has(JSON.stringify([r.run!.id, r.testId])));
+  }
+
   /** The records of runs, rebuilt as results.json has them (with their run context). */
   async records(runIds: string[]): Promise<TestRecord[]> {
     if (runIds.length === 0) return [];
