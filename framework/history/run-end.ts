@@ -7,15 +7,19 @@ import type { Settings } from '../settings.ts';
 import { readResults } from '../results/json.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { withHistory, type AppendResult } from './store.ts';
+import { trendsForRun } from './trends.ts';
+import type { TrendInput } from '../results/report/trends.ts';
 
 export interface RunEndHistory {
   /** One line for the run's output. */
   message: string;
   ok: boolean;
   appended?: AppendResult;
+  /** The report's trend section for this run's records. */
+  trends?: TrendInput;
 }
 
-export async function appendRunsToHistory(settings: Settings): Promise<RunEndHistory | undefined> {
+export async function appendRunsToHistory(settings: Settings, runId?: string): Promise<RunEndHistory | undefined> {
   const target = settings.history.target;
   if (target.kind === 'off') return undefined;
   const { records } = await readResults(settings.outputPath);
@@ -26,7 +30,9 @@ export async function appendRunsToHistory(settings: Settings): Promise<RunEndHis
       target,
       async (store) => {
         const appended = await store.append(entries);
-        return { ok: true, appended, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
+        const mine = records.filter((r) => r.run?.id === runId);
+        const trends = mine.length ? await trendsForRun(store, mine) : undefined;
+        return { ok: true, appended, trends, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
       },
       { create: true },
     );

@@ -26,10 +26,10 @@ export default class DisaggReporter implements Reporter {
     const { outputPath } = settings;
     if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
     // The run's records into the performance history (one transaction; a failing store is one line).
-    const history = await appendRunsToHistory(settings).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}` }));
+    const history = await appendRunsToHistory(settings, process.env.DISAGG_RUN_ID).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}`, trends: undefined }));
     if (history) (history.ok ? process.stdout : process.stderr).write(`${history.message}\n`);
     try {
-      const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE) });
+      const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE), trends: history?.trends });
       process.stdout.write(`report: ${report.file}\n`);
     } catch (err) {
       process.stderr.write(`report.html could not be written: ${(err as Error).message}\n`);
