@@ -7,7 +7,17 @@
 // the new run's own value is part of the data (calculate_baseline_metrics(history, new_data)).
 // The history is the last 90 days (open_search_db_utils.py QUERY_LOOKBACK_DAYS) from the start of
 // that day. Days are UTC days here; upstream's are the CI machine's local days.
-import type { DailySeries } from './store.ts';
+//
+// The store computes it in SQL, one query for a whole run (store.ts baselines); these functions
+// are the same algorithm in JS, for values read from results files and as the reference the
+// store's results are tested against (tests/history/store.test.ts).
+
+/** Per series, the days it has values on and their sums and counts. */
+export interface DaySums {
+  days: number[];
+  sums: number[];
+  counts: number[];
+}
 
 export const LOOKBACK_DAYS = 90;
 export const ROLLING_WINDOW = 3;
@@ -39,7 +49,7 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** _daily_aggregate_values: one mean per day, oldest first, with new values added to their days. */
-export function dailyMeans(series: Pick<DailySeries, 'days' | 'sums' | 'counts'> | undefined, added: { day: number; value: number }[] = []): number[] {
+export function dailyMeans(series: DaySums | undefined, added: { day: number; value: number }[] = []): number[] {
   const byDay = new Map<number, { sum: number; count: number }>();
   series?.days.forEach((day, k) => byDay.set(day, { sum: series.sums[k], count: series.counts[k] }));
   for (const { day, value } of added) {
@@ -53,4 +63,17 @@ export function dailyMeans(series: Pick<DailySeries, 'days' | 'sums' | 'counts'>
 export function baselineOf(daily: number[], higherIsBetter: boolean): number | undefined {
   if (daily.length === 0) return undefined;
   return percentile(rollingSmooth(daily), higherIsBetter ? 95 : 5);
+}
+
+/** One series' baselines from its day sums and new values: what store.ts baselines returns for it. */
+export function seriesBaseline(seriesId: number, history: DaySums | undefined, added: { day: number; value: number }[]) {
+  const daily = dailyMeans(history, added);
+  const smoothed = rollingSmooth(daily);
+  return {
+    seriesId,
+    p95: percentile(smoothed, 95),
+    p5: percentile(smoothed, 5),
+    days: daily.length,
+    historyValues: (history?.counts ?? []).reduce((a, b) => a + b, 0),
+  };
 }

@@ -6,7 +6,7 @@
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { RunKind } from '../settings.ts';
 import { lookbackStartMs } from './baseline.ts';
-import { checkRecord } from './regression.ts';
+import { checkRecord, newPoints } from './regression.ts';
 import type { HistoryStore } from './store.ts';
 import type { ConfigIdentity } from './config-identity.ts';
 
@@ -30,22 +30,18 @@ export async function checkRun(
   if (measured.length === 0) return [];
   const anchor = Math.min(...measured.map((r) => Date.parse(r.timing.start)));
   const runIds = [...new Set(measured.map((r) => r.run?.id).filter((id): id is string => !!id))];
-  const history = await store.dailySeries({
-    testIds: [...new Set(measured.map((r) => r.testId))],
+  const inputs = measured.map((record) => ({
+    record,
+    thresholds: asConfigThresholds(record),
+    globalThresholdPercent: options.globalThresholdPercent,
+    // A record of an older version has no run context: its config says what its identity is.
+    identity: record.run ? record.run.identity : options.identityOf?.(record.testId)?.identity,
+  }));
+  const baselines = await store.baselines({
     fromMs: lookbackStartMs(anchor),
     toMs: anchor,
     excludeRunId: runIds.length === 1 ? runIds[0] : undefined,
+    points: inputs.flatMap((input) => newPoints(input.record, input)),
   });
-  return measured.map((record) => {
-    const outcome = checkRecord({
-      record,
-      history,
-      runKind: options.runKind ?? record.run?.kind ?? 'post-merge',
-      thresholds: asConfigThresholds(record),
-      globalThresholdPercent: options.globalThresholdPercent,
-      // A record of an older version has no run context: its config says what its identity is.
-      identity: record.run ? record.run.identity : options.identityOf?.(record.testId)?.identity,
-    });
-    return { testId: record.testId, ...outcome };
-  });
+  return inputs.map((input) => ({ testId: input.record.testId, ...checkRecord({ ...input, baselines, runKind: options.runKind ?? input.record.run?.kind ?? 'post-merge' }) }));
 }

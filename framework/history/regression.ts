@@ -1,22 +1,21 @@
 // A record checked against its history (perf_regression_utils.py prepare_regressive_test_cases):
-// per metric with a direction, the baseline of baseline.ts; its threshold from the config, else
-// DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge / 10 % pre-merge; a regression when the value
-// breaches baseline * (1 -/+ threshold). As upstream: a test case with no history at all is not
-// checked, a baseline <= 0 is skipped, and the change is _calculate_diff's percent (positive =
-// better). The message names test, metric, value, baseline, threshold and change, in upstream's
-// words (`value=... baseline=... threshold=5.00% diff=-12.34%`).
+// per metric with a direction, the baseline of store.ts baselines (baseline.ts: upstream's
+// algorithm); its threshold from the config, else DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge
+// / 10 % pre-merge; a regression when the value breaches baseline * (1 -/+ threshold). As upstream:
+// a series with no history is not checked, a baseline <= 0 is skipped, and the change is
+// _calculate_diff's percent (positive = better). The message names test, metric, value, baseline,
+// threshold and change, in upstream's words (`value=... baseline=... threshold=5.00% diff=-12.34%`).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import { metricThresholds } from '../metrics/regression-thresholds.ts';
 import type { RunKind } from '../settings.ts';
-import { baselineOf, dailyMeans, dayOf } from './baseline.ts';
 import { REGRESSION_FAILURE_PREFIX } from './rows.ts';
-import { caseKey, seriesKey } from './series-key.ts';
-import type { DailySeries } from './store.ts';
+import { caseKey, seriesId } from './series-key.ts';
+import type { NewPoint, SeriesBaseline } from './store.ts';
 
 export interface CheckInput {
   record: TestRecord;
-  /** The history of the record's test (dailySeries), this record's own run excluded. */
-  history: DailySeries[];
+  /** Baselines by series id (store.baselines with this record's newPoints). */
+  baselines: Map<number, SeriesBaseline>;
   runKind: RunKind;
   /** The config's benchmark.regression (raw, schema-checked). */
   thresholds?: unknown;
@@ -36,25 +35,35 @@ export function diffPercent(value: number, baseline: number, higherIsBetter: boo
   return ((higherIsBetter ? value - baseline : baseline - value) / baseline) * 100;
 }
 
+/** The metrics of a record that are checked: a direction, and no `check: false` in its config. */
+function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?: number) {
+  return record.metrics.flatMap((metric) => {
+    if (metric.higherIsBetter === undefined) return [];
+    const t = metricThresholds(thresholds, metric.name, globalPercent);
+    return t.check ? [{ metric, higherIsBetter: metric.higherIsBetter, thresholds: t }] : [];
+  });
+}
+
+const idOf = (record: TestRecord, identity: CheckInput['identity'], metric: TestRecord['metrics'][number]) =>
+  seriesId(caseKey({ testId: record.testId, gpuType: record.gpuType, identity, labels: metric.labels }), metric.name);
+
+/** The values of a record that the baseline query adds to their days (upstream's new_data). */
+export function newPoints(record: TestRecord, input: Pick<CheckInput, 'thresholds' | 'globalThresholdPercent' | 'identity'>): NewPoint[] {
+  const tsMs = Date.parse(record.timing.end);
+  return checkedMetrics(record, input.thresholds, input.globalThresholdPercent).map(({ metric }) => ({ seriesId: idOf(record, input.identity, metric), tsMs, value: metric.value }));
+}
+
 export function checkRecord(input: CheckInput): CheckOutcome {
   const { record } = input;
-  const bySeries = new Map(input.history.map((s) => [seriesKey(s.caseKey, s.metric), s]));
-  const casesWithHistory = new Set(input.history.map((s) => s.caseKey));
-  const day = dayOf(Date.parse(record.timing.end));
+  const checked = checkedMetrics(record, input.thresholds, input.globalThresholdPercent);
   const findings: RegressionFinding[] = [];
-  let directed = 0;
-  for (const metric of record.metrics) {
-    if (metric.higherIsBetter === undefined) continue;
-    const thresholds = metricThresholds(input.thresholds, metric.name, input.globalThresholdPercent);
-    if (!thresholds.check) continue;
-    directed++;
-    const key = caseKey({ testId: record.testId, gpuType: record.gpuType, identity: input.identity, labels: metric.labels });
-    if (!casesWithHistory.has(key)) continue; // upstream: no latest history for this case, no check
-    const daily = dailyMeans(bySeries.get(seriesKey(key, metric.name)), [{ day, value: metric.value }]);
-    const baseline = baselineOf(daily, metric.higherIsBetter);
-    if (baseline === undefined || !(baseline > 0)) continue;
+  for (const { metric, higherIsBetter, thresholds } of checked) {
+    const series = input.baselines.get(idOf(record, input.identity, metric));
+    if (!series || series.historyValues === 0) continue; // upstream: no history for this case, no check
+    const baseline = higherIsBetter ? series.p95 : series.p5;
+    if (!(baseline > 0)) continue;
     const threshold = input.runKind === 'post-merge' ? thresholds.postMerge : thresholds.preMerge;
-    const regression = metric.higherIsBetter ? metric.value < baseline * (1 - threshold) : metric.value > baseline * (1 + threshold);
+    const regression = higherIsBetter ? metric.value < baseline * (1 - threshold) : metric.value > baseline * (1 + threshold);
     findings.push({
       metric: metric.name,
       labels: metric.labels,
@@ -62,13 +71,13 @@ export function checkRecord(input: CheckInput): CheckOutcome {
       value: metric.value,
       baseline,
       threshold,
-      diffPercent: diffPercent(metric.value, baseline, metric.higherIsBetter),
+      diffPercent: diffPercent(metric.value, baseline, higherIsBetter),
       regression,
-      days: daily.length,
+      days: series.days,
     });
   }
   if (findings.length > 0) return { findings };
-  return { findings, skipped: directed === 0 ? 'no metric with a direction to check' : 'no earlier post-merge history of this test in the last 90 days' };
+  return { findings, skipped: checked.length === 0 ? 'no metric with a direction to check' : 'no earlier post-merge history of this test in the last 90 days' };
 }
 
 const labelText = (labels: RegressionFinding['labels']) => {

@@ -2,7 +2,7 @@
 import type { RecordRunContext, TestRecord } from '../results/json.ts';
 import type { Metric } from '../metrics/metric.ts';
 import { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
-import { caseKey, labelsKey } from './series-key.ts';
+import { caseKey, labelsKey, seriesId } from './series-key.ts';
 import type { SqlValue } from './sql-connection.ts';
 
 type ColumnName<C extends readonly { name: string }[]> = C[number]['name'];
@@ -70,21 +70,25 @@ export const isRegressionFailure = (failure: string) => failure.startsWith(REGRE
 export function metricRows({ record, run }: HistoryEntry, appendedMs: number): MetricRow[] {
   const ts = ms(record.timing.end) ?? appendedMs;
   const valid = isValid(record);
-  return record.metrics.map((m: Metric) => ({
-    run_id: run.id,
-    test_id: record.testId,
-    case_key: caseKey({ testId: record.testId, gpuType: record.gpuType, identity: run.identity, labels: m.labels }),
-    metric: m.name,
-    labels: labelsKey(m.labels),
-    value: m.value,
-    unit: m.unit,
-    higher_is_better: m.higherIsBetter ?? null,
-    ts_ms: ts,
-    post_merge: run.kind === 'post-merge',
-    valid,
-    threshold_post: run.thresholds?.[m.name]?.postMerge ?? null,
-    threshold_pre: run.thresholds?.[m.name]?.preMerge ?? null,
-  }));
+  return record.metrics.map((m: Metric) => {
+    const key = caseKey({ testId: record.testId, gpuType: record.gpuType, identity: run.identity, labels: m.labels });
+    return {
+      run_id: run.id,
+      test_id: record.testId,
+      case_key: key,
+      series_id: seriesId(key, m.name),
+      metric: m.name,
+      labels: labelsKey(m.labels),
+      value: m.value,
+      unit: m.unit,
+      higher_is_better: m.higherIsBetter ?? null,
+      ts_ms: ts,
+      post_merge: run.kind === 'post-merge',
+      valid,
+      threshold_post: run.thresholds?.[m.name]?.postMerge ?? null,
+      threshold_pre: run.thresholds?.[m.name]?.preMerge ?? null,
+    };
+  });
 }
 
 export const rowValues = <R extends Record<string, SqlValue>>(row: R, columns: readonly { name: string }[]): SqlValue[] => columns.map((c) => row[c.name] ?? null);

@@ -49,6 +49,8 @@ export const METRIC_COLUMNS = [
   { name: 'test_id', type: 'text' },
   /** What makes two values the same series: test id, GPU type, identity, labels (JSON). */
   { name: 'case_key', type: 'text' },
+  /** A 52-bit hash of case_key and metric (series-key.ts): what the baseline query groups by, fast. */
+  { name: 'series_id', type: 'bigint' },
   { name: 'metric', type: 'text' },
   /** JSON object, keys sorted. */
   { name: 'labels', type: 'text' },
@@ -75,6 +77,16 @@ export const CREATE_TABLES = [
 
 /** PostgreSQL only: DuckDB scans its columns faster than it would maintain an index on every append. */
 export const POSTGRES_INDEXES = [
-  `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_series ON ${METRICS_TABLE} (test_id, metric, ts_ms)`,
+  `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_series ON ${METRICS_TABLE} (series_id, ts_ms)`,
+  `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_test ON ${METRICS_TABLE} (test_id, metric)`,
   `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_run ON ${METRICS_TABLE} (run_id)`,
 ];
+
+/** The values being checked, one session's temporary table: the baseline query adds them to their days. */
+export const NEW_POINTS_TABLE = 'disagg_history_new_points';
+export const NEW_POINT_COLUMNS = [
+  { name: 'series_id', type: 'bigint' },
+  { name: 'ts_ms', type: 'bigint' },
+  { name: 'value', type: 'double' },
+] as const satisfies readonly Column[];
+export const CREATE_NEW_POINTS = `CREATE TEMP TABLE IF NOT EXISTS ${NEW_POINTS_TABLE} (series_id BIGINT, ts_ms BIGINT, value DOUBLE PRECISION)`;

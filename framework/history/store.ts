@@ -9,8 +9,21 @@ import { withDuckDb } from './duckdb.ts';
 import { HistoryStoreError } from './errors.ts';
 import { withPostgres } from './postgres.ts';
 import { metricRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
-import { CREATE_TABLES, HISTORY_SCHEMA_VERSION, META_TABLE, METRIC_COLUMNS, METRICS_TABLE, POSTGRES_INDEXES, TEST_COLUMNS, TESTS_TABLE, WRITER } from './schema.ts';
-import { seriesKey } from './series-key.ts';
+import {
+  CREATE_NEW_POINTS,
+  CREATE_TABLES,
+  HISTORY_SCHEMA_VERSION,
+  META_TABLE,
+  METRIC_COLUMNS,
+  METRICS_TABLE,
+  NEW_POINT_COLUMNS,
+  NEW_POINTS_TABLE,
+  POSTGRES_INDEXES,
+  TEST_COLUMNS,
+  TESTS_TABLE,
+  WRITER,
+} from './schema.ts';
+import { ROLLING_WINDOW } from './baseline.ts';
 import { SqlError, type SqlConnection, type SqlValue } from './sql-connection.ts';
 import { describeTarget } from './target.ts';
 
@@ -22,25 +35,35 @@ export interface AppendResult {
   alreadyThere: number;
 }
 
-/** Per series (case and metric), the days it has values on and their sums and counts. */
-export interface DailySeries {
-  caseKey: string;
-  metric: string;
-  /** Day numbers (UTC days since the epoch), ascending. */
-  days: number[];
-  sums: number[];
-  counts: number[];
+/** A value being checked: its series (series-key.ts seriesId), time and value. */
+export interface NewPoint {
+  seriesId: number;
+  tsMs: number;
+  value: number;
 }
 
-export interface DailyFilter {
-  /** Only these tests (all when absent). */
-  testIds?: string[];
-  /** Values at or after this time (ms)... */
+/** One series' baselines as upstream computes them (baseline.ts has the same in JS). */
+export interface SeriesBaseline {
+  seriesId: number;
+  /** P95 of the smoothed daily means: the baseline of a higher-is-better metric. */
+  p95: number;
+  /** P5: the baseline of a lower-is-better metric. */
+  p5: number;
+  /** Days with values, the new value's included. */
+  days: number;
+  /** Values of the history (the new ones not counted): 0 = nothing to compare with. */
+  historyValues: number;
+}
+
+export interface BaselineFilter {
+  /** History at or after this time (ms)... */
   fromMs: number;
   /** ...and before this one. */
   toMs: number;
   /** A run whose own values are not history (the run being checked). */
   excludeRunId?: string;
+  /** The values being checked: each joins its day before the means are taken, as upstream's new_data. */
+  points: NewPoint[];
 }
 
 export interface HistoryPoint {
@@ -176,26 +199,34 @@ export class HistoryStore {
   }
 
   /**
-   * Post-merge, valid values per series and day in a time window (upstream's history query:
-   * b_is_valid, b_is_post_merge, the lookback range on ts_created), summed per UTC day so the
-   * caller can add a new value to its day before averaging (baseline.ts).
+   * Baselines of the series of `points`, in one query, exactly as upstream's
+   * calculate_baseline_metrics (see baseline.ts): the valid post-merge values of the window
+   * (upstream's history query: b_is_valid, b_is_post_merge, the lookback range on ts_created) and
+   * the new values, one mean per UTC day, a trailing rolling mean over 3 days, then the 95th and
+   * 5th percentiles with linear interpolation (percentile_cont = upstream's _percentile). Grouping
+   * by the numeric series id keeps a million values under a few seconds on DuckDB.
    */
-  async dailySeries(filter: DailyFilter): Promise<DailySeries[]> {
-    const params: SqlValue[] = [filter.fromMs, filter.toMs, filter.excludeRunId ?? ''];
-    let where = `post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3`;
-    if (filter.testIds) {
-      if (filter.testIds.length === 0) return [];
-      where += ` AND test_id IN (${placeholders(filter.testIds.length, 4)})`;
-      params.push(...filter.testIds);
-    }
-    const rows = await this.db.query<{ case_key: string; metric: string; days: unknown[]; sums: unknown[]; counts: unknown[] }>(
-      `SELECT case_key, metric, array_agg(day ORDER BY day) AS days, array_agg(s ORDER BY day) AS sums, array_agg(n ORDER BY day) AS counts FROM (
-         SELECT case_key, metric, CAST(floor(ts_ms / 86400000.0) AS DOUBLE PRECISION) AS day, CAST(sum(value) AS DOUBLE PRECISION) AS s, CAST(count(*) AS INTEGER) AS n
-         FROM ${METRICS_TABLE} WHERE ${where} GROUP BY case_key, metric, floor(ts_ms / 86400000.0)
-       ) per_day GROUP BY case_key, metric`,
-      params,
+  async baselines(filter: BaselineFilter): Promise<Map<number, SeriesBaseline>> {
+    if (filter.points.length === 0) return new Map();
+    await this.db.exec(CREATE_NEW_POINTS);
+    await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+    await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]));
+    const rows = await this.db.query(
+      `WITH points AS (
+         SELECT series_id, ts_ms, value, 1 AS old FROM ${METRICS_TABLE}
+         WHERE post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3 AND series_id IN (SELECT series_id FROM ${NEW_POINTS_TABLE})
+         UNION ALL SELECT series_id, ts_ms, value, 0 AS old FROM ${NEW_POINTS_TABLE}),
+       daily AS (SELECT series_id, floor(ts_ms / 86400000.0) AS day, avg(value) AS mean, sum(old) AS old FROM points GROUP BY series_id, floor(ts_ms / 86400000.0)),
+       smoothed AS (SELECT series_id, old, avg(mean) OVER (PARTITION BY series_id ORDER BY day ROWS BETWEEN ${ROLLING_WINDOW - 1} PRECEDING AND CURRENT ROW) AS mean3 FROM daily)
+       SELECT CAST(series_id AS DOUBLE PRECISION) AS series_id,
+              CAST(percentile_cont(0.95) WITHIN GROUP (ORDER BY mean3) AS DOUBLE PRECISION) AS p95,
+              CAST(percentile_cont(0.05) WITHIN GROUP (ORDER BY mean3) AS DOUBLE PRECISION) AS p5,
+              CAST(count(*) AS INTEGER) AS days, CAST(sum(old) AS INTEGER) AS history_values
+       FROM smoothed GROUP BY series_id`,
+      [filter.fromMs, filter.toMs, filter.excludeRunId ?? ''],
     );
-    return rows.map((r) => ({ caseKey: r.case_key, metric: r.metric, days: r.days.map(num), sums: r.sums.map(num), counts: r.counts.map(num) }));
+    await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+    return new Map(rows.map((r) => [num(r.series_id), { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), days: num(r.days), historyValues: num(r.history_values) }]));
   }
 
   /** Every value of a test (optionally one metric), oldest first: `history show`, the report's trends. */
@@ -320,8 +351,6 @@ export class HistoryStore {
     });
   }
 }
-
-export { seriesKey };
 
 export interface OpenOptions {
   /** Create the store (file, tables) when missing: a run's end and imports do, readers do not. */

@@ -9,7 +9,7 @@ import { testType } from '../types/registry.ts';
 import { configuredThresholds } from '../metrics/regression-thresholds.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { lookbackStartMs } from './baseline.ts';
-import { checkRecord, regressionMessages } from './regression.ts';
+import { checkRecord, newPoints, regressionMessages } from './regression.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
 
@@ -40,10 +40,11 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
   const anchor = Date.parse(record.timing.start);
   try {
-    const series = await withHistory(history.target, (store) =>
-      store.dailySeries({ testIds: [record.testId], fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId }),
+    const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
+    const baselines = await withHistory(history.target, (store) =>
+      store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options) }),
     );
-    const checked = checkRecord({ record, history: series, runKind: history.runKind, thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity });
+    const checked = checkRecord({ record, baselines, runKind: history.runKind, ...options });
     outcome.regression = { mode: history.regression, findings: checked.findings, ...(checked.skipped ? { skipped: checked.skipped } : {}) };
     const messages = regressionMessages(record.testId, checked.findings);
     if (history.regression === 'fail') outcome.failures.push(...messages);

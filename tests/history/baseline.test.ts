@@ -2,11 +2,11 @@
 // (perf_regression_utils.py _daily_aggregate_values, _rolling_smooth, _percentile,
 // calculate_baseline_metrics) on the same data, and the regression rule and thresholds around it.
 import { describe, expect, it } from 'vitest';
-import { baselineOf, dailyMeans, lookbackStartMs, percentile, rollingSmooth } from '../../framework/history/baseline.ts';
-import { checkRecord, describeFinding, diffPercent } from '../../framework/history/regression.ts';
-import { caseKey } from '../../framework/history/series-key.ts';
+import { baselineOf, dailyMeans, dayOf, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
+import { checkRecord, describeFinding, diffPercent, newPoints, type CheckInput } from '../../framework/history/regression.ts';
+import { caseKey, seriesId } from '../../framework/history/series-key.ts';
 import { metricThresholds } from '../../framework/metrics/regression-thresholds.ts';
-import type { DailySeries } from '../../framework/history/store.ts';
+import type { TestRecord } from '../../framework/results/json.ts';
 import { DAY0, DAY_MS, record } from '../fixtures/history/records.ts';
 
 describe('upstream baseline algorithm', () => {
@@ -59,14 +59,20 @@ describe('checkRecord', () => {
   const identity = { backend: 'UCX' };
   const key = caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity, labels: { concurrency: 8 } });
   // Five earlier days: TTFT 20 ms, throughput 1000 tok/s every day.
-  const history: DailySeries[] = [
-    { caseKey: key, metric: 'SERVER_MEDIAN_TTFT', days: [0, 1, 2, 3, 4].map((d) => d + DAY0 / DAY_MS), sums: [20, 20, 20, 20, 20], counts: [1, 1, 1, 1, 1] },
-    { caseKey: key, metric: 'SERVER_OUTPUT_TOKEN_THROUGHPUT', days: [0, 1, 2, 3, 4].map((d) => d + DAY0 / DAY_MS), sums: [1000, 1000, 1000, 1000, 1000], counts: [1, 1, 1, 1, 1] },
-  ];
+  const days = [0, 1, 2, 3, 4].map((d) => d + DAY0 / DAY_MS);
+  const history = new Map([
+    [seriesId(key, 'SERVER_MEDIAN_TTFT'), { days, sums: [20, 20, 20, 20, 20], counts: [1, 1, 1, 1, 1] }],
+    [seriesId(key, 'SERVER_OUTPUT_TOKEN_THROUGHPUT'), { days, sums: [1000, 1000, 1000, 1000, 1000], counts: [1, 1, 1, 1, 1] }],
+  ]);
+  /** The check with baselines from the JS reference (what store.baselines returns for the same data). */
+  const check = (r: TestRecord, options: Omit<CheckInput, 'record' | 'baselines'>) => {
+    const baselines = new Map(newPoints(r, options).map((p) => [p.seriesId, seriesBaseline(p.seriesId, history.get(p.seriesId), [{ day: dayOf(p.tsMs), value: p.value }])]));
+    return checkRecord({ record: r, baselines, ...options });
+  };
 
   it('flags a value beyond baseline * (1 +/- threshold) in the metric direction only', () => {
     const slow = record({ runId: 'new', day: 10, ttft: 30, throughput: 1200 });
-    const outcome = checkRecord({ record: slow, history, runKind: 'post-merge', identity });
+    const outcome = check(slow, { runKind: 'post-merge', identity });
     const ttft = outcome.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')!;
     // P5 of the smoothed daily means [20,20,20,20,20,(20+20+30)/3=23.3]: 20
     expect(ttft).toMatchObject({ value: 30, baseline: 20, threshold: 0.05, regression: true, days: 6 });
@@ -81,7 +87,7 @@ describe('checkRecord', () => {
 
   it('pre-merge uses 10 %: a 7 % slower value passes pre-merge and fails post-merge', () => {
     const r = record({ runId: 'new', day: 10, ttft: 21.4 });
-    const at = (runKind: 'pre-merge' | 'post-merge') => checkRecord({ record: r, history, runKind, identity }).findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')!;
+    const at = (runKind: 'pre-merge' | 'post-merge') => check(r, { runKind, identity }).findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')!;
     expect(at('post-merge').regression).toBe(true);
     expect(at('pre-merge').regression).toBe(false);
     expect(at('pre-merge').threshold).toBe(0.1);
@@ -89,18 +95,18 @@ describe('checkRecord', () => {
 
   it('a config threshold and check: false change the verdict', () => {
     const r = record({ runId: 'new', day: 10, ttft: 21.4 });
-    const loose = checkRecord({ record: r, history, runKind: 'post-merge', identity, thresholds: { SERVER_MEDIAN_TTFT: { threshold: 8 } } });
+    const loose = check(r, { runKind: 'post-merge', identity, thresholds: { SERVER_MEDIAN_TTFT: { threshold: 8 } } });
     expect(loose.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ threshold: 0.08, regression: false });
-    const off = checkRecord({ record: r, history, runKind: 'post-merge', identity, thresholds: { SERVER_MEDIAN_TTFT: { check: false } } });
+    const off = check(r, { runKind: 'post-merge', identity, thresholds: { SERVER_MEDIAN_TTFT: { check: false } } });
     expect(off.findings.some((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toBe(false);
   });
 
   it('checks nothing for a case without history (another GPU, backend or concurrency)', () => {
     for (const r of [record({ runId: 'n', day: 10, ttft: 99, gpuType: 'B200' }), record({ runId: 'n', day: 10, ttft: 99, concurrency: 16 })]) {
-      const outcome = checkRecord({ record: r, history, runKind: 'post-merge', identity });
+      const outcome = check(r, { runKind: 'post-merge', identity });
       expect(outcome.findings).toEqual([]);
       expect(outcome.skipped).toMatch(/no earlier post-merge history/);
     }
-    expect(checkRecord({ record: record({ runId: 'n', day: 10, ttft: 99 }), history, runKind: 'post-merge', identity: { backend: 'NIXL' } }).findings).toEqual([]);
+    expect(check(record({ runId: 'n', day: 10, ttft: 99 }), { runKind: 'post-merge', identity: { backend: 'NIXL' } }).findings).toEqual([]);
   });
 });

@@ -9,7 +9,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryTarget } from '../../framework/settings.ts';
 import { withHistory } from '../../framework/history/store.ts';
-import { caseKey } from '../../framework/history/series-key.ts';
+import { caseKey, seriesId } from '../../framework/history/series-key.ts';
+import { seriesBaseline } from '../../framework/history/baseline.ts';
 import { startPostgres, type LocalPostgres } from '../../scripts/postgres-local.ts';
 import { DAY0, DAY_MS, entries, entry, record } from '../fixtures/history/records.ts';
 
@@ -55,7 +56,7 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     expect((await withHistory(target, (store) => store.runs())).map((r) => r.runId)).toEqual(['a', 'b', 'c']);
   });
 
-  it('gives per-day sums of valid post-merge values in the window, the checked run left out', async () => {
+  it('computes baselines in one query from valid post-merge values in the window, the checked run left out', async () => {
     const target = backends[backend]();
     await withHistory(
       target,
@@ -63,7 +64,7 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
         store.append(
           entries([
             { runId: 'd1a', day: 1, ttft: 10 },
-            { runId: 'd1b', day: 1, ttft: 14 }, // same day: summed with the one above
+            { runId: 'd1b', day: 1, ttft: 14 }, // same day: averaged with the one above
             { runId: 'd2', day: 2, ttft: 30 },
             { runId: 'pre', day: 2, ttft: 99, kind: 'pre-merge' }, // pre-merge: never history
             { runId: 'bad', day: 2, ttft: 99, verdict: 'failed' }, // not valid
@@ -74,20 +75,49 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
         ),
       { create: true },
     );
-    const anchor = DAY0 + 4 * DAY_MS;
-    const series = await withHistory(target, (store) =>
-      store.dailySeries({ testIds: ['disagg_perf_model_1k1k_ccb-UCX'], fromMs: DAY0 - 80 * DAY_MS, toMs: anchor, excludeRunId: 'self' }),
+    const key = caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity: { backend: 'UCX' }, labels: { concurrency: 8 } });
+    const id = seriesId(key, 'SERVER_MEDIAN_TTFT');
+    const now = DAY0 + 3 * DAY_MS + 11 * 3_600_000;
+    const baselines = await withHistory(target, (store) =>
+      store.baselines({ fromMs: DAY0 - 80 * DAY_MS, toMs: DAY0 + 3 * DAY_MS, excludeRunId: 'self', points: [{ seriesId: id, tsMs: now, value: 40 }, { seriesId: 12345, tsMs: now, value: 1 }] }),
     );
-    const ttft = series.find((s) => s.metric === 'SERVER_MEDIAN_TTFT')!;
-    expect(ttft.caseKey).toBe(caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity: { backend: 'UCX' }, labels: { concurrency: 8 } }));
-    expect(ttft.days).toEqual([DAY0 / DAY_MS + 1, DAY0 / DAY_MS + 2]);
-    expect(ttft.sums).toEqual([24, 30]);
-    expect(ttft.counts).toEqual([2, 1]);
-    expect(series.map((s) => s.metric).sort()).toEqual(['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT', 'SERVER_TOTAL_INPUT_TOKENS']);
+    // daily means [12, 30, 40], smoothed [12, 21, 27.33]: P5 12.9, P95 26.7
+    const expected = seriesBaseline(id, { days: [1, 2], sums: [24, 30], counts: [2, 1] }, [{ day: 3, value: 40 }]);
+    expect(baselines.get(id)).toEqual({ ...expected, p5: expect.closeTo(expected.p5, 9), p95: expect.closeTo(expected.p95, 9) });
+    expect(expected).toMatchObject({ days: 3, historyValues: 3 });
+    expect(expected.p5).toBeCloseTo(12.9, 9);
+    expect(baselines.get(12345)).toMatchObject({ historyValues: 0, days: 1 }); // a series without history
     const points = await withHistory(target, (store) => store.points({ testIds: ['disagg_perf_model_1k1k_ccb-UCX'], metric: 'SERVER_MEDIAN_TTFT' }));
     expect(points.map((p) => p.value)).toEqual([99, 10, 14, 99, 30, 99, 99]); // by time, then run id
     expect(points.find((p) => p.runId === 'pre')).toMatchObject({ postMerge: false, runKind: 'pre-merge' });
     expect(points.find((p) => p.runId === 'bad')?.valid).toBe(false);
+  });
+
+  it('gives the baselines the JS reference gives, on 200 random series', async () => {
+    const target = backends[backend]();
+    let seed = 7;
+    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const specs = Array.from({ length: 600 }, (_, k) => ({ runId: `r${k}`, day: Math.floor(random() * 30), testId: `disagg_perf_t${k % 100}`, concurrency: 1 + (k % 2), ttft: 10 + random() * 10, throughput: 900 + random() * 200 }));
+    await withHistory(target, (store) => store.append(entries(specs)), { create: true });
+    const points = [...new Set(specs.map((s) => `${s.testId}|${s.concurrency}`))].flatMap((t) => {
+      const [testId, concurrency] = t.split('|');
+      const key = caseKey({ testId, gpuType: 'H100', identity: { backend: 'UCX' }, labels: { concurrency: Number(concurrency) } });
+      return ['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT'].map((metric, m) => ({ seriesId: seriesId(key, metric), tsMs: DAY0 + 40 * DAY_MS, value: m ? 1000 : 15, testId, concurrency: Number(concurrency), metric }));
+    });
+    const got = await withHistory(target, (store) => store.baselines({ fromMs: DAY0, toMs: DAY0 + 40 * DAY_MS, points }));
+    expect(got.size).toBe(points.length);
+    for (const p of points) {
+      const mine = specs.filter((s) => s.testId === p.testId && s.concurrency === p.concurrency);
+      const byDay = new Map<number, number[]>();
+      for (const s of mine) byDay.set(DAY0 / DAY_MS + s.day, [...(byDay.get(DAY0 / DAY_MS + s.day) ?? []), p.metric === 'SERVER_MEDIAN_TTFT' ? s.ttft : s.throughput]);
+      const days = [...byDay.keys()];
+      const want = seriesBaseline(p.seriesId, { days, sums: days.map((d) => byDay.get(d)!.reduce((a, b) => a + b, 0)), counts: days.map((d) => byDay.get(d)!.length) }, [{ day: DAY0 / DAY_MS + 40, value: p.value }]);
+      const have = got.get(p.seriesId)!;
+      expect(have.days).toBe(want.days);
+      expect(have.historyValues).toBe(want.historyValues);
+      expect(have.p95).toBeCloseTo(want.p95, 9);
+      expect(have.p5).toBeCloseTo(want.p5, 9);
+    }
   });
 
   it('loses nothing when two runs write at once (two processes)', { timeout: 120_000 }, async () => {

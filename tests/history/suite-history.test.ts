@@ -4,7 +4,7 @@
 // (median TTFT 20.25 ms), so a regression is made by seeding the history with faster earlier
 // days, through the store itself.
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { withHistory } from '../../framework/history/store.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
@@ -55,6 +55,10 @@ describe('history in a run of the suite', () => {
     expect(failed.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.25, regression: true, threshold: 0.05 });
     expect(second.csvRows.length).toBeGreaterThan(first.csvRows.length); // its numbers are still written
     expect(second.output).toMatch(/history: 1 record\(s\)/);
+    // the report's trend section charts it, the regression first
+    const report = readFileSync(path.join(outputPath, 'report.html'), 'utf8');
+    expect(report).toMatch(/<section id="trends"><h2>Trends against the history<\/h2>/);
+    expect(report).toMatch(/<tr class="regression" data-trend="trend-1"><td class="id">disagg_perf_standin<\/td><td><code>SERVER_MEDIAN_TTFT<\/code>/);
 
     // 3. warn (the default for post-merge): the same regression is a warning; the test passes.
     const third = await runSuite({ workDir, outputPath, scheduler: 'local' });
@@ -68,10 +72,16 @@ describe('history in a run of the suite', () => {
     expect(fourth.output).toMatch(/threshold=10\.00%/);
     const runs = await withHistory(store, (s) => s.runs());
     expect(runs.filter((r) => r.kind === 'pre-merge')).toHaveLength(1);
-    const series = await withHistory(store, (s) => s.dailySeries({ testIds: [id], fromMs: 0, toMs: Date.now() + DAY_MS }));
-    const ttft = series.find((s) => s.metric === 'SERVER_MEDIAN_TTFT')!;
-    // today: runs 1-3 (post-merge, valid: the regression-failed run 2 still measured truly), not run 4
-    expect(ttft.counts.at(-1)).toBe(3);
+    const points = await withHistory(store, (s) => s.points({ testIds: [id], metric: 'SERVER_MEDIAN_TTFT' }));
+    const fourthRun = recordOf(fourth.records.filter((r) => r.run?.kind === 'pre-merge'), id)!.run!.id;
+    // runs 1-3 feed baselines (the regression-failed run 2 still measured truly), run 4 does not
+    expect(points.filter((p) => p.tsMs > Date.now() - DAY_MS).map((p) => [p.runKind, p.postMerge && p.valid])).toEqual([
+      ['post-merge', true],
+      ['post-merge', true],
+      ['post-merge', true],
+      ['pre-merge', false],
+    ]);
+    expect(points.at(-1)!.runId).toBe(fourthRun);
   });
 
   it('writes the run\'s own results when the store is broken or unreachable, and says so in one line', { timeout: 240_000 }, async () => {
@@ -88,5 +98,9 @@ describe('history in a run of the suite', () => {
     expect(unreachable.exitCode, unreachable.output).toBe(0);
     expect(unreachable.output).toMatch(/history: nothing appended: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/history: no server answers there .*; start the server or correct DISAGG_HISTORY/);
     expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
+
+    // The next run that reaches a store appends those two runs' records too: nothing was lost.
+    const next = await runSuite({ workDir, outputPath, scheduler: 'local' });
+    expect(next.output).toMatch(/history: 3 record\(s\)/);
   });
 });

@@ -1,6 +1,5 @@
 // `disagg-bench history regressions [results.json] [--run ID|LABEL]`
 import { checkRun } from '../../history/check-run.ts';
-import { configIdentities } from '../../history/config-identity.ts';
 import { describeFinding } from '../../history/regression.ts';
 import { resolveRun } from '../../history/run-ref.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
@@ -26,7 +25,10 @@ export async function run(argv: string[]): Promise<number> {
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
       globalThresholdPercent: settings.history.thresholdPercent,
-      identityOf: configIdentities(settings.workDir, settings.history.thresholdPercent),
+      // Only records of an older version (no run context) need their configs: loading the test types costs a second.
+      identityOf: target.records.some((r) => !r.run)
+        ? (await import('../../history/config-identity.ts')).configIdentities(settings.workDir, settings.history.thresholdPercent)
+        : undefined,
     });
     let compared = 0;
     let regressions = 0;
