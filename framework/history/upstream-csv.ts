@@ -16,7 +16,7 @@ export class UpstreamCsvError extends Error {
   override name = 'UpstreamCsvError';
 }
 
-/** RFC 4180 rows (quoted fields, doubled quotes, CRLF or LF). */
+/** RFC 4180 rows (quoted fields, doubled quotes, LF or CRLF line ends). */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
@@ -30,8 +30,9 @@ export function parseCsv(text: string): string[][] {
       else field += c;
     } else if (c === '"' && field === '') quoted = true;
     else if (c === ',') row.push(field), (field = '');
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
+    else if (c === '\n' || (c === '\r' && text[i + 1] === '\n')) {
+      // A lone CR is data (this project's writer leaves it unquoted), CRLF ends a row as LF does.
+      if (c === '\r') i++;
       row.push(field);
       rows.push(row);
       (row = []), (field = '');
