@@ -18,7 +18,9 @@ class DuckDbConnection implements SqlConnection {
 
   async query<T extends Record<string, unknown>>(sql: string, params: SqlValue[] = []): Promise<T[]> {
     const reader = await sqlCall(() => this.connection.runAndReadAll(sql, params));
-    return reader.getRowObjectsJS() as T[];
+    // Rows as arrays, then objects: several times faster than getRowObjectsJS on 50,000 rows.
+    const names = reader.columnNames();
+    return reader.getRowsJS().map((row) => Object.fromEntries(names.map((name, k) => [name, row[k]]))) as T[];
   }
 
   async exec(sql: string, params: SqlValue[] = []): Promise<void> {

@@ -9,7 +9,7 @@ import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import { metricThresholds } from '../metrics/regression-thresholds.ts';
 import type { RunKind } from '../settings.ts';
 import { REGRESSION_FAILURE_PREFIX } from './rows.ts';
-import { caseKey, seriesId } from './series-key.ts';
+import { casePrefix, labelsKey, seriesId } from './series-key.ts';
 import type { NewPoint, SeriesBaseline } from './store.ts';
 
 export interface CheckInput {
@@ -44,8 +44,20 @@ function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?:
   });
 }
 
-const idOf = (record: TestRecord, identity: CheckInput['identity'], metric: TestRecord['metrics'][number]) =>
-  seriesId(caseKey({ testId: record.testId, gpuType: record.gpuType, identity, labels: metric.labels }), metric.name);
+// Series ids of a record's metrics, computed once per record and identity (a run's check asks
+// for each twice: its new points, then its findings).
+const idCache = new WeakMap<TestRecord, { identity: CheckInput['identity']; prefix: string; ids: Map<TestRecord['metrics'][number], number> }>();
+
+function idOf(record: TestRecord, identity: CheckInput['identity'], metric: TestRecord['metrics'][number]): number {
+  let cached = idCache.get(record);
+  if (!cached || cached.identity !== identity) {
+    cached = { identity, prefix: casePrefix(record.testId, record.gpuType, identity), ids: new Map() };
+    idCache.set(record, cached);
+  }
+  let id = cached.ids.get(metric);
+  if (id === undefined) cached.ids.set(metric, (id = seriesId(`${cached.prefix}${labelsKey(metric.labels)}]`, metric.name)));
+  return id;
+}
 
 /** The values of a record that the baseline query adds to their days (upstream's new_data). */
 export function newPoints(record: TestRecord, input: Pick<CheckInput, 'thresholds' | 'globalThresholdPercent' | 'identity'>): NewPoint[] {
