@@ -1,5 +1,5 @@
 // results.json records (framework/results/json.ts) as the history's rows, and back. Pure.
-import type { RecordRunContext, TestRecord } from '../results/json.ts';
+import type { RecordRegression, RecordRunContext, TestRecord, TestVerdict } from '../results/json.ts';
 import type { Metric } from '../metrics/metric.ts';
 import { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
 import { caseKey, labelsKey, seriesId } from './series-key.ts';
@@ -92,3 +92,56 @@ export function metricRows({ record, run }: HistoryEntry, appendedMs: number): M
 }
 
 export const rowValues = <R extends Record<string, SqlValue>>(row: R, columns: readonly { name: string }[]): SqlValue[] => columns.map((c) => row[c.name] ?? null);
+
+/** Helpers for reading rows back (both backends return JSON columns as text, numbers as numbers or bigints). */
+export const parseJson = <T>(text: unknown, fallback: T): T => {
+  if (typeof text !== 'string' || text === '') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+};
+export const num = (value: unknown) => Number(value);
+export const optional = (value: unknown) => (value === null || value === undefined ? undefined : String(value));
+
+/** A test row and its metric rows back as the results.json record they were appended from. */
+export function recordFromRows(t: Record<string, unknown>, ms: Record<string, unknown>[]): TestRecord {
+  const thresholds: Record<string, { postMerge: number; preMerge: number }> = {};
+  for (const m of ms) {
+    if (m.threshold_post !== null && m.threshold_pre !== null) thresholds[String(m.metric)] = { postMerge: num(m.threshold_post), preMerge: num(m.threshold_pre) };
+  }
+  const start = num(t.start_d);
+  const end = num(t.end_d);
+  return {
+    testId: String(t.test_id),
+    type: String(t.test_type),
+    category: String(t.category),
+    configPath: String(t.config_file),
+    jobId: optional(t.job_id) ?? null,
+    schedulerState: optional(t.scheduler_state),
+    verdict: String(t.verdict) as TestVerdict,
+    failures: parseJson<string[]>(t.failures, []),
+    metrics: ms.map((m) => ({
+      name: String(m.metric),
+      value: num(m.value),
+      unit: String(m.unit ?? ''),
+      ...(m.higher_is_better === null ? {} : { higherIsBetter: Boolean(m.higher_is_better) }),
+      labels: parseJson(m.labels, {}),
+    })),
+    timing: { start: new Date(start).toISOString(), end: new Date(end).toISOString(), durationSec: (end - start) / 1000 },
+    host: String(t.host ?? ''),
+    gpuType: optional(t.gpu_type),
+    run: {
+      id: String(t.run_id),
+      kind: String(t.run_kind) === 'pre-merge' ? 'pre-merge' : 'post-merge',
+      label: optional(t.run_label),
+      commit: optional(t.git_commit),
+      branch: optional(t.git_branch),
+      ci: parseJson(t.ci, {}),
+      identity: parseJson(t.identity, {}),
+      ...(Object.keys(thresholds).length ? { thresholds } : {}),
+    },
+    ...(t.regression ? { regression: parseJson<RecordRegression | undefined>(t.regression, undefined) } : {}),
+  };
+}

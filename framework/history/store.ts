@@ -4,11 +4,11 @@
 // between the moments it is used.
 import type { HistoryTarget } from '../settings.ts';
 import type { Metric } from '../metrics/metric.ts';
-import type { RecordRegression, TestRecord, TestVerdict } from '../results/json.ts';
+import type { TestRecord } from '../results/json.ts';
 import { withDuckDb } from './duckdb.ts';
 import { HistoryStoreError } from './errors.ts';
 import { withPostgres } from './postgres.ts';
-import { metricRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
+import { metricRows, num, optional, parseJson, recordFromRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
 import {
   CREATE_NEW_POINTS,
   CREATE_TABLES,
@@ -95,17 +95,6 @@ export interface RunSummary {
 }
 
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, k) => `$${k + from}`).join(', ');
-const parseJson = <T>(text: unknown, fallback: T): T => {
-  if (typeof text !== 'string' || text === '') return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-};
-const num = (value: unknown) => (typeof value === 'bigint' ? Number(value) : Number(value));
-const optional = (value: unknown) => (value === null || value === undefined ? undefined : String(value));
-
 export class HistoryStore {
   constructor(
     private readonly db: SqlConnection,
@@ -309,46 +298,7 @@ export class HistoryStore {
       if (!byTest.has(key)) byTest.set(key, []);
       byTest.get(key)!.push(m);
     }
-    return tests.map((t) => {
-      const ms = byTest.get(JSON.stringify([t.run_id, t.test_id])) ?? [];
-      const thresholds: Record<string, { postMerge: number; preMerge: number }> = {};
-      for (const m of ms) {
-        if (m.threshold_post !== null && m.threshold_pre !== null) thresholds[String(m.metric)] = { postMerge: num(m.threshold_post), preMerge: num(m.threshold_pre) };
-      }
-      const start = num(t.start_d);
-      const end = num(t.end_d);
-      return {
-        testId: String(t.test_id),
-        type: String(t.test_type),
-        category: String(t.category),
-        configPath: String(t.config_file),
-        jobId: optional(t.job_id) ?? null,
-        schedulerState: optional(t.scheduler_state),
-        verdict: String(t.verdict) as TestVerdict,
-        failures: parseJson<string[]>(t.failures, []),
-        metrics: ms.map((m) => ({
-          name: String(m.metric),
-          value: num(m.value),
-          unit: String(m.unit ?? ''),
-          ...(m.higher_is_better === null ? {} : { higherIsBetter: Boolean(m.higher_is_better) }),
-          labels: parseJson(m.labels, {}),
-        })),
-        timing: { start: new Date(start).toISOString(), end: new Date(end).toISOString(), durationSec: (end - start) / 1000 },
-        host: String(t.host ?? ''),
-        gpuType: optional(t.gpu_type),
-        run: {
-          id: String(t.run_id),
-          kind: String(t.run_kind) === 'pre-merge' ? 'pre-merge' : 'post-merge',
-          label: optional(t.run_label),
-          commit: optional(t.git_commit),
-          branch: optional(t.git_branch),
-          ci: parseJson(t.ci, {}),
-          identity: parseJson(t.identity, {}),
-          ...(Object.keys(thresholds).length ? { thresholds } : {}),
-        },
-        ...(t.regression ? { regression: parseJson<RecordRegression | undefined>(t.regression, undefined) } : {}),
-      } satisfies TestRecord;
-    });
+    return tests.map((t) => recordFromRows(t, byTest.get(JSON.stringify([t.run_id, t.test_id])) ?? []));
   }
 }
 
