@@ -24,7 +24,13 @@ function asConfigThresholds(record: TestRecord): Record<string, { post_merge: nu
 export async function checkRun(
   store: HistoryStore,
   records: TestRecord[],
-  options: { runKind?: RunKind; globalThresholdPercent?: number; identityOf?: (testId: string) => ConfigIdentity | undefined },
+  options: {
+    runKind?: RunKind;
+    globalThresholdPercent?: number;
+    identityOf?: (testId: string) => ConfigIdentity | undefined;
+    /** The records are this run's as the store holds them: its values are read there. */
+    storedRunId?: string;
+  },
 ): Promise<RunCheck[]> {
   const measured = records.filter((r) => r.verdict === 'passed' || r.regression?.findings.some((f) => f.regression));
   if (measured.length === 0) return [];
@@ -41,7 +47,7 @@ export async function checkRun(
     fromMs: lookbackStartMs(anchor),
     toMs: anchor,
     excludeRunId: runIds.length === 1 ? runIds[0] : undefined,
-    points: inputs.flatMap((input) => newPoints(input.record, input)),
+    ...(options.storedRunId ? { storedRunId: options.storedRunId, points: [] } : { points: inputs.flatMap((input) => newPoints(input.record, input)) }),
   });
   return inputs.map((input) => ({ testId: input.record.testId, ...checkRecord({ ...input, baselines, runKind: options.runKind ?? input.record.run?.kind ?? 'post-merge' }) }));
 }

@@ -9,6 +9,8 @@ export interface ResolvedRun {
   /** What to call it in output. */
   name: string;
   records: TestRecord[];
+  /** The run's id when it came from the store (its values are there). */
+  storedRunId?: string;
 }
 
 export class RunRefError extends Error {
@@ -41,5 +43,5 @@ export async function resolveRun(ref: string, store: () => Promise<HistoryStore>
   if (ref === 'latest') run = pick(runs.at(-1), `${s.description} holds no run`);
   else if (ref === 'previous') run = pick(runs.at(-2), `${s.description} holds fewer than two runs`);
   else run = pick(runs.find((r) => r.runId === ref) ?? runs.filter((r) => r.label === ref).at(-1), `no run with the id or label '${ref}'`);
-  return { name: run.label ? `${run.label} (${run.runId})` : run.runId, records: await s.records([run.runId]) };
+  return { name: run.label ? `${run.label} (${run.runId})` : run.runId, records: await s.records([run.runId]), storedRunId: run.runId };
 }

@@ -64,6 +64,11 @@ export interface BaselineFilter {
   excludeRunId?: string;
   /** The values being checked: each joins its day before the means are taken, as upstream's new_data. */
   points: NewPoint[];
+  /**
+   * The values being checked are this stored run's own (`history regressions` of a run in the
+   * store): read where they are instead of being sent back through a temporary table.
+   */
+  storedRunId?: string;
 }
 
 export interface HistoryPoint {
@@ -196,15 +201,21 @@ export class HistoryStore {
    * by the numeric series id keeps a million values under a few seconds on DuckDB.
    */
   async baselines(filter: BaselineFilter): Promise<Map<number, SeriesBaseline>> {
-    if (filter.points.length === 0) return new Map();
-    await this.db.exec(CREATE_NEW_POINTS);
-    await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
-    await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]));
-    const rows = await this.db.query(
-      `WITH points AS (
-         SELECT series_id, ts_ms, value, 1 AS old FROM ${METRICS_TABLE}
+    if (filter.points.length === 0 && !filter.storedRunId) return new Map();
+    const stored = filter.storedRunId;
+    if (!stored) {
+      await this.db.exec(CREATE_NEW_POINTS);
+      await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+      await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]));
+    }
+    const points = stored
+      ? `SELECT series_id, ts_ms, value, CASE WHEN run_id = $3 THEN 0 ELSE 1 END AS old FROM ${METRICS_TABLE}
+         WHERE run_id = $3 OR (post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2)`
+      : `SELECT series_id, ts_ms, value, 1 AS old FROM ${METRICS_TABLE}
          WHERE post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3 AND series_id IN (SELECT series_id FROM ${NEW_POINTS_TABLE})
-         UNION ALL SELECT series_id, ts_ms, value, 0 AS old FROM ${NEW_POINTS_TABLE}),
+         UNION ALL SELECT series_id, ts_ms, value, 0 AS old FROM ${NEW_POINTS_TABLE}`;
+    const rows = await this.db.query(
+      `WITH points AS (${points}),
        daily AS (SELECT series_id, floor(ts_ms / 86400000.0) AS day, avg(value) AS mean, sum(old) AS old FROM points GROUP BY series_id, floor(ts_ms / 86400000.0)),
        smoothed AS (SELECT series_id, old, avg(mean) OVER (PARTITION BY series_id ORDER BY day ROWS BETWEEN ${ROLLING_WINDOW - 1} PRECEDING AND CURRENT ROW) AS mean3 FROM daily)
        SELECT CAST(series_id AS DOUBLE PRECISION) AS series_id,
@@ -212,9 +223,9 @@ export class HistoryStore {
               CAST(percentile_cont(0.05) WITHIN GROUP (ORDER BY mean3) AS DOUBLE PRECISION) AS p5,
               CAST(count(*) AS INTEGER) AS days, CAST(sum(old) AS INTEGER) AS history_values
        FROM smoothed GROUP BY series_id`,
-      [filter.fromMs, filter.toMs, filter.excludeRunId ?? ''],
+      [filter.fromMs, filter.toMs, stored ?? filter.excludeRunId ?? ''],
     );
-    await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+    if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
     return new Map(rows.map((r) => [num(r.series_id), { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), days: num(r.days), historyValues: num(r.history_values) }]));
   }
 

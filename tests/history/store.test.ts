@@ -87,6 +87,12 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     expect(expected).toMatchObject({ days: 3, historyValues: 3 });
     expect(expected.p5).toBeCloseTo(12.9, 9);
     expect(baselines.get(12345)).toMatchObject({ historyValues: 0, days: 1 }); // a series without history
+    // A stored run checked where it is gives what sending its values gives ('self': 99 ms on day 3, 10:30).
+    const window = { fromMs: DAY0 - 80 * DAY_MS, toMs: DAY0 + 3 * DAY_MS };
+    const where = await withHistory(target, (store) => store.baselines({ ...window, storedRunId: 'self', points: [] }));
+    const sent = await withHistory(target, (store) => store.baselines({ ...window, excludeRunId: 'self', points: [{ seriesId: id, tsMs: DAY0 + 3 * DAY_MS + 10.5 * 3_600_000, value: 99 }] }));
+    expect(where.get(id)).toEqual(sent.get(id));
+    expect(where.get(id)).toMatchObject({ historyValues: 3, days: 3 });
     const points = await withHistory(target, (store) => store.points({ testIds: ['disagg_perf_model_1k1k_ccb-UCX'], metric: 'SERVER_MEDIAN_TTFT' }));
     expect(points.map((p) => p.value)).toEqual([99, 10, 14, 99, 30, 99, 99]); // by time, then run id
     expect(points.find((p) => p.runId === 'pre')).toMatchObject({ postMerge: false, runKind: 'pre-merge' });

@@ -24,6 +24,7 @@ export async function run(argv: string[]): Promise<number> {
     const target = await resolveRun(positionals[0] ?? values.run ?? 'latest', async () => store);
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
+      storedRunId: target.storedRunId,
       globalThresholdPercent: settings.history.thresholdPercent,
       // Only records of an older version (no run context) need their configs: loading the test types costs a second.
       identityOf: target.records.some((r) => !r.run)
