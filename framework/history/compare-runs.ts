@@ -55,4 +55,6 @@ export function compareRuns(a: TestRecord[], b: TestRecord[], names: [string, st
   return { groupHeader, metricHeader, rows };
 }
 
-export const comparisonCsv = (c: RunComparison) => stringify([c.groupHeader, c.metricHeader, ...c.rows], { escape_formulas: true, record_delimiter: 'unix' });
+/** The CSV text; `crlf` as Python's csv.writer ends its lines (upstream's own mode). */
+export const comparisonCsv = (c: RunComparison, crlf = false) =>
+  stringify([c.groupHeader, c.metricHeader, ...c.rows], { escape_formulas: true, record_delimiter: crlf ? 'windows' : 'unix' });

@@ -3,7 +3,7 @@
 // results.json and of perf_script_test_results.csv in upstream's and this project's row naming,
 // regressions, show, runs, compare (compare_kv_perf_runs.py's CSV), compare-backends
 // (compare_backends.py's pairs and exit code), the OpenSearch export, --help, bad input.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -223,6 +223,37 @@ describe('disagg-bench history', () => {
     expect(one.stdout.trimEnd().split('\n')).toHaveLength(1);
     expect(JSON.parse(one.stdout).s_run_id).toBe('b1');
     expect((await cli(['export', '--format', 'opensearch', '--run', 'nope'], env)).stderr).toMatch(/no run with the id or label nope/);
+  });
+
+  it("compares two slurm_logs folders exactly as compare_kv_perf_runs.py does", async () => {
+    const logs = (name: string, tests: Record<string, Record<number, Record<string, number> | string>>) => {
+      const dir = path.join(scratch, name);
+      for (const [test, byConcurrency] of Object.entries(tests)) {
+        for (const [c, result] of Object.entries(byConcurrency)) {
+          const folder = path.join(dir, test, `concurrency_${c}`);
+          mkdirSync(folder, { recursive: true });
+          writeFileSync(path.join(folder, 'result.json'), typeof result === 'string' ? result : JSON.stringify(result));
+        }
+      }
+      return dir;
+    };
+    const r = (ttft: number, tput: number) => ({ median_ttft_ms: ttft, median_tpot_ms: 5, median_itl_ms: 5, median_e2el_ms: 900, output_throughput: tput, request_throughput: 2 });
+    const run0 = logs('logs0', { 'disagg_perf_m_1k1k-cpp': { 8: r(100, 1000) }, 'disagg_perf_m_1k1k-python': { 8: r(120, 900) }, 'disagg_perf_other': { 8: r(1, 1) }, 'disagg_perf_x-cpp_ERROR': { 8: r(1, 1) } });
+    const run1 = logs('logs1', { 'disagg_perf_m_1k1k-cpp': { 8: r(110, 1100), 16: 'not json' } });
+    const out = path.join(scratch, 'kv.csv');
+    const result = await cli(['compare', '--run0', run0, '--run1', run1, '--label0', 'base', '-o', out]);
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.stdout).toBe('Run0 (base): 2 entries\nRun1 (run1): 2 entries\nTotal unique (config, concurrency) pairs: 2\n\nWritten 2 rows to ' + out);
+    expect(result.stderr).toMatch(/^ {2}WARNING: failed to read .*logs1\/disagg_perf_m_1k1k-cpp\/concurrency_16\/result\.json: /m);
+    const six = ',,,,,';
+    expect(readFileSync(out, 'utf8').split('\r\n')).toEqual([
+      `,,cpp_base${six},cpp_run1${six},cpp_delta_pct${six},python_base${six},python_run1${six},python_delta_pct${six}`,
+      'config,concurrency,' + Array(6).fill('ttft,tpot,itl,e2el,output_tput,request_tput').join(','),
+      'm_1k1k,8,100.0000,5.0000,5.0000,900.0000,1000.0000,2.0000,110.0000,5.0000,5.0000,900.0000,1100.0000,2.0000,10.00,0.00,0.00,0.00,10.00,0.00,' +
+        '120.0000,5.0000,5.0000,900.0000,900.0000,2.0000,,,,,,,,,,,,',
+      'm_1k1k,16,' + ',,,,,,'.repeat(6).slice(0, -1),
+      '',
+    ]);
   });
 
   it('bad input: one line naming the file or store and what to do', async () => {
