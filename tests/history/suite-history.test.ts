@@ -99,7 +99,14 @@ describe('history in a run of the suite', () => {
     expect(unreachable.output).toMatch(/history: nothing appended: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/history: no server answers there .*; start the server or correct DISAGG_HISTORY/);
     expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
 
-    // The next run that reaches a store appends those two runs' records too: nothing was lost.
+    // DISAGG_HISTORY=off: nothing checked, nothing appended, no store made.
+    const off = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_HISTORY: 'off' } });
+    expect(off.exitCode, off.output).toBe(0);
+    expect(off.output).not.toMatch(/history:/);
+    expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
+
+    // The next run that reaches a store appends the first two runs' records too: nothing was lost
+    // (the off run's record carries no run context: it is never appended).
     const next = await runSuite({ workDir, outputPath, scheduler: 'local' });
     expect(next.output).toMatch(/history: 3 record\(s\)/);
   });
