@@ -94,7 +94,7 @@ const latest = runRecords('checked', DAYS, TESTS);
  */
 function checkFromJson(): number {
   const t0 = performance.now();
-  const anchor = Math.min(...latest.map((r) => Date.parse(r.timing.start)));
+  const anchor = latest.reduce((min, r) => Math.min(min, Date.parse(r.timing.start)), Infinity);
   const from = lookbackStartMs(anchor);
   const wanted = new Map(latest.flatMap((r) => newPoints(r, { identity: r.run!.identity }).map((p) => [p.seriesId, p] as const)));
   const sums = new Map<number, Map<number, [number, number]>>();

@@ -18,7 +18,7 @@ export const subcommands: Record<string, Subcommand> = {
 };
 
 export function usage(): string {
-  const width = Math.max(...Object.keys(subcommands).map((c) => c.length));
+  const width = Object.keys(subcommands).reduce((w, c) => Math.max(w, c.length), 0);
   return [
     'usage: disagg-bench history <command> [options]   (each command: --help)',
     '',

@@ -34,7 +34,7 @@ export async function checkRun(
 ): Promise<RunCheck[]> {
   const measured = records.filter((r) => r.verdict === 'passed' || r.regression?.findings.some((f) => f.regression));
   if (measured.length === 0) return [];
-  const anchor = Math.min(...measured.map((r) => Date.parse(r.timing.start)));
+  const anchor = measured.reduce((min, r) => Math.min(min, Date.parse(r.timing.start)), Infinity);
   const runIds = [...new Set(measured.map((r) => r.run?.id).filter((id): id is string => !!id))];
   const inputs = measured.map((record) => ({
     record,

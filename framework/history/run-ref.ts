@@ -25,7 +25,7 @@ export function latestRunOf(records: TestRecord[]): TestRecord[] {
     if (!byRun.has(id)) byRun.set(id, []);
     byRun.get(id)!.push(r);
   }
-  const end = (rs: TestRecord[]) => Math.max(...rs.map((r) => Date.parse(r.timing.end) || 0));
+  const end = (rs: TestRecord[]) => rs.reduce((max, r) => Math.max(max, Date.parse(r.timing.end) || 0), 0);
   return [...byRun.values()].sort((a, b) => end(a) - end(b)).at(-1) ?? [];
 }
 
