@@ -49,7 +49,7 @@ export const METRIC_COLUMNS = [
   { name: 'test_id', type: 'text' },
   /** What makes two values the same series: test id, GPU type, identity, labels (JSON). */
   { name: 'case_key', type: 'text' },
-  /** A 52-bit hash of case_key and metric (series-key.ts): what the baseline query groups by, fast. */
+  /** A 53-bit hash of case_key and metric (series-key.ts seriesId): what the baseline query groups by, fast. */
   { name: 'series_id', type: 'bigint' },
   { name: 'metric', type: 'text' },
   /** JSON object, keys sorted. */
