@@ -13,6 +13,9 @@ import { checkRecord, newPoints, regressionMessages } from './regression.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
 
+const failedStores = new Map<string, string>();
+const queues = new Map<string, Promise<unknown>>();
+
 export interface TestHistory {
   run: RecordRunContext;
   regression?: RecordRegression;
@@ -38,7 +41,26 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent) });
   const outcome: TestHistory = { run, failures: [], warnings: [] };
   if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
+  // One check at a time per store in this process, so that a store that failed once is not tried
+  // again by every later test (an unreachable server would cost each one the connect timeout);
+  // the first test said why.
+  const key = JSON.stringify(history.target);
+  const previous = queues.get(key) ?? Promise.resolve();
+  const mine = previous.then(() => check(input, outcome, key, raw, identity));
+  queues.set(key, mine.catch(() => undefined));
+  await mine;
+  return outcome;
+}
+
+async function check(input: { settings: Settings; runId: string; record: TestRecord }, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
+  const { settings, record } = input;
+  const history = settings.history;
   const anchor = Date.parse(record.timing.start);
+  const failed = failedStores.get(key);
+  if (failed) {
+    outcome.regression = { mode: history.regression, findings: [], skipped: failed };
+    return;
+  }
   try {
     const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
     const baselines = await withHistory(history.target, (store) =>
@@ -53,7 +75,9 @@ export async function historyForTest(input: { settings: Settings; runId: string;
     if (!isHistoryStoreError(error)) throw error;
     const why = error.empty ? 'no history yet' : `not checked against the history: ${error.message}`;
     outcome.regression = { mode: history.regression, findings: [], skipped: why };
-    if (!error.empty) outcome.warnings.push(`${record.testId}: ${why}`);
+    if (!error.empty) {
+      failedStores.set(key, why);
+      outcome.warnings.push(`${record.testId}: ${why} (the run's other tests are not checked either)`);
+    }
   }
-  return outcome;
 }
