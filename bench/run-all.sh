@@ -4,11 +4,12 @@
 #   npm run bench -- collection rendezvous
 # orchestration needs the local SLURM cluster (it brings it up as root if it is down, and down
 # again after); netns-link needs root too (it brings its own two-node cluster up and down).
-# engine-gpu.ts runs on a GPU machine instead (bench/README.md).
+# history needs Debian's postgresql (it starts a throw-away server). engine-gpu.ts runs on a GPU
+# machine instead (bench/README.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all=(collection config-load rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link ct-verify-timing)
+all=(collection config-load rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link ct-verify-timing history)
 selected=("${@:-${all[@]}}")
 failed=()
 for name in "${selected[@]}"; do

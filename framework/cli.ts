@@ -10,6 +10,7 @@ export const commands: Record<string, Command> = {
   list: { summary: 'list test ids with their state (runs, skipped and why, invalid)', load: () => import('./commands/list.ts') },
   validate: { summary: 'validate every config (or the files given) and print all errors', load: () => import('./commands/validate.ts') },
   report: { summary: 'rebuild report.html (tests, plots, baseline comparison) from results.json files', load: () => import('./commands/report.ts') },
+  history: { summary: 'the performance history: import, regressions, show, runs, compare, compare-backends, export', load: () => import('./commands/history.ts') },
   cleanup: { summary: 'cancel jobs that an interrupted run left in flight (from the ledger)', load: () => import('./commands/cleanup.ts') },
   'serve-bench': { summary: 'serving benchmark client for an OpenAI-compatible endpoint', load: () => import('./commands/serve-bench.ts') },
   sweep: { summary: "nixlbench's block-size sweep on the transfer engine (seed 003), nixlbench's flags and table", load: () => import('../runners/xfer/benches/sweep/sweep.ts') },

@@ -31,7 +31,34 @@ export interface Settings {
   pollMaxSec: number;
   /** DISAGG_CSV_EXTRA_ROWS=1: CSV rows also for metrics upstream does not write (request counts, accuracy). */
   csvExtraRows: boolean;
+  /** Performance history (framework/history/): where it is kept and how a run uses it. */
+  history: HistorySettings;
 }
+
+/** Where the history store is: DISAGG_HISTORY unset = a DuckDB file in OUTPUT_PATH. */
+export type HistoryTarget = { kind: 'off' } | { kind: 'duckdb'; file: string } | { kind: 'postgres'; url: string };
+
+/** What DISAGG_RUN_KIND takes: upstream's post-merge and pre-merge (PR) runs. */
+export const RUN_KINDS = ['post-merge', 'pre-merge'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+/** What DISAGG_REGRESSION takes. */
+export const REGRESSION_MODES = ['fail', 'warn', 'off'] as const;
+export type RegressionMode = (typeof REGRESSION_MODES)[number];
+
+export interface HistorySettings {
+  /** DISAGG_HISTORY: off, a postgres:// URL, or a file (DuckDB); default OUTPUT_PATH/history.duckdb. */
+  target: HistoryTarget;
+  /** DISAGG_RUN_KIND (default post-merge): the default threshold, and whether the run feeds later baselines. */
+  runKind: RunKind;
+  /** DISAGG_REGRESSION; unset = upstream's automatic choice: fail for pre-merge, warn for post-merge. */
+  regression: RegressionMode;
+  /** DISAGG_REGRESSION_THRESHOLD: percent, for every metric a config does not set (default 5 / 10 by run kind). */
+  thresholdPercent?: number;
+  /** DISAGG_RUN_LABEL: a name for the run, kept with its records (`history compare` accepts it). */
+  runLabel?: string;
+}
+
+export const HISTORY_FILE = 'history.duckdb';
 
 export const DEFAULT_BATCH_SIZE = 5;
 
@@ -126,6 +153,33 @@ class EnvReader {
   }
 }
 
+/** DISAGG_HISTORY, DISAGG_RUN_KIND, DISAGG_REGRESSION, DISAGG_REGRESSION_THRESHOLD, DISAGG_RUN_LABEL. */
+function readHistorySettings(read: EnvReader, outputPath: string): HistorySettings {
+  const env = read.env;
+  const raw = env.DISAGG_HISTORY?.trim() ?? '';
+  let target: HistoryTarget;
+  if (raw === '') target = { kind: 'duckdb', file: path.join(outputPath, HISTORY_FILE) };
+  else if (/^(off|none|0|false|no)$/i.test(raw)) target = { kind: 'off' };
+  else if (/^postgres(ql)?:\/\//i.test(raw)) target = { kind: 'postgres', url: raw };
+  else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    read.problems.push(`DISAGG_HISTORY=${shown(raw)}: expected off, a postgres://user@host:port/database URL or a file path (DuckDB)`);
+    target = { kind: 'off' };
+  } else target = { kind: 'duckdb', file: path.resolve(raw) };
+  const runKind = read.oneOf('DISAGG_RUN_KIND', RUN_KINDS, 'post-merge runs feed later baselines, pre-merge runs do not') ?? 'post-merge';
+  // Upstream's process_and_upload_test_results: fail_on_regression=None means fail for pre-merge only.
+  const regression = read.oneOf('DISAGG_REGRESSION', REGRESSION_MODES, 'what a regression against the history does') ?? (runKind === 'pre-merge' ? 'fail' : 'warn');
+  let thresholdPercent: number | undefined;
+  const rawThreshold = env.DISAGG_REGRESSION_THRESHOLD?.trim();
+  if (rawThreshold) {
+    thresholdPercent = Number(rawThreshold.replace(/%$/, ''));
+    if (!Number.isFinite(thresholdPercent) || thresholdPercent <= 0) {
+      read.problems.push(`DISAGG_REGRESSION_THRESHOLD=${shown(rawThreshold)}: expected a percentage > 0 (default 5 post-merge, 10 pre-merge)`);
+      thresholdPercent = undefined;
+    }
+  }
+  return { target, runKind, regression, thresholdPercent, runLabel: env.DISAGG_RUN_LABEL?.trim() || undefined };
+}
+
 /** Every variable of the run, checked; throws one SettingsError naming every variable that is wrong. */
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const read = new EnvReader(env);
@@ -143,8 +197,10 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
     pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
     csvExtraRows: read.flag('DISAGG_CSV_EXTRA_ROWS'),
+    history: { target: { kind: 'off' }, runKind: 'post-merge', regression: 'warn' },
   };
   read.oneOf('DISAGG_PROGRESS', PROGRESS_MODES, 'how the run shows its progress');
+  settings.history = readHistorySettings(read, settings.outputPath);
   if (env.OUTPUT_PATH !== undefined && env.OUTPUT_PATH.trim() === '' && env.OUTPUT_PATH !== '') {
     read.problems.push(`OUTPUT_PATH=${shown(env.OUTPUT_PATH)}: expected a folder for results, logs and the job ledger`);
   }

@@ -6,7 +6,13 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { readSettings } from '../settings.ts';
+import { readSettings, type Settings } from '../settings.ts';
+import { readAndMergeResults } from '../results/report/load.ts';
+import type { TrendInput } from '../results/report/trends.ts';
+import { isHistoryStoreError } from '../history/errors.ts';
+import { latestRunOf } from '../history/run-ref.ts';
+import { withHistory } from '../history/store.ts';
+import { trendsForRun } from '../history/trends.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
 
@@ -16,7 +22,10 @@ export const usage = `usage: disagg-bench report [results.json|folder ...] [--ou
   --output      report file (default: report.html next to the first input)
   --baseline    previous results to compare with (repeatable); regressions are marked
   --threshold   percent a metric may worsen before it counts as a regression (default 5)
-  --fail-on-regression  exit 1 when the comparison finds a regression`;
+  --fail-on-regression  exit 1 when the comparison finds a regression
+  With a performance history (DISAGG_HISTORY, default OUTPUT_PATH/history.duckdb) holding the
+  inputs' latest run, the report has a trend section: each test's headline metric over time with
+  its baseline and threshold.`;
 
 async function folderOf(input: string): Promise<string> {
   const info = await stat(input).catch(() => undefined);
@@ -31,6 +40,20 @@ export function parseThreshold(raw: string | undefined): number | undefined {
     throw new Error(`--threshold ${JSON.stringify(raw)}: expected a percentage >= 0, e.g. --threshold 5`);
   }
   return percent / 100;
+}
+
+/** The trend section for the latest run of the inputs, when DISAGG_HISTORY holds history of it; a broken store is one line. */
+async function historyTrends(settings: Settings, inputs: string[]): Promise<TrendInput | undefined> {
+  if (settings.history.target.kind === 'off') return undefined;
+  const run = latestRunOf(await readAndMergeResults(inputs)).filter((r) => r.run);
+  if (run.length === 0) return undefined;
+  try {
+    return await withHistory(settings.history.target, (store) => trendsForRun(store, run));
+  } catch (error) {
+    if (!isHistoryStoreError(error)) throw error;
+    if (!error.empty) console.error(`report: no trend section: ${error.message}`);
+    return undefined;
+  }
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -49,9 +72,11 @@ export async function run(argv: string[]): Promise<number> {
     console.log(usage);
     return 0;
   }
-  const inputs = positionals.length ? positionals : [readSettings().outputPath];
+  const settings = readSettings();
+  const inputs = positionals.length ? positionals : [settings.outputPath];
   const output = values.output ?? path.join(await folderOf(inputs[0]), REPORT_FILE);
-  const report = await buildReport({ inputs, output, baseline: values.baseline, threshold: parseThreshold(values.threshold) });
+  const trends = await historyTrends(settings, inputs);
+  const report = await buildReport({ inputs, output, baseline: values.baseline, threshold: parseThreshold(values.threshold), trends });
   const tests = new Set(report.plots.map((p) => p.testId)).size;
   console.log(`${report.file}: ${report.plots.length} plot(s) over ${tests} test(s)`);
   if (report.comparison) {

@@ -41,6 +41,51 @@ export interface TestRecord {
   csvRows?: CsvRowsIdentity;
   /** Written, its CSV rows not yet: not a result until the record is written again without it. */
   saving?: boolean;
+  /** The run this record belongs to, for the performance history (absent: never appended to one). */
+  run?: RecordRunContext;
+  /** This record checked against the history's baselines (absent: not checked). */
+  regression?: RecordRegression;
+}
+
+/** Which run a record came from, kept with it in the history (framework/history/). */
+export interface RecordRunContext {
+  id: string;
+  /** DISAGG_RUN_KIND: post-merge records feed later baselines, pre-merge ones do not. */
+  kind: 'post-merge' | 'pre-merge';
+  /** DISAGG_RUN_LABEL. */
+  label?: string;
+  /** Git commit and branch of the configs (WORK_DIR), when it is a git work tree. */
+  commit?: string;
+  branch?: string;
+  /** CI variables present in the run's environment (GITHUB_*, CI_*, BUILD_*...). */
+  ci?: Record<string, string>;
+  /** Identity beyond test id and GPU type (backend...): what makes two runs "the same test". */
+  identity?: Record<string, string | number>;
+  /** Per-metric thresholds (fractions) this config sets, embedded as upstream embeds d_threshold_*. */
+  thresholds?: Record<string, { postMerge: number; preMerge: number }>;
+}
+
+/** One metric compared with its baseline from the history. */
+export interface RegressionFinding {
+  metric: string;
+  labels: Metric['labels'];
+  unit: string;
+  value: number;
+  baseline: number;
+  /** Fraction, e.g. 0.05. */
+  threshold: number;
+  /** Percent, positive = better (upstream's _calculate_diff). */
+  diffPercent: number;
+  regression: boolean;
+  /** Days of history (this run's included) the baseline came from. */
+  days: number;
+}
+
+export interface RecordRegression {
+  mode: 'fail' | 'warn' | 'off';
+  findings: RegressionFinding[];
+  /** Why nothing was checked (no history for this test, store unreachable...). */
+  skipped?: string;
 }
 
 export interface ResultsFile {

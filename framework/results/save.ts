@@ -18,7 +18,7 @@ import type { Settings } from '../settings.ts';
 import type { TestRun } from '../jobs/session.ts';
 import { testType } from '../types/registry.ts';
 import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from './csv.ts';
-import { findRecord, saveTestRecord, type TestRecord } from './json.ts';
+import { findRecord, saveTestRecord, type RecordRegression, type RecordRunContext, type TestRecord } from './json.ts';
 import { testLogDir } from '../jobs/job-manager.ts';
 import type { TestTiming } from './tracker.ts';
 
@@ -27,6 +27,8 @@ export interface SaveInput {
   gpu: GpuDetection;
   test: PlannedTest;
   run: TestRun;
+  /** The performance history's part (framework/history/test-check.ts): run context, regression check. */
+  history?: { run: RecordRunContext; regression?: RecordRegression; failures: string[] };
 }
 
 /** The rows of a passed test with metrics, as upstream's result saver names and fills them. */
@@ -48,15 +50,15 @@ function earlierRows(earlier: TestRecord | undefined, test: PlannedTest, gpuOfTe
   return rowsIdentity(rowsOf(test, gpuOfTest, earlier.metrics, timing, extraRows));
 }
 
-export async function saveTestResult({ settings, gpu, test, run }: SaveInput): Promise<string[]> {
-  const out = settings.outputPath;
-  // The GPU this test ran as: the run's, else its type's assumed one (upstream's GB200 for serving).
-  const gpuOfTest = gpuForType(gpu, testType(test.testType)?.assumedGpuType);
-  const start = new Date(run.startedAt);
-  const end = new Date(run.endedAt);
-  const timing = { start, end, durationSec: (run.endedAt - run.startedAt) / 1000 };
-  const rows = run.passed && run.metrics.length > 0 ? rowsOf(test, gpuOfTest, run.metrics, timing, settings.csvExtraRows) : [];
-  const record: TestRecord = {
+/** The GPU a test ran as: the run's, else its type's assumed one (upstream's GB200 for serving). */
+const gpuOfTestOf = (gpu: GpuDetection, test: PlannedTest) => gpuForType(gpu, testType(test.testType)?.assumedGpuType);
+
+const timingOf = (run: TestRun): TestTiming => ({ start: new Date(run.startedAt), end: new Date(run.endedAt), durationSec: (run.endedAt - run.startedAt) / 1000 });
+
+/** The results.json record of a finished test, before anything is written. */
+export function testRecordOf({ settings, gpu, test, run }: SaveInput): TestRecord {
+  const timing = timingOf(run);
+  return {
     testId: test.id,
     type: test.testType,
     category: test.category,
@@ -66,13 +68,29 @@ export async function saveTestResult({ settings, gpu, test, run }: SaveInput): P
     verdict: run.passed ? 'passed' : 'failed',
     failures: run.failures,
     metrics: run.metrics,
-    timing: { start: start.toISOString(), end: end.toISOString(), durationSec: timing.durationSec },
+    timing: { start: timing.start.toISOString(), end: timing.end.toISOString(), durationSec: timing.durationSec },
     host: hostname(),
-    gpuType: gpuOfTest.gpuType,
-    logDir: testLogDir(out, test.id),
-    csvRows: rowsIdentity(rows),
+    gpuType: gpuOfTestOf(gpu, test).gpuType,
+    logDir: testLogDir(settings.outputPath, test.id),
   };
-  const earlier = earlierRows(await findRecord(out, record), test, gpuOfTest, settings.csvExtraRows);
+}
+
+export async function saveTestResult(input: SaveInput): Promise<string[]> {
+  const { settings, gpu, test, run, history } = input;
+  const out = settings.outputPath;
+  const rows = run.passed && run.metrics.length > 0 ? rowsOf(test, gpuOfTestOf(gpu, test), run.metrics, timingOf(run), settings.csvExtraRows) : [];
+  const record: TestRecord = { ...testRecordOf(input), csvRows: rowsIdentity(rows) };
+  if (history) {
+    record.run = history.run;
+    if (history.regression) record.regression = history.regression;
+    // A regression fails the test (DISAGG_REGRESSION=fail) without making its numbers untrue: its
+    // CSV rows are still written below, as upstream still uploads a regressive run's data.
+    if (history.failures.length > 0) {
+      record.verdict = 'failed';
+      record.failures = [...record.failures, ...history.failures];
+    }
+  }
+  const earlier = earlierRows(await findRecord(out, record), test, gpuOfTestOf(gpu, test), settings.csvExtraRows);
   if (rows.length === 0 && !earlier) return [await saveTestRecord(out, record)];
 
   const file = await saveTestRecord(out, { ...record, saving: true });

@@ -10,6 +10,7 @@ import { RESULTS_JSON_FILE } from '../results/json.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
 import { describeNotRun, isRunProject, runTests } from './run-tests.ts';
+import { appendRunsToHistory } from '../history/run-end.ts';
 
 export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
@@ -29,10 +30,14 @@ export default class DisaggReporter implements Reporter {
       process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
     }
     if (rows.length === 0) return;
-    const { outputPath } = readSettings();
+    const settings = readSettings();
+    const { outputPath } = settings;
     if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
+    // The run's records into the performance history (one transaction; a failing store is one line).
+    const history = await appendRunsToHistory(settings, process.env.DISAGG_RUN_ID).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}`, trends: undefined }));
+    if (history) (history.ok ? process.stdout : process.stderr).write(`${history.message}\n`);
     try {
-      const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE) });
+      const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE), trends: history?.trends });
       process.stdout.write(`report: ${report.file}\n`);
     } catch (err) {
       process.stderr.write(`report.html could not be written: ${(err as Error).message}\n`);

@@ -10,7 +10,8 @@ import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import { RunSession } from '../jobs/session.ts';
-import { saveTestResult } from '../results/save.ts';
+import { saveTestResult, testRecordOf } from '../results/save.ts';
+import { historyForTest } from '../history/test-check.ts';
 import { testTypeNames } from '../types/names.ts';
 import { testType } from '../types/registry.ts';
 
@@ -85,15 +86,20 @@ describe(typeName, { concurrent: true }, () => {
       // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
       const nothingReplayed = settings.debugMode && !run.jobId;
       if (nothingReplayed) run.failures.push('nothing was replayed: results.json and the CSV keep what they held for this test');
-      const saved = run.alreadyRecorded || nothingReplayed ? [] : await saveTestResult({ settings, gpu, test: planned, run }).catch((err: Error) => {
+      const nothingToSave = run.alreadyRecorded || nothingReplayed;
+      // The history's part: run context for the run's end, and the check against earlier runs.
+      const history = nothingToSave ? undefined : await historyForTest({ settings, runId: inject('runId'), test: planned, record: testRecordOf({ settings, gpu, test: planned, run }) });
+      for (const warning of history?.warnings ?? []) console.warn(warning);
+      const saved = nothingToSave ? [] : await saveTestResult({ settings, gpu, test: planned, run, history }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.
         const why = run.passed ? '' : `\n- ${run.failures.filter((f) => f !== err.message).join('\n- ')}`;
         throw new Error(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
       });
       ctx.task.meta.disagg = { jobId: run.jobId, state: run.status.state, metrics: run.metrics, files: saved };
       const earlier = run.alreadyRecorded ? ` (result of job ${run.jobId}, recorded by an earlier run)` : '';
-      if (!run.passed) {
-        throw new Error(`${planned.id} failed${earlier}:\n- ${run.failures.join('\n- ')}`);
+      const failures = [...run.failures, ...(history?.failures ?? [])];
+      if (failures.length > 0) {
+        throw new Error(`${planned.id} failed${earlier}:\n- ${failures.join('\n- ')}`);
       }
     });
   };

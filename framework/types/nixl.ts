@@ -82,6 +82,9 @@ export const nixlType: TestType = {
   buildJob,
   verdict,
   references: (config) => nixlConfig(config).benchmark.references,
+  regression: (config) => (nixlConfig(config).benchmark as { regression?: unknown }).regression,
+  // The benchmark kind and the transfer backend: the same file on another backend is another test.
+  identity: (config) => ({ benchmark_kind: nixlConfig(config).benchmark.kind, transfer_backend: nixlConfig(config).benchmark.backend }),
   csvInfo: (config) => ({ command: `disagg-bench ${nixlConfig(config).benchmark.kind}` }),
 };
 

@@ -95,6 +95,13 @@ export interface TestType {
    * core fails a test whose metrics leave their bounds.
    */
   references?(config: Record<string, unknown>): Record<string, unknown> | undefined;
+  /** The config's `benchmark.regression` thresholds (metrics/regression-thresholds.ts), if any. */
+  regression?(config: Record<string, unknown>): unknown;
+  /**
+   * What, beyond the test id and GPU type, makes two runs of this config "the same test" in the
+   * performance history (the transfer backend...): upstream's match keys.
+   */
+  identity?(config: Record<string, unknown>): Record<string, string | number>;
   /** How the test's CSV rows are named and which metrics they hold (results/csv.ts). */
   csvInfo?(config: Record<string, unknown>, category: string, testId: string): CsvInfo;
 }

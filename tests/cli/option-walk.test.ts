@@ -376,8 +376,8 @@ describe('every option of every command changes what runs, or is refused or anno
 
 describe('the other commands', () => {
   it('every command of the CLI is walked here', () => {
-    // validate takes files only; list, report, cleanup and nixl-tool are checked below
-    expect(Object.keys(commands).sort()).toEqual([...walks.map((w) => w.command), 'validate', 'list', 'report', 'cleanup', 'nixl-tool'].sort());
+    // validate takes files only; list, report, cleanup, nixl-tool and history are checked below
+    expect(Object.keys(commands).sort()).toEqual([...walks.map((w) => w.command), 'validate', 'list', 'report', 'cleanup', 'nixl-tool', 'history'].sort());
   });
 
   it('nixl-tool: each step takes its own options; another step\'s option is refused, not ignored', async () => {
@@ -393,6 +393,15 @@ describe('the other commands', () => {
     const ledger = [entry('A', '1'), entry('B', '2')];
     expect(unfinishedJobs(ledger).map((e) => e.job)).toEqual(['1', '2']);
     expect(unfinishedJobs(ledger, 'B').map((e) => e.job)).toEqual(['2']);
+  });
+
+  it("history: every option of every history command is exercised by tests/history/cli.test.ts", () => {
+    const root = path.resolve(import.meta.dirname, '../..');
+    const tests = fs.readFileSync(path.join(root, 'tests/history/cli.test.ts'), 'utf8');
+    const dir = path.join(root, 'framework/commands/history');
+    const options = fs.readdirSync(dir).filter((f) => f !== 'common.ts').flatMap((f) => [...fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/'?([a-z][a-z0-9-]*)'?: \{ type: '(?:string|boolean)'/g)].map((m) => `--${m[1]}`));
+    expect(options.length).toBeGreaterThan(15);
+    for (const option of options) expect(tests, option).toContain(`'${option}'`);
   });
 
   it("list --type and report's options are exercised by their own tests", () => {

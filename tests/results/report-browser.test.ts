@@ -2,61 +2,23 @@
 // the charts that drew pixels onto their canvases (body data-rendered), a second run takes a
 // screenshot. DISAGG_NO_BROWSER=1 skips this file where no browser can be installed;
 // DISAGG_UPDATE_SCREENSHOT=1 also copies the screenshot to docs/report-screenshot.png (the README's).
-import { accessSync, constants } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { execa } from 'execa';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderReport } from '../../framework/results/report/render.ts';
 import { baselineRecords, fixtureRecords } from '../fixtures/report/fixture.ts';
+import { chromium as runChromium, skipBrowser } from '../fixtures/report/chromium.ts';
 
-const BROWSERS = ['chromium', 'chromium-browser'];
 const SCREENSHOT_COPY = fileURLToPath(new URL('../../docs/report-screenshot.png', import.meta.url));
 
-function findBrowser(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    for (const name of BROWSERS) {
-      try {
-        accessSync(path.join(dir, name), constants.X_OK);
-        return path.join(dir, name);
-      } catch {
-        // not in this folder
-      }
-    }
-  }
-  return undefined;
-}
-
-const skip = process.env.DISAGG_NO_BROWSER === '1';
-
-describe.skipIf(skip)('report.html in headless Chromium', () => {
+describe.skipIf(skipBrowser)('report.html in headless Chromium', () => {
   let dir: string;
   let page: string;
   let plotCount: number;
 
-  /** One browser run with its own profile folder; extra arguments before the page's URL. */
-  async function chromium(...args: string[]) {
-    const browser = findBrowser();
-    if (!browser) {
-      throw new Error(
-        `headless Chromium not found on PATH (looked for ${BROWSERS.join(', ')}): install Debian's chromium package ` +
-          `(apt-get install -y chromium), or set DISAGG_NO_BROWSER=1 to skip the browser test`,
-      );
-    }
-    const profile = await mkdtemp(path.join(dir, 'profile-'));
-    const flags = [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, '--window-size=1400,2000', '--virtual-time-budget=5000',
-    ];
-    const result = await execa(browser, [...flags, ...args, pathToFileURL(page).href], { reject: false, stdin: 'ignore', timeout: 90_000 });
-    if (result.exitCode !== 0) {
-      const tail = String(result.stderr).trim().split('\n').slice(-15).join('\n');
-      throw new Error(`${browser} ${args.join(' ')} exited with ${result.exitCode ?? result.signal}:\n${tail}`);
-    }
-    return result.stdout;
-  }
+  const chromium = (...args: string[]) => runChromium(page, dir, args);
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'report-browser-'));

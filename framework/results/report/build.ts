@@ -2,6 +2,7 @@
 import { readAndMergeResults } from './load.ts';
 import { renderReport, type RenderedReport } from './render.ts';
 import { writeWhole } from '../write-whole.ts';
+import type { TrendInput } from './trends.ts';
 
 export interface BuildReportOptions {
   /** results.json files, or folders holding one; merged in order (later wins on the same test and job). */
@@ -12,6 +13,8 @@ export interface BuildReportOptions {
   baseline?: string[];
   /** Regression threshold as a fraction; default 0.05. */
   threshold?: number;
+  /** The trend section's data (framework/history/trends.ts), when there is a history. */
+  trends?: TrendInput;
 }
 
 /** Writes the report through a temporary file, so a reader never sees half a page. */
@@ -28,6 +31,7 @@ export async function buildReport(options: BuildReportOptions): Promise<Rendered
     threshold: options.threshold,
     sources: options.inputs,
     baselineSources: options.baseline,
+    trends: options.trends,
   });
   await writeReportFile(options.output, report.html);
   return { ...report, file: options.output };

@@ -30,7 +30,7 @@
         backgroundColor: s.baseline ? withAlpha(c, 0.25) : withAlpha(c, 0.75),
         borderDash: s.baseline ? [6, 4] : [],
         borderWidth: 2,
-        pointRadius: 3,
+        pointRadius: s.emphasis ? 7 : 3,
         spanGaps: true,
       };
     });

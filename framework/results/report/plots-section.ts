@@ -3,7 +3,9 @@
 import { escapeHtml } from './escape.ts';
 import type { PlotSpec } from './plots.ts';
 
-function figure(plot: PlotSpec): string {
+export type { PlotSpec };
+
+export function figure(plot: PlotSpec): string {
   return (
     `<figure class="chart" data-plot="${escapeHtml(plot.id)}" data-test="${escapeHtml(plot.testId)}" ` +
     `data-axis="${escapeHtml(plot.axis)}" data-unit="${escapeHtml(plot.unit)}" data-chart="${plot.chart}">` +

@@ -47,6 +47,8 @@ export interface PlotSeries {
   hidden: boolean;
   /** From the baseline results (drawn dashed). */
   baseline: boolean;
+  /** Points drawn large (this run's point on a trend chart). */
+  emphasis?: boolean;
 }
 
 export interface PlotSpec {

@@ -10,6 +10,8 @@ import { planPlots, type PlotSpec } from './plots.ts';
 import { plotsSection } from './plots-section.ts';
 import { pageHtml } from './template.ts';
 import { testsTable } from './tests-table.ts';
+import { trendPlots, type TrendInput } from './trends.ts';
+import { trendSection } from './trend-section.ts';
 
 export const REPORT_FILE = 'report.html';
 
@@ -25,6 +27,8 @@ export interface ReportInput {
   /** Default now. */
   generatedAt?: Date;
   title?: string;
+  /** Series from the performance history, when the run keeps one (framework/history/trends.ts). */
+  trends?: TrendInput;
 }
 
 export interface RenderedReport {
@@ -57,7 +61,10 @@ export function renderReport(input: ReportInput): RenderedReport {
   const plotHtml = plotsSection(plots);
   const sections = [header(input, comparison), testsTable(input.records, plotHtml.anchors)];
   if (comparison) sections.push(comparisonSection(comparison, input.baselineSources ?? []));
+  // The trend section sits right after the tests: its regressions are the run's news.
+  const trends = input.trends ? trendPlots(input.trends) : [];
+  if (input.trends) sections.splice(2, 0, trendSection(input.trends, trends));
   sections.push(plotHtml.html);
-  const html = pageHtml({ title: input.title ?? 'disagg-bench report', sections, data: { plots } });
+  const html = pageHtml({ title: input.title ?? 'disagg-bench report', sections, data: { plots: [...plots, ...trends] } });
   return { html, plots, comparison };
 }

@@ -11,6 +11,7 @@ import type { NixlKind } from './kind.ts';
 import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 import { secondsSchema } from '../common/number-bounds.ts';
+import { regressionSchema } from '../../metrics/regression-thresholds.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -83,6 +84,7 @@ export function nixlSchema(kinds: readonly NixlKind[]): JsonSchema {
           gpus_per_node: int(0),
           ranks_may_share_gpu: { type: 'boolean' },
           references: { type: 'object' },
+          regression: regressionSchema,
           metrics: section(
             {
               log_file: nonEmpty,

@@ -5,6 +5,7 @@
 import type { JsonSchema } from '../test-type.ts';
 import { TASK_NAME, benchmarkModes } from '../../../runners/trtllm/serving-config.ts';
 import { secondsSchema } from '../common/number-bounds.ts';
+import { regressionSchema } from '../../metrics/regression-thresholds.ts';
 
 const str = { type: 'string' };
 const nonEmpty = { type: 'string', minLength: 1 };
@@ -185,6 +186,8 @@ export function servingSchema(title: string): JsonSchema {
           metrics: metricsOverride,
           // Checked by rules.ts through framework/metrics/references.ts.
           references: { type: 'object' },
+          // Thresholds against the performance history (framework/metrics/regression-thresholds.ts).
+          regression: regressionSchema,
         },
         ['mode', 'streaming', 'concurrency_list', 'input_length', 'output_length'],
       ),

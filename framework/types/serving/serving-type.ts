@@ -65,6 +65,34 @@ export function servingCsvInfo(perfMetrics: string[], raw: Record<string, unknow
   };
 }
 
+/**
+ * What makes two runs of a serving config the same test in the history: upstream's disagg match
+ * keys (test_perf_sanity.py upload_test_results_to_database: s_benchmark_mode, l_num_ctx_servers,
+ * l_num_gen_servers, the ctx/gen servers' tp, ep, max_batch_size and cache transceiver backend,
+ * the client's isl and osl), named without their type prefix.
+ */
+function servingIdentity(raw: Record<string, unknown>): Record<string, string | number> {
+  const config = servingConfig(raw);
+  const identity: Record<string, string | number> = {
+    model_name: config.metadata.model_name,
+    benchmark_mode: config.benchmark.mode,
+    num_ctx_servers: config.hardware.num_ctx_servers,
+    num_gen_servers: config.hardware.num_gen_servers,
+    isl: config.benchmark.input_length,
+    osl: config.benchmark.output_length,
+  };
+  for (const role of ['ctx', 'gen'] as const) {
+    const worker = config.worker_config[role];
+    if (!worker || (role === 'ctx' && config.hardware.num_ctx_servers === 0)) continue;
+    identity[`${role}_tp`] = worker.tensor_parallel_size ?? 1;
+    identity[`${role}_ep`] = Number(worker.moe_expert_parallel_size ?? 1);
+    if (worker.max_batch_size !== undefined) identity[`${role}_max_batch_size`] = worker.max_batch_size;
+    const transceiver = worker.cache_transceiver_config as { backend?: string } | undefined;
+    identity[`${role}_cache_transceiver_backend`] = transceiver?.backend ?? 'DEFAULT';
+  }
+  return identity;
+}
+
 export function servingTestType(options: ServingTypeOptions): TestType {
   return {
     name: options.name,
@@ -79,5 +107,7 @@ export function servingTestType(options: ServingTypeOptions): TestType {
     verdict: servingVerdict(options.perfMetrics),
     references: (config) => servingConfig(config).benchmark.references,
     csvInfo: (config, category, testId) => servingCsvInfo(options.perfMetrics, config, category, testId),
+    regression: (config) => (servingConfig(config).benchmark as { regression?: unknown }).regression,
+    identity: servingIdentity,
   };
 }

@@ -1,0 +1,32 @@
+// `disagg-bench history show <test id> [--metric M]`
+import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
+
+export const usage = `usage: disagg-bench history show <test id> [--metric NAME]
+  Prints the test's values over time, one block per metric and label set: time (UTC), run kind,
+  run (label), value; '*' marks values that feed no baseline (pre-merge, or a test that failed its own checks).`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(argv, { metric: { type: 'string' } }, usage);
+  if (values.help) return console.log(usage), 0;
+  if (positionals.length !== 1) throw new UsageError(`name one test id\n${usage}`);
+  const settings = historySettings();
+  const points = await onStore(settings, (store) => store.points({ testIds: positionals, metric: values.metric }));
+  if (points.length === 0) {
+    console.log(`no values of ${positionals[0]}${values.metric ? ` ${values.metric}` : ''} in the history`);
+    return 1;
+  }
+  const blocks = new Map<string, typeof points>();
+  for (const p of points) {
+    const key = `${p.metric} ${Object.entries(p.labels).map(([k, v]) => `${k}=${v}`).join(' ')}`.trim();
+    if (!blocks.has(key)) blocks.set(key, []);
+    blocks.get(key)!.push(p);
+  }
+  for (const [key, series] of blocks) {
+    console.log(`${positionals[0]} ${key} (${series[0].unit || 'no unit'}${series[0].higherIsBetter === undefined ? '' : series[0].higherIsBetter ? ', higher is better' : ', lower is better'})`);
+    for (const p of series) {
+      const when = new Date(p.tsMs).toISOString().slice(0, 19).replace('T', ' ');
+      console.log(`  ${when}  ${p.runKind.padEnd(10)}  ${(p.runLabel ? `${p.runLabel} (${p.runId})` : p.runId).padEnd(40)}  ${p.value}${p.postMerge && p.valid ? '' : ' *'}`);
+    }
+  }
+  return 0;
+}

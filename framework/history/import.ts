@@ -1,0 +1,48 @@
+// `history import`: results.json files and perf_script_test_results.csv files (upstream's or
+// this project's) into the history, every record keeping its own dates. A record that carries its
+// run context (written by a run of this version) keeps it; one without gets a stable run id
+// (upstream-csv.ts importedRunId, so importing twice adds nothing), the kind and label asked for,
+// and the identity of its config under WORK_DIR when there is one.
+import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
+import { readResultsRecords } from '../results/report/load.ts';
+import type { RecordRunContext, TestRecord } from '../results/json.ts';
+import type { ConfigIdentity } from './config-identity.ts';
+import type { HistoryEntry } from './rows.ts';
+import { importedRunId, readUpstreamCsv } from './upstream-csv.ts';
+
+export interface ImportOptions {
+  kind: RecordRunContext['kind'];
+  label?: string;
+  /** GPU type for CSV rows (the file has none). */
+  gpuType?: string;
+  identityOf: (testId: string) => ConfigIdentity | undefined;
+}
+
+export interface ImportedFile {
+  file: string;
+  entries: HistoryEntry[];
+  /** Test ids imported without an identity (no config of that id under WORK_DIR). */
+  withoutConfig: string[];
+}
+
+/** CSV by its header, results.json otherwise. */
+const isCsv = (file: string) => /\.csv$/i.test(file) || readTextFileSync(file, READ_LIMITS.record).slice(0, 200).startsWith('network_name,');
+
+export async function readImportFile(file: string, options: ImportOptions): Promise<ImportedFile> {
+  const records: TestRecord[] = isCsv(file) ? readUpstreamCsv(file, { gpuType: options.gpuType }) : await readResultsRecords(file);
+  const withoutConfig = new Set<string>();
+  const entries = records.map((record): HistoryEntry => {
+    if (record.run) return { record, run: record.run, source: `import ${file}` };
+    const config = options.identityOf(record.testId);
+    if (!config) withoutConfig.add(record.testId);
+    const run: RecordRunContext = {
+      id: importedRunId(record),
+      kind: options.kind,
+      ...(options.label ? { label: options.label } : {}),
+      ...(config?.identity ? { identity: config.identity } : {}),
+      ...(config?.thresholds && Object.keys(config.thresholds).length ? { thresholds: config.thresholds } : {}),
+    };
+    return { record: { ...record, run }, run, source: `import ${file}` };
+  });
+  return { file, entries, withoutConfig: [...withoutConfig] };
+}

@@ -1,0 +1,43 @@
+// The history's part at the end of a run (framework/suite/reporter.ts): every record of
+// results.json that belongs to a run (it carries a run context) and that the store does not hold
+// yet is appended, in one transaction. This run's records, and those of an earlier run that was
+// killed before its end (RESUME picks its records up). A store that fails is one sentence; the
+// run's own results are already written and stay as they are.
+import type { Settings } from '../settings.ts';
+import { readResults } from '../results/json.ts';
+import { isHistoryStoreError } from './errors.ts';
+import { withHistory, type AppendResult } from './store.ts';
+import { trendsForRun } from './trends.ts';
+import type { TrendInput } from '../results/report/trends.ts';
+
+export interface RunEndHistory {
+  /** One line for the run's output. */
+  message: string;
+  ok: boolean;
+  appended?: AppendResult;
+  /** The report's trend section for this run's records. */
+  trends?: TrendInput;
+}
+
+export async function appendRunsToHistory(settings: Settings, runId?: string): Promise<RunEndHistory | undefined> {
+  const target = settings.history.target;
+  if (target.kind === 'off') return undefined;
+  const { records } = await readResults(settings.outputPath);
+  const entries = records.filter((r) => r.run).map((record) => ({ record, run: record.run!, source: 'run' }));
+  if (entries.length === 0) return undefined;
+  try {
+    return await withHistory(
+      target,
+      async (store) => {
+        const appended = await store.append(entries);
+        const mine = records.filter((r) => r.run?.id === runId);
+        const trends = mine.length ? await trendsForRun(store, mine) : undefined;
+        return { ok: true, appended, trends, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
+      },
+      { create: true },
+    );
+  } catch (error) {
+    if (!isHistoryStoreError(error)) throw error;
+    return { ok: false, message: `history: nothing appended: ${error.message}` };
+  }
+}

@@ -1,0 +1,92 @@
+// The history's tables, one SQL text for DuckDB and PostgreSQL. One row per test of a run (its
+// identity, verdict and context) and one per metric value, the latter carrying what the baseline
+// query filters on (series key, time, post-merge, valid) so that query needs no join.
+// Tables are prefixed disagg_history_ so a shared PostgreSQL database can hold them beside others.
+import type { Column } from './sql-connection.ts';
+
+/** Bumped when the tables change; a store written by a newer version is refused, not misread. */
+export const HISTORY_SCHEMA_VERSION = 1;
+export const WRITER = 'disagg-bench';
+
+export const META_TABLE = 'disagg_history_meta';
+export const TESTS_TABLE = 'disagg_history_tests';
+export const METRICS_TABLE = 'disagg_history_metrics';
+
+export const TEST_COLUMNS = [
+  { name: 'run_id', type: 'text' },
+  { name: 'test_id', type: 'text' },
+  { name: 'run_kind', type: 'text' },
+  { name: 'run_label', type: 'text' },
+  { name: 'git_commit', type: 'text' },
+  { name: 'git_branch', type: 'text' },
+  /** JSON object of CI variables. */
+  { name: 'ci', type: 'text' },
+  { name: 'test_type', type: 'text' },
+  { name: 'category', type: 'text' },
+  { name: 'config_file', type: 'text' },
+  { name: 'gpu_type', type: 'text' },
+  /** JSON object: backend and the other fields beyond id and GPU type that make a test the same test. */
+  { name: 'identity', type: 'text' },
+  { name: 'verdict', type: 'text' },
+  /** The measurement is usable (the test passed its own checks); upstream's b_is_valid. */
+  { name: 'valid', type: 'boolean' },
+  { name: 'job_id', type: 'text' },
+  { name: 'scheduler_state', type: 'text' },
+  { name: 'start_ms', type: 'bigint' },
+  { name: 'end_ms', type: 'bigint' },
+  { name: 'host', type: 'text' },
+  /** JSON array of failure messages. */
+  { name: 'failures', type: 'text' },
+  /** JSON of the record's regression check (findings against baselines), when it had one. */
+  { name: 'regression', type: 'text' },
+  /** 'run', or 'import <file>'. */
+  { name: 'source', type: 'text' },
+  { name: 'appended_ms', type: 'bigint' },
+] as const satisfies readonly Column[];
+
+export const METRIC_COLUMNS = [
+  { name: 'run_id', type: 'text' },
+  { name: 'test_id', type: 'text' },
+  /** What makes two values the same series: test id, GPU type, identity, labels (JSON). */
+  { name: 'case_key', type: 'text' },
+  /** A 53-bit hash of case_key and metric (series-key.ts seriesId): what the baseline query groups by, fast. */
+  { name: 'series_id', type: 'bigint' },
+  { name: 'metric', type: 'text' },
+  /** JSON object, keys sorted. */
+  { name: 'labels', type: 'text' },
+  { name: 'value', type: 'double' },
+  { name: 'unit', type: 'text' },
+  { name: 'higher_is_better', type: 'boolean' },
+  /** The test's end, ms since the epoch (upstream's ts_created). */
+  { name: 'ts_ms', type: 'bigint' },
+  { name: 'post_merge', type: 'boolean' },
+  { name: 'valid', type: 'boolean' },
+  /** Thresholds (fractions) the config set for this metric, as upstream embeds d_threshold_*; null = default. */
+  { name: 'threshold_post', type: 'double' },
+  { name: 'threshold_pre', type: 'double' },
+] as const satisfies readonly Column[];
+
+const SQL_TYPES: Record<Column['type'], string> = { text: 'TEXT', double: 'DOUBLE PRECISION', bigint: 'BIGINT', boolean: 'BOOLEAN' };
+const columnsDdl = (columns: readonly Column[]) => columns.map((c) => `${c.name} ${SQL_TYPES[c.type]}`).join(', ');
+
+export const CREATE_TABLES = [
+  `CREATE TABLE IF NOT EXISTS ${META_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${TESTS_TABLE} (${columnsDdl(TEST_COLUMNS)}, PRIMARY KEY (run_id, test_id))`,
+  `CREATE TABLE IF NOT EXISTS ${METRICS_TABLE} (${columnsDdl(METRIC_COLUMNS)})`,
+];
+
+/** PostgreSQL only: DuckDB scans its columns faster than it would maintain an index on every append. */
+export const POSTGRES_INDEXES = [
+  `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_series ON ${METRICS_TABLE} (series_id, ts_ms)`,
+  `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_test ON ${METRICS_TABLE} (test_id, metric)`,
+  `CREATE INDEX IF NOT EXISTS ${METRICS_TABLE}_run ON ${METRICS_TABLE} (run_id)`,
+];
+
+/** The values being checked, one session's temporary table: the baseline query adds them to their days. */
+export const NEW_POINTS_TABLE = 'disagg_history_new_points';
+export const NEW_POINT_COLUMNS = [
+  { name: 'series_id', type: 'bigint' },
+  { name: 'ts_ms', type: 'bigint' },
+  { name: 'value', type: 'double' },
+] as const satisfies readonly Column[];
+export const CREATE_NEW_POINTS = `CREATE TEMP TABLE IF NOT EXISTS ${NEW_POINTS_TABLE} (series_id BIGINT, ts_ms BIGINT, value DOUBLE PRECISION)`;

@@ -1,0 +1,83 @@
+// The history's part in one test of a run (framework/suite/suite.test.ts): the run context its
+// record carries into the history at the run's end, and its check against the baselines of the
+// history before it. The store being absent, empty or unreachable never touches the test's own
+// result: the check is skipped with one sentence saying why.
+import type { PlannedTest } from '../select/plan.ts';
+import type { Settings } from '../settings.ts';
+import type { RecordRegression, RecordRunContext, TestRecord } from '../results/json.ts';
+import { testType } from '../types/registry.ts';
+import { configuredThresholds } from '../metrics/regression-thresholds.ts';
+import { isHistoryStoreError } from './errors.ts';
+import { lookbackStartMs } from './baseline.ts';
+import { checkRecord, newPoints, regressionMessages } from './regression.ts';
+import { runContext } from './run-context.ts';
+import { withHistory } from './store.ts';
+
+const failedStores = new Map<string, string>();
+const queues = new Map<string, Promise<unknown>>();
+
+export interface TestHistory {
+  run: RecordRunContext;
+  regression?: RecordRegression;
+  /** Regressions that fail the test (DISAGG_REGRESSION=fail). */
+  failures: string[];
+  /** Lines to show without failing (warn mode, or why the check was skipped on an error). */
+  warnings: string[];
+}
+
+/**
+ * The run context of a test's record and, when it measured something and regressions are
+ * checked, its findings. Undefined when the run keeps no history (DISAGG_HISTORY=off, or a
+ * DEBUG_MODE replay: its numbers are an earlier run's, not a new measurement).
+ */
+export async function historyForTest(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }): Promise<TestHistory | undefined> {
+  const { settings, test, record } = input;
+  const history = settings.history;
+  if (history.target.kind === 'off' || settings.debugMode) return undefined;
+  const config = test.resolved?.config ?? {};
+  const type = testType(test.testType);
+  const raw = type?.regression?.(config);
+  const identity = type?.identity?.(config);
+  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent) });
+  const outcome: TestHistory = { run, failures: [], warnings: [] };
+  if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
+  // One check at a time per store in this process, so that a store that failed once is not tried
+  // again by every later test (an unreachable server would cost each one the connect timeout);
+  // the first test said why.
+  const key = JSON.stringify(history.target);
+  const previous = queues.get(key) ?? Promise.resolve();
+  const mine = previous.then(() => check(input, outcome, key, raw, identity));
+  queues.set(key, mine.catch(() => undefined));
+  await mine;
+  return outcome;
+}
+
+async function check(input: { settings: Settings; runId: string; record: TestRecord }, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
+  const { settings, record } = input;
+  const history = settings.history;
+  const anchor = Date.parse(record.timing.start);
+  const failed = failedStores.get(key);
+  if (failed) {
+    outcome.regression = { mode: history.regression, findings: [], skipped: failed };
+    return;
+  }
+  try {
+    const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
+    const baselines = await withHistory(history.target, (store) =>
+      store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options) }),
+    );
+    const checked = checkRecord({ record, baselines, runKind: history.runKind, ...options });
+    outcome.regression = { mode: history.regression, findings: checked.findings, ...(checked.skipped ? { skipped: checked.skipped } : {}) };
+    const messages = regressionMessages(record.testId, checked.findings);
+    if (history.regression === 'fail') outcome.failures.push(...messages);
+    else outcome.warnings.push(...messages.map((m) => `warning: ${m}`));
+  } catch (error) {
+    if (!isHistoryStoreError(error)) throw error;
+    const why = error.empty ? 'no history yet' : `not checked against the history: ${error.message}`;
+    outcome.regression = { mode: history.regression, findings: [], skipped: why };
+    if (!error.empty) {
+      failedStores.set(key, why);
+      outcome.warnings.push(`${record.testId}: ${why} (the run's other tests are not checked either)`);
+    }
+  }
+}

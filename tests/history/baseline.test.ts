@@ -1,0 +1,112 @@
+// The baseline algorithm against figures worked out with upstream's own functions
+// (perf_regression_utils.py _daily_aggregate_values, _rolling_smooth, _percentile,
+// calculate_baseline_metrics) on the same data, and the regression rule and thresholds around it.
+import { describe, expect, it } from 'vitest';
+import { baselineOf, dailyMeans, dayOf, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
+import { checkRecord, describeFinding, diffPercent, newPoints, type CheckInput } from '../../framework/history/regression.ts';
+import { caseKey, seriesId } from '../../framework/history/series-key.ts';
+import { metricThresholds } from '../../framework/metrics/regression-thresholds.ts';
+import type { TestRecord } from '../../framework/results/json.ts';
+import { DAY0, DAY_MS, record } from '../fixtures/history/records.ts';
+
+describe('upstream baseline algorithm', () => {
+  it('smooths with a trailing 3-day mean, early days over fewer', () => {
+    expect(rollingSmooth([105, 90, 120, 80, 70])).toEqual([105, 97.5, 105, 96.66666666666667, 90]);
+  });
+
+  it('takes percentiles with linear interpolation (numbers from upstream _percentile)', () => {
+    const smoothed = [105, 97.5, 105, 96.66666666666667, 90];
+    expect(percentile(smoothed, 95)).toBeCloseTo(105, 12);
+    expect(percentile(smoothed, 5)).toBeCloseTo(91.33333333333333, 12);
+    expect(percentile([], 95)).toBe(0);
+    expect(percentile([7], 5)).toBe(7);
+  });
+
+  it('averages per day, adds the new value to its own day, then P5 (lower is better) / P95 (higher)', () => {
+    const series = { days: [10, 11, 12, 13], sums: [20, 22, 19, 25], counts: [1, 1, 1, 1] };
+    const daily = dailyMeans(series, [{ day: 13, value: 30 }]);
+    expect(daily).toEqual([20, 22, 19, 27.5]);
+    expect(baselineOf(daily, false)).toBeCloseTo(20.05, 12);
+    expect(baselineOf(daily, true)).toBeCloseTo(22.55833333333333, 12);
+    // two values on one day count once, as their mean
+    expect(dailyMeans({ days: [1], sums: [210], counts: [2] }, [{ day: 2, value: 90 }])).toEqual([105, 90]);
+    expect(baselineOf([], true)).toBeUndefined();
+  });
+
+  it('starts the 90-day window at the start of the day 90 days back', () => {
+    const anchor = DAY0 + 100 * DAY_MS + 12 * 3_600_000; // noon
+    expect(lookbackStartMs(anchor)).toBe(DAY0 + 10 * DAY_MS);
+  });
+
+  it('reports the change as upstream _calculate_diff does: positive = better', () => {
+    expect(diffPercent(110, 100, true)).toBeCloseTo(10);
+    expect(diffPercent(110, 100, false)).toBeCloseTo(-10);
+    expect(diffPercent(5, 0, true)).toBe(0);
+  });
+});
+
+describe('thresholds', () => {
+  it('metric entry, then the global percent, then 5 % post-merge and 10 % pre-merge', () => {
+    expect(metricThresholds(undefined, 'X')).toEqual({ postMerge: 0.05, preMerge: 0.1, check: true });
+    expect(metricThresholds(undefined, 'X', 7)).toEqual({ postMerge: 0.07, preMerge: 0.07, check: true });
+    expect(metricThresholds({ X: { threshold: 3 } }, 'X', 7)).toEqual({ postMerge: 0.03, preMerge: 0.03, check: true });
+    expect(metricThresholds({ X: { post_merge: 2, pre_merge: 8 } }, 'X')).toEqual({ postMerge: 0.02, preMerge: 0.08, check: true });
+    expect(metricThresholds({ X: { check: false } }, 'X').check).toBe(false);
+  });
+});
+
+describe('checkRecord', () => {
+  const identity = { backend: 'UCX' };
+  const key = caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity, labels: { concurrency: 8 } });
+  // Five earlier days: TTFT 20 ms, throughput 1000 tok/s every day.
+  const days = [0, 1, 2, 3, 4].map((d) => d + DAY0 / DAY_MS);
+  const history = new Map([
+    [seriesId(key, 'SERVER_MEDIAN_TTFT'), { days, sums: [20, 20, 20, 20, 20], counts: [1, 1, 1, 1, 1] }],
+    [seriesId(key, 'SERVER_OUTPUT_TOKEN_THROUGHPUT'), { days, sums: [1000, 1000, 1000, 1000, 1000], counts: [1, 1, 1, 1, 1] }],
+  ]);
+  /** The check with baselines from the JS reference (what store.baselines returns for the same data). */
+  const check = (r: TestRecord, options: Omit<CheckInput, 'record' | 'baselines'>) => {
+    const baselines = new Map(newPoints(r, options).map((p) => [p.seriesId, seriesBaseline(p.seriesId, history.get(p.seriesId), [{ day: dayOf(p.tsMs), value: p.value }])]));
+    return checkRecord({ record: r, baselines, ...options });
+  };
+
+  it('flags a value beyond baseline * (1 +/- threshold) in the metric direction only', () => {
+    const slow = record({ runId: 'new', day: 10, ttft: 30, throughput: 1200 });
+    const outcome = check(slow, { runKind: 'post-merge', identity });
+    const ttft = outcome.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')!;
+    // P5 of the smoothed daily means [20,20,20,20,20,(20+20+30)/3=23.3]: 20
+    expect(ttft).toMatchObject({ value: 30, baseline: 20, threshold: 0.05, regression: true, days: 6 });
+    expect(ttft.diffPercent).toBeCloseTo(-50);
+    expect(outcome.findings.find((f) => f.metric === 'SERVER_OUTPUT_TOKEN_THROUGHPUT')!.regression).toBe(false);
+    // a metric without direction is never judged
+    expect(outcome.findings.some((f) => f.metric === 'SERVER_TOTAL_INPUT_TOKENS')).toBe(false);
+    expect(describeFinding(slow.testId, ttft)).toBe(
+      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 6 day(s) of history)',
+    );
+  });
+
+  it('pre-merge uses 10 %: a 7 % slower value passes pre-merge and fails post-merge', () => {
+    const r = record({ runId: 'new', day: 10, ttft: 21.4 });
+    const at = (runKind: 'pre-merge' | 'post-merge') => check(r, { runKind, identity }).findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')!;
+    expect(at('post-merge').regression).toBe(true);
+    expect(at('pre-merge').regression).toBe(false);
+    expect(at('pre-merge').threshold).toBe(0.1);
+  });
+
+  it('a config threshold and check: false change the verdict', () => {
+    const r = record({ runId: 'new', day: 10, ttft: 21.4 });
+    const loose = check(r, { runKind: 'post-merge', identity, thresholds: { SERVER_MEDIAN_TTFT: { threshold: 8 } } });
+    expect(loose.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ threshold: 0.08, regression: false });
+    const off = check(r, { runKind: 'post-merge', identity, thresholds: { SERVER_MEDIAN_TTFT: { check: false } } });
+    expect(off.findings.some((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toBe(false);
+  });
+
+  it('checks nothing for a case without history (another GPU, backend or concurrency)', () => {
+    for (const r of [record({ runId: 'n', day: 10, ttft: 99, gpuType: 'B200' }), record({ runId: 'n', day: 10, ttft: 99, concurrency: 16 })]) {
+      const outcome = check(r, { runKind: 'post-merge', identity });
+      expect(outcome.findings).toEqual([]);
+      expect(outcome.skipped).toMatch(/no earlier post-merge history/);
+    }
+    expect(check(record({ runId: 'n', day: 10, ttft: 99 }), { runKind: 'post-merge', identity: { backend: 'NIXL' } }).findings).toEqual([]);
+  });
+});

@@ -1,0 +1,118 @@
+// The history in a real run of the suite (`vitest run --project disagg` as a child process, the
+// local scheduler, a STAND-IN serving stack: the engine cannot run here, see
+// tests/fixtures/reliability/suite-run.ts). Its stand-in client always prints the same numbers
+// (median TTFT 20.25 ms), so a regression is made by seeding the history with faster earlier
+// days, through the store itself.
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { withHistory } from '../../framework/history/store.ts';
+import type { TestRecord } from '../../framework/results/json.ts';
+import { recordOf, removeWorkDirs, runSuite, standinConfig, testIdOf, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
+
+afterAll(removeWorkDirs);
+
+const DAY_MS = 86_400_000;
+const id = testIdOf('standin');
+
+/** Earlier post-merge days of the same test as `record`, with the given median TTFT. */
+function earlierDays(record: TestRecord, ttft: number, days: number): TestRecord[] {
+  return Array.from({ length: days }, (_, k) => {
+    const shift = (days - k) * DAY_MS;
+    return {
+      ...record,
+      timing: { ...record.timing, start: new Date(Date.parse(record.timing.start) - shift).toISOString(), end: new Date(Date.parse(record.timing.end) - shift).toISOString() },
+      metrics: record.metrics.map((m) => (m.name === 'SERVER_MEDIAN_TTFT' ? { ...m, value: ttft } : m)),
+      run: { ...record.run!, id: `seed-${k}`, kind: 'post-merge' },
+      regression: undefined,
+    };
+  });
+}
+
+describe('history in a run of the suite', () => {
+  it('appends every run at its end, fails a regression with DISAGG_REGRESSION=fail, keeps pre-merge runs out of baselines', { timeout: 300_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({ standin: await standinConfig({ client: 'ok' }) });
+    const store = { kind: 'duckdb' as const, file: path.join(outputPath, 'history.duckdb') };
+
+    // 1. A first run: nothing to compare with; its record lands in OUTPUT_PATH/history.duckdb.
+    const first = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_RUN_LABEL: 'first' } });
+    expect(first.exitCode, first.output).toBe(0);
+    expect(first.output).toMatch(/history: 1 record\(s\), \d+ metric value\(s\) appended to the DuckDB history .*history\.duckdb/);
+    const firstRecord = recordOf(first.records, id)!;
+    expect(firstRecord.run).toMatchObject({ kind: 'post-merge', label: 'first', identity: expect.objectContaining({ benchmark_mode: 'gen_only_no_context', gen_cache_transceiver_backend: 'DEFAULT' }) });
+    expect(firstRecord.regression?.skipped).toMatch(/no (history yet|earlier post-merge history)/);
+    const [stored] = await withHistory(store, (s) => s.records([firstRecord.run!.id]));
+    expect(stored.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT')?.value).toBe(20.25);
+
+    // 2. Faster earlier days (10 ms): the next run's 20.25 ms is a regression, and fails the test.
+    await withHistory(store, (s) => s.append(earlierDays(stored, 10, 5).map((record) => ({ record, run: record.run!, source: 'seed' }))));
+    const second = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_REGRESSION: 'fail' } });
+    expect(second.exitCode).toBe(1);
+    expect(second.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2500 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
+    const records = second.records.filter((r) => r.testId === id);
+    const failed = records.find((r) => r.run?.id !== firstRecord.run!.id)!;
+    expect(failed.verdict).toBe('failed');
+    expect(failed.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.25, regression: true, threshold: 0.05 });
+    expect(second.csvRows.length).toBeGreaterThan(first.csvRows.length); // its numbers are still written
+    expect(second.output).toMatch(/history: 1 record\(s\)/);
+    // the report's trend section charts it, the regression first
+    const report = readFileSync(path.join(outputPath, 'report.html'), 'utf8');
+    expect(report).toMatch(/<section id="trends"><h2>Trends against the history<\/h2>/);
+    expect(report).toMatch(/<tr class="regression" data-trend="trend-1"><td class="id">disagg_perf_standin<\/td><td><code>SERVER_MEDIAN_TTFT<\/code>/);
+
+    // 3. warn (the default for post-merge): the same regression is a warning; the test passes.
+    const third = await runSuite({ workDir, outputPath, scheduler: 'local' });
+    expect(third.exitCode, third.output).toBe(0);
+    expect(third.output).toMatch(/warning: regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT/);
+
+    // 4. pre-merge: fails by default (upstream's fail_on_regression for pre-merge), and is kept
+    // in the history without feeding later baselines.
+    const fourth = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_RUN_KIND: 'pre-merge' } });
+    expect(fourth.exitCode).toBe(1);
+    expect(fourth.output).toMatch(/threshold=10\.00%/);
+    const runs = await withHistory(store, (s) => s.runs());
+    expect(runs.filter((r) => r.kind === 'pre-merge')).toHaveLength(1);
+    const points = await withHistory(store, (s) => s.points({ testIds: [id], metric: 'SERVER_MEDIAN_TTFT' }));
+    const fourthRun = recordOf(fourth.records.filter((r) => r.run?.kind === 'pre-merge'), id)!.run!.id;
+    // runs 1-3 feed baselines (the regression-failed run 2 still measured truly), run 4 does not
+    expect(points.filter((p) => p.tsMs > Date.now() - DAY_MS).map((p) => [p.runKind, p.postMerge && p.valid])).toEqual([
+      ['post-merge', true],
+      ['post-merge', true],
+      ['post-merge', true],
+      ['pre-merge', false],
+    ]);
+    expect(points.at(-1)!.runId).toBe(fourthRun);
+  });
+
+  it('writes the run\'s own results when the store is broken or unreachable, and says so in one line', { timeout: 300_000 }, async () => {
+    const { workDir, outputPath } = writeWorkDir({ standin: await standinConfig({ client: 'ok' }), standin2: await standinConfig({ client: 'ok' }) });
+    const corrupt = path.join(path.dirname(outputPath), 'corrupt.duckdb');
+    writeFileSync(corrupt, 'this is not a database\n'.repeat(200));
+    const broken = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_HISTORY: corrupt, DISAGG_REGRESSION: 'fail' } });
+    expect(broken.exitCode, broken.output).toBe(0);
+    expect(recordOf(broken.records, id)?.verdict).toBe('passed');
+    expect(recordOf(broken.records, testIdOf('standin2'))?.verdict).toBe('passed');
+    expect(broken.csvRows.length).toBeGreaterThan(0);
+    expect(broken.output).toMatch(/history: nothing appended: the DuckDB history .*corrupt\.duckdb: the file is not a DuckDB database .*; move .* aside/);
+
+    const unreachable = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_HISTORY: 'postgres://nobody@127.0.0.1:1/history', DISAGG_HISTORY_CONNECT_TIMEOUT_SEC: '3' } });
+    expect(unreachable.exitCode, unreachable.output).toBe(0);
+    expect(unreachable.output).toMatch(/history: nothing appended: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/history: no server answers there .*; start the server or correct DISAGG_HISTORY/);
+    // the store is tried by the first test to finish, not again by the other
+    expect(unreachable.output.match(/not checked against the history/g)).toHaveLength(1);
+    const skipped = unreachable.records.filter((r) => r.regression?.skipped?.includes('no server answers there'));
+    expect(new Set(skipped.map((r) => r.testId))).toEqual(new Set([id, testIdOf('standin2')]));
+    expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
+
+    // DISAGG_HISTORY=off: nothing checked, nothing appended, no store made.
+    const off = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_HISTORY: 'off' } });
+    expect(off.exitCode, off.output).toBe(0);
+    expect(off.output).not.toMatch(/history:/);
+    expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
+
+    // The next run that reaches a store appends the first two runs' records too: nothing was lost
+    // (the off run's record carries no run context: it is never appended).
+    const next = await runSuite({ workDir, outputPath, scheduler: 'local' });
+    expect(next.output).toMatch(/history: 6 record\(s\)/); // two tests x (broken, unreachable, this run)
+  });
+});
