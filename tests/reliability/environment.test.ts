@@ -41,6 +41,11 @@ const cases: Record<string, Case> = {
   MODEL_DIR: { free: 'a path on the cluster\'s nodes, not necessarily on this machine' },
   DATASET_DIR: { free: 'a path on the cluster\'s nodes' },
   SCRIPT_DIR: { free: 'a path on the cluster\'s nodes' },
+  DISAGG_HISTORY: { bad: 'mysql://db/perf', says: /^DISAGG_HISTORY="mysql:\/\/db\/perf": expected off, a postgres:\/\/user@host:port\/database URL or a file path \(DuckDB\)$/ },
+  DISAGG_RUN_KIND: { bad: 'nightly', says: /^DISAGG_RUN_KIND="nightly": expected post-merge or pre-merge/ },
+  DISAGG_REGRESSION: { bad: 'maybe', says: /^DISAGG_REGRESSION="maybe": expected fail or warn or off/ },
+  DISAGG_REGRESSION_THRESHOLD: { bad: 'five', says: /^DISAGG_REGRESSION_THRESHOLD="five": expected a percentage > 0/ },
+  DISAGG_RUN_LABEL: { free: 'a name for the run, kept with its records' },
   DISAGG_FORCE_ENV: { bad: 'SLURM_PARTITON', says: /^DISAGG_FORCE_ENV="SLURM_PARTITON": SLURM_PARTITON is not a variable that fills config values; expected all, or names among .*SLURM_PARTITION/ },
 };
 
