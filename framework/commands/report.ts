@@ -5,10 +5,10 @@
 // first input.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { readSettings } from '../settings.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
+import { readArgs } from '../../runners/common/args/read-args.ts';
 
 export const usage = `usage: disagg-bench report [results.json|folder ...] [--output report.html] [--baseline old.json]
        [--threshold 5] [--fail-on-regression]
@@ -34,21 +34,15 @@ export function parseThreshold(raw: string | undefined): number | undefined {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
+  const { values, positionals } = readArgs(argv, {
+    positionals: true,
     options: {
       output: { type: 'string', short: 'o' },
       baseline: { type: 'string', short: 'b', multiple: true },
       threshold: { type: 'string' },
       'fail-on-regression': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help) {
-    console.log(usage);
-    return 0;
-  }
   const inputs = positionals.length ? positionals : [readSettings().outputPath];
   const output = values.output ?? path.join(await folderOf(inputs[0]), REPORT_FILE);
   const report = await buildReport({ inputs, output, baseline: values.baseline, threshold: parseThreshold(values.threshold) });

@@ -312,9 +312,7 @@ const walks: Walk[] = [
   },
   {
     command: 'serve-bench',
-    // parsed by hand: its option tables are the discovery
-    discover: () => undefined,
-    extra: [...serveBench.valueOptions, ...serveBench.flagOptions, ...serveBench.ignoredFlags, ...serveBench.ignoredWithValue, '--save-result'].map((o) => o.slice(2)),
+    discover: () => serveBench.parseServeBenchArgs(['--model', 'm', ...probeFlag]),
     parse: serveBench.parseServeBenchArgs,
     base: ['--model', 'm'],
     probes: {
@@ -371,6 +369,29 @@ describe('every option of every command changes what runs, or is refused or anno
       const withIt = parse(argv);
       expect(isDeepStrictEqual(without, withIt), `--${option} (${argv.join(' ')}) changes nothing that runs and says nothing`).toBe(false);
     }
+  });
+});
+
+describe("every command's --help names every option it reads", () => {
+  /** Runs a command's own reading of its words, so every option it reads is recorded. */
+  const discover = async (name: string): Promise<string[]> => {
+    const walk = walks.find((w) => w.command === name);
+    if (walk) return discovered(walk);
+    recorded.length = 0;
+    const run = (await commands[name].load()).run;
+    // nixl-tool's first word is its step; the others read options from the first word
+    await run(name === 'nixl-tool' ? ['run', ...probeFlag] : probeFlag).then(
+      () => expect.fail(`${name} ${probeFlag[0]} ran`),
+      (err: Error) => expect(err.message).toContain(`"${probeFlag[0]}"`),
+    );
+    return [...new Set(recorded.flatMap((o) => Object.keys(o)))].sort();
+  };
+
+  it.each(Object.keys(commands))('%s', async (name) => {
+    const { usage } = await commands[name].load();
+    const options = await discover(name);
+    if (name !== 'validate') expect(options.length, 'the walk found no option').toBeGreaterThan(0);
+    expect(options.filter((o) => !new RegExp(`--${o}(?![\\w-])`).test(usage)), `options of ${name} its usage does not name`).toEqual([]);
   });
 });
 
