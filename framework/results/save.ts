@@ -20,7 +20,7 @@ import { testType } from '../types/registry.ts';
 import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from './csv.ts';
 import { findRecord, saveTestRecord, type TestRecord } from './json.ts';
 import { testLogDir } from '../jobs/job-manager.ts';
-import type { TestTiming } from './tracker.ts';
+import type { TestTiming } from './test-timing.ts';
 
 export interface SaveInput {
   settings: Settings;

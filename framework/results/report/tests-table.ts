@@ -1,7 +1,7 @@
 // The report's table of tests: one row per record (id, type, category, verdict, job, scheduler
 // state, duration) with the failures, extractor problems and metrics in an expandable cell.
 import type { TestRecord } from '../json.ts';
-import { formatDuration } from '../tracker.ts';
+import { formatDuration } from '../test-timing.ts';
 import { escapeHtml } from './escape.ts';
 import { formatNumber } from './format.ts';
 import { formatLabels } from './metric-key.ts';
