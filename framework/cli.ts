@@ -5,8 +5,9 @@
 //
 // Adding a command: a module that exports `usage` ('usage: disagg-bench <name> ...', what --help
 // prints) and `run(argv)` (reading argv with readArgs; `args` too where a value may look like an
-// option: gflags, click, argparse styles), and one line in the table below. tests/cli/help.test.ts
-// walks every command of the table (--help, -h, an unknown option), so a new one is checked as it lands.
+// option: gflags, click, argparse styles; `subcommandUsage` for a command of subcommands, as
+// nixl-tool), and one line in the table below. tests/cli/help.test.ts walks every command of the
+// table (--help, -h, an unknown option), so a new one is checked as it lands.
 import { asksForHelp, type HelpSpec } from '../runners/common/args/read-args.ts';
 import { CommandArgsError } from '../runners/common/args/args-error.ts';
 
@@ -16,6 +17,8 @@ export interface CommandModule {
   usage: string;
   /** How the command reads its words, for --help: needed where a value may look like an option. */
   args?: HelpSpec;
+  /** A command of subcommands: the usage of the one `argv` names (`<name> <sub> --help`), else undefined. */
+  subcommandUsage?: (argv: readonly string[]) => string | undefined;
   run: (argv: string[]) => Promise<number>;
 }
 
@@ -66,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const module = await command.load();
     if (asksForHelp(rest, module.args)) {
-      console.log(module.usage);
+      console.log(module.subcommandUsage?.(rest) ?? module.usage);
       return 0;
     }
     return await module.run(rest);

@@ -1,10 +1,5 @@
-// `disagg-bench nixl-tool`: the steps of a job that runs a real NIXL tool.
-//   nixl-tool etcd-start --dir D --prefix P [--host 127.0.0.1|auto]   start the job's etcd, wipe P
-//   nixl-tool etcd-wipe --endpoints URL --prefix P                      wipe P in an etcd already up
-//   nixl-tool etcd-stop --dir D                                          stop it, remove its data
-//   nixl-tool run SPEC                                                   one task (under srun)
-//   nixl-tool report SPEC                                                write test-report.txt
-//   nixl-tool node-artefacts --dir D                                     fi_info & co. of this node into D
+// `disagg-bench nixl-tool <step>`: the steps of a job that runs a real NIXL tool (STEP_USAGE);
+// `nixl-tool <step> --help` shows the step's own usage (stepUsage).
 import os from 'node:os';
 import path from 'node:path';
 import { reachableHost, startEtcd, stopEtcd, wipePrefix } from './etcd.ts';
@@ -14,11 +9,22 @@ import { readToolSpec } from './tool-spec.ts';
 import { runToolTask } from './tool-task.ts';
 import { readArgs } from '../common/args/read-args.ts';
 
-export const usage = `usage: disagg-bench nixl-tool etcd-start --dir D --prefix P [--host H|auto]
-       disagg-bench nixl-tool etcd-wipe --endpoints URL --prefix P
-       disagg-bench nixl-tool etcd-stop --dir D
-       disagg-bench nixl-tool run SPEC | report SPEC
-       disagg-bench nixl-tool node-artefacts --dir D`;
+const STEP_USAGE: Record<string, string> = {
+  'etcd-start': 'etcd-start --dir D --prefix P [--host 127.0.0.1|auto]   start the job\'s etcd in D, wipe namespace P',
+  'etcd-wipe': 'etcd-wipe --endpoints URL --prefix P                     wipe namespace P in an etcd already up',
+  'etcd-stop': 'etcd-stop --dir D                                        stop the etcd of D, remove its data',
+  run: 'run SPEC                                                 one task of the tool (under srun)',
+  report: 'report SPEC                                              write the job\'s test-report.txt',
+  'node-artefacts': 'node-artefacts --dir D                                   fi_info & co. of this node into D',
+};
+
+export const usage = `usage: ${Object.values(STEP_USAGE).map((u) => `disagg-bench nixl-tool ${u}`).join('\n       ')}`;
+
+/** `nixl-tool <step> ... --help`: that step's usage (framework/cli.ts asks); undefined for no known step. */
+export function subcommandUsage(argv: readonly string[]): string | undefined {
+  const step = STEP_USAGE[argv[0]];
+  return step === undefined ? undefined : `usage: disagg-bench nixl-tool ${step}`;
+}
 
 /** The options each step reads; another step's option is refused, not ignored. */
 const STEP_OPTIONS: Record<string, string[]> = {

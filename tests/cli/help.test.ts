@@ -42,10 +42,24 @@ describe('every command answers --help and -h with its usage, exit 0', () => {
     }
     expect(h.stdout).toBe(help.stdout);
     // help among other words, even faulty ones, still answers (help wins, as gflags and argparse do)
-    const amid = await bin([name, ...(name === 'nixl-tool' ? ['etcd-stop'] : []), '--zz-no-such-option', 'extra', '--help']);
+    const amid = await bin([name, '--zz-no-such-option', 'extra', '--help']);
     expect(amid.code).toBe(0);
     expect(amid.stdout).toBe(help.stdout);
     expect(readdirSync(empty)).toEqual([]); // nothing ran: no output folder, no run claim
+  });
+});
+
+describe("a command of subcommands answers each one's --help with its usage", () => {
+  it('nixl-tool: each step its own line, naming the options it takes', async () => {
+    const whole = (await bin(['nixl-tool', '--help'])).stdout;
+    for (const [step, options] of [['etcd-start', ['--dir', '--prefix', '--host']], ['etcd-wipe', ['--endpoints', '--prefix']], ['etcd-stop', ['--dir']], ['run', []], ['report', []], ['node-artefacts', ['--dir']]] as const) {
+      const r = await bin(['nixl-tool', step, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^usage: disagg-bench nixl-tool ${step} `));
+      expect(r.stdout.trim().split('\n')).toHaveLength(1);
+      for (const o of options) expect(r.stdout, `${step} ${o}`).toContain(o);
+      expect(whole).toContain(r.stdout.trim().replace(/^usage: /, ''));
+    }
   });
 });
 
