@@ -1,9 +1,30 @@
 // `disagg-bench <command> [options]`: one table of commands, each in its own module, loaded only
 // when asked for (so `serve-bench` does not pay for the framework, nor a rank for the CLI).
+// Every command reads its words through the one argument layer (runners/common/args/read-args.ts)
+// and answers --help and -h here, before it runs, with its `usage` (exit 0).
+//
+// Adding a command: a module that exports `usage` ('usage: disagg-bench <name> ...', what --help
+// prints) and `run(argv)` (reading argv with readArgs; `args` too where a value may look like an
+// option: gflags, click, argparse styles; `subcommandUsage` for a command of subcommands, as
+// nixl-tool), and one line in the table below. tests/cli/help.test.ts walks every command of the
+// table (--help, -h, an unknown option), so a new one is checked as it lands.
+import { asksForHelp, type HelpSpec } from '../runners/common/args/read-args.ts';
+import { CommandArgsError } from '../runners/common/args/args-error.ts';
+
+/** What a command's module exports. */
+export interface CommandModule {
+  /** What --help and -h print: starts with `usage: disagg-bench <name>`. */
+  usage: string;
+  /** How the command reads its words, for --help: needed where a value may look like an option. */
+  args?: HelpSpec;
+  /** A command of subcommands: the usage of the one `argv` names (`<name> <sub> --help`), else undefined. */
+  subcommandUsage?: (argv: readonly string[]) => string | undefined;
+  run: (argv: string[]) => Promise<number>;
+}
 
 export interface Command {
   summary: string;
-  load: () => Promise<{ run: (argv: string[]) => Promise<number> }>;
+  load: () => Promise<CommandModule>;
 }
 
 export const commands: Record<string, Command> = {
@@ -47,10 +68,16 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await (await command.load()).run(rest);
+    const module = await command.load();
+    if (asksForHelp(rest, module.args)) {
+      console.log(module.subcommandUsage?.(rest) ?? module.usage);
+      return 0;
+    }
+    return await module.run(rest);
   } catch (err) {
     // Expected failures (bad input, unavailable backends) carry their own message; print it alone.
-    console.error(`disagg-bench ${name}: ${(err as Error).message}`);
+    const hint = err instanceof CommandArgsError ? ` (disagg-bench ${name} --help shows its usage)` : '';
+    console.error(`disagg-bench ${name}: ${(err as Error).message}${hint}`);
     if (process.env.DISAGG_DEBUG) console.error((err as Error).stack);
     return 1;
   }

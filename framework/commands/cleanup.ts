@@ -5,15 +5,21 @@
 // found, nothing to cancel" and exits 0 when the file is missing; a mistyped OUTPUT_PATH then reads
 // as "all clean". Here a missing ledger is an error; --missing-ok keeps upstream's exit 0 (for a CI
 // step that runs whether or not the run started).
-import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { readSettings } from '../settings.ts';
 import { LEDGER_FILE } from '../jobs/ledger.ts';
 import { cancelLeftovers, describeLeftovers, ledgerExists, leftoverJobs } from '../jobs/leftover-jobs.ts';
 import { createScheduler } from '../scheduler/create.ts';
+import { readArgs } from '../../runners/common/args/read-args.ts';
+
+export const usage = `usage: disagg-bench cleanup [--run ID] [--missing-ok]
+  Cancels the SLURM jobs that the ledger of OUTPUT_PATH lists as unfinished (a run killed before it
+  could cancel its own), and records each cancellation, so RESUME=1 submits those tests again.
+  --run ID       only the jobs of this run
+  --missing-ok   exit 0 when OUTPUT_PATH has no ledger (upstream's cleanup_jobs.sh does; default: exit 1)`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { run: { type: 'string' }, 'missing-ok': { type: 'boolean', default: false } } });
+  const { values } = readArgs(argv, { options: { run: { type: 'string' }, 'missing-ok': { type: 'boolean', default: false } } });
   const settings = readSettings();
   const ledgerFile = path.join(settings.outputPath, LEDGER_FILE);
   if (!ledgerExists(settings.outputPath)) {

@@ -2,45 +2,59 @@
 // check a run for regressions, show a series, compare runs and backends, export for OpenSearch.
 // Every command reads DISAGG_HISTORY (default OUTPUT_PATH/history.duckdb) and has --help.
 
+import * as importCommand from './history/import.ts';
+import * as regressions from './history/regressions.ts';
+import * as show from './history/show.ts';
+import * as runs from './history/runs.ts';
+import * as compare from './history/compare.ts';
+import * as compareBackends from './history/compare-backends.ts';
+import * as exportCommand from './history/export.ts';
+
 interface Subcommand {
   summary: string;
-  load: () => Promise<{ run: (argv: string[]) => Promise<number> }>;
+  /** Its module: `usage` (what `history <name> --help` prints) and `run`. */
+  module: { usage: string; run: (argv: string[]) => Promise<number> };
 }
 
 export const subcommands: Record<string, Subcommand> = {
-  import: { summary: 'append results.json or perf_script_test_results.csv files (their own dates)', load: () => import('./history/import.ts') },
-  regressions: { summary: 'check a run (default: the latest) against baselines from the history before it; exit 1 on any', load: () => import('./history/regressions.ts') },
-  show: { summary: "print a test's series over time", load: () => import('./history/show.ts') },
-  runs: { summary: 'list the runs the history holds', load: () => import('./history/runs.ts') },
-  compare: { summary: 'two runs side by side as compare_kv_perf_runs.py writes them (CSV)', load: () => import('./history/compare.ts') },
-  'compare-backends': { summary: 'the default KV transfer backend vs UCX as compare_backends.py; exit 1 when the default is slower', load: () => import('./history/compare-backends.ts') },
-  export: { summary: "NDJSON in upstream's OpenSearch field naming", load: () => import('./history/export.ts') },
+  import: { summary: 'append results.json or perf_script_test_results.csv files (their own dates)', module: importCommand },
+  regressions: { summary: 'check a run (default: the latest) against baselines from the history before it; exit 1 on any', module: regressions },
+  show: { summary: "print a test's series over time", module: show },
+  runs: { summary: 'list the runs the history holds', module: runs },
+  compare: { summary: 'two runs side by side as compare_kv_perf_runs.py writes them (CSV)', module: compare },
+  'compare-backends': { summary: 'the default KV transfer backend vs UCX as compare_backends.py; exit 1 when the default is slower', module: compareBackends },
+  export: { summary: "NDJSON in upstream's OpenSearch field naming", module: exportCommand },
 };
 
-export function usage(): string {
-  const width = Object.keys(subcommands).reduce((w, c) => Math.max(w, c.length), 0);
-  return [
-    'usage: disagg-bench history <command> [options]   (each command: --help)',
-    '',
-    ...Object.entries(subcommands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
-    '',
-    'The store: DISAGG_HISTORY unset = OUTPUT_PATH/history.duckdb; a file = DuckDB; postgres://user@host:port/db = PostgreSQL.',
-  ].join('\n');
+const width = Object.keys(subcommands).reduce((w, c) => Math.max(w, c.length), 0);
+
+/** What `disagg-bench history --help` prints. */
+export const usage = [
+  'usage: disagg-bench history <command> [options]   (each command: --help)',
+  '',
+  ...Object.entries(subcommands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+  '',
+  'The store: DISAGG_HISTORY unset = OUTPUT_PATH/history.duckdb; a file = DuckDB; postgres://user@host:port/db = PostgreSQL.',
+].join('\n');
+
+/** `history <name> ... --help`: that command's usage (framework/cli.ts prints it). */
+export function subcommandUsage(argv: readonly string[]): string | undefined {
+  return Object.hasOwn(subcommands, argv[0] ?? '') ? subcommands[argv[0]].module.usage : undefined;
 }
 
 export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '-h' || name === '--help' || name === 'help') {
-    console.log(usage());
+    console.log(usage);
     return name ? 0 : 2;
   }
-  const command = subcommands[name];
+  const command = Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
   if (!command) {
-    console.error(`disagg-bench history: unknown command '${name}'\n\n${usage()}`);
+    console.error(`disagg-bench history: unknown command '${name}'\n\n${usage}`);
     return 2;
   }
   try {
-    return await (await command.load()).run(rest);
+    return await command.module.run(rest);
   } catch (error) {
     // A wrong option or argument: its line (and the usage), exit 2 as for an unknown command.
     if ((error as Error).name !== 'UsageError') throw error;

@@ -1,13 +1,19 @@
 // `disagg-bench list [--type T]`: what a run would do, without submitting anything.
-import { parseArgs } from 'node:util';
 import { readSettings } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
 import { slurmGpuProbe } from '../scheduler/create.ts';
 import { allTestTypes } from '../types/registry.ts';
 import { gpuTypeProblem, planRun } from '../select/plan.ts';
+import { readArgs } from '../../runners/common/args/read-args.ts';
+
+export const usage = `usage: disagg-bench list [--type TEST_TYPE]
+  Prints every test id a run would select, with its state: RUN, SKIP (and why), INVALID (issues:
+  see disagg-bench validate) or UNKNOWN (a TEST_LIST entry that names no test; exit 1).
+  --type TEST_TYPE   only this test type (${allTestTypes().map((t) => t.name).join(', ')})
+  The run's settings come from the environment (TEST_LIST, GPU_TYPE, WORK_DIR, ...: README.md).`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { type: { type: 'string' } } });
+  const { values } = readArgs(argv, { options: { type: { type: 'string' } } });
   const settings = readSettings();
   const gpuProblem = gpuTypeProblem(settings);
   if (gpuProblem) {

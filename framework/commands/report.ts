@@ -5,7 +5,6 @@
 // first input.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { readSettings, type Settings } from '../settings.ts';
 import { readAndMergeResults } from '../results/report/load.ts';
 import type { TrendInput } from '../results/report/trends.ts';
@@ -15,6 +14,7 @@ import { withHistory } from '../history/store.ts';
 import { trendsForRun } from '../history/trends.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
+import { readArgs } from '../../runners/common/args/read-args.ts';
 
 export const usage = `usage: disagg-bench report [results.json|folder ...] [--output report.html] [--baseline old.json]
        [--threshold 5] [--fail-on-regression]
@@ -57,21 +57,15 @@ async function historyTrends(settings: Settings, inputs: string[]): Promise<Tren
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
+  const { values, positionals } = readArgs(argv, {
+    positionals: true,
     options: {
       output: { type: 'string', short: 'o' },
       baseline: { type: 'string', short: 'b', multiple: true },
       threshold: { type: 'string' },
       'fail-on-regression': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help) {
-    console.log(usage);
-    return 0;
-  }
   const settings = readSettings();
   const inputs = positionals.length ? positionals : [settings.outputPath];
   const output = values.output ?? path.join(await folderOf(inputs[0]), REPORT_FILE);

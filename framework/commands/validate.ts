@@ -5,15 +5,21 @@ import { planRun, loadPlannedTest } from '../select/plan.ts';
 import { identityOf } from '../config/ids.ts';
 import { displayPath } from '../config/discover.ts';
 import { formatIssue } from '../config/issue.ts';
+import { readArgs } from '../../runners/common/args/read-args.ts';
+
+export const usage = `usage: disagg-bench validate [CONFIG.yaml ...]
+  Prints every issue of every config (or of the files given: test_configs/<type>/<category>/<name>.yaml
+  under WORK_DIR), each at its file and place; exit 1 when any config is invalid.`;
 
 export async function run(argv: string[]): Promise<number> {
+  const { positionals: files } = readArgs(argv, { options: {}, positionals: true });
   const settings = readSettings();
   const gpu = { gpuType: undefined, source: 'none' as const };
-  const plan = argv.length ? undefined : planRun({ settings, gpu });
+  const plan = files.length ? undefined : planRun({ settings, gpu });
   for (const notice of plan?.notices ?? []) console.warn(notice);
   const tests = plan
     ? plan.tests
-    : argv.map((file) => {
+    : files.map((file) => {
         const abs = path.resolve(file);
         const rel = path.relative(settings.workDir, abs);
         const identity = identityOf(rel);

@@ -5,7 +5,7 @@
 // and the identity of its config under WORK_DIR when there is one.
 import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 import { readResultsRecords } from '../results/report/load.ts';
-import type { RecordRunContext, TestRecord } from '../results/json.ts';
+import { holdsResult, type RecordRunContext, type TestRecord } from '../results/json.ts';
 import type { ConfigIdentity } from './config-identity.ts';
 import type { HistoryEntry } from './rows.ts';
 import { importedRunId, readUpstreamCsv } from './upstream-csv.ts';
@@ -31,7 +31,8 @@ const isCsv = (file: string) => /\.csv$/i.test(file) || readTextFileSync(file, R
 export async function readImportFile(file: string, options: ImportOptions): Promise<ImportedFile> {
   const records: TestRecord[] = isCsv(file) ? readUpstreamCsv(file, { gpuType: options.gpuType }) : await readResultsRecords(file);
   const withoutConfig = new Set<string>();
-  const entries = records.map((record): HistoryEntry => {
+  // A skipped test's record holds no result (results/json.ts holdsResult): nothing to remember.
+  const entries = records.filter(holdsResult).map((record): HistoryEntry => {
     if (record.run) return { record, run: record.run, source: `import ${file}` };
     const config = options.identityOf(record.testId);
     if (!config) withoutConfig.add(record.testId);

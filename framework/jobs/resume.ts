@@ -13,7 +13,7 @@
 // "Latest" is the test's last ledger line in any run; an adopted job keeps its id, its log folder
 // and its deadline (submission time + the test's timeout).
 import type { JobStatus } from '../scheduler/scheduler.ts';
-import { readResults, type TestRecord } from '../results/json.ts';
+import { holdsResult, readResults, type TestRecord } from '../results/json.ts';
 import { lastJobPerTest, readLedger, submissionOf, type LedgerEntry } from './ledger.ts';
 import { readJobRecord } from './job-record.ts';
 
@@ -35,7 +35,8 @@ export type ResumeAction =
 export async function planResume(outputPath: string, scheduler: string, testIds: string[]): Promise<Map<string, ResumeAction>> {
   const entries = readLedger(outputPath);
   const latestByTest = lastJobPerTest(entries);
-  const { records } = await readResults(outputPath);
+  // A skip is no result: a test skipped before and runnable now is run (its skip has no job anyway)
+  const records = (await readResults(outputPath)).records.filter(holdsResult);
   const actions = new Map<string, ResumeAction>();
   for (const test of testIds) {
     const latest = latestByTest.get(test);

@@ -17,7 +17,7 @@ import { withFileLock } from './file-lock.ts';
 import { appendWholeSync, outputWriteError } from './append-whole.ts';
 import { writeWholeSync } from './write-whole.ts';
 import { splitCsvRecords } from './csv-read.ts';
-import type { TestTiming } from './tracker.ts';
+import type { TestTiming } from './test-timing.ts';
 
 export const PERF_CSV_FILE = 'perf_script_test_results.csv';
 

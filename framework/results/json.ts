@@ -1,5 +1,8 @@
 // OUTPUT_PATH/results.json: one record per (test id, job id), everything a report or a later
-// comparison needs. Writers merge under the file's lock (read, modify, write a temporary file,
+// comparison needs. Every test of a run has one: a test that got no job has its record with job
+// id null, `failed` with its config's issues (an invalid config) or `skipped` with the reason (a
+// config for another GPU); a skip is no result, and readers of results (RESUME, comparisons,
+// histories) leave it out (holdsResult). Writers merge under the file's lock (read, modify, write a temporary file,
 // rename over the original), so concurrent tests and processes never lose each other's records
 // and a reader never sees a half-written file. A record with the same test id and job id as an
 // existing one replaces it (a replay of the same job does not duplicate); a new job id adds one.
@@ -24,14 +27,15 @@ export interface TestRecord {
   /** perf, accuracy, stress... */
   category: string;
   configPath: string;
-  /** null when no job was submitted (validation failure, skip). */
+  /** null when no job was submitted (an invalid config, a skip). */
   jobId: string | null;
   /** The scheduler's final state (COMPLETED, TIMEOUT...), when known. */
   schedulerState?: string;
   verdict: TestVerdict;
+  /** Every reason the test failed (an invalid config's issues, located); empty otherwise. */
   failures: string[];
-  /** Extractor problems (truncated logs...), kept apart from the failures they caused. */
-  problems?: string[];
+  /** Why a `skipped` test was not run. */
+  skipReason?: string;
   metrics: Metric[];
   timing: { start: string; end: string; durationSec: number };
   host: string;
@@ -155,6 +159,11 @@ export function checkResultsText(file: string, text: string): void {
   parseResults(file, text);
 }
 
+/** Whether a record holds a result: a skip does not (RESUME, comparisons and histories leave it out). */
+export function holdsResult(record: Pick<TestRecord, 'verdict'>): boolean {
+  return record.verdict !== 'skipped';
+}
+
 const sameRecord = (a: Pick<TestRecord, 'testId' | 'jobId'>, b: Pick<TestRecord, 'testId' | 'jobId'>) => a.testId === b.testId && a.jobId === b.jobId;
 
 /** The record of a test's job, `saving` or not. */
@@ -164,14 +173,21 @@ export async function findRecord(outputPath: string, key: Pick<TestRecord, 'test
 
 /** Adds or replaces one test's record. Returns the file's path. */
 export async function saveTestRecord(outputPath: string, record: TestRecord): Promise<string> {
+  return saveTestRecords(outputPath, [record]);
+}
+
+/** Adds or replaces several tests' records in one write (the run's skipped and invalid tests). */
+export async function saveTestRecords(outputPath: string, records: TestRecord[]): Promise<string> {
   const file = path.join(outputPath, RESULTS_JSON_FILE);
   await withFileLock(file, async () => {
     const current = await readResults(outputPath, { withSaving: true });
-    const index = current.records.findIndex((r) => sameRecord(r, record));
-    const clean = { ...record };
-    if (!clean.saving) delete clean.saving;
-    if (index >= 0) current.records[index] = clean;
-    else current.records.push(clean);
+    for (const record of records) {
+      const index = current.records.findIndex((r) => sameRecord(r, record));
+      const clean = { ...record };
+      if (!clean.saving) delete clean.saving;
+      if (index >= 0) current.records[index] = clean;
+      else current.records.push(clean);
+    }
     const next: ResultsFile = { version: RESULTS_JSON_VERSION, updated: new Date().toISOString(), records: current.records };
     // The file itself is untouched on failure: it is replaced by a rename or not at all.
     await writeWhole(file, JSON.stringify(next, null, 2) + '\n');

@@ -1,7 +1,7 @@
 // The text of the live progress display, as pure functions of the tests' states and the time:
 // one line per test, the summary line, which rows fit a terminal, the plain lines for CI logs.
 // progress.ts owns the clock, the timer and the stream.
-import { formatDuration } from './tracker.ts';
+import { formatDuration } from './test-timing.ts';
 
 export type TestPhase = 'queued' | 'submitted' | 'pending' | 'running' | 'parsing' | 'passed' | 'failed' | 'skipped';
 

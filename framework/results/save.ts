@@ -10,7 +10,9 @@
 // again and step 2 replaces whatever rows the cut-short save had written (none lost, none twice).
 // A CSV that refuses the rows (full disk, a foreign header) leaves the record saying `failed`, why,
 // and the rows still in the CSV; never `passed` without its rows.
-// A test with no rows now and none before is one write: the record.
+// A test with no rows now and none before is one write: the record. The tests that get no job
+// (invalid configs, configs for another GPU) have their records written together, once per run
+// (saveNoJobRecords).
 import { hostname } from 'node:os';
 import type { PlannedTest } from '../select/plan.ts';
 import { gpuForType, gpuResources, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
@@ -18,9 +20,10 @@ import type { Settings } from '../settings.ts';
 import type { TestRun } from '../jobs/session.ts';
 import { testType } from '../types/registry.ts';
 import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from './csv.ts';
-import { findRecord, saveTestRecord, type RecordRegression, type RecordRunContext, type TestRecord } from './json.ts';
+import { findRecord, saveTestRecord, saveTestRecords, type RecordRegression, type RecordRunContext, type TestRecord } from './json.ts';
+import { formatIssue } from '../config/issue.ts';
 import { testLogDir } from '../jobs/job-manager.ts';
-import type { TestTiming } from './tracker.ts';
+import type { TestTiming } from './test-timing.ts';
 
 export interface SaveInput {
   settings: Settings;
@@ -50,27 +53,52 @@ function earlierRows(earlier: TestRecord | undefined, test: PlannedTest, gpuOfTe
   return rowsIdentity(rowsOf(test, gpuOfTest, earlier.metrics, timing, extraRows));
 }
 
-/** The GPU a test ran as: the run's, else its type's assumed one (upstream's GB200 for serving). */
-const gpuOfTestOf = (gpu: GpuDetection, test: PlannedTest) => gpuForType(gpu, testType(test.testType)?.assumedGpuType);
+/** The GPU a test runs as: the run's, else its type's assumed one (upstream's GB200 for serving). */
+function gpuOf(test: PlannedTest, gpu: GpuDetection): GpuDetection {
+  return gpuForType(gpu, testType(test.testType)?.assumedGpuType);
+}
 
 const timingOf = (run: TestRun): TestTiming => ({ start: new Date(run.startedAt), end: new Date(run.endedAt), durationSec: (run.endedAt - run.startedAt) / 1000 });
+
+/** What every record of a test says about the test itself. */
+function aboutTest(test: PlannedTest, gpuOfTest: GpuDetection): Pick<TestRecord, 'testId' | 'type' | 'category' | 'configPath' | 'host' | 'gpuType'> {
+  return { testId: test.id, type: test.testType, category: test.category, configPath: test.displayFile, host: hostname(), gpuType: gpuOfTest.gpuType };
+}
+
+/**
+ * The record of a test that gets no job: `skipped` with its reason (a config for another GPU,
+ * valid or not, as upstream skips it), else `failed` with its config's issues, located.
+ */
+export function noJobRecord(test: PlannedTest, gpu: GpuDetection, at: Date): TestRecord {
+  const skipped = test.skipReason !== undefined;
+  return {
+    ...aboutTest(test, gpuOf(test, gpu)),
+    jobId: null,
+    verdict: skipped ? 'skipped' : 'failed',
+    failures: skipped ? [] : test.issues.map(formatIssue),
+    ...(skipped && { skipReason: test.skipReason }),
+    metrics: [],
+    timing: { start: at.toISOString(), end: at.toISOString(), durationSec: 0 },
+  };
+}
+
+/** The records of the run's tests that get no job, in one write. Returns the file's path. */
+export async function saveNoJobRecords(settings: Settings, gpu: GpuDetection, tests: PlannedTest[]): Promise<string> {
+  const at = new Date();
+  return saveTestRecords(settings.outputPath, tests.map((t) => noJobRecord(t, gpu, at)));
+}
 
 /** The results.json record of a finished test, before anything is written. */
 export function testRecordOf({ settings, gpu, test, run }: SaveInput): TestRecord {
   const timing = timingOf(run);
   return {
-    testId: test.id,
-    type: test.testType,
-    category: test.category,
-    configPath: test.displayFile,
+    ...aboutTest(test, gpuOf(test, gpu)),
     jobId: run.jobId ?? null,
     schedulerState: run.status.state,
     verdict: run.passed ? 'passed' : 'failed',
     failures: run.failures,
     metrics: run.metrics,
     timing: { start: timing.start.toISOString(), end: timing.end.toISOString(), durationSec: timing.durationSec },
-    host: hostname(),
-    gpuType: gpuOfTestOf(gpu, test).gpuType,
     logDir: testLogDir(settings.outputPath, test.id),
   };
 }
@@ -78,7 +106,7 @@ export function testRecordOf({ settings, gpu, test, run }: SaveInput): TestRecor
 export async function saveTestResult(input: SaveInput): Promise<string[]> {
   const { settings, gpu, test, run, history } = input;
   const out = settings.outputPath;
-  const rows = run.passed && run.metrics.length > 0 ? rowsOf(test, gpuOfTestOf(gpu, test), run.metrics, timingOf(run), settings.csvExtraRows) : [];
+  const rows = run.passed && run.metrics.length > 0 ? rowsOf(test, gpuOf(test, gpu), run.metrics, timingOf(run), settings.csvExtraRows) : [];
   const record: TestRecord = { ...testRecordOf(input), csvRows: rowsIdentity(rows) };
   if (history) {
     record.run = history.run;
@@ -90,7 +118,7 @@ export async function saveTestResult(input: SaveInput): Promise<string[]> {
       record.failures = [...record.failures, ...history.failures];
     }
   }
-  const earlier = earlierRows(await findRecord(out, record), test, gpuOfTestOf(gpu, test), settings.csvExtraRows);
+  const earlier = earlierRows(await findRecord(out, record), test, gpuOf(test, gpu), settings.csvExtraRows);
   if (rows.length === 0 && !earlier) return [await saveTestRecord(out, record)];
 
   const file = await saveTestRecord(out, { ...record, saving: true });

@@ -10,7 +10,7 @@ import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import { RunSession } from '../jobs/session.ts';
-import { saveTestResult, testRecordOf } from '../results/save.ts';
+import { saveNoJobRecords, saveTestResult, testRecordOf } from '../results/save.ts';
 import { historyForTest } from '../history/test-check.ts';
 import { testTypeNames } from '../types/names.ts';
 import { testType } from '../types/registry.ts';
@@ -23,10 +23,17 @@ const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings))
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;
+/** The records of the selected tests that get no job (invalid, skipped): the write's failure, if any. */
+let noJobRecords: Promise<string | undefined> = Promise.resolve(undefined);
 
-/** Tests Vitest will actually run (after -t, --tags-filter, .only): only they form batches. */
+/** Tests Vitest will actually run (after -t, --tags-filter, .only), skipped ones (in their own suites) included. */
 function selectedIds(suite: Readonly<RunnerTestSuite>): Set<string> {
-  return new Set(suite.tasks.filter((t) => t.mode === 'run' || t.mode === 'only').map((t) => t.name));
+  const ids = new Set<string>();
+  for (const task of suite.tasks) {
+    if (task.type === 'suite') for (const id of selectedIds(task)) ids.add(id);
+    else if (task.mode === 'run' || task.mode === 'only') ids.add(task.name);
+  }
+  return ids;
 }
 
 function runnable(t: PlannedTest): boolean {
@@ -58,6 +65,9 @@ describe(typeName, { concurrent: true }, () => {
     const notice = gpuNotice(gpu, typeName, testType(typeName)?.assumedGpuType);
     if (notice) console.warn(notice);
     const selected = selectedIds(suite);
+    // Every test has a record: those that get no job have theirs now, in one write.
+    const noJob = plan.tests.filter((t) => selected.has(t.id) && !runnable(t));
+    if (noJob.length > 0) noJobRecords = saveNoJobRecords(settings, gpu, noJob).then(() => undefined, (err: Error) => err.message);
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
     if (toRun.length === 0) return;
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
@@ -68,12 +78,26 @@ describe(typeName, { concurrent: true }, () => {
     await session?.close();
   });
 
+  /** A test without a job fails when its record could not be written (results.json keeps every test). */
+  const recordedWithoutJob = async (planned: PlannedTest) => {
+    const failure = await noJobRecords;
+    if (!failure) return;
+    if (planned.skipReason) throw new Error(`${planned.id}: skipped (${planned.skipReason}), and its record could not be written: ${failure}`);
+    throw new Error(`${planned.id}: its record could not be written: ${failure}; the config's issues:\n${new ConfigError(planned.issues).message}`);
+  };
+
   const defineTest = (planned: PlannedTest) => {
     const tags = knownTags.has(planned.category) ? [planned.category] : [];
     test(planned.id, { tags }, async (ctx) => {
       // Skip first: a config for another GPU is skipped, valid or not (as upstream does).
-      if (planned.skipReason) return ctx.skip(planned.skipReason);
-      if (planned.issues.length > 0) throw new ConfigError(planned.issues);
+      if (planned.skipReason) {
+        await recordedWithoutJob(planned);
+        return ctx.skip(planned.skipReason);
+      }
+      if (planned.issues.length > 0) {
+        await recordedWithoutJob(planned);
+        throw new ConfigError(planned.issues);
+      }
       const run = await session!.run(planned);
       // Interrupted (the job was cancelled under the test), or held by another run on this
       // OUTPUT_PATH (whose records are the test's): not run to its end, no result to write.

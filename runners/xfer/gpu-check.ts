@@ -4,7 +4,7 @@
 // GPU and reported a copy inside it as a transfer between 2 GPUs), and more ranks than GPUs unless
 // the config allows ranks to share them.
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import { readArgs } from '../common/args/read-args.ts';
 import { cudart } from './native/cudart.ts';
 import { BenchOptionError, intOption } from './benches/common/options.ts';
 
@@ -27,6 +27,13 @@ export function nodeGpuProblem(ask: GpuAsk, visible: number, node: string, env: 
   return undefined;
 }
 
+export const usage = `usage: disagg-bench gpu-check --gpus-per-node G --ranks-per-node R [--ranks-may-share-gpu]
+  A nixl job's step on each node before its ranks start: refuses a node with fewer GPUs than the
+  config asks for (benchmark.gpus_per_node), or more ranks than GPUs unless ranks may share them.
+  --gpus-per-node G        GPUs the config asks for per node (default 0: as many as there are)
+  --ranks-per-node R       ranks started on this node (default 1)
+  --ranks-may-share-gpu    the config allows ranks to share a GPU (benchmark.ranks_may_share_gpu)`;
+
 export const gpuCheckOptionSpec = {
   'gpus-per-node': { type: 'string', default: '0' },
   'ranks-per-node': { type: 'string', default: '1' },
@@ -34,7 +41,7 @@ export const gpuCheckOptionSpec = {
 } as const;
 
 export function parseGpuCheckArgs(argv: string[]): GpuAsk {
-  const { values: v } = parseArgs({ args: argv, strict: true, options: gpuCheckOptionSpec });
+  const { values: v } = readArgs(argv, { options: gpuCheckOptionSpec });
   return { gpusPerNode: intOption('gpus-per-node', v['gpus-per-node'], 0), ranksPerNode: intOption('ranks-per-node', v['ranks-per-node']), mayShare: v['ranks-may-share-gpu'] };
 }
 

@@ -36,6 +36,7 @@ const serveBench = await import('../../runners/trtllm/serve-bench/options.ts');
 const nixlTool = await import('../../runners/nixl/cli.ts');
 const { unfinishedJobs } = await import('../../framework/jobs/ledger.ts');
 const { commands } = await import('../../framework/cli.ts');
+const { subcommands: historySubcommands } = await import('../../framework/commands/history.ts');
 
 /** How one option shows its effect: `add` with `pre` vs `pre` alone, or a refusal matching `refused`. */
 interface Probe {
@@ -312,9 +313,7 @@ const walks: Walk[] = [
   },
   {
     command: 'serve-bench',
-    // parsed by hand: its option tables are the discovery
-    discover: () => undefined,
-    extra: [...serveBench.valueOptions, ...serveBench.flagOptions, ...serveBench.ignoredFlags, ...serveBench.ignoredWithValue, '--save-result'].map((o) => o.slice(2)),
+    discover: () => serveBench.parseServeBenchArgs(['--model', 'm', ...probeFlag]),
     parse: serveBench.parseServeBenchArgs,
     base: ['--model', 'm'],
     probes: {
@@ -371,6 +370,41 @@ describe('every option of every command changes what runs, or is refused or anno
       const withIt = parse(argv);
       expect(isDeepStrictEqual(without, withIt), `--${option} (${argv.join(' ')}) changes nothing that runs and says nothing`).toBe(false);
     }
+  });
+});
+
+describe("every command's --help names every option it reads", () => {
+  /** Runs a command's own reading of its words, so every option it reads is recorded. */
+  const discover = async (name: string): Promise<string[]> => {
+    const walk = walks.find((w) => w.command === name);
+    if (walk) return discovered(walk);
+    recorded.length = 0;
+    const run = (await commands[name].load()).run;
+    // nixl-tool's first word is its step; the others read options from the first word
+    await run(name === 'nixl-tool' ? ['run', ...probeFlag] : probeFlag).then(
+      () => expect.fail(`${name} ${probeFlag[0]} ran`),
+      (err: Error) => expect(err.message).toContain(`"${probeFlag[0]}"`),
+    );
+    return [...new Set(recorded.flatMap((o) => Object.keys(o)))].sort();
+  };
+
+  // history's first word is its command, each with its own usage: walked one by one below.
+  it.each(Object.keys(commands).filter((name) => name !== 'history'))('%s', async (name) => {
+    const { usage } = await commands[name].load();
+    const options = await discover(name);
+    if (name !== 'validate') expect(options.length, 'the walk found no option').toBeGreaterThan(0);
+    expect(options.filter((o) => !new RegExp(`--${o}(?![\\w-])`).test(usage)), `options of ${name} its usage does not name`).toEqual([]);
+  });
+
+  it.each(Object.keys(historySubcommands))('history %s', async (sub) => {
+    const { usage, run } = historySubcommands[sub].module;
+    recorded.length = 0;
+    await run([...probeFlag]).then(
+      () => expect.fail(`history ${sub} ${probeFlag[0]} ran`),
+      (err: Error) => expect(err.message).toContain(`"${probeFlag[0]}"`),
+    );
+    const options = [...new Set(recorded.flatMap((o) => Object.keys(o)))].filter((o) => o !== 'help').sort();
+    expect(options.filter((o) => !new RegExp(`--${o}(?![\\w-])`).test(usage)), `options of history ${sub} its usage does not name`).toEqual([]);
   });
 });
 

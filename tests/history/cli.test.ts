@@ -46,7 +46,7 @@ describe('disagg-bench history', () => {
     expect(top.stdout).toMatch(/compare-backends/);
     const bad = await cli(['regressions', '--bogus']);
     expect(bad.exitCode).toBe(2);
-    expect(bad.stderr).toMatch(/^disagg-bench history regressions: Unknown option '--bogus'/);
+    expect(bad.stderr).toMatch(/^disagg-bench history regressions: unknown option "--bogus"/);
   });
 
   it('imports results, finds regressions against the history before a run, shows, lists and compares runs', async () => {

@@ -2,7 +2,10 @@
 // WORK_DIR full of broken configs next to one good config. No crash, no hang: each broken config
 // is one failing test whose error names the file and the place (file:line:col, the key path), the
 // good config passes, and nothing broken is ever submitted; files saved by Windows editors (BOM,
-// CRLF) run, UTF-16 and files that cannot be read fail with the reason. Also a test list naming unknown ids,
+// CRLF) run, UTF-16 and files that cannot be read fail with the reason. Every test has its
+// results.json record (issue 26 item 4): a broken config's is `failed` with its located issues, a
+// config for another GPU's is `skipped` with the reason, neither with a job; RESUME=1 takes no
+// skip for a result and duplicates none. Also a test list naming unknown ids,
 // an OUTPUT_PATH that cannot be written, and matrix files that are not matrices.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -29,7 +32,7 @@ function outcomes(reportFile: string): Map<string, { status: string; message: st
 const goodYaml = async () => stringify(await standinConfig({ client: 'ok' }));
 
 describe.concurrent('bad input, end to end', () => {
-  it('broken configs each fail with one located error; the good one passes; nothing broken is submitted', { timeout: 180_000 }, async () => {
+  it('broken configs each fail with one located error; the good one passes; nothing broken is submitted', { timeout: 300_000 }, async () => {
     const good = await goodYaml();
     const { workDir, outputPath } = writeWorkDir({
       fine: good,
@@ -39,6 +42,7 @@ describe.concurrent('bad input, end to end', () => {
       wrong_types: good.replace(/^ {2}gpus_per_node: 1$/m, '  gpus_per_node: four').replace(/^ {2}concurrency_list: .*$/m, '  concurrency_list: {a: 1}'),
       missing_sections: 'metadata:\n  model_name: standin\n  precision: fp4\n  supported_gpus: [GB200]\n',
       'bogus/perf/unknown_type': good,
+      other_gpu: good.replace(/^ {2}supported_gpus:\n {4}- GB200$/m, '  supported_gpus:\n    - GB300'),
     }, 'bad-input-');
     const configFile = (name: string) => path.join(workDir, 'test_configs/disagg/perf', `${name}.yaml`);
     // Binary garbage, as a file copied over by mistake would be.
@@ -97,10 +101,32 @@ describe.concurrent('bad input, end to end', () => {
     expect(tests.get('test_configs/bogus/perf/unknown_type.yaml')?.message).toMatch(
       /^ConfigError: test_configs\/bogus\/perf\/unknown_type\.yaml unknown test type 'bogus' \(known: disagg, wideep\b[^)]*\)/,
     );
-    // Only the good configs became jobs; every broken one has no record of a job.
+    // Only the good configs became jobs; every broken one has its record without a job: failed,
+    // with the issues its test failed with; the one for another GPU is skipped, with the reason.
     const good3 = ['bom', 'crlf', 'fine'].map((n) => testIdOf(n));
     expect([...new Set(ledger.map((e) => e.test))].sort()).toEqual(good3);
-    expect(records.map((r) => r.testId).sort()).toEqual(good3);
+    expect(records.filter((r) => r.jobId !== null).map((r) => r.testId).sort()).toEqual(good3);
+    const configTests = [...tests.keys()].filter((id) => id.startsWith('disagg_'));
+    expect(records.map((r) => r.testId).sort()).toEqual(configTests.sort());
+    const broken = configTests.filter((id) => tests.get(id)!.status === 'failed');
+    expect(broken.length).toBeGreaterThanOrEqual(12);
+    for (const id of broken) {
+      const record = recordOf(records, id)!;
+      expect(record, id).toMatchObject({ jobId: null, verdict: 'failed', metrics: [] });
+      expect(tests.get(id)!.message.startsWith(`ConfigError: ${record.failures.join('\n')}`), `${id}: ${record.failures.join(' | ')}`).toBe(true);
+    }
+    expect(tests.get(testIdOf('other_gpu'))?.status).toBe('skipped');
+    expect(recordOf(records, testIdOf('other_gpu'))).toMatchObject({ jobId: null, verdict: 'skipped', failures: [], skipReason: 'GPU type GB200 is not in supported_gpus [GB300]' });
+
+    // RESUME=1 on the same OUTPUT_PATH: the results stand (nothing submitted again), each test
+    // keeps one record, the skip is written again in place.
+    const resumed = await runSuite({ workDir, outputPath, scheduler: 'local', env: { RESUME: '1' } });
+    expect(resumed.ledger, resumed.output).toEqual(ledger);
+    expect(resumed.records.map((r) => r.testId).sort()).toEqual(configTests.sort());
+    for (const id of good3) expect(recordOf(resumed.records, id)).toEqual(recordOf(records, id));
+    const skip = recordOf(resumed.records, testIdOf('other_gpu'))!;
+    expect(skip).toMatchObject({ verdict: 'skipped', jobId: null });
+    expect(skip.timing.end >= recordOf(records, testIdOf('other_gpu'))!.timing.end).toBe(true);
   });
 
   it('a test list naming unknown ids: one failing test lists them with their lines; the known ones run', { timeout: 120_000 }, async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readResults, RESULTS_JSON_FILE, ResultsFileError, saveTestRecord, type TestRecord } from '../../framework/results/json.ts';
+import { holdsResult, readResults, RESULTS_JSON_FILE, ResultsFileError, saveTestRecord, saveTestRecords, type TestRecord } from '../../framework/results/json.ts';
 
 const record = (testId: string, jobId: string | null, verdict: TestRecord['verdict'] = 'passed'): TestRecord => ({
   testId,
@@ -47,6 +47,14 @@ describe('results.json', () => {
       [null, 'skipped'],
       ['205', 'passed'],
     ]);
+  });
+
+  it('saves several records in one write, replacing those of the same test and job', async () => {
+    await saveTestRecord(out, record('a', null, 'skipped'));
+    await saveTestRecords(out, [record('a', null, 'failed'), record('b', null, 'skipped'), record('c', '7')]);
+    const { records } = await readResults(out);
+    expect(records.map((r) => [r.testId, r.jobId, r.verdict])).toEqual([['a', null, 'failed'], ['b', null, 'skipped'], ['c', '7', 'passed']]);
+    expect(records.filter(holdsResult).map((r) => r.testId)).toEqual(['a', 'c']); // a skip holds no result
   });
 
   it('loses no record when many tests save at once, and leaves no temporary file', async () => {

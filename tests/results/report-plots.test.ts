@@ -117,4 +117,14 @@ describe('regressions against a baseline', () => {
     expect(comparison.metrics[0].change).toBeCloseTo(0.04);
     expect(() => compareResults(current, old, -1)).toThrow(/threshold must be a fraction >= 0/);
   });
+
+  it('a skip is no result: a test skipped since is compared by its last result, and a skip-only test is in neither side', () => {
+    const skip = (testId: string, end: string): TestRecord => ({ ...record(testId, [], end, ''), jobId: null, verdict: 'skipped', skipReason: 'GPU type GB200 is not in supported_gpus [GB300]' });
+    const old = [record('t', [metric('LAT', 10, {}, 'ms', false)]), skip('only-skipped', '2025-11-03T08:00:00.000Z')];
+    const current = [record('t', [metric('LAT', 12, {}, 'ms', false)], '2025-11-03T10:00:00.000Z', '5'), skip('t', '2025-11-03T12:00:00.000Z'), skip('only-skipped', '2025-11-03T12:00:00.000Z')];
+    const comparison = compareResults(current, old);
+    expect(comparison.metrics.map((m) => [m.testId, m.current, m.status])).toEqual([['t', 12, 'regression']]);
+    expect(comparison.verdictChanges).toEqual([]); // not passed -> skipped
+    expect([comparison.onlyInCurrent, comparison.onlyInBaseline]).toEqual([[], []]);
+  });
 });

@@ -28,10 +28,12 @@ describe('report.html from a results.json covering every test type', () => {
     const failedRow = html.slice(html.indexOf(`data-test="${ids.failed}"`)).split('</tr>')[0];
     expect(failedRow).toContain('<td><code>48220</code></td><td>FAILED</td>');
     expect(failedRow).toContain('15m 12s');
-    expect(failedRow).toContain('<details open><summary>2 failures, 1 log problem, 2 metrics</summary>');
+    expect(failedRow).toContain('<details open><summary>3 failures, 2 metrics</summary>');
+    expect(failedRow).toContain('6_bench.log:812: result block truncated');
     expect(failedRow).toContain('concurrency 64: no result in 6_bench.log (markers seen: 16)');
     const skippedRow = html.slice(html.indexOf(`data-test="${ids.skipped}"`)).split('</tr>')[0];
     expect(skippedRow).toContain('<td><code>—</code></td><td>—</td>');
+    expect(skippedRow).toContain('<summary>skipped, 0 metrics</summary><p class="skip-reason">skipped: GPU type GB200 is not in supported_gpus [GB300]</p>');
     expect(html).toContain('<span>9 tests</span><span class="verdict-passed">7 passed</span><span class="verdict-failed">1 failed</span>');
   });
 

@@ -3,20 +3,22 @@
 // after the record is written and before its rows (waiting for the CSV's lock, which this test
 // holds), and after its rows and before the record is committed (waiting for results.json's lock).
 // No timing: the test takes the locks and decides from what is in the files.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import lockfile from 'proper-lockfile';
 import { afterAll, describe, expect, it } from 'vitest';
-import { saveTestResult } from '../../framework/results/save.ts';
+import { saveNoJobRecords, saveTestResult } from '../../framework/results/save.ts';
+import type { PlannedTest } from '../../framework/select/plan.ts';
+import type { Settings } from '../../framework/settings.ts';
 import { PERF_CSV_FILE } from '../../framework/results/csv.ts';
 import { readResults, RESULTS_JSON_FILE } from '../../framework/results/json.ts';
 import { readResultsRecords } from '../../framework/results/report/load.ts';
 import { Ledger } from '../../framework/jobs/ledger.ts';
 import { planResume } from '../../framework/jobs/resume.ts';
 import { readCsv } from '../../framework/results/csv-read.ts';
-import { passedRun, saveInput } from '../fixtures/results/save-test.ts';
+import { passedRun, plannedTest, saveInput } from '../fixtures/results/save-test.ts';
 
 const dirs: string[] = [];
 function outputDir(): string {
@@ -118,4 +120,34 @@ describe('saving a test\'s result', () => {
       expect((await planResume(out, 'slurm', ['t'])).get('t')).toMatchObject({ kind: 'recorded' });
     });
   }
+});
+
+describe('the records of tests that get no job', () => {
+  const planned = (id: string, extra: Partial<PlannedTest>): PlannedTest => ({ ...plannedTest(id), ...extra });
+  const issue = { file: 'test_configs/standin/perf/bad.yaml', line: 3, col: 5, path: 'benchmark.concurrency_list', message: 'expected a list, got a mapping' };
+
+  it('an invalid config: failed with its issues, located; a skipped one: skipped with its reason; no job, no metrics, no rows', async () => {
+    const out = outputDir();
+    const gpu = { gpuType: 'GB200', source: 'GPU_TYPE' } as const;
+    const skipped = planned('other_gpu', { skipReason: 'GPU type GB200 is not in supported_gpus [GB300]' });
+    // skipped first, valid or not (as upstream): its issues are not its result
+    const skippedInvalid = planned('other_gpu_bad', { skipReason: 'GPU type GB200 is not in supported_gpus [GB300]', issues: [issue] });
+    await saveNoJobRecords({ outputPath: out } as Settings, gpu, [planned('bad', { issues: [issue] }), skipped, skippedInvalid]);
+    const { records } = await readResults(out);
+    expect(records).toEqual([
+      expect.objectContaining({ testId: 'bad', jobId: null, verdict: 'failed', failures: ['test_configs/standin/perf/bad.yaml:3:5 benchmark.concurrency_list: expected a list, got a mapping'], metrics: [], gpuType: 'GB200' }),
+      expect.objectContaining({ testId: 'other_gpu', jobId: null, verdict: 'skipped', failures: [], skipReason: skipped.skipReason, metrics: [] }),
+      expect.objectContaining({ testId: 'other_gpu_bad', verdict: 'skipped', failures: [] }),
+    ]);
+    expect(records[0].skipReason).toBeUndefined();
+    expect(records[0].timing.durationSec).toBe(0);
+    expect(existsSync(path.join(out, PERF_CSV_FILE))).toBe(false);
+
+    // The next run writes them again: replaced, not added; the report reader takes them.
+    await saveNoJobRecords({ outputPath: out } as Settings, gpu, [skipped]);
+    expect((await readResults(out)).records.map((r) => r.testId)).toEqual(['bad', 'other_gpu', 'other_gpu_bad']);
+    expect((await readResultsRecords(out)).map((r) => r.verdict)).toEqual(['failed', 'skipped', 'skipped']);
+    // RESUME takes no skip for a result: a test skipped before and runnable now is submitted
+    expect((await planResume(out, 'slurm', ['other_gpu'])).get('other_gpu')).toEqual({ kind: 'submit' });
+  });
 });

@@ -1,6 +1,7 @@
 // What the history commands share: their settings (DISAGG_HISTORY...), option parsing that turns
 // a wrong option into one line, and a session on the store.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { readArgs, type OptionSpec } from '../../../runners/common/args/read-args.ts';
+import { CommandArgsError } from '../../../runners/common/args/args-error.ts';
 import { readSettings, type Settings } from '../../settings.ts';
 import { withHistory, type HistoryStore, type OpenOptions } from '../../history/store.ts';
 
@@ -8,12 +9,13 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** parseArgs with --help; an unknown or malformed option is a UsageError naming it and the usage. */
-export function parseOptions<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O, usage: string) {
+/** The one argument layer (readArgs) with --help; a wrong option is a UsageError naming it, then the usage. */
+export function parseOptions<O extends OptionSpec>(argv: string[], options: O, usage: string) {
   try {
-    return parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...options, help: { type: 'boolean', short: 'h' } } as O & { help: { type: 'boolean'; short: 'h' } } });
+    return readArgs(argv, { positionals: true, options: { ...options, help: { type: 'boolean', short: 'h' } } as O & { help: { type: 'boolean'; short: 'h' } } });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${usage}`);
+    if (!(error instanceof CommandArgsError)) throw error;
+    throw new UsageError(`${error.message}\n${usage}`);
   }
 }
 

@@ -12,7 +12,8 @@ export const usage = `usage: disagg-bench history compare-backends [--run ID|LAB
   tests whose names differ only in ccb-<BACKEND> are paired per metric (ccb-DEFAULT = the default
   backend); a pair fails when the default backend is slower than UCX by more than the threshold.
   Exit 1 when any pair fails. Source: the latest record of every test in the history, one run
-  (--run), or upstream's CSV (--csv-path, its first row of each test and metric, as upstream reads it).
+  (--run), or upstream's CSV (--csv-path, also --csv: its first row of each test and metric, as
+  upstream reads it).
   --default-backend  the backend ccb-DEFAULT means and the one judged (default NIXL)
   --threshold        percent (default 5)
   --output           the pairs as CSV (upstream's columns); default: printed

@@ -4,7 +4,7 @@
 // instead of breaking the page.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type TestRecord } from '../json.ts';
+import { holdsResult, RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type TestRecord } from '../json.ts';
 import { FileReadError, READ_LIMITS, readTextFile } from '../../../runners/common/read-file.ts';
 
 /** A results file the report cannot read, with the file and what is wrong in it. */
@@ -81,10 +81,13 @@ export async function readAndMergeResults(inputs: string[]): Promise<TestRecord[
   return mergeRecords(await Promise.all(inputs.map(readResultsRecords)));
 }
 
-/** The latest record of each test id (by end time), for comparisons that need one value per test. */
+/**
+ * The latest result of each test id (by end time), for comparisons that need one value per test.
+ * A skip is no result (json.ts): a test skipped since keeps its last result here.
+ */
 export function latestPerTest(records: TestRecord[]): Map<string, TestRecord> {
   const latest = new Map<string, TestRecord>();
-  for (const r of records) {
+  for (const r of records.filter(holdsResult)) {
     const seen = latest.get(r.testId);
     if (!seen || (r.timing.end ?? '') >= (seen.timing.end ?? '')) latest.set(r.testId, r);
   }

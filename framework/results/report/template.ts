@@ -24,7 +24,7 @@ code, .id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-si
 tr.row-failed { background: #fff5f5; }
 details summary { cursor: pointer; color: var(--muted); }
 pre.failure { white-space: pre-wrap; background: #fff0f0; border-left: 3px solid var(--fail); padding: 6px 8px; margin: 6px 0; }
-pre.problem { white-space: pre-wrap; background: #fffbe6; border-left: 3px solid var(--skip); padding: 6px 8px; margin: 6px 0; }
+p.skip-reason { background: #fffbe6; border-left: 3px solid var(--skip); padding: 6px 8px; margin: 6px 0; }
 table.inner { width: auto; margin: 6px 0; } table.inner td, table.inner th { padding: 2px 8px; font-size: 12.5px; }
 tr.regression td { background: #ffe9e9; } tr.regression td.change { color: var(--fail); font-weight: 700; }
 tr.improvement td.change, tr.improvement td.flag { color: var(--pass); font-weight: 700; }

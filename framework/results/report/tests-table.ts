@@ -1,7 +1,8 @@
 // The report's table of tests: one row per record (id, type, category, verdict, job, scheduler
-// state, duration) with the failures, extractor problems and metrics in an expandable cell.
+// state, duration) with the failures (a log's problems among them), a skip's reason and the
+// metrics in an expandable cell.
 import type { TestRecord } from '../json.ts';
-import { formatDuration } from '../tracker.ts';
+import { formatDuration } from '../test-timing.ts';
 import { escapeHtml } from './escape.ts';
 import { formatNumber } from './format.ts';
 import { formatLabels } from './metric-key.ts';
@@ -33,15 +34,15 @@ function facts(record: TestRecord): string {
 
 function detailsCell(record: TestRecord): string {
   const failures = record.failures.map((f) => `<pre class="failure">${escapeHtml(f)}</pre>`).join('');
-  const problems = (record.problems ?? []).map((p) => `<pre class="problem">${escapeHtml(p)}</pre>`).join('');
+  const skip = record.skipReason ? `<p class="skip-reason">${escapeHtml(`skipped: ${record.skipReason}`)}</p>` : '';
   const parts = [
     record.failures.length ? `${record.failures.length} failure${record.failures.length > 1 ? 's' : ''}` : '',
-    record.problems?.length ? `${record.problems.length} log problem${record.problems.length > 1 ? 's' : ''}` : '',
+    record.skipReason ? 'skipped' : '',
     `${record.metrics.length} metric${record.metrics.length === 1 ? '' : 's'}`,
   ].filter(Boolean);
   // Failures are why people open the report: their details start open.
   const open = record.failures.length ? ' open' : '';
-  return `<details${open}><summary>${escapeHtml(parts.join(', '))}</summary>${failures}${problems}${metricsTable(record)}${facts(record)}</details>`;
+  return `<details${open}><summary>${escapeHtml(parts.join(', '))}</summary>${failures}${skip}${metricsTable(record)}${facts(record)}</details>`;
 }
 
 /** `plotAnchors`: test id -> the id of its plots section, for a link from the row. */

@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { formatServingResult } from '../../../framework/metrics/extractors/serving-format.ts';
 import { driveRequests } from './driver.ts';
 import { formatFailureSummary } from './failure.ts';
-import { parseServeBenchArgs, serveBenchUsage, ServeBenchUsageError, type ServeBenchOptions } from './options.ts';
+import { parseServeBenchArgs, serveBenchArgSpec, serveBenchUsage, ServeBenchUsageError, type ServeBenchOptions } from './options.ts';
+import { asksForHelp } from '../../common/args/read-args.ts';
 import { generatePrompts } from './prompts.ts';
 import { resultJson, writeResultJson } from './result-json.ts';
 import { summarizeRun } from './summarize.ts';
@@ -87,7 +88,7 @@ async function run(options: ServeBenchOptions, io: ServeBenchIo): Promise<number
 
 /** Entry point of `disagg-bench serve-bench <args>`; resolves with the process exit code. */
 export async function serveBenchMain(argv: string[], io: ServeBenchIo = processIo): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
+  if (asksForHelp(argv, serveBenchArgSpec)) {
     io.stdout(`${serveBenchUsage}\n`);
     return 0;
   }

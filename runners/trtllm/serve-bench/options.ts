@@ -1,5 +1,7 @@
 // Command-line options of `disagg-bench serve-bench`, spelled like benchmark_serving's where the
 // meaning is the same, so a job script can call either client with the same arguments.
+import { CommandArgsError } from '../../common/args/args-error.ts';
+import { readArgs, type ArgSpec } from '../../common/args/read-args.ts';
 
 export type LatencyMetricName = 'ttft' | 'tpot' | 'itl' | 'e2el';
 export const latencyMetricNames: readonly LatencyMetricName[] = ['ttft', 'tpot', 'itl', 'e2el'];
@@ -49,7 +51,8 @@ export interface ServeBenchOptions {
   ignored: string[];
 }
 
-export class ServeBenchUsageError extends Error {
+/** A command line serve-bench cannot take: printed with its usage, exit code 2. */
+export class ServeBenchUsageError extends CommandArgsError {
   override name = 'ServeBenchUsageError';
 }
 
@@ -76,39 +79,37 @@ export const flagOptions = new Set(['--ignore-eos', '--save-detailed', '--nv-sa'
 /** Ids below this are valid in every common LLM vocabulary (Llama-2's is the smallest, 32000). */
 export const DEFAULT_TOKEN_ID_VOCAB = 32000;
 
+/**
+ * serve-bench's words: benchmark_serving's options, read as argparse reads them (the argument
+ * layer's argparse style); --save-result is argparse's nargs='?' (a flag, or the file after it).
+ */
+export const serveBenchArgSpec: ArgSpec = {
+  style: 'argparse',
+  optionalValue: ['save-result'],
+  options: Object.fromEntries([
+    ...[...valueOptions, ...ignoredWithValue, '--save-result'].map((o) => [o.slice(2), { type: 'string' as const }]),
+    ...[...flagOptions, ...ignoredFlags].map((o) => [o.slice(2), { type: 'boolean' as const }]),
+  ]),
+};
+
 function splitArgs(argv: string[]): RawArgs {
+  let parsed: ReturnType<typeof readArgs>;
+  try {
+    parsed = readArgs(argv, serveBenchArgSpec);
+  } catch (error) {
+    throw error instanceof CommandArgsError ? new ServeBenchUsageError(error.message) : error;
+  }
   const raw: RawArgs = { values: new Map(), flags: new Set(), ignored: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const eq = arg.indexOf('=');
-    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
-    const takeValue = (): string => {
-      if (inline !== undefined) return inline;
-      const next = argv[i + 1];
-      if (next === undefined || next.startsWith('--')) throw new ServeBenchUsageError(`${name} needs a value`);
-      i++;
-      return next;
-    };
-    if (name === '--save-result') {
-      // benchmark_serving's --save-result is a flag (file from --result-dir/--result-filename);
-      // ours also takes the file directly: `--save-result out.json`.
-      const next = argv[i + 1];
-      if (inline !== undefined) raw.values.set(name, inline);
-      else if (next !== undefined && !next.startsWith('--')) raw.values.set(name, argv[++i]);
-      else raw.flags.add(name);
-    } else if (valueOptions.has(name)) {
-      raw.values.set(name, takeValue());
-    } else if (flagOptions.has(name)) {
-      if (inline !== undefined) throw new ServeBenchUsageError(`${name} takes no value`);
-      raw.flags.add(name);
-    } else if (ignoredFlags.has(name)) {
-      raw.ignored.push(name);
-    } else if (ignoredWithValue.has(name)) {
-      raw.ignored.push(`${name} ${takeValue()}`);
-    } else {
-      throw new ServeBenchUsageError(`unknown option ${JSON.stringify(arg)}`);
-    }
+  const ignored = (name: string) => ignoredFlags.has(name) || ignoredWithValue.has(name);
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (ignored(`--${name}`)) continue;
+    if (typeof value === 'string') raw.values.set(`--${name}`, value);
+    else if (value === true) raw.flags.add(`--${name}`);
+  }
+  for (const name of parsed.alone) raw.flags.add(`--${name}`);
+  // in the order given, each time given, as the run reports them
+  for (const t of parsed.tokens) {
+    if (t.kind === 'option' && ignored(`--${t.name}`)) raw.ignored.push(t.value === undefined ? `--${t.name}` : `--${t.name} ${t.value}`);
   }
   return raw;
 }
@@ -258,5 +259,7 @@ Streams completions from an OpenAI-compatible endpoint and prints benchmark_serv
   --save-result [FILE]             write all numbers as JSON (without FILE: --result-dir/--result-filename)
   --save-detailed                  include per-request arrays in the JSON
   --request-timeout S              per-request limit in seconds (default 21600)
+  ${[...ignoredFlags, ...[...ignoredWithValue].map((o) => `${o} X`)].join(' ')}
+                                   benchmark_serving's, accepted and announced on stderr: no effect here
 Exit code: 0 when the benchmark ran (failed requests are in the block), 2 on bad arguments,
 1 when the result could not be produced or saved.`;

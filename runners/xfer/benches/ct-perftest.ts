@@ -15,16 +15,18 @@ import { ChunkSizer } from './common/chunks.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
 import { beginTimed, verifying } from './common/timed-regions.ts';
 import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { ucxFlagsUsage } from './common/ucx-flags.ts';
 
 export type CtPerftestOptions = CtCommonOptions;
 
-const USAGE =
+export const ctPerftestUsage =
   'usage: disagg-bench ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
-  '[--json-output-path P] [--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N]';
+  '[--json-output-path P] [--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N]\n' +
+  `  ${ucxFlagsUsage}`;
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseCtPerftestArgs(argv: string[]): CtPerftestOptions {
-  return parseCtArgs(argv, USAGE).common;
+  return parseCtArgs(argv, ctPerftestUsage).common;
 }
 
 /** `disagg-bench ct-perftest`: one rank under a launcher, or starts --ranks N here. */

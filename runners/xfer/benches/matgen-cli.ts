@@ -5,7 +5,6 @@
 //   disagg-bench matgen --model llama-405b --num-prefill-nodes 1 --num-decode-nodes 1 \
 //     --prefill-tp 4 --decode-tp 8 --num-user-requests 20 --results-dir out/llama
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   cellFormats, computeModels, defaultResultsDir, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, workerPairings, writePatterns,
   type CellFormat, type GeneratedPattern, type MatgenOptions, type ModelShape,
@@ -13,10 +12,11 @@ import {
 import { totalBytes } from '../matrix.ts';
 import { memTypes } from './traffic-pattern.ts';
 import { BenchOptionError, choiceOption, intOption, numberOption } from './common/options.ts';
+import { readArgs, type ArgSpec } from '../../common/args/read-args.ts';
 
 const SHAPE_OPTIONS = ['hidden-size', 'num-layers', 'num-heads', 'num-kv-heads', 'dtype-size'] as const;
 
-export const MATGEN_USAGE = `usage: disagg-bench matgen [generate] --num-prefill-nodes N --num-decode-nodes N [--results-dir matrices_<ranks>ranks]
+export const matgenUsage = `usage: disagg-bench matgen [generate] --num-prefill-nodes N --num-decode-nodes N [--results-dir matrices_<ranks>ranks]
     (--model ${Object.keys(MODEL_PRESETS).join('|')} | --hidden-size H --num-layers L --num-heads A --num-kv-heads K --dtype-size B)
     [--prefill-tp 1] [--prefill-pp 1] [--prefill-cp 1] [--decode-tp 1] [--decode-pp 1] [--decode-cp 1]
     [--num-user-requests 1000] [--batch-size 1] [--isl-mean 16000] [--isl-scale 10000] [--min-isl 1000] [--max-isl 128000]
@@ -36,35 +36,27 @@ export interface MatgenCommand {
   cellFormat: CellFormat;
 }
 
-/**
- * click's reading of an option that takes a value: the next word is its value whatever it looks
- * like (`--isl-scale -5` is -5, not a missing value). Rewritten as `--name=value` for parseArgs.
- */
-function clickValues(argv: string[], valued: ReadonlySet<string>): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const name = argv[i].startsWith('--') && !argv[i].includes('=') ? argv[i].slice(2) : undefined;
-    if (name !== undefined && valued.has(name) && i + 1 < argv.length) out.push(`--${name}=${argv[++i]}`);
-    else out.push(argv[i]);
-  }
-  return out;
-}
+/** matgen's words: kvbench's options, read as click reads them (the argument layer's click style). */
+export const matgenArgSpec = {
+  style: 'click',
+  positionals: true,
+  switches: ['rail-optimized'],
+  options: {
+    'num-user-requests': int, 'batch-size': int, 'num-prefill-nodes': int, 'num-decode-nodes': int,
+    'prefill-tp': int, 'prefill-pp': int, 'prefill-cp': int, 'decode-tp': int, 'decode-pp': int, 'decode-cp': int,
+    model: { type: 'string' }, 'hidden-size': int, 'num-layers': int, 'num-heads': int, 'num-kv-heads': int, 'dtype-size': int,
+    'isl-mean': int, 'isl-scale': int, 'min-isl': int, 'max-isl': int, 'max-batch-mem': int, ppn: int,
+    'rail-optimized': { type: 'boolean' }, 'no-rail-optimized': { type: 'boolean' }, 'compute-model': { type: 'string' },
+    seed: int, 'results-dir': { type: 'string' },
+    'mem-type': { type: 'string' }, 'xfer-op': { type: 'string' }, shards: int,
+    'pair-workers': { type: 'string' }, 'cell-format': { type: 'string' },
+  },
+} as const satisfies ArgSpec;
 
 export function parseMatgenArgs(argv: string[]): MatgenCommand {
-  const options_ = {
-      'num-user-requests': int, 'batch-size': int, 'num-prefill-nodes': int, 'num-decode-nodes': int,
-      'prefill-tp': int, 'prefill-pp': int, 'prefill-cp': int, 'decode-tp': int, 'decode-pp': int, 'decode-cp': int,
-      model: { type: 'string' }, 'hidden-size': int, 'num-layers': int, 'num-heads': int, 'num-kv-heads': int, 'dtype-size': int,
-      'isl-mean': int, 'isl-scale': int, 'min-isl': int, 'max-isl': int, 'max-batch-mem': int, ppn: int,
-      'rail-optimized': { type: 'boolean' }, 'no-rail-optimized': { type: 'boolean' }, 'compute-model': { type: 'string' },
-      seed: int, 'results-dir': { type: 'string' },
-      'mem-type': { type: 'string' }, 'xfer-op': { type: 'string' }, shards: int,
-      'pair-workers': { type: 'string' }, 'cell-format': { type: 'string' },
-  } as const;
-  const valued = new Set(Object.entries(options_).filter(([, o]) => o.type === 'string').map(([name]) => name));
-  const { values, positionals } = parseArgs({ args: clickValues(argv, valued), allowPositionals: true, options: options_ });
+  const { values, positionals } = readArgs(argv, matgenArgSpec);
   const fail = (message: string): never => {
-    throw new BenchOptionError(`${message}\n${MATGEN_USAGE}`);
+    throw new BenchOptionError(`${message}\n${matgenUsage}`);
   };
   // kvbench's script is a click group whose one command is `generate`.
   const extra = positionals[0] === 'generate' ? positionals.slice(1) : positionals;
@@ -92,7 +84,7 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
     islMax: n('max-isl', MATGEN_DEFAULTS.islMax),
     maxBatchMemBytes: n('max-batch-mem', MATGEN_DEFAULTS.maxBatchMemBytes, 1, false),
     ranksPerNode: n('ppn', MATGEN_DEFAULTS.ranksPerNode),
-    railOptimized: lastFlag(argv, 'rail-optimized'),
+    railOptimized: values['rail-optimized'] === true,
     computeModel: values['compute-model'] === undefined ? MATGEN_DEFAULTS.computeModel : choiceOption('compute-model', values['compute-model'], computeModels),
     seed: n('seed', MATGEN_DEFAULTS.seed, 0),
     pairWorkers: values['pair-workers'] === undefined ? MATGEN_DEFAULTS.pairWorkers : choiceOption('pair-workers', values['pair-workers'], workerPairings),
@@ -116,13 +108,6 @@ function islScale(raw: string | undefined): number {
   return n;
 }
 
-/** click's `--x/--no-x`: off unless given, the last one wins. */
-function lastFlag(argv: string[], name: string): boolean {
-  let on = false;
-  for (const word of argv) if (word === `--${name}` || word === `--no-${name}`) on = word === `--${name}`;
-  return on;
-}
-
 function modelShape(values: Record<string, unknown>, fail: (m: string) => never): ModelShape {
   const given = SHAPE_OPTIONS.filter((o) => values[o] !== undefined);
   const model = values.model as string | undefined;
@@ -138,10 +123,6 @@ function modelShape(values: Record<string, unknown>, fail: (m: string) => never)
 }
 
 export async function matgenMain(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${MATGEN_USAGE}\n`);
-    return 0;
-  }
   const { options, resultsDir, patternFields, cellFormat } = parseMatgenArgs(argv);
   let patterns: GeneratedPattern[];
   try {

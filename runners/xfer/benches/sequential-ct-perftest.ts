@@ -19,7 +19,9 @@ import { checkBuffersFit, describeReceived, layoutBuffers, patternRanks, pattern
 import { formatSequentialReport, sequentialReport, type SequentialReport, type Span } from './sequential-report.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
 import { BenchOptionError, intOption, numberOption } from './common/options.ts';
-import { ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import { ctArgSpec, ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
+import type { OptionSpec } from '../../common/args/read-args.ts';
+import { ucxFlagsUsage } from './common/ucx-flags.ts';
 import { RunningStats } from './common/stats.ts';
 import { beginTimed, verifying } from './common/timed-regions.ts';
 
@@ -33,20 +35,27 @@ export interface SequentialOptions extends CtCommonOptions {
   shareBuffers: boolean;
 }
 
-const USAGE =
+export const sequentialUsage =
   'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
   '[--json-output-path P] [--sleep-scale 1] [--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] ' +
-  '[--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]';
+  '[--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]\n' +
+  `  ${ucxFlagsUsage}`;
+
+/** The options beyond the CT perftest's (ct-options.ts). */
+const SEQUENTIAL_OPTIONS: OptionSpec = {
+  'sleep-scale': { type: 'string' },
+  'isolation-iters': { type: 'string' },
+  'warmup-iters': { type: 'string' },
+  'workload-iters': { type: 'string' },
+  'share-buffers': { type: 'boolean', default: false },
+};
+
+/** For --help (framework/cli.ts): click's words, where a value may look like an option. */
+export const sequentialArgSpec = ctArgSpec(SEQUENTIAL_OPTIONS);
 
 /** The options of one rank (--ranks is the launcher's, see common/rank-launch.ts). */
 export function parseSequentialArgs(argv: string[]): SequentialOptions {
-  const { common, values } = parseCtArgs(argv, USAGE, {
-    'sleep-scale': { type: 'string' },
-    'isolation-iters': { type: 'string' },
-    'warmup-iters': { type: 'string' },
-    'workload-iters': { type: 'string' },
-    'share-buffers': { type: 'boolean', default: false },
-  });
+  const { common, values } = parseCtArgs(argv, sequentialUsage, SEQUENTIAL_OPTIONS);
   const shareBuffers = values['share-buffers'] === true;
   if (shareBuffers && common.verifyBuffers) {
     throw new BenchOptionError('--share-buffers puts every pattern in the same window, so the bytes cannot be verified: drop one of --share-buffers, --verify-buffers');

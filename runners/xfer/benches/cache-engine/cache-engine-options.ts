@@ -2,7 +2,7 @@
 // test_nixl_cache_engine.py: --role, --host, --port, --num-chunks 10, --num-rounds 1) and the shape
 // of its paged KV cache and NIXL buffer, which the test fixes (32 layers, 8 x 128, 10,000 blocks of
 // 16, 256-token chunks, bf16, a 1 GiB buffer) and which can be made smaller here.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { readArgs, type OptionSpec } from '../../../common/args/read-args.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { BenchOptionError, choiceOption, intOption, sizeOption } from '../common/options.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../kvpipe/kvpipe-options.ts';
@@ -22,7 +22,7 @@ export interface CacheEngineOptions extends PipeMeeting {
   testCorruptChunk?: number;
 }
 
-export const cacheEngineOptionSpec: NonNullable<ParseArgsConfig['options']> = {
+export const cacheEngineOptionSpec: OptionSpec = {
   ...pipeMeetingOptionSpec,
   backend: { type: 'string', default: 'shm' },
   memory: { type: 'string' },
@@ -41,7 +41,7 @@ export const cacheEngineOptionSpec: NonNullable<ParseArgsConfig['options']> = {
 };
 
 export function parseCacheEngineArgs(argv: string[]): CacheEngineOptions {
-  const { values } = parseArgs({ args: argv, strict: true, options: cacheEngineOptionSpec });
+  const { values } = readArgs(argv, { options: cacheEngineOptionSpec });
   const v = values as Record<string, string | undefined>;
   const int = (name: string, min = 1) => intOption(name, v[name]!, min);
   const kv = new PagedKv({

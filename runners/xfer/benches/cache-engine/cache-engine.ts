@@ -19,18 +19,15 @@ import { runCacheReceiver } from './cache-engine-receiver.ts';
 import { runCacheSender } from './cache-engine-sender.ts';
 import { slotMapping } from './paged-kv.ts';
 
-export const cacheEngineUsage = `usage: disagg-bench cache-engine [--ranks 2 | --role sender|receiver [--host H --port P | --master-addr A --master-port P]] [options]
+export const usage = `usage: disagg-bench cache-engine [--ranks 2 | --role sender|receiver [--host H --port P | --master-addr A --master-port P]] [options]
   --num-chunks 10 --num-rounds 1   (LMCache's: chunks of --chunk-size 256 tokens)
   --num-layers 32 --num-heads 8 --head-size 128 --block-size 16 --num-blocks 10000 --dtype bf16   (the paged KV cache)
   --buffer-size 1G (each side's NIXL buffer)  --backend shm|ucx|cuda --memory host|gpu --seed 42
+  --test-corrupt-chunk I (test hook: the receiver flips a byte of chunk I, so the check must fail)
   ${ucxFlagsUsage}
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s (LMCache prints GiB/s labelled GB/s), both printed.`;
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(cacheEngineUsage);
-    return 0;
-  }
   const args = takeUcxFlags(argv); // into the environment, which every rank inherits
   const o = parseCacheEngineArgs(takeRanksOption(args).rest);
   if (o.role) return runCacheEngineRank(o, roleRank(o, 'cache-engine'));

@@ -1,5 +1,5 @@
 // Option values shared by the bench commands: sizes with binary units, positive integers, choices
-// and lists (the sweep's gflags forms: sweep/gflags-argv.ts), each failing with the option's name and the bad value.
+// and lists (the sweep's gflags forms: runners/common/args/gflags.ts), each failing with the option's name and the bad value.
 import { parseSize } from '../../../common/size.ts';
 
 export class BenchOptionError extends Error {

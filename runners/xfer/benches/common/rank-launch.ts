@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nodeEntryArgv, spawnLocalRanks, type NodeOfWorld } from '../../local-launch.ts';
 import { rankFromEnv } from '../../rank.ts';
+import { takeOptions } from '../../../common/args/take-options.ts';
 
 /** bin/disagg-bench.js of this package: what every local rank runs. */
 export const disaggBenchBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/disagg-bench.js');
@@ -24,17 +25,11 @@ export interface RanksRequest {
 
 /** Splits `--ranks N` / `--ranks=N` (also `--num-processes`, the EP tests' name) out of argv. */
 export function takeRanksOption(argv: string[], names = ['--ranks']): { ranks?: number; rest: string[] } {
-  const rest: string[] = [];
+  const { taken, rest } = takeOptions(argv, names);
   let ranks: number | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    if (!names.includes(flag)) {
-      rest.push(argv[i]);
-      continue;
-    }
-    const raw = inline ?? argv[++i];
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a whole number of ranks >= 1, got '${raw ?? ''}'`);
+  for (const { name, value } of taken) {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} takes a whole number of ranks >= 1, got '${value ?? ''}'`);
     ranks = n;
   }
   return { ranks, rest };

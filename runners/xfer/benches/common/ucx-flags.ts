@@ -10,8 +10,11 @@ import {
   ucxMemories,
 } from '../../backends/ucx-options.ts';
 import { BenchOptionError } from './options.ts';
+import { takeOptions } from '../../../common/args/take-options.ts';
 
-export const ucxFlagsUsage = '--ucx-error-handling auto|peer|none  --ucx-memory ucx|registered  (ucx backend: transports per peer, see runners/xfer/README.md)';
+export const ucxFlagsUsage =
+  '--ucx-error-handling auto|peer|none  --ucx-memory ucx|registered  (ucx backend: transports per peer, see runners/xfer/README.md;\n' +
+  '      also spelled --ucx_error_handling, --ucx_memory)';
 
 const FLAGS = [
   { names: ['--ucx-error-handling', '--ucx_error_handling'], env: UCX_CHOICE_ENV.errorHandling, choices: ucxErrorHandlings },
@@ -20,16 +23,10 @@ const FLAGS = [
 
 /** Takes the ucx flags out of argv and puts them in `env` (this process's, which ranks inherit). */
 export function takeUcxFlags(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
-  const rest: string[] = [];
+  const { taken, rest } = takeOptions(argv, FLAGS.flatMap((f) => f.names));
   const given: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const [name, inline] = argv[i].split(/=(.*)/s, 2);
-    const flag = FLAGS.find((f) => (f.names as readonly string[]).includes(name));
-    if (!flag) {
-      rest.push(argv[i]);
-      continue;
-    }
-    const raw = inline ?? argv[++i];
+  for (const { name, value: raw } of taken) {
+    const flag = FLAGS.find((f) => (f.names as readonly string[]).includes(name))!;
     if (raw === undefined || raw.startsWith('--')) throw new BenchOptionError(`${name} needs a value: one of ${flag.choices.join(', ')}`);
     let value: string;
     try {

@@ -7,6 +7,7 @@
 // than its flags ask for.
 import { slurmStepNodes } from '../../../common/hostlist.ts';
 import { BenchOptionError, intOption } from '../common/options.ts';
+import { takeOptions } from '../../../common/args/take-options.ts';
 
 export interface EpNodeWorld {
   nodes: number;
@@ -31,17 +32,11 @@ const NODE_FLAGS = ['--num-processes', '--world-size', '--rank', '--master-addr'
 type Env = Record<string, string | undefined>;
 
 export function epNodeWorld(argv: string[], env: Env = process.env): EpNodeFlags {
+  const { taken, rest } = takeOptions(argv, NODE_FLAGS);
   const flags = new Map<string, string>();
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    if (!NODE_FLAGS.includes(flag)) {
-      rest.push(argv[i]);
-      continue;
-    }
-    const value = inline ?? argv[++i];
-    if (value === undefined) throw new BenchOptionError(`${flag} needs a value`);
-    flags.set(flag.slice(2), value);
+  for (const { name, value } of taken) {
+    if (value === undefined) throw new BenchOptionError(`${name} needs a value`);
+    flags.set(name.slice(2), value);
   }
   const given = [...flags.keys()];
   if (!flags.has('num-processes')) {

@@ -1,5 +1,5 @@
 // `disagg-bench ep` options: the NIXL EP perf tests' names and defaults (seed 001), on the engine.
-import { parseArgs } from 'node:util';
+import { readArgs } from '../../../common/args/read-args.ts';
 import { backendNames, type BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { epLayouts, type EpLayoutKind } from './ep-routing.ts';
@@ -64,9 +64,7 @@ function argparseChoice<T extends string>(name: string, raw: string, choices: re
 }
 
 export function parseEpArgs(argv: string[]): EpOptions {
-  const { values: v } = parseArgs({
-    args: argv,
-    strict: true,
+  const { values: v } = readArgs(argv, {
     options: {
       mode: { type: 'string' },
       'control-plane': { type: 'boolean', default: false },

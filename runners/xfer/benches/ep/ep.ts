@@ -11,11 +11,15 @@ import { runDataPlane } from './ep-data-plane.ts';
 import { parseEpArgs, type EpOptions } from './ep-options.ts';
 import { epNodeWorld, type EpNodeWorld } from './ep-nodes.ts';
 
-export const epUsage = `usage: disagg-bench ep [--ranks N | --num-processes P [--world-size NODES --rank NODE --master-addr A --master-port P]] [options]
+export const usage = `usage: disagg-bench ep [--ranks N | --num-processes P [--world-size NODES --rank NODE --master-addr A --master-port P]] [options]
   --mode dispatch|combine|e2e (or a list: dispatch,combine,e2e; default e2e unless --control-plane)
   --control-plane  [--test init|connect|disconnect|reconnect|destroy|cycle] [--warmup 0 --rounds 1] (rounds of the control plane)
   --tokens 512 --hidden 4096 --experts-per-rank N[,N...] (default: data plane 8, control plane 8,32, the tests' defaults)
-  --topk 2 --warmup 10 --iters 100 --seed 1
+  --topk 2 --warmup 10 --iters 100 --seed 1  --num-tokens N (the control-plane test's name for --tokens)
+  --timeout 300 (seconds every wait of the rendezvous store may take)
+  --use-tcp-store, --skip-nic-discovery (the tests' flags: announced, the engine does this already)
+  --use-etcd, --discover-nics (refused with the reason)
+  --test-corrupt-rank R, --test-silent-rank R (test hooks: rank R flips a received byte / moves nothing)
   --layout packed|per-message (packed: one transfer per peer; per-message: one per (token, expert))
   --backend shm|ucx|cuda|nccl|libfabric (or --nvlink-backend ipc|none) --memory host|gpu
   --initiated-by gpu|host  gpu: one kernel launch per phase, as NIXL EP (cuda only; its default);
@@ -26,10 +30,6 @@ BW = bytes / 1e9 / mean time, latency = mean time (first sample dropped), avg/mi
 Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 8).`;
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(epUsage);
-    return 0;
-  }
   const args = takeUcxFlags(argv); // ucx flags: into the ranks' environment (the ranks' command line has none)
   const { node, rest, ranksAreTasks } = epNodeWorld(args);
   if (ranksAreTasks) return runEpRank(parseEpArgs(rest));

@@ -1,5 +1,5 @@
 // `disagg-bench kvpipe` options: the LMCache disaggregated-prefill tests' names (seed 004).
-import { parseArgs } from 'node:util';
+import { readArgs } from '../../../common/args/read-args.ts';
 import type { BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
@@ -33,9 +33,7 @@ export interface KvpipeOptions extends PipeMeeting {
 }
 
 export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
-  const { values: v } = parseArgs({
-    args: argv,
-    strict: true,
+  const { values: v } = readArgs(argv, {
     options: {
       ...pipeMeetingOptionSpec,
       backend: { type: 'string', default: 'shm' },

@@ -16,20 +16,18 @@ import { pipeStoreOptions, roleRank } from './pipe-roles.ts';
 import { runReceiver } from './kvpipe-receiver.ts';
 import { runSender } from './kvpipe-sender.ts';
 
-export const kvpipeUsage = `usage: disagg-bench kvpipe [--ranks 2 | --role sender|receiver [--master-addr A --master-port P]] [options]
+export const usage = `usage: disagg-bench kvpipe [--ranks 2 | --role sender|receiver [--master-addr A --master-port P]] [options]
   --backend shm|ucx|cuda|libfabric --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
   --num-objs 500 --obj-shape 32,2,256,1024 --dtype bf16 (32 MiB) | --obj-size 8M
   --batch-size N (objects per commit; default: as many as the buffer holds) --num-rounds 1
   --simulate-work (sender 50 ms, receiver 20 ms per 10 objects, timed) --simulate-workload (sender 50 ms after each batch, not timed)
   --work-scale 1   --host H --port P (LMCache's: the receiver's address, with --role)
+  --test-ignore-credits, --test-receiver-delay-ms MS, --test-corrupt-object I (test hooks: the sender ignores
+      the credits / the receiver waits MS before each commit's copy / object I is corrupted, so the check must fail)
   ${ucxFlagsUsage}
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s, both printed.`;
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(kvpipeUsage);
-    return 0;
-  }
   const args = takeUcxFlags(argv);
   const options = parseKvpipeArgs(takeRanksOption(args).rest);
   if (options.role) return runKvpipeRank(options, roleRank(options, 'kvpipe'));

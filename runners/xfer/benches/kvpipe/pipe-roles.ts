@@ -2,7 +2,7 @@
 // sender), or on their own as the seed's two terminals (--role sender|receiver) at
 // --master-addr:--master-port (the sender serves the rendezvous) or at LMCache's --host:--port
 // (the receiver's address: the receiver serves, as LMCache's receiver listens there).
-import type { ParseArgsConfig } from 'node:util';
+import type { OptionSpec } from '../../../common/args/read-args.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { StoreOptions } from '../../store.ts';
 import { BenchOptionError, choiceOption, intOption } from '../common/options.ts';
@@ -19,7 +19,7 @@ export interface PipeMeeting {
   receiverAddress?: { host: string; port: number };
 }
 
-export const pipeMeetingOptionSpec: NonNullable<ParseArgsConfig['options']> = {
+export const pipeMeetingOptionSpec: OptionSpec = {
   role: { type: 'string' },
   'master-addr': { type: 'string' },
   'master-port': { type: 'string' },

@@ -3,9 +3,9 @@
 // progress, devices per process (SG / MG), NICs, and how processes meet (ETCD / ASIO runtimes).
 // Each is honoured as nixlbench means it (benchmark/nixlbench/src/utils/utils.cpp and
 // worker/nixl/nixl_worker.cpp) or refused with one sentence saying why: none is dropped silently.
-import type { ParseArgsConfig } from 'node:util';
+import type { OptionSpec } from '../../../common/args/read-args.ts';
 import { BenchOptionError, choiceOption } from '../common/options.ts';
-import { gflagsInteger } from './gflags-argv.ts';
+import { gflagsInteger } from '../../../common/args/gflags.ts';
 
 export const sweepModes = ['SG', 'MG'] as const;
 export type SweepMode = (typeof sweepModes)[number];
@@ -47,7 +47,7 @@ export interface NixlbenchFlags {
 export const NIXLBENCH_BOOLEANS = ['enable_pt', 'recreate_xfer', 'reregister_mem', 'enable_vmm', 'use_hugepages'] as const;
 
 /** parseArgs options of these flags, with nixlbench's defaults. */
-export const nixlbenchFlagOptions: NonNullable<ParseArgsConfig['options']> = {
+export const nixlbenchFlagOptions: OptionSpec = {
   mode: { type: 'string', default: 'SG' },
   ...Object.fromEntries(NIXLBENCH_BOOLEANS.map((name) => [name, { type: 'boolean', default: false }])),
   progress_threads: { type: 'string', default: '0' },

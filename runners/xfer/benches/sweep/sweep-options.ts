@@ -1,13 +1,13 @@
 // `disagg-bench sweep` options: nixlbench's flag names and defaults, read in exactly gflags' forms
-// (gflags-argv.ts: -name or --name, value after `=` or as the next word, --flag/--noflag/
+// (the argument layer's gflags style, runners/common/args/gflags.ts: -name or --name, value after `=` or as the next word, --flag/--noflag/
 // --flag=false), values checked as nixlbench checks them (case-sensitive choices, op_type with its
 // message, gflags' integers); on the transfer engine's backends. Beyond nixlbench, documented: sizes
 // with K/M/G (`64M`), an op_type list (`READ,WRITE`), and --expect, --tolerance, --link_bw.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { backendNames, type BackendName, type XferOp } from '../../backends/types.ts';
 import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
 import { nixlbenchFlagOptions, parseNixlbenchFlags, unknownFlag, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
-import { gflagsArgv, gflagsInteger, readUnknownFlag } from './gflags-argv.ts';
+import { gflagsInteger } from '../../../common/args/gflags.ts';
+import { readArgs, type ArgSpec, type OptionSpec } from '../../../common/args/read-args.ts';
 import { nixlbenchBufferError } from './sweep-buffer-rules.ts';
 
 export const segTypes = ['DRAM', 'VRAM'] as const;
@@ -57,7 +57,7 @@ export interface SweepOptions {
 }
 
 /** The sweep's parseArgs options (the walk of every CLI option reads them too). */
-export const sweepOptionSpec: NonNullable<ParseArgsConfig['options']> = {
+export const sweepOptionSpec: OptionSpec = {
   backend: { type: 'string' },
   initiator_seg_type: { type: 'string', default: 'DRAM' },
   target_seg_type: { type: 'string', default: 'DRAM' },
@@ -83,14 +83,11 @@ export const sweepOptionSpec: NonNullable<ParseArgsConfig['options']> = {
   ...nixlbenchFlagOptions,
 };
 
+/** The sweep's words: nixlbench's flags, read as gflags reads them; a flag it does not have is refused with why. */
+export const sweepArgSpec: ArgSpec = { options: sweepOptionSpec, style: 'gflags', unknown: unknownFlag };
+
 export function parseSweepArgs(argv: string[]): SweepOptions {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({ args: gflagsArgv(argv, sweepOptionSpec), strict: true, options: sweepOptionSpec }));
-  } catch (err) {
-    const unknown = readUnknownFlag(err);
-    throw unknown ? unknownFlag(unknown) : err;
-  }
+  const { values } = readArgs(argv, sweepArgSpec);
   const v = values as Record<string, string | boolean | string[] | undefined>;
   const str = (name: string) => v[name] as string;
   const backendGiven = v.backend !== undefined;

@@ -27,7 +27,7 @@ import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.
 import { maxOf, mean, percentile } from '../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
 import { beginTimed, verifying } from '../common/timed-regions.ts';
-import { adjustIterations, parseSweepArgs, type SweepOptions } from './sweep-options.ts';
+import { adjustIterations, parseSweepArgs, sweepArgSpec, type SweepOptions } from './sweep-options.ts';
 import {
   laneRequests,
   mgRoles,
@@ -43,14 +43,24 @@ import {
 } from './sweep-plan.ts';
 import { hasAggregateColumns, sweepBanner, sweepTableHeader, sweepTableRow, type SweepRow } from './sweep-table.ts';
 
-export const sweepUsage = `usage: disagg-bench sweep [--ranks N] [nixlbench flags]
+export const usage = `usage: disagg-bench sweep [--ranks N] [nixlbench flags]
   --backend shm|ucx|cuda|nccl|libfabric (LIBFABRIC: provider from FI_PROVIDER)  --initiator_seg_type/--target_seg_type DRAM|VRAM
   --scheme pairwise|manytoone|onetomany|tp  --op_type READ|WRITE (or READ,WRITE)
   --start_block_size 4096 --max_block_size 64M --start_batch_size 1 --max_batch_size 1
   --num_iter 1000 --warmup_iter 100 --large_blk_iter_ftr 16 --num_threads 1 --pipeline_depth 1 --total_buffer_size 8G
   --check_consistency  --expect BLOCK:GBPS[,BLOCK:GBPS] --tolerance 0.1  --link_bw 50 (GB/s, for Network Util)
+  --mode SG|MG  --num_initiator_dev N --num_target_dev N (default: from the scheme and the ranks)
+  --enable_pt (ucx progress thread)  --recreate_xfer  --reregister_mem (ucx, libfabric)  --enable_vmm  --use_hugepages
+  --device_list all|NIC[,NIC...] (ucx: one NIC per initiator/target index)
+  --runtime_type ETCD|ASIO --etcd_endpoints URL --benchmark_group default --asio_address 127.0.0.1 --asio_port 12345
+      (how processes started on their own find each other)
+  refused with the reason: --progress_threads N (N > 0), --worker_type (other than nixl), --config_file, nixlbench's storage flags
+  --test_corrupt_rank R (test hook: rank R flips one received byte, so the check must fail)
   ${ucxFlagsUsage}
 Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 2).`;
+
+/** For --help (framework/cli.ts): the flags are gflags', so a value may look like a flag. */
+export const args = sweepArgSpec;
 
 /** One initiator's figures for one step (targets report none). */
 interface InitiatorStats {
@@ -62,10 +72,6 @@ interface InitiatorStats {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(sweepUsage);
-    return 0;
-  }
   const args = takeUcxFlags(argv); // into the environment, which every rank inherits
   // nixlbench's runtimes (ETCD, ASIO): processes started on their own find their ranks
   const { ranks, rest } = takeRanksOption(args);

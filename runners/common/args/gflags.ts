@@ -1,6 +1,7 @@
-// nixlbench reads its command line with gflags (gflags::ParseCommandLineFlags in
-// benchmark/nixlbench/src/utils/utils.cpp, xferBenchConfig::parseConfig). The sweep takes exactly
-// the forms gflags takes and refuses the rest in one sentence, with gflags' own words:
+// The 'gflags' style of the argument layer (read-args.ts). nixlbench reads its command line with
+// gflags (gflags::ParseCommandLineFlags in benchmark/nixlbench/src/utils/utils.cpp,
+// xferBenchConfig::parseConfig). A command in this style (the sweep) takes exactly the forms gflags
+// takes and refuses the rest in one sentence, with gflags' own words:
 //   -flag / --flag              one or two dashes
 //   --flag=value, --flag value  a non-boolean flag takes the next word when it has no `=`
 //   --flag, --noflag            booleans; --flag=true|false|1|0|t|f|y|n|yes|no (any case)
@@ -9,24 +10,34 @@
 // (a `--check_consistency false` would otherwise run WITH the check, the `false` silently dropped).
 // Numbers as gflags reads them: decimal or 0x-hex, nothing after them; unsigned flags refuse a
 // sign. The result is the same command line in the one form node's parseArgs reads.
-import type { ParseArgsConfig } from 'node:util';
-import { BenchOptionError } from '../common/options.ts';
-
-type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+// Help: gflags answers --help, -help, --helpfull and --helpshort (HandleCommandLineHelpFlags in
+// gflags_reporting.cc, before it reports any other error); so does this style, and -h as every
+// command. gflags then exits 1; here help exits 0, as every disagg-bench command.
+import { CommandArgsError } from './args-error.ts';
+import type { OptionSpec } from './read-args.ts';
 
 const TRUE = ['1', 't', 'true', 'y', 'yes'];
 const FALSE = ['0', 'f', 'false', 'n', 'no'];
 /** nixlbench refuses any argument containing these (parseConfig's disabledFlags). */
 const DISABLED = ['flagfile', 'fromenv', 'tryfromenv'];
 
+/** The words that ask a gflags program for its usage (gflags' help flags, and -h). */
+export const GFLAGS_HELP_WORDS = ['--help', '-help', '--helpfull', '-helpfull', '--helpshort', '-helpshort', '-h'];
+
+/** gflags: a non-boolean flag written without `=` takes the next word as its value, whatever it looks like. */
+export function gflagsTakesNextWord(word: string, spec: OptionSpec): boolean {
+  const m = /^--?([^=]+)$/.exec(word);
+  return m !== null && spec[m[1]] !== undefined && spec[m[1]].type !== 'boolean';
+}
+
 /**
  * `argv` in gflags' forms -> `--name=value` / `--name` words for parseArgs. A flag the spec does
- * not have is passed on as `--name` for parseArgs to refuse (readUnknownFlag names it then).
+ * not have is passed on as `--name` for parseArgs to refuse (the layer names it then).
  */
-export function gflagsArgv(argv: readonly string[], spec: OptionSpec): string[] {
+export function gflagsWords(argv: readonly string[], spec: OptionSpec): string[] {
   for (const arg of argv) {
     const disabled = DISABLED.find((d) => arg.includes(d));
-    if (disabled) throw new BenchOptionError(`'${arg}': --${disabled} is disabled for nixlbench (its own refusal: "Use --config_file instead"; here pass the parameters as flags)`);
+    if (disabled) throw new CommandArgsError(`'${arg}': --${disabled} is disabled for nixlbench (its own refusal: "Use --config_file instead"; here pass the parameters as flags)`);
   }
   const out: string[] = [];
   const booleans = new Map<string, boolean>();
@@ -46,7 +57,7 @@ export function gflagsArgv(argv: readonly string[], spec: OptionSpec): string[] 
       const negated = name.startsWith('no') ? spec[name.slice(2)] : undefined;
       if (negated && value === undefined) {
         if (negated.type !== 'boolean') {
-          throw new BenchOptionError(`--${name}: boolean value (${name}) specified for the non-boolean flag '${name.slice(2)}' (gflags: only booleans take the no<flag> form)`);
+          throw new CommandArgsError(`--${name}: boolean value (${name}) specified for the non-boolean flag '${name.slice(2)}' (gflags: only booleans take the no<flag> form)`);
         }
         booleans.set(name.slice(2), false);
         continue;
@@ -64,15 +75,15 @@ export function gflagsArgv(argv: readonly string[], spec: OptionSpec): string[] 
       out.push(`--${name}=${value}`);
       continue;
     }
-    if (i + 1 >= argv.length) throw new BenchOptionError(`--${name}: flag '${name}' is missing its argument (gflags)`);
+    if (i + 1 >= argv.length) throw new CommandArgsError(`--${name}: flag '${name}' is missing its argument (gflags)`);
     out.push(`--${name}=${argv[++i]}`);
   }
   for (const [name, on] of booleans) if (on) out.push(`--${name}`);
   return out;
 }
 
-function positional(word: string, where = ''): BenchOptionError {
-  return new BenchOptionError(
+function positional(word: string, where = ''): CommandArgsError {
+  return new CommandArgsError(
     `'${word}' is not a flag${where ? ` (${where})` : ''}: nixlbench takes flags only and would ignore it; a boolean takes its value with '=' (--check_consistency=false)`,
   );
 }
@@ -82,7 +93,7 @@ export function gflagsBool(name: string, raw: string): boolean {
   const v = raw.toLowerCase();
   if (TRUE.includes(v)) return true;
   if (FALSE.includes(v)) return false;
-  throw new BenchOptionError(`--${name}: illegal value '${raw}' specified for bool flag '${name}' (gflags takes ${[...TRUE, ...FALSE].join(', ')})`);
+  throw new CommandArgsError(`--${name}: illegal value '${raw}' specified for bool flag '${name}' (gflags takes ${[...TRUE, ...FALSE].join(', ')})`);
 }
 
 /**
@@ -96,12 +107,7 @@ export function gflagsInteger(name: string, raw: string, type: 'int32' | 'uint32
   const max = type === 'int32' ? 2 ** 31 - 1 : type === 'uint32' ? 2 ** 32 - 1 : Number.MAX_SAFE_INTEGER;
   const min = type === 'int32' ? -(2 ** 31) : 0;
   if (!m || (unsigned && m[1] === '-') || !Number.isSafeInteger(n) || n > max || n < min) {
-    throw new BenchOptionError(`--${name}: illegal value '${raw}' specified for ${type} flag '${name}' (gflags takes a decimal or 0x-hex integer${unsigned ? ' >= 0' : ''})`);
+    throw new CommandArgsError(`--${name}: illegal value '${raw}' specified for ${type} flag '${name}' (gflags takes a decimal or 0x-hex integer${unsigned ? ' >= 0' : ''})`);
   }
   return n;
-}
-
-/** The flag parseArgs found unknown in gflagsArgv's words, or undefined for another error. */
-export function readUnknownFlag(err: unknown): string | undefined {
-  return /Unknown option '--([^']+)'/.exec((err as Error)?.message ?? '')?.[1];
 }
