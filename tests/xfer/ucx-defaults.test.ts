@@ -7,16 +7,18 @@ import { ENGINE_UCX_DEFAULTS, NIXL_UCX_DEFAULTS, NIXL_UCX_RDMA_DEFAULTS, planUcx
 describe('UCX defaults', () => {
   it("applies NIXL's and the engine's defaults where the environment and the overrides are silent (RDMA ones only with an RDMA device)", () => {
     const plan = planUcxDefaults({}, {}, false);
-    expect(Object.fromEntries(plan.apply)).toEqual({ ...NIXL_UCX_DEFAULTS, ...ENGINE_UCX_DEFAULTS });
-    expect(plan.apply).toContainEqual(['TCP_TX_SEG_SIZE', '1m']);
-    expect(plan.apply).toContainEqual(['TCP_RX_SEG_SIZE', '1m']);
+    // UCP's through ucp_config_modify, the transports' through the environment (tcp reads it when it opens)
+    expect(Object.fromEntries(plan.apply)).toEqual(NIXL_UCX_DEFAULTS);
+    expect(Object.fromEntries(plan.environment)).toEqual(ENGINE_UCX_DEFAULTS);
+    expect(plan.environment).toContainEqual(['TCP_TX_SEG_SIZE', '1m']);
+    expect(plan.environment).toContainEqual(['TCP_RX_SEG_SIZE', '1m']);
     expect(plan.userReplaced).toEqual([]);
-    expect(Object.fromEntries(planUcxDefaults({}, {}, true).apply)).toEqual({ ...NIXL_UCX_DEFAULTS, ...NIXL_UCX_RDMA_DEFAULTS, ...ENGINE_UCX_DEFAULTS });
+    expect(Object.fromEntries(planUcxDefaults({}, {}, true).apply)).toEqual({ ...NIXL_UCX_DEFAULTS, ...NIXL_UCX_RDMA_DEFAULTS });
   });
 
   it("keeps the user's own value (environment or overrides) and names each engine default it replaced", () => {
     const plan = planUcxDefaults({ UCX_TCP_TX_SEG_SIZE: '8k', UCX_RNDV_THRESH: '64k' }, { TCP_RX_SEG_SIZE: '64k' }, false);
-    const applied = plan.apply.map(([name]) => name);
+    const applied = [...plan.apply, ...plan.environment].map(([name]) => name);
     expect(applied).not.toContain('TCP_TX_SEG_SIZE');
     expect(applied).not.toContain('TCP_RX_SEG_SIZE');
     expect(applied).not.toContain('RNDV_THRESH');
