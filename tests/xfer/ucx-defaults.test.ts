@@ -2,6 +2,7 @@
 // fragment sizes), each applied only where the user is silent; a user's value replacing one of the
 // engine's is reported.
 import { describe, expect, it } from 'vitest';
+import { ucp } from '../../runners/xfer/native/ucp.ts';
 import { ENGINE_UCX_DEFAULTS, NIXL_UCX_DEFAULTS, NIXL_UCX_RDMA_DEFAULTS, planUcxDefaults } from '../../runners/xfer/native/ucx-defaults.ts';
 
 describe('UCX defaults', () => {
@@ -28,5 +29,35 @@ describe('UCX defaults', () => {
 
   it('a user value equal to the default is not reported', () => {
     expect(planUcxDefaults({ UCX_TCP_TX_SEG_SIZE: '1m' }, {}, false).userReplaced).toEqual([]);
+  });
+});
+
+describe('UCX defaults in a real UCX context', () => {
+  const names = Object.keys(ENGINE_UCX_DEFAULTS).map((n) => `UCX_${n}`);
+  const saved = Object.fromEntries(names.map((n) => [n, process.env[n]]));
+  const restore = () => {
+    for (const n of names) {
+      if (saved[n] === undefined) delete process.env[n];
+      else process.env[n] = saved[n];
+    }
+  };
+
+  it("ucp_init sees the engine's tcp fragments through the environment, and a user's own value is kept and reported", () => {
+    const u = ucp();
+    try {
+      for (const n of names) delete process.env[n];
+      const plain = u.init({});
+      u.cleanup(plain.context);
+      expect(plain.userReplaced).toEqual([]);
+      for (const [name, value] of Object.entries(ENGINE_UCX_DEFAULTS)) expect(process.env[`UCX_${name}`]).toBe(value);
+
+      process.env.UCX_TCP_TX_SEG_SIZE = '8k';
+      const own = u.init({});
+      u.cleanup(own.context);
+      expect(process.env.UCX_TCP_TX_SEG_SIZE).toBe('8k');
+      expect(own.userReplaced).toEqual(['UCX_TCP_TX_SEG_SIZE=8k (engine default 1m)']);
+    } finally {
+      restore();
+    }
   });
 });
