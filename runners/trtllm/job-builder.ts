@@ -11,13 +11,14 @@ import { nodePlaceholder } from './server-config.ts';
 import { jobFiles } from './job-files.ts';
 import { planServingJob, type JobPlan, type Unresolved } from './job-plan.ts';
 import { renderJobScript } from './job-script.ts';
-import { isUnfilled, servingConfig, type ServingConfig } from './serving-config.ts';
-import { jobTimeSeconds } from '../../framework/types/common/job-time.ts';
-import { splitShellWords } from '../../framework/types/common/shell.ts';
+import { servingConfig, type ServingConfig } from './serving-config.ts';
+import { isPlaceholder } from '../common/placeholder.ts';
+import { jobTimeSeconds } from '../common/job-time.ts';
+import { splitShellWords } from '../common/shell.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
- * framework/select/gpu.ts): the sbatch arguments and `--segment` its clusters need.
+ * framework/config/gpu-resources.ts): the sbatch arguments and `--segment` its clusters need.
  */
 export interface GpuSlurmArgs {
   name: string;
@@ -122,7 +123,7 @@ export function jobResources(config: ServingConfig, allocation: Allocation, gpu?
   const { words, segment, notes } = slurmArgs(config, gpu);
   const extraArgs = [...words];
   if (segment !== false) extraArgs.push(`--segment=${segment === true ? allocation.totalNodes : segment}`);
-  const real = (value: string | undefined) => (value && value.trim() && !isUnfilled(value) ? value.trim() : undefined);
+  const real = (value: string | undefined) => (value && value.trim() && !isPlaceholder(value) ? value.trim() : undefined);
   const resources: JobResources = {
     nodes: allocation.totalNodes,
     ntasks: allocation.totalTasks,

@@ -3,8 +3,8 @@
 // failure). Every value goes through shellQuote; the script is `bash -n`-clean by construction.
 import path from 'node:path';
 import type { JobResources } from '../../scheduler/scheduler.ts';
-import { jobTimeSeconds } from '../common/job-time.ts';
-import { shellQuote, splitShellWords } from '../common/shell.ts';
+import { jobTimeSeconds } from '../../../runners/common/job-time.ts';
+import { shellQuote, splitShellWords } from '../../../runners/common/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from './common.ts';
 import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from './kind.ts';

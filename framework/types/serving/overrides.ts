@@ -3,7 +3,7 @@
 // unless the variable is forced with DISAGG_FORCE_ENV).
 import path from 'node:path';
 import type { EnvOverride } from '../test-type.ts';
-import { isPlaceholder } from '../../config/resolve.ts';
+import { isPlaceholder } from '../../../runners/common/placeholder.ts';
 import { commandEnvVars, commandKinds } from '../../../runners/trtllm/engine-defaults.ts';
 
 function section(config: Record<string, unknown>, name: string): Record<string, unknown> {

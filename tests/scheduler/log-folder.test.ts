@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readJobRecordFile, writeJobRecord } from '../../framework/jobs/job-record.ts';
+import { readJobRecordFile, writeJobRecord } from '../../framework/scheduler/log-folder.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'job-record-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
