@@ -10,7 +10,8 @@ import { nixlKind, nixlKinds } from './nixl/kinds.ts';
 import type { NixlKind } from './nixl/kind.ts';
 import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
 import type { MetricSpec } from '../metrics/metric.ts';
-import { JOB_SCRIPT, nixlResources, renderNixlJobScript } from './nixl/job-script.ts';
+import { nixlResources, renderNixlJobScript } from './nixl/job-script.ts';
+import { JOB_SCRIPT_FILE } from '../scheduler/log-folder.ts';
 
 const TYPE_NAME = 'nixl';
 
@@ -50,7 +51,7 @@ async function buildJob(ctx: JobBuildContext): Promise<BuiltJob> {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, text);
   }
-  const scriptPath = path.join(ctx.logDir, JOB_SCRIPT);
+  const scriptPath = path.join(ctx.logDir, JOB_SCRIPT_FILE);
   await writeFile(scriptPath, renderNixlJobScript({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, rank }));
   await chmod(scriptPath, 0o755);
   return { scriptPath, resources: nixlResources(config) };

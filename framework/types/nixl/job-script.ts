@@ -10,7 +10,6 @@ import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from './kind.ts';
 import { ucxSectionEnv } from './ucx-section.ts';
 
-export const JOB_SCRIPT = 'job.sh';
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
 export const FAILURE_TAIL_LINES = 40;
 
