@@ -18,6 +18,7 @@ import { appendWholeSync, outputWriteError } from '../../runners/common/append-w
 import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { splitCsvRecords } from './csv-read.ts';
 import type { TestTiming } from './test-timing.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export const PERF_CSV_FILE = 'perf_script_test_results.csv';
 
@@ -124,16 +125,17 @@ export function csvMetrics(metrics: Metric[], names: string[] | undefined, extra
   return extra ? [...chosen, ...metrics.filter((m) => !rank.has(m.name))] : chosen;
 }
 
-export class CsvHeaderMismatchError extends Error {
+export class CsvHeaderMismatchError extends DisaggBenchError {
   constructor(
-    readonly file: string,
-    readonly expected: string,
+    override readonly file: string,
+    override readonly expected: string,
     readonly found: string,
   ) {
     super(
       `refusing to append to ${file}: its header differs from this version's columns\n` +
         `  expected: ${expected}\n  found:    ${found}\n` +
         `Move the file aside or point OUTPUT_PATH to another folder; the file was not modified.`,
+      { file, place: 'its header', expected },
     );
     this.name = 'CsvHeaderMismatchError';
   }

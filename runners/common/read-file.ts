@@ -5,17 +5,18 @@
 // grows while it is read stops at the bound instead of exhausting memory.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { DisaggBenchError } from './errors.ts';
 
 /** Why a file cannot be read: `reason` completes "<file> ..." as one sentence without the file. */
-export class FileReadError extends Error {
+export class FileReadError extends DisaggBenchError {
   override name = 'FileReadError';
   constructor(
-    readonly file: string,
+    override readonly file: string,
     /** e.g. "is not a regular file (a FIFO)", "cannot be read: permission denied (EACCES)". */
     readonly reason: string,
     readonly code: 'not-regular' | 'too-large' | 'unreadable',
   ) {
-    super(`${file} ${reason}`);
+    super(`${file} ${reason}`, { file });
   }
 }
 

@@ -15,6 +15,7 @@ import { servingConfig, type ServingConfig } from './serving-config.ts';
 import { isPlaceholder } from '../common/placeholder.ts';
 import { jobTimeSeconds } from '../common/job-time.ts';
 import { splitShellWords } from '../common/shell.ts';
+import { DisaggBenchError } from '../common/errors.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
@@ -31,10 +32,12 @@ export interface ServingJobOptions {
 }
 
 /** The job needs values that are still `<placeholders>`: nothing is submitted. */
-export class UnresolvedPlaceholderError extends Error {
+export class UnresolvedPlaceholderError extends DisaggBenchError {
   override name = 'UnresolvedPlaceholderError';
   constructor(readonly unresolved: Unresolved[]) {
-    super(`the job needs values that are still placeholders: ${unresolved.map((u) => `${u.path} = ${u.value}`).join(', ')}`);
+    super(`the job needs values that are still placeholders: ${unresolved.map((u) => `${u.path} = ${u.value}`).join(', ')}`, {
+      place: unresolved.map((u) => u.path).join(', '),
+    });
   }
 }
 
