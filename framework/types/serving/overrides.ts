@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { EnvOverride } from '../test-type.ts';
 import { isPlaceholder } from '../../config/resolve.ts';
-import { commandEnvVars, commandKinds } from '../../../runners/trtllm/engine-defaults.ts';
+import { commandEnvVars, commandKinds } from './job/engine-defaults.ts';
 
 function section(config: Record<string, unknown>, name: string): Record<string, unknown> {
   const value = config[name];
@@ -21,7 +21,7 @@ export const servingEnvOverrides: EnvOverride[] = [
   { path: ['slurm', 'partition'], env: 'SLURM_PARTITION' },
   { path: ['slurm', 'account'], env: 'SLURM_ACCOUNT' },
   { path: ['environment', 'container_image'], env: 'CONTAINER_IMAGE' },
-  // Unset: the job derives the mounts as upstream does (runners/trtllm/container-mounts.ts).
+  // Unset: the job derives the mounts as upstream does (job/container-mounts.ts).
   { path: ['environment', 'container_mount'], env: 'CONTAINER_MOUNT' },
   {
     // MODEL_DIR/<metadata.model_dir_name>, or MODEL_DIR itself when the config names no folder.
@@ -45,6 +45,6 @@ export const servingEnvOverrides: EnvOverride[] = [
   { path: ['environment', 'work_dir'], env: 'SCRIPT_DIR' },
   // Upstream's accuracy configs leave `HF_HOME: <hf_home_path>` for HF_HOME_DIR (utils/common.py).
   { path: ['accuracy', 'env_var', 'HF_HOME'], env: 'HF_HOME_DIR' },
-  // Replace the serving stack's commands for a whole run (runners/trtllm/engine-defaults.ts).
+  // Replace the serving stack's commands for a whole run (job/engine-defaults.ts).
   ...commandKinds.map((kind): EnvOverride => ({ path: ['commands', kind], env: commandEnvVars[kind] })),
 ];

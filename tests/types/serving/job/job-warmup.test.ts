@@ -1,4 +1,4 @@
-// Issue 22 item 6: the job sends upstream's warm-ups before measuring (runners/trtllm/warmup.ts):
+// Issue 22 item 6: the job sends upstream's warm-ups before measuring (framework/types/serving/job/warmup.ts):
 // in e2e mode the UCX warm-up of run_benchmark.sh (ucx_warmup_requests = 2 x ctx world x gen
 // world, 100-token prompts, 10 out, non-streaming) between its markers; with exact_warmup_rounds
 // the exact-shape warm-up per concurrency (the client itself, concurrency x rounds prompts, the
@@ -11,10 +11,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
-import { disaggType } from '../../framework/types/disagg.ts';
-import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
+import { disaggType } from '../../../../framework/types/disagg.ts';
+import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'job-warmup-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let jobs = 0;

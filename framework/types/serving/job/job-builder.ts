@@ -4,16 +4,16 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import type { BuiltJob, JobBuildContext } from '../../framework/types/test-type.ts';
-import type { JobResources } from '../../framework/scheduler/scheduler.ts';
+import type { BuiltJob, JobBuildContext } from '../../test-type.ts';
+import type { JobResources } from '../../../scheduler/scheduler.ts';
 import type { Allocation } from './allocation.ts';
 import { nodePlaceholder } from './server-config.ts';
 import { jobFiles } from './job-files.ts';
 import { planServingJob, type JobPlan, type Unresolved } from './job-plan.ts';
 import { renderJobScript } from './job-script.ts';
-import { isUnfilled, servingConfig, type ServingConfig } from './serving-config.ts';
-import { jobTimeSeconds } from '../../framework/types/common/job-time.ts';
-import { splitShellWords } from '../../framework/types/common/shell.ts';
+import { isUnfilled, servingConfig, type ServingConfig } from '../serving-config.ts';
+import { jobTimeSeconds } from '../../common/job-time.ts';
+import { splitShellWords } from '../../common/shell.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
