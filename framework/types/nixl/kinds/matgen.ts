@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import { nixlConfig } from '../common.ts';
-import { disaggBenchCommand } from '../job-script.ts';
+import { disaggBenchCommand } from '../job/job-script.ts';
 import { rankArgv } from '../job/rank-command.ts';
 import { checkMatgenOptions, computeModels, MODEL_PRESETS, workerPairings } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';

@@ -13,7 +13,7 @@ import { formatIssue } from '../../../../framework/config/issue.ts';
 import { nixlType } from '../../../../framework/types/nixl.ts';
 import { nixlKind } from '../../../../framework/types/nixl/kinds.ts';
 import { nixlConfig } from '../../../../framework/types/nixl/common.ts';
-import { renderNixlJobScript } from '../../../../framework/types/nixl/job-script.ts';
+import { renderNixlJobScript } from '../../../../framework/types/nixl/job/job-script.ts';
 
 type Json = Record<string, unknown>;
 const root = path.resolve(import.meta.dirname, '../../../..');

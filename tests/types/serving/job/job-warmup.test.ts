@@ -26,7 +26,7 @@ async function build(config: Json) {
   return { logDir, script, lines: script.split('\n') };
 }
 
-const issues = (config: Json) => disaggType.rules(config).map((v) => `${v.path.join('.')}: ${v.message}`);
+const issues = (config: Json) => disaggType.rules(config, { file: path.join(root, 'test_configs/disagg/perf/t.yaml') }).map((v) => `${v.path.join('.')}: ${v.message}`);
 const ctx4gen16 = { hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 1 }, benchmark: { concurrency_list: '8 16' }, worker_config: { ctx: { tensor_parallel_size: 4 }, gen: { tensor_parallel_size: 16, max_batch_size: 16, max_num_tokens: 16 } } };
 
 describe('the UCX warm-up (e2e)', () => {
