@@ -3,16 +3,13 @@
 // unless the variable is forced with DISAGG_FORCE_ENV).
 import path from 'node:path';
 import type { EnvOverride } from '../test-type.ts';
-import { isPlaceholder } from '../../config/resolve.ts';
+import { filledValue } from '../../config/resolve.ts';
 import { commandEnvVars, commandKinds } from './job/engine-defaults.ts';
 
 function section(config: Record<string, unknown>, name: string): Record<string, unknown> {
   const value = config[name];
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }
-
-const realString = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' && !isPlaceholder(value) ? value.trim() : undefined;
 
 /** A file name relative to a folder variable; an absolute name stands as it is. */
 const under = (dir: string, file: string) => (path.posix.isAbsolute(file) ? file : path.posix.join(dir, file));
@@ -28,7 +25,7 @@ export const servingEnvOverrides: EnvOverride[] = [
     path: ['environment', 'model_path'],
     env: 'MODEL_DIR',
     compose: (dir, config) => {
-      const name = realString(section(config, 'metadata').model_dir_name);
+      const name = filledValue(section(config, 'metadata').model_dir_name);
       return name ? under(dir, name) : dir;
     },
   },
@@ -38,7 +35,7 @@ export const servingEnvOverrides: EnvOverride[] = [
     path: ['benchmark', 'dataset_file'],
     env: 'DATASET_DIR',
     compose: (dir, config) => {
-      const file = realString(section(config, 'metadata').dataset_file) ?? realString(section(config, 'benchmark').dataset_file);
+      const file = filledValue(section(config, 'metadata').dataset_file) ?? filledValue(section(config, 'benchmark').dataset_file);
       return file ? under(dir, file) : undefined;
     },
   },

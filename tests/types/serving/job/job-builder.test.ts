@@ -259,11 +259,11 @@ describe('artefacts', () => {
 });
 
 describe('resources', () => {
-  test('nodes, tasks, time, extra args and --segment from the config; placeholders mean the cluster default', async () => {
+  test('nodes, tasks, time, extra args and --segment from the config; partition and account as given (sbatch drops placeholders)', async () => {
     const config = { ...ctx2gen1dep16, slurm: { partition: '<partition>', account: 'acct', job_time: '1-02:03:04', extra_args: "--gres=gpu:4 --comment='a b'", set_segment: true } };
     const { built } = await build(config);
     expect(built.resources).toEqual({
-      nodes: 6, ntasks: 24, ntasksPerNode: 4, gpusPerNode: undefined, timeLimitSec: 93_784, partition: undefined, account: 'acct',
+      nodes: 6, ntasks: 24, ntasksPerNode: 4, gpusPerNode: undefined, timeLimitSec: 93_784, partition: '<partition>', account: 'acct',
       extraArgs: ['--gres=gpu:4', '--comment=a b', '--segment=6'],
     });
   });
