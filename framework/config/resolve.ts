@@ -27,6 +27,15 @@ export function isPlaceholder(value: unknown): boolean {
   return typeof value === 'string' && PLACEHOLDER.test(value.trim());
 }
 
+/**
+ * A string the config or the environment really gave, trimmed; undefined for a missing, blank or
+ * still-`<placeholder>` value (an unfilled `<partition>` means the cluster's default, not a
+ * partition by that name).
+ */
+export function filledValue(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' && !isPlaceholder(value) ? value.trim() : undefined;
+}
+
 export function forcedVariables(env: NodeJS.ProcessEnv): Set<string> | 'all' {
   const raw = env.DISAGG_FORCE_ENV?.trim() ?? '';
   if (raw === 'all' || raw === '1') return 'all';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveConfig, isPlaceholder } from '../../framework/config/resolve.ts';
+import { resolveConfig, filledValue, isPlaceholder } from '../../framework/config/resolve.ts';
 import type { EnvOverride } from '../../framework/types/test-type.ts';
 
 const overrides: EnvOverride[] = [
@@ -42,5 +42,6 @@ describe('environment overrides', () => {
     ]);
     expect(isPlaceholder('<x>')).toBe(true);
     expect(isPlaceholder('a<x>')).toBe(false);
+    expect([filledValue(' <x> '), filledValue('  '), filledValue(undefined), filledValue(3), filledValue(' a<x> ')]).toEqual([undefined, undefined, undefined, undefined, 'a<x>']);
   });
 });

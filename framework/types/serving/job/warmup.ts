@@ -15,7 +15,7 @@
 import path from 'node:path';
 import { templatePlaceholders } from './command-template.ts';
 import { commandTemplate } from './engine-defaults.ts';
-import { isUnfilled, ucxWarmupRequests, type ServingConfig } from './serving-config.ts';
+import { isUnfilled, ucxWarmupRequests, type ServingConfig } from '../serving-config.ts';
 
 export interface ExactWarmup {
   /** Prompts of the warm-up: concurrency * exact_warmup_rounds. */

@@ -4,7 +4,7 @@
 // the same path (WORK_DIR, the scripts, the model's and the dataset's folders, OUTPUT_PATH), and a
 // 640G /dev/shm for Kimi-K2 models ("otherwise host memory OOM", upstream says).
 import path from 'node:path';
-import { isUnfilled, type ServingConfig } from './serving-config.ts';
+import { isUnfilled, type ServingConfig } from '../serving-config.ts';
 
 export interface MountInput {
   config: ServingConfig;

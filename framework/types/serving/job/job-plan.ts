@@ -11,10 +11,10 @@ import { JobSecrets } from './job-secrets.ts';
 import type { BenchmarkPlan, JobScriptPlan, StepPlan } from './job-script.ts';
 import {
   accuracyTasks, effectiveConcurrencies, isUnfilled, type AccuracyTask, type ServingConfig,
-} from './serving-config.ts';
+} from '../serving-config.ts';
 import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
-} from '../../framework/types/common/shell.ts';
+} from '../../common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
 import { clientUsesDataset, warmupPlan } from './warmup.ts';
 import { derivedContainerMounts, mountsLeftToFramework } from './container-mounts.ts';
