@@ -10,7 +10,6 @@ import type { PlannedTest } from '../select/plan.ts';
 import type { Settings } from '../settings.ts';
 import { gpuForType, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import { testType } from '../types/registry.ts';
-import { isPlaceholder } from '../../runners/common/placeholder.ts';
 import { packageRoot } from '../settings.ts';
 import type { Ledger } from './ledger.ts';
 import { judgeJob, type JobOutcome } from './judge.ts';
@@ -93,11 +92,7 @@ export class JobManager {
         packageRoot, gpuType: resourceTypeOf(gpuForType(this.options.gpu, type.assumedGpuType)),
       });
       for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
-      const resources = { ...built.resources };
-      // An unfilled `<partition>` means "the cluster's default", not a partition by that name.
-      if (isPlaceholder(resources.partition)) delete resources.partition;
-      if (isPlaceholder(resources.account)) delete resources.account;
-      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources, env: built.env };
+      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env: built.env };
     }
     this.refuseIfInterrupted(test.id);
     const jobId = await scheduler.submit(request);

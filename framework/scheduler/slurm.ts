@@ -16,6 +16,7 @@ import {
   type StatusRecord,
 } from './slurm-status.ts';
 import { isStepId, parseJobId } from './states.ts';
+import { filledValue } from '../../runners/common/placeholder.ts';
 import { jobOutputFiles, sbatchOutputPatterns } from './log-folder.ts';
 
 /** Where job states come from: sacct (accounting) or squeue plus the jobcomp file (no accounting). */
@@ -66,12 +67,15 @@ export function sbatchArgs(request: JobRequest): string[] {
   if (r.gpusPerNode !== undefined && (!Number.isInteger(r.gpusPerNode) || r.gpusPerNode < 0)) {
     throw new RangeError(`gpusPerNode must be a non-negative integer, got ${r.gpusPerNode}`);
   }
+  // A blank or unfilled `<partition>` / `<account>` means the cluster's default, not one by that name.
+  const partition = filledValue(r.partition);
+  const account = filledValue(r.account);
   const logs = sbatchOutputPatterns(request.logDir);
   return [
     '--parsable',
     `--job-name=${request.name}`,
-    ...(r.partition ? [`--partition=${r.partition}`] : []),
-    ...(r.account ? [`--account=${r.account}`] : []),
+    ...(partition ? [`--partition=${partition}`] : []),
+    ...(account ? [`--account=${account}`] : []),
     `--time=${formatTimeLimit(r.timeLimitSec)}`,
     `--nodes=${r.nodes}`,
     `--ntasks=${r.ntasks}`,

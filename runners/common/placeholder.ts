@@ -8,3 +8,12 @@ const PLACEHOLDER = /^<[^<>]+>$/;
 export function isPlaceholder(value: unknown): boolean {
   return typeof value === 'string' && PLACEHOLDER.test(value.trim());
 }
+
+/**
+ * A string the config or the environment really gave, trimmed; undefined for a missing, blank or
+ * still-`<placeholder>` value (an unfilled `<partition>` means the cluster's default, not a
+ * partition by that name).
+ */
+export function filledValue(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' && !isPlaceholder(value) ? value.trim() : undefined;
+}

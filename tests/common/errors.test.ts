@@ -25,10 +25,10 @@ import { ShellWordsError, splitShellWords } from '../../runners/common/shell.ts'
 import { OutputWriteError } from '../../runners/common/append-whole.ts';
 import { FileReadError } from '../../runners/common/read-file.ts';
 import { CommandArgsError } from '../../runners/common/args/args-error.ts';
-import { AllocationError } from '../../runners/trtllm/allocation.ts';
-import { CommandTemplateError } from '../../runners/trtllm/command-template.ts';
-import { UnresolvedPlaceholderError } from '../../runners/trtllm/job-builder.ts';
-import { ConcurrencyListError } from '../../runners/trtllm/serving-config.ts';
+import { AllocationError } from '../../framework/types/serving/job/allocation.ts';
+import { CommandTemplateError } from '../../framework/types/serving/job/command-template.ts';
+import { UnresolvedPlaceholderError } from '../../framework/types/serving/job/job-builder.ts';
+import { ConcurrencyListError } from '../../framework/types/serving/serving-config.ts';
 import { ServeBenchUsageError } from '../../runners/trtllm/serve-bench/options.ts';
 import { RequestFailedError } from '../../runners/trtllm/serve-bench/failure.ts';
 import { MalformedStreamError } from '../../runners/trtllm/serve-bench/sse-lines.ts';

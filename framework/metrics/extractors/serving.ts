@@ -7,7 +7,7 @@
 // tests/fixtures/logs/serving/versions/): failed requests come from `Failed requests:`, else from
 // `Total failed requests: N` (the !FAILED REQUESTS! banner inside the block, or the line upstream's
 // SA script prints after it), else Total - Successful requests, else 0 (nothing printed = none failed).
-// Upstream's warm-ups (runners/trtllm/warmup.ts) print full result blocks too: the UCX warm-up's
+// Upstream's warm-ups (framework/types/serving/job/warmup.ts) print full result blocks too: the UCX warm-up's
 // between `warming up ucx connections with small requests... N` and `UCX warmup done`, the
 // exact-shape warm-up's between `Warming up exact request shape with concurrency c ... n prompts`
 // and `Exact-shape warmup with concurrency c done`. Their numbers are never recorded; a failed

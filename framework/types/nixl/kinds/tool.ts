@@ -18,7 +18,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { JsonSchema, RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig, nodesOf } from '../common.ts';
-import { disaggBenchCommand } from '../job-script.ts';
+import { disaggBenchCommand } from '../job/job-script.ts';
 import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { taskLog, TOOL_SPEC_FILE, type ToolSpec } from '../../../../runners/nixl/tool-spec.ts';
 import type { ToolJob } from '../../../../runners/nixl/tools/tool-job.ts';

@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { disaggType } from '../../framework/types/disagg.ts';
-import { servingMetricSpecs, disaggPerfMetrics, wideepPerfMetrics } from '../../framework/types/serving/metrics.ts';
-import { benchmarkClient, effectiveConcurrencies, servingConfig } from '../../runners/trtllm/serving-config.ts';
-import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
+import { disaggType } from '../../../../framework/types/disagg.ts';
+import { servingMetricSpecs, disaggPerfMetrics, wideepPerfMetrics } from '../../../../framework/types/serving/metrics.ts';
+import { benchmarkClient, effectiveConcurrencies, servingConfig } from '../../../../framework/types/serving/serving-config.ts';
+import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'job-clients-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let folders = 0;

@@ -15,8 +15,8 @@
 import path from 'node:path';
 import { templatePlaceholders } from './command-template.ts';
 import { commandTemplate } from './engine-defaults.ts';
-import { ucxWarmupRequests, type ServingConfig } from './serving-config.ts';
-import { isPlaceholder } from '../common/placeholder.ts';
+import { ucxWarmupRequests, type ServingConfig } from '../serving-config.ts';
+import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 
 export interface ExactWarmup {
   /** Prompts of the warm-up: concurrency * exact_warmup_rounds. */

@@ -4,18 +4,17 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import type { BuiltJob, JobBuildContext } from '../../framework/types/test-type.ts';
-import type { JobResources } from '../../framework/scheduler/scheduler.ts';
+import type { BuiltJob, JobBuildContext } from '../../test-type.ts';
+import type { JobResources } from '../../../scheduler/scheduler.ts';
 import type { Allocation } from './allocation.ts';
 import { nodePlaceholder } from './server-config.ts';
 import { jobFiles } from './job-files.ts';
 import { planServingJob, type JobPlan, type Unresolved } from './job-plan.ts';
 import { renderJobScript } from './job-script.ts';
-import { servingConfig, type ServingConfig } from './serving-config.ts';
-import { isPlaceholder } from '../common/placeholder.ts';
-import { jobTimeSeconds } from '../common/job-time.ts';
-import { splitShellWords } from '../common/shell.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { servingConfig, type ServingConfig } from '../serving-config.ts';
+import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
+import { splitShellWords } from '../../../../runners/common/shell.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
@@ -118,7 +117,7 @@ function slurmArgs(config: ServingConfig, gpu: GpuSlurmArgs | undefined): { word
 
 /**
  * sbatch resources: nodes, tasks = nodes * gpus_per_node, the time limit, partition and account
- * when they are real values (a leftover placeholder means: the cluster's default), the extra
+ * as the config gives them (the job manager reads a leftover placeholder as the cluster's default), the extra
  * arguments and `--segment` (slurmArgs says whose; true = all nodes in one segment).
  */
 export function jobResources(config: ServingConfig, allocation: Allocation, gpu?: GpuSlurmArgs): { resources: JobResources; notes: string[] } {
@@ -126,7 +125,6 @@ export function jobResources(config: ServingConfig, allocation: Allocation, gpu?
   const { words, segment, notes } = slurmArgs(config, gpu);
   const extraArgs = [...words];
   if (segment !== false) extraArgs.push(`--segment=${segment === true ? allocation.totalNodes : segment}`);
-  const real = (value: string | undefined) => (value && value.trim() && !isPlaceholder(value) ? value.trim() : undefined);
   const resources: JobResources = {
     nodes: allocation.totalNodes,
     ntasks: allocation.totalTasks,
@@ -134,8 +132,9 @@ export function jobResources(config: ServingConfig, allocation: Allocation, gpu?
     // GPUs asked for in the extra arguments (--gres=gpu:4) are not asked for twice.
     gpusPerNode: extraArgs.some((a) => ASKS_FOR_GPUS.test(a)) ? undefined : allocation.gpusPerNode,
     timeLimitSec: jobTimeSeconds(slurm.job_time),
-    partition: real(slurm.partition),
-    account: real(slurm.account),
+    // As the config gives them; the job manager drops a blank or `<placeholder>` one (cluster default).
+    partition: slurm.partition,
+    account: slurm.account,
     extraArgs,
   };
   return { resources, notes };

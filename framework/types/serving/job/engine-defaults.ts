@@ -3,9 +3,9 @@
 // command can be replaced by a template in the config's `commands` section or, for a whole run,
 // by an environment variable (DISAGG_WORKER_CMD...), so the job runs against any OpenAI-compatible
 // serving stack.
-import type { CommandTemplate, ServingConfig } from './serving-config.ts';
-import { benchmarkClient, parseConcurrencyList } from './serving-config.ts';
-import type { EnvAssignment } from '../common/shell.ts';
+import type { CommandTemplate, ServingConfig } from '../serving-config.ts';
+import { benchmarkClient, parseConcurrencyList } from '../serving-config.ts';
+import type { EnvAssignment } from '../../../../runners/common/shell.ts';
 
 export type CommandKind = 'worker' | 'router' | 'client' | 'warmup' | 'accuracy';
 export const commandKinds: readonly CommandKind[] = ['worker', 'router', 'client', 'warmup', 'accuracy'];
@@ -90,7 +90,7 @@ export const clientPresets: Record<string, (config: ServingConfig) => string> = 
 };
 
 /**
- * The UCX warm-up of e2e mode (runners/trtllm/warmup.ts): upstream's run_benchmark.sh,
+ * The UCX warm-up of e2e mode (warmup.ts): upstream's run_benchmark.sh,
  * run_benchmark_nv_sa.sh and run_benchmark_aiperf.sh all run TensorRT-LLM's benchmark_serving with
  * these arguments (`--trust-remote-code` as the aiperf script has it); serve-bench sends the same
  * requests (it streams: it has no non-streaming mode).

@@ -8,14 +8,14 @@ import { execFileSync } from 'node:child_process';
 import fg from 'fast-glob';
 import { parse } from 'yaml';
 import { afterAll, describe, expect, test } from 'vitest';
-import { allocate } from '../../runners/trtllm/allocation.ts';
-import { buildServingJob, UnresolvedPlaceholderError } from '../../runners/trtllm/job-builder.ts';
-import { planServingJob } from '../../runners/trtllm/job-plan.ts';
-import { servingConfig } from '../../runners/trtllm/serving-config.ts';
-import { disaggType } from '../../framework/types/disagg.ts';
-import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
+import { allocate } from '../../../../framework/types/serving/job/allocation.ts';
+import { buildServingJob, UnresolvedPlaceholderError } from '../../../../framework/types/serving/job/job-builder.ts';
+import { planServingJob } from '../../../../framework/types/serving/job/job-plan.ts';
+import { servingConfig } from '../../../../framework/types/serving/serving-config.ts';
+import { disaggType } from '../../../../framework/types/disagg.ts';
+import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'job-builder-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let folders = 0;
@@ -259,11 +259,11 @@ describe('artefacts', () => {
 });
 
 describe('resources', () => {
-  test('nodes, tasks, time, extra args and --segment from the config; placeholders mean the cluster default', async () => {
+  test('nodes, tasks, time, extra args and --segment from the config; partition and account as given (sbatch drops placeholders)', async () => {
     const config = { ...ctx2gen1dep16, slurm: { partition: '<partition>', account: 'acct', job_time: '1-02:03:04', extra_args: "--gres=gpu:4 --comment='a b'", set_segment: true } };
     const { built } = await build(config);
     expect(built.resources).toEqual({
-      nodes: 6, ntasks: 24, ntasksPerNode: 4, gpusPerNode: undefined, timeLimitSec: 93_784, partition: undefined, account: 'acct',
+      nodes: 6, ntasks: 24, ntasksPerNode: 4, gpusPerNode: undefined, timeLimitSec: 93_784, partition: '<partition>', account: 'acct',
       extraArgs: ['--gres=gpu:4', '--comment=a b', '--segment=6'],
     });
   });

@@ -1,9 +1,9 @@
 // Command templates: a command given as words with named placeholders ({model}, {port}...). Each
 // word is split without any shell expansion and every substituted value stays one quoted word, so
 // a template may move values around but can never turn a value into shell syntax.
-import { JoinedWord, splitShellWords, type Word } from '../common/shell.ts';
-import type { CommandTemplate } from './serving-config.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { JoinedWord, splitShellWords, type Word } from '../../../../runners/common/shell.ts';
+import type { CommandTemplate } from '../serving-config.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 /** A list value expands to several words, allowed only where the placeholder is a whole word. */
 export type TemplateValue = Word | Array<string | number>;

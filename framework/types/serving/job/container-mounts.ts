@@ -4,8 +4,8 @@
 // the same path (WORK_DIR, the scripts, the model's and the dataset's folders, OUTPUT_PATH), and a
 // 640G /dev/shm for Kimi-K2 models ("otherwise host memory OOM", upstream says).
 import path from 'node:path';
-import type { ServingConfig } from './serving-config.ts';
-import { isPlaceholder } from '../common/placeholder.ts';
+import type { ServingConfig } from '../serving-config.ts';
+import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 
 export interface MountInput {
   config: ServingConfig;

@@ -1,8 +1,8 @@
 // Where every server of a disaggregated job runs: nodes per role, GPUs, node indices and ports.
 // Roles never share a node (nodes per role = ceil(world * servers / gpus_per_node), as the
 // reference sizes them); generation servers come first, as in the reference's allocations.json.
-import { launchesContextServers, worldSize, type ServingConfig } from './serving-config.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { launchesContextServers, worldSize, type ServingConfig } from '../serving-config.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 export type Role = 'CTX' | 'GEN';
 

@@ -1,8 +1,8 @@
 // The typed view of a disagg/wideep config and the few facts derived from it that the rules, the
 // metrics, the verdict and the job builder must agree on (concurrencies, modes, sizes, tasks).
-import type { AccuracyDatasetConfig } from '../../framework/metrics/accuracy.ts';
-import type { MetricsOverride } from '../../framework/metrics/extractors/regex.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import type { AccuracyDatasetConfig } from '../../metrics/accuracy.ts';
+import type { MetricsOverride } from '../../metrics/extractors/regex.ts';
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 
 export type BenchmarkMode = 'e2e' | 'gen_only' | 'gen_only_no_context';
 export const benchmarkModes: readonly BenchmarkMode[] = ['e2e', 'gen_only', 'gen_only_no_context'];
@@ -29,7 +29,7 @@ export interface AccuracyTaskSpec {
   extra_kwargs?: Record<string, unknown>;
 }
 
-/** Command templates (see runners/trtllm/commands.ts for placeholders and defaults). */
+/** Command templates (see job/command-template.ts for placeholders, job/engine-defaults.ts for defaults). */
 export type CommandTemplate = string | string[];
 
 export interface ServingConfig {

@@ -9,11 +9,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
-import { disaggType } from '../../framework/types/disagg.ts';
-import { extractMetrics } from '../../framework/metrics/log-parser.ts';
-import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
+import { disaggType } from '../../../../framework/types/disagg.ts';
+import { extractMetrics } from '../../../../framework/metrics/log-parser.ts';
+import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'job-script-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -11,11 +11,11 @@ import { JobSecrets } from './job-secrets.ts';
 import type { BenchmarkPlan, JobScriptPlan, StepPlan } from './job-script.ts';
 import {
   accuracyTasks, effectiveConcurrencies, type AccuracyTask, type ServingConfig,
-} from './serving-config.ts';
-import { isPlaceholder } from '../common/placeholder.ts';
+} from '../serving-config.ts';
+import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
-} from '../common/shell.ts';
+} from '../../../../runners/common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
 import { clientUsesDataset, warmupPlan } from './warmup.ts';
 import { derivedContainerMounts, mountsLeftToFramework } from './container-mounts.ts';

@@ -2,7 +2,7 @@
 // lives in job-prelude.sh; this file only emits the job-specific part, every value through
 // shell.ts's quoting.
 import { readFileSync } from 'node:fs';
-import { renderWords, shellQuote, type EnvAssignment, type Word } from '../common/shell.ts';
+import { renderWords, shellQuote, type EnvAssignment, type Word } from '../../../../runners/common/shell.ts';
 import type { ExactWarmup } from './warmup.ts';
 
 export interface StepPlan {
@@ -89,7 +89,7 @@ export function renderJobScript(plan: JobScriptPlan): string {
   const q = shellQuote;
   const lines: string[] = [
     '#!/usr/bin/env bash',
-    comment(`disagg-bench job for ${plan.testId}: generated from its config by runners/trtllm; rebuild it instead of editing.`),
+    comment(`disagg-bench job for ${plan.testId}: generated from its config by framework/types/serving/job; rebuild it instead of editing.`),
     'set -euo pipefail',
     '',
     assign('LOG_DIR', plan.logDir),

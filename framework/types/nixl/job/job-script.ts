@@ -2,13 +2,13 @@
 // shim on the local backend), output into the kind's log file, then the kind's cleanup (also on
 // failure). Every value goes through shellQuote; the script is `bash -n`-clean by construction.
 import path from 'node:path';
-import type { JobResources } from '../../scheduler/scheduler.ts';
-import { jobTimeSeconds } from '../../../runners/common/job-time.ts';
-import { shellQuote, splitShellWords } from '../../../runners/common/shell.ts';
-import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from './common.ts';
-import { SHARE_GPU_ENV } from '../../../runners/xfer/gpu-placement.ts';
-import type { RankCommand } from './kind.ts';
-import { ucxSectionEnv } from './ucx-section.ts';
+import type { JobResources } from '../../../scheduler/scheduler.ts';
+import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
+import { shellQuote, splitShellWords } from '../../../../runners/common/shell.ts';
+import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from '../common.ts';
+import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-placement.ts';
+import type { RankCommand } from '../kind.ts';
+import { ucxSectionEnv } from '../ucx-section.ts';
 
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
 export const FAILURE_TAIL_LINES = 40;

@@ -1,4 +1,4 @@
-# --- disagg-bench job functions (runners/trtllm/job-prelude.sh, pasted into every job.sh) ---
+# --- disagg-bench job functions (framework/types/serving/job/job-prelude.sh, pasted into every job.sh) ---
 # Expects: LOG_DIR, HEALTH_TIMEOUT, HEALTH_INTERVAL, STOP_GRACE, TAIL_LINES set by the job script.
 
 SERVER_PIDS=()   # long-running steps (workers, router): one process group each

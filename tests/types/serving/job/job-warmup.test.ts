@@ -1,4 +1,4 @@
-// Issue 22 item 6: the job sends upstream's warm-ups before measuring (runners/trtllm/warmup.ts):
+// Issue 22 item 6: the job sends upstream's warm-ups before measuring (framework/types/serving/job/warmup.ts):
 // in e2e mode the UCX warm-up of run_benchmark.sh (ucx_warmup_requests = 2 x ctx world x gen
 // world, 100-token prompts, 10 out, non-streaming) between its markers; with exact_warmup_rounds
 // the exact-shape warm-up per concurrency (the client itself, concurrency x rounds prompts, the
@@ -11,10 +11,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
-import { disaggType } from '../../framework/types/disagg.ts';
-import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
+import { disaggType } from '../../../../framework/types/disagg.ts';
+import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'job-warmup-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let jobs = 0;
@@ -26,7 +26,7 @@ async function build(config: Json) {
   return { logDir, script, lines: script.split('\n') };
 }
 
-const issues = (config: Json) => disaggType.rules(config).map((v) => `${v.path.join('.')}: ${v.message}`);
+const issues = (config: Json) => disaggType.rules(config, { file: path.join(root, 'test_configs/disagg/perf/t.yaml') }).map((v) => `${v.path.join('.')}: ${v.message}`);
 const ctx4gen16 = { hardware: { gpus_per_node: 4, num_ctx_servers: 1, num_gen_servers: 1 }, benchmark: { concurrency_list: '8 16' }, worker_config: { ctx: { tensor_parallel_size: 4 }, gen: { tensor_parallel_size: 16, max_batch_size: 16, max_num_tokens: 16 } } };
 
 describe('the UCX warm-up (e2e)', () => {

@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, expect, test } from 'vitest';
-import { SlurmScheduler } from '../../framework/scheduler/slurm.ts';
-import type { JobRequest, JobStatus } from '../../framework/scheduler/scheduler.ts';
-import { extractMetrics } from '../../framework/metrics/log-parser.ts';
-import { disaggType } from '../../framework/types/disagg.ts';
-import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
-import { clusterEnv, describeCluster } from '../setup/cluster.ts';
+import { SlurmScheduler } from '../../../../framework/scheduler/slurm.ts';
+import type { JobRequest, JobStatus } from '../../../../framework/scheduler/scheduler.ts';
+import { extractMetrics } from '../../../../framework/metrics/log-parser.ts';
+import { disaggType } from '../../../../framework/types/disagg.ts';
+import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
+import { clusterEnv, describeCluster } from '../../../setup/cluster.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
+const root = path.resolve(import.meta.dirname, '../../../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'job-slurm-'));
 const submitted: string[] = [];
 
