@@ -6,11 +6,11 @@
 // ETCDCTL_BIN.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { READ_LIMITS, readTailSync, readTextFileSync } from '../common/read-file.ts';
+import { freePort } from '../common/free-port.ts';
 
 export class EtcdError extends Error {
   override name = 'EtcdError';
@@ -43,17 +43,6 @@ export function reachableHost(): string {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }
   return '127.0.0.1';
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts etcd detached (it outlives this process: the ranks use it), waits until it answers. */
