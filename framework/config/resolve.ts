@@ -5,6 +5,7 @@
 // (The Python framework overwrote explicit values although its docstring said it would not.)
 import type { EnvOverride, KeyPath } from '../types/test-type.ts';
 import { formatKeyPath } from './issue.ts';
+import { isPlaceholder } from '../../runners/common/placeholder.ts';
 
 export interface AppliedOverride {
   path: string;
@@ -19,21 +20,6 @@ export interface ResolvedConfig {
   applied: AppliedOverride[];
   /** Values still `<placeholder>` after resolution (path -> value). */
   placeholders: Array<{ path: string; value: string }>;
-}
-
-const PLACEHOLDER = /^<[^<>]+>$/;
-
-export function isPlaceholder(value: unknown): boolean {
-  return typeof value === 'string' && PLACEHOLDER.test(value.trim());
-}
-
-/**
- * A string the config or the environment really gave, trimmed; undefined for a missing, blank or
- * still-`<placeholder>` value (an unfilled `<partition>` means the cluster's default, not a
- * partition by that name).
- */
-export function filledValue(value: unknown): string | undefined {
-  return typeof value === 'string' && value.trim() !== '' && !isPlaceholder(value) ? value.trim() : undefined;
 }
 
 export function forcedVariables(env: NodeJS.ProcessEnv): Set<string> | 'all' {

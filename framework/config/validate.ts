@@ -5,7 +5,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { KeyPath, TestType } from '../types/test-type.ts';
 import type { ParsedYaml } from './load.ts';
 import { formatKeyPath, type ConfigIssue } from './issue.ts';
-import { BOUND_REASON, SAFE_INTEGER_REASON } from '../types/common/number-bounds.ts';
+import { BOUND_REASON, SAFE_INTEGER_REASON } from '../../runners/common/number-bounds.ts';
 
 // verbose: errors carry their schema object, where `x-hints` may explain a missing or unknown key
 // better than the generic message (e.g. a key of an older layout: what upstream does with it).

@@ -6,7 +6,7 @@ import type { Scheduler } from './scheduler.ts';
 import { ReplayScheduler } from './replay.ts';
 import { slurmAvailable } from './slurm.ts';
 import { partitionGpus, type PartitionGpus } from './slurm-gpus.ts';
-import { filledValue } from '../config/resolve.ts';
+import { filledValue } from '../../runners/common/placeholder.ts';
 
 export function schedulerKind(settings: Settings): 'replay' | 'slurm' | 'local' {
   if (settings.debugMode) return 'replay';

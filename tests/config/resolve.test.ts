@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveConfig, filledValue, isPlaceholder } from '../../framework/config/resolve.ts';
+import { resolveConfig } from '../../framework/config/resolve.ts';
+import { filledValue, isPlaceholder } from '../../runners/common/placeholder.ts';
 import type { EnvOverride } from '../../framework/types/test-type.ts';
 
 const overrides: EnvOverride[] = [

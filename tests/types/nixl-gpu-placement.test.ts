@@ -16,7 +16,8 @@ import { sweepKind } from '../../framework/types/nixl/kinds/sweep.ts';
 import { extractRankDevices } from '../../framework/metrics/extractors/rank-devices.ts';
 import { testsTable } from '../../framework/results/report/tests-table.ts';
 import { nodeGpuProblem } from '../../runners/xfer/gpu-check.ts';
-import { placeRank, rankDeviceLine } from '../../runners/xfer/gpu-placement.ts';
+import { placeRank } from '../../runners/xfer/gpu-placement.ts';
+import { rankDeviceLine } from '../../runners/common/rank-device-line.ts';
 
 type Json = Record<string, unknown>;
 const root = path.resolve(import.meta.dirname, '../..');

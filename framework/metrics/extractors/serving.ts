@@ -15,7 +15,7 @@
 // (Upstream's own parser, a regex from the first `Median TTFT` to the first `Benchmark with
 // concurrency N done`, takes the warm-up's numbers where the warm-up printed the same lines.)
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
-import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from './serving-format.ts';
+import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from '../../../runners/common/serving-format.ts';
 
 const START_MARKER = /^Benchmarking with concurrency (\d+)(?: \.\.\. (\d+) prompts)?/;
 const DONE_MARKER = /^Benchmark with concurrency (\d+) done/;

@@ -3,7 +3,7 @@
 // unless the variable is forced with DISAGG_FORCE_ENV).
 import path from 'node:path';
 import type { EnvOverride } from '../test-type.ts';
-import { filledValue } from '../../config/resolve.ts';
+import { filledValue } from '../../../runners/common/placeholder.ts';
 import { commandEnvVars, commandKinds } from './job/engine-defaults.ts';
 
 function section(config: Record<string, unknown>, name: string): Record<string, unknown> {

@@ -4,7 +4,7 @@
 // Cross-key rules (MTP tokens, sequence lengths, concurrency bounds...) are in rules.ts.
 import type { JsonSchema } from '../test-type.ts';
 import { TASK_NAME, benchmarkModes } from './serving-config.ts';
-import { secondsSchema } from '../common/number-bounds.ts';
+import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';
 
 const str = { type: 'string' };

@@ -1,7 +1,7 @@
 // The typed view of a disagg/wideep config and the few facts derived from it that the rules, the
 // metrics, the verdict and the job builder must agree on (concurrencies, modes, sizes, tasks).
 import type { AccuracyDatasetConfig } from '../../metrics/accuracy.ts';
-import type { MetricsOverride } from '../common/metrics-override.ts';
+import type { MetricsOverride } from '../../metrics/extractors/regex.ts';
 
 export type BenchmarkMode = 'e2e' | 'gen_only' | 'gen_only_no_context';
 export const benchmarkModes: readonly BenchmarkMode[] = ['e2e', 'gen_only', 'gen_only_no_context'];
@@ -107,14 +107,6 @@ export interface ServingConfig {
     container_name?: string;
     numa_command?: string;
   };
-}
-
-/**
- * A `<placeholder>` left in a committed config for the environment to fill (the same form as
- * framework/config/resolve.ts's; runners/ does not import the config layer).
- */
-export function isUnfilled(value: unknown): boolean {
-  return typeof value === 'string' && /^<[^<>]+>$/.test(value.trim());
 }
 
 /** The config as its typed view; only call on schema-valid configs. */

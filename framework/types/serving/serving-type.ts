@@ -3,7 +3,7 @@
 import type { CsvInfo, JobBuildContext, TestType } from '../test-type.ts';
 import { formatKeyPath } from '../../config/issue.ts';
 import { pytestFunctionOf } from '../../config/ids.ts';
-import { gpuResources } from '../../select/gpu.ts';
+import { gpuResources } from '../../config/gpu-resources.ts';
 import { buildServingJob, UnresolvedPlaceholderError } from './job/job-builder.ts';
 import { metricsOverride, servingConfig } from './serving-config.ts';
 import { servingSchema } from './schema.ts';

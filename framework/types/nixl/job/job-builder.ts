@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { BuiltJob, JobBuildContext } from '../../test-type.ts';
 import { kindOf } from '../kinds.ts';
 import { nixlConfig } from '../common.ts';
-import { JOB_SCRIPT, nixlResources, renderNixlJobScript } from './job-script.ts';
+import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';
+import { nixlResources, renderNixlJobScript } from './job-script.ts';
 
 export const NIXL_TYPE = 'nixl';
 
@@ -29,7 +30,7 @@ export async function buildNixlJob(ctx: JobBuildContext): Promise<BuiltJob> {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, text);
   }
-  const scriptPath = path.join(ctx.logDir, JOB_SCRIPT);
+  const scriptPath = path.join(ctx.logDir, JOB_SCRIPT_FILE);
   await writeFile(scriptPath, renderNixlJobScript({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, rank }));
   await chmod(scriptPath, 0o755);
   return { scriptPath, resources: nixlResources(config) };

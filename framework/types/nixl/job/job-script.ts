@@ -3,14 +3,13 @@
 // failure). Every value goes through shellQuote; the script is `bash -n`-clean by construction.
 import path from 'node:path';
 import type { JobResources } from '../../../scheduler/scheduler.ts';
-import { jobTimeSeconds } from '../../common/job-time.ts';
-import { shellQuote, splitShellWords } from '../../common/shell.ts';
+import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
+import { shellQuote, splitShellWords } from '../../../../runners/common/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from '../common.ts';
 import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-placement.ts';
 import type { RankCommand } from '../kind.ts';
 import { ucxSectionEnv } from '../ucx-section.ts';
 
-export const JOB_SCRIPT = 'job.sh';
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
 export const FAILURE_TAIL_LINES = 40;
 

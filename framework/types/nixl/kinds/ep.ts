@@ -22,7 +22,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
-import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
+import { minOf } from '../../../../runners/common/stats.ts';
 import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory } from './kind-values.ts';

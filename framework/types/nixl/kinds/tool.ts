@@ -27,7 +27,7 @@ import { checkKvbenchExtraArgs, KVBENCH_JSON, kvbenchSpec, type KvbenchSection }
 import { nixlEpPerfSpec, type NixlEpPerfSection } from '../../../../runners/nixl/tools/nixl-ep-perf.ts';
 import { lmcacheSpec, type LmcacheSection } from '../../../../runners/nixl/tools/lmcache.ts';
 import { sizeBytes } from './kind-values.ts';
-import { secondsSchema } from '../../common/number-bounds.ts';
+import { secondsSchema } from '../../../../runners/common/number-bounds.ts';
 
 const str = { type: 'string', minLength: 1 };
 const int = (minimum: number) => ({ type: 'integer', minimum });

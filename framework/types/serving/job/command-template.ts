@@ -1,7 +1,7 @@
 // Command templates: a command given as words with named placeholders ({model}, {port}...). Each
 // word is split without any shell expansion and every substituted value stays one quoted word, so
 // a template may move values around but can never turn a value into shell syntax.
-import { JoinedWord, splitShellWords, type Word } from '../../common/shell.ts';
+import { JoinedWord, splitShellWords, type Word } from '../../../../runners/common/shell.ts';
 import type { CommandTemplate } from '../serving-config.ts';
 
 /** A list value expands to several words, allowed only where the placeholder is a whole word. */

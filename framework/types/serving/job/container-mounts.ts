@@ -4,7 +4,8 @@
 // the same path (WORK_DIR, the scripts, the model's and the dataset's folders, OUTPUT_PATH), and a
 // 640G /dev/shm for Kimi-K2 models ("otherwise host memory OOM", upstream says).
 import path from 'node:path';
-import { isUnfilled, type ServingConfig } from '../serving-config.ts';
+import type { ServingConfig } from '../serving-config.ts';
+import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 
 export interface MountInput {
   config: ServingConfig;
@@ -18,11 +19,11 @@ export interface MountInput {
 
 /** True when the config asks the framework to choose the mounts. */
 export function mountsLeftToFramework(value: string | undefined): boolean {
-  return value === undefined || value.trim() === '' || isUnfilled(value);
+  return value === undefined || value.trim() === '' || isPlaceholder(value);
 }
 
 const folderOf = (file: string | undefined) =>
-  file && !isUnfilled(file) && path.posix.isAbsolute(file) ? path.posix.dirname(file) : undefined;
+  file && !isPlaceholder(file) && path.posix.isAbsolute(file) ? path.posix.dirname(file) : undefined;
 
 /** `a:a,b:b,...` in upstream's order, without repeats. */
 export function derivedContainerMounts(input: MountInput): string {

@@ -5,7 +5,7 @@
 // serving stack.
 import type { CommandTemplate, ServingConfig } from '../serving-config.ts';
 import { benchmarkClient, parseConcurrencyList } from '../serving-config.ts';
-import type { EnvAssignment } from '../../common/shell.ts';
+import type { EnvAssignment } from '../../../../runners/common/shell.ts';
 
 export type CommandKind = 'worker' | 'router' | 'client' | 'warmup' | 'accuracy';
 export const commandKinds: readonly CommandKind[] = ['worker', 'router', 'client', 'warmup', 'accuracy'];

@@ -12,12 +12,12 @@ import { jobFiles } from './job-files.ts';
 import { planServingJob, type JobPlan, type Unresolved } from './job-plan.ts';
 import { renderJobScript } from './job-script.ts';
 import { servingConfig, type ServingConfig } from '../serving-config.ts';
-import { jobTimeSeconds } from '../../common/job-time.ts';
-import { splitShellWords } from '../../common/shell.ts';
+import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
+import { splitShellWords } from '../../../../runners/common/shell.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
- * framework/select/gpu.ts): the sbatch arguments and `--segment` its clusters need.
+ * framework/config/gpu-resources.ts): the sbatch arguments and `--segment` its clusters need.
  */
 export interface GpuSlurmArgs {
   name: string;

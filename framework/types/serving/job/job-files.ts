@@ -1,9 +1,10 @@
 // Names of the files a disaggregated-serving job writes into its log folder (the reference's
 // names, which the extractors and existing users' scripts look for).
 import type { Role } from './allocation.ts';
+import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';
 
 export const jobFiles = {
-  script: 'job.sh',
+  script: JOB_SCRIPT_FILE,
   ctxConfig: 'ctx_config.yaml',
   genConfig: 'gen_config.yaml',
   serverConfig: 'server_config.yaml',

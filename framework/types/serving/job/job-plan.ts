@@ -10,11 +10,12 @@ import { jobFiles } from './job-files.ts';
 import { JobSecrets } from './job-secrets.ts';
 import type { BenchmarkPlan, JobScriptPlan, StepPlan } from './job-script.ts';
 import {
-  accuracyTasks, effectiveConcurrencies, isUnfilled, type AccuracyTask, type ServingConfig,
+  accuracyTasks, effectiveConcurrencies, type AccuracyTask, type ServingConfig,
 } from '../serving-config.ts';
+import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 import {
   envFromMapping, JoinedWord, parseEnvAssignments, ShellVar, splitShellWords, type EnvAssignment, type Word,
-} from '../../common/shell.ts';
+} from '../../../../runners/common/shell.ts';
 import { serverConfigTemplate } from './server-config.ts';
 import { clientUsesDataset, warmupPlan } from './warmup.ts';
 import { derivedContainerMounts, mountsLeftToFramework } from './container-mounts.ts';
@@ -55,7 +56,7 @@ export function planServingJob(input: PlanInput): JobPlan {
   const unresolved: Unresolved[] = [];
   /** Returns a config string the job uses, noting it when it is still a placeholder. */
   const use = (value: string | undefined, keyPath: string): string | undefined => {
-    if (value !== undefined && isUnfilled(value)) unresolved.push({ path: keyPath, value });
+    if (value !== undefined && isPlaceholder(value)) unresolved.push({ path: keyPath, value });
     return value;
   };
   const env: Record<string, Record<string, string>> = {};
@@ -293,7 +294,7 @@ function envValue(
   if (value === undefined || value === null) return [];
   if (typeof value === 'string') {
     use(value, keyPath);
-    return isUnfilled(value) ? [] : parseEnvAssignments(value);
+    return isPlaceholder(value) ? [] : parseEnvAssignments(value);
   }
   for (const [name, v] of Object.entries(value)) if (typeof v === 'string') use(v, `${keyPath}.${name}`);
   return envFromMapping(value);

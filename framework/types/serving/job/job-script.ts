@@ -2,7 +2,7 @@
 // lives in job-prelude.sh; this file only emits the job-specific part, every value through
 // shell.ts's quoting.
 import { readFileSync } from 'node:fs';
-import { renderWords, shellQuote, type EnvAssignment, type Word } from '../../common/shell.ts';
+import { renderWords, shellQuote, type EnvAssignment, type Word } from '../../../../runners/common/shell.ts';
 import type { ExactWarmup } from './warmup.ts';
 
 export interface StepPlan {

@@ -3,7 +3,7 @@
 // in the job's environment (BuiltJob.env: sbatch's environment, the local scheduler's export);
 // the script only expands the variable: `env 'HF_TOKEN='"${HF_TOKEN}" ...`.
 import { isSecretName, REDACTED } from '../../../secrets.ts';
-import { JoinedWord, ShellVar, type EnvAssignment, type Word } from '../../common/shell.ts';
+import { JoinedWord, ShellVar, type EnvAssignment, type Word } from '../../../../runners/common/shell.ts';
 
 export class JobSecrets {
   /** What the job's environment must hold: carried variable -> value. */

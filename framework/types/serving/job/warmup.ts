@@ -15,7 +15,8 @@
 import path from 'node:path';
 import { templatePlaceholders } from './command-template.ts';
 import { commandTemplate } from './engine-defaults.ts';
-import { isUnfilled, ucxWarmupRequests, type ServingConfig } from '../serving-config.ts';
+import { ucxWarmupRequests, type ServingConfig } from '../serving-config.ts';
+import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 
 export interface ExactWarmup {
   /** Prompts of the warm-up: concurrency * exact_warmup_rounds. */
@@ -36,7 +37,7 @@ export interface WarmupPlan {
 /** True when the client reads the config's dataset (its command has {dataset_file} and the config names one). */
 export function clientUsesDataset(config: ServingConfig): boolean {
   const file = config.benchmark.dataset_file;
-  if (typeof file !== 'string' || file.trim() === '' || isUnfilled(file)) return false;
+  if (typeof file !== 'string' || file.trim() === '' || isPlaceholder(file)) return false;
   return templatePlaceholders(commandTemplate(config, 'client')).includes('dataset_file');
 }
 

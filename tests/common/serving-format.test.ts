@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { centreTitle, formatServingResult, pythonFixed, type ServingResult } from '../../../framework/metrics/extractors/serving-format.ts';
-import { parseServingLog } from '../../../framework/metrics/extractors/serving.ts';
+import { centreTitle, formatServingResult, pythonFixed, type ServingResult } from '../../runners/common/serving-format.ts';
+import { parseServingLog } from '../../framework/metrics/extractors/serving.ts';
 
-const fixture = readFileSync(new URL('../../fixtures/logs/serving/6_bench.log', import.meta.url), 'utf8');
+const fixture = readFileSync(new URL('../fixtures/logs/serving/6_bench.log', import.meta.url), 'utf8');
 
 // The concurrency-8 numbers of the fixture, whose block Python's own format strings printed.
 const c8: ServingResult = {

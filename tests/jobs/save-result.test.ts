@@ -1,4 +1,4 @@
-// One commit point per test for results.json and the CSV (framework/results/save.ts), with real
+// One commit point per test for results.json and the CSV (framework/jobs/save-result.ts), with real
 // files and, for the kill, a real process killed with SIGKILL at the two places it matters:
 // after the record is written and before its rows (waiting for the CSV's lock, which this test
 // holds), and after its rows and before the record is committed (waiting for results.json's lock).
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import lockfile from 'proper-lockfile';
 import { afterAll, describe, expect, it } from 'vitest';
-import { saveNoJobRecords, saveTestResult } from '../../framework/results/save.ts';
+import { saveNoJobRecords, saveTestResult } from '../../framework/jobs/save-result.ts';
 import type { PlannedTest } from '../../framework/select/plan.ts';
 import type { Settings } from '../../framework/settings.ts';
 import { PERF_CSV_FILE } from '../../framework/results/csv.ts';

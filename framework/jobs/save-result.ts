@@ -15,15 +15,16 @@
 // (saveNoJobRecords).
 import { hostname } from 'node:os';
 import type { PlannedTest } from '../select/plan.ts';
-import { gpuForType, gpuResources, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
+import { gpuForType, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
+import { gpuResources } from '../config/gpu-resources.ts';
 import type { Settings } from '../settings.ts';
-import type { TestRun } from '../jobs/session.ts';
+import type { TestRun } from './session.ts';
 import { testType } from '../types/registry.ts';
-import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from './csv.ts';
-import { findRecord, saveTestRecord, saveTestRecords, type RecordRegression, type RecordRunContext, type TestRecord } from './json.ts';
+import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from '../results/csv.ts';
+import { findRecord, saveTestRecord, saveTestRecords, type RecordRegression, type RecordRunContext, type TestRecord } from '../results/json.ts';
 import { formatIssue } from '../config/issue.ts';
-import { testLogDir } from '../jobs/job-manager.ts';
-import type { TestTiming } from './test-timing.ts';
+import { testLogDir } from '../scheduler/log-folder.ts';
+import type { TestTiming } from '../results/test-timing.ts';
 
 export interface SaveInput {
   settings: Settings;
