@@ -6,12 +6,12 @@
 // ETCDCTL_BIN.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { READ_LIMITS, readTailSync, readTextFileSync } from '../common/read-file.ts';
 import { DisaggBenchError, type ErrorPlace } from '../common/errors.ts';
+import { freePort } from '../common/free-port.ts';
 
 export class EtcdError extends DisaggBenchError {
   override name = 'EtcdError';
@@ -47,17 +47,6 @@ export function reachableHost(): string {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }
   return '127.0.0.1';
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts etcd detached (it outlives this process: the ranks use it), waits until it answers. */

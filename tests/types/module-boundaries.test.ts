@@ -206,4 +206,11 @@ describe('module boundaries: runners and test types', () => {
     const placeholderUsers = edges.filter((e) => e.target === `runners/${NEUTRAL}/placeholder.ts`).map((e) => e.file);
     expect(placeholderUsers).toEqual(expect.arrayContaining(['framework/config/resolve.ts', 'framework/scheduler/slurm.ts', 'framework/types/serving/job/job-plan.ts']));
   });
+
+  it('each test type owns its job builder (framework/types/<type>/job/); runners/ holds only what runs in an allocation', () => {
+    for (const type of ['serving', 'nixl']) expect(sourceFiles(`framework/types/${type}/job`)).toContain(`framework/types/${type}/job/job-builder.ts`);
+    expect(sourceFiles('runners/trtllm').filter((file) => !file.startsWith('runners/trtllm/serve-bench/'))).toEqual([]);
+    const intoTypes = edges.filter(({ file, target }) => file.startsWith('runners/') && target.startsWith('framework/types/'));
+    expect(intoTypes.map(show)).toEqual([]);
+  });
 });
