@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MAX_TIMER_SECONDS, TIMER_REASON } from './types/common/number-bounds.ts';
+import { MAX_TIMER_SECONDS, TIMER_REASON } from '../runners/common/number-bounds.ts';
 
 /** The package root (where package.json, runners/ and bin/ are). */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -11,7 +11,7 @@ import { PERF_CSV_COLUMNS } from '../results/csv.ts';
 import { splitCsvRecords } from '../results/csv-read.ts';
 import type { TestRecord } from '../results/json.ts';
 import type { Metric } from '../metrics/metric.ts';
-import { SERVING_SUMMARY_FIELDS } from '../metrics/extractors/serving-format.ts';
+import { SERVING_SUMMARY_FIELDS } from '../../runners/common/serving-format.ts';
 
 export class UpstreamCsvError extends Error {
   override name = 'UpstreamCsvError';

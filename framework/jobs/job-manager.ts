@@ -10,14 +10,12 @@ import type { PlannedTest } from '../select/plan.ts';
 import type { Settings } from '../settings.ts';
 import { gpuForType, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import { testType } from '../types/registry.ts';
-import { isPlaceholder } from '../config/resolve.ts';
 import { packageRoot } from '../settings.ts';
 import type { Ledger } from './ledger.ts';
 import { judgeJob, type JobOutcome } from './judge.ts';
-import { writeJobRecord } from './job-record.ts';
+import { JOB_SCRIPT_FILE, RESOLVED_CONFIG_FILE, setAsideEarlierLogs, testLogDir, writeJobRecord } from '../scheduler/log-folder.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
-import { setAsideEarlierLogs } from './log-dir.ts';
 import { recordCancelled } from './leftover-jobs.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
@@ -51,11 +49,6 @@ export interface JobManagerOptions {
   log?: (line: string) => void;
 }
 
-/** OUTPUT_PATH/slurm_logs/<test id>/: where a test's job writes everything. */
-export function testLogDir(outputPath: string, testId: string): string {
-  return path.join(outputPath, 'slurm_logs', testId);
-}
-
 export class JobManager {
   /** Jobs submitted or adopted and not seen to end: job id -> test id. */
   private readonly owned = new Map<string, string>();
@@ -81,24 +74,20 @@ export class JobManager {
     let request: JobRequest;
     if (settings.debugMode) {
       // A replay reads what is there and writes nothing over it.
-      request = { name: test.id, scriptPath: path.join(logDir, 'job.sh'), logDir, workDir: settings.workDir,
+      request = { name: test.id, scriptPath: path.join(logDir, JOB_SCRIPT_FILE), logDir, workDir: settings.workDir,
         resources: { nodes: 1, ntasks: 1, timeLimitSec: 1 } };
     } else {
       const earlier = setAsideEarlierLogs(logDir);
       if (earlier) this.options.log?.(`${test.id}: an earlier job's logs were moved to ${earlier}`);
       mkdirSync(logDir, { recursive: true });
       // A copy for people (and CI uploads): secret-looking variables are redacted (secrets.ts).
-      writeFileSync(path.join(logDir, 'resolved_config.yaml'), stringify(redactSecrets(config)));
+      writeFileSync(path.join(logDir, RESOLVED_CONFIG_FILE), stringify(redactSecrets(config)));
       const built = await type.buildJob({
         testId: test.id, category: test.category, config, logDir, workDir: settings.workDir,
         packageRoot, gpuType: resourceTypeOf(gpuForType(this.options.gpu, type.assumedGpuType)),
       });
       for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
-      const resources = { ...built.resources };
-      // An unfilled `<partition>` means "the cluster's default", not a partition by that name.
-      if (isPlaceholder(resources.partition)) delete resources.partition;
-      if (isPlaceholder(resources.account)) delete resources.account;
-      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources, env: built.env };
+      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env: built.env };
     }
     this.refuseIfInterrupted(test.id);
     const jobId = await scheduler.submit(request);
@@ -133,7 +122,7 @@ export class JobManager {
     const timeoutSec = action.submitted?.timeoutSec ?? settings.queueAllowanceSec;
     const remainingSec = Math.max(timeoutSec - (Date.now() - submittedAt) / 1000, ADOPTED_MIN_WAIT_SEC);
     const request: JobRequest = {
-      name: test.id, scriptPath: path.join(logDir, 'job.sh'), logDir, workDir: settings.workDir,
+      name: test.id, scriptPath: path.join(logDir, JOB_SCRIPT_FILE), logDir, workDir: settings.workDir,
       resources: { nodes: 1, ntasks: 1, timeLimitSec: timeoutSec },
     };
     ledger.record({ test: test.id, job: action.job, state: 'ADOPTED', terminal: false, batch, logDir, adoptedFrom: action.latest.run });

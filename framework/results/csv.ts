@@ -14,8 +14,8 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { Metric } from '../metrics/metric.ts';
 import { withFileLock } from './file-lock.ts';
-import { appendWholeSync, outputWriteError } from './append-whole.ts';
-import { writeWholeSync } from './write-whole.ts';
+import { appendWholeSync, outputWriteError } from '../../runners/common/append-whole.ts';
+import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { splitCsvRecords } from './csv-read.ts';
 import type { TestTiming } from './test-timing.ts';
 

@@ -34,6 +34,7 @@ export interface JobResources {
   gpusPerNode?: number;
   /** Wall-clock limit in seconds (sbatch --time). */
   timeLimitSec: number;
+  /** As the config gives them; blank or a `<placeholder>`: the cluster's default (sbatchArgs). */
   partition?: string;
   account?: string;
   /** Extra sbatch arguments, one argument per element (never split on spaces later). */

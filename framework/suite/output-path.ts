@@ -8,6 +8,7 @@ import { checkResultsText, RESULTS_JSON_FILE, ResultsFileError } from '../result
 import { PERF_CSV_FILE, perfCsvHeaderProblem } from '../results/csv.ts';
 import { JOBS_FILE, LEDGER_FILE } from '../jobs/ledger.ts';
 import { CLAIMS_FOLDER } from '../jobs/run-claims.ts';
+import { LOG_FOLDERS } from '../scheduler/log-folder.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
 
 export class OutputPathError extends Error {
@@ -16,7 +17,7 @@ export class OutputPathError extends Error {
 
 /** Files of OUTPUT_PATH a run appends to or replaces, and folders it writes into. */
 const RUN_FILES = [RESULTS_JSON_FILE, PERF_CSV_FILE, LEDGER_FILE, JOBS_FILE, REPORT_FILE];
-const RUN_FOLDERS = ['slurm_logs', 'local-scheduler', CLAIMS_FOLDER];
+const RUN_FOLDERS = [LOG_FOLDERS, 'local-scheduler', CLAIMS_FOLDER];
 
 /** The nearest existing ancestor of `target` (or target itself) that is not a folder. */
 function fileInTheWay(target: string): string | undefined {

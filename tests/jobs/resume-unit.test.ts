@@ -14,7 +14,7 @@ import { JobWatcher } from '../../framework/scheduler/watcher.ts';
 import { Ledger, readLedger } from '../../framework/jobs/ledger.ts';
 import { recordCancelled } from '../../framework/jobs/leftover-jobs.ts';
 import { describeResume, planResume } from '../../framework/jobs/resume.ts';
-import { saveTestResult } from '../../framework/results/save.ts';
+import { saveTestResult } from '../../framework/jobs/save-result.ts';
 import { readResults } from '../../framework/results/json.ts';
 
 const files = { [NIXLBENCH_LOG]: GOLDEN_NIXLBENCH_LOG };

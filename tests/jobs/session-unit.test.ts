@@ -15,9 +15,9 @@ import {
   GOLDEN_NIXLBENCH_LOG, NIXLBENCH_LOG, NO_GPU, lastLedgerLine, ledgerStates, openSession, plannedTests, scratch, settingsFor, writeConfigs,
   type Scratch,
 } from '../fixtures/jobs/run-harness.ts';
-import { readJobRecord } from '../../framework/jobs/job-record.ts';
+import { readJobRecord } from '../../framework/scheduler/log-folder.ts';
 import { readLedger } from '../../framework/jobs/ledger.ts';
-import { saveTestResult } from '../../framework/results/save.ts';
+import { saveTestResult } from '../../framework/jobs/save-result.ts';
 import { readResults } from '../../framework/results/json.ts';
 import type { RunSession, TestRun } from '../../framework/jobs/session.ts';
 import { maxOf } from '../../runners/xfer/benches/common/stats.ts';

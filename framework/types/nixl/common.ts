@@ -2,15 +2,14 @@
 // slurm sections, their schema, their typed view and the rules that hold for every kind.
 import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
 import type { MetricSpec } from '../../metrics/metric.ts';
-import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
+import { checkRegexSpec, type MetricsOverride } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
-import { jobTimeSeconds } from '../common/job-time.ts';
-import type { MetricsOverride } from '../common/metrics-override.ts';
-import { splitShellWords } from '../common/shell.ts';
+import { jobTimeSeconds } from '../../../runners/common/job-time.ts';
+import { splitShellWords } from '../../../runners/common/shell.ts';
 import type { NixlKind } from './kind.ts';
 import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
-import { secondsSchema } from '../common/number-bounds.ts';
+import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';
 
 export interface NixlConfig {

@@ -22,10 +22,11 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
-import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
+import { minOf } from '../../../../runners/common/stats.ts';
 import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
-import { checkBackendMemory, flagWords } from './kind-values.ts';
+import { checkBackendMemory } from './kind-values.ts';
+import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface EpSection {
@@ -55,6 +56,25 @@ const controlExperts = (s: EpSection) => givenExperts(s) ?? [...CONTROL_PLANE_DE
 const controlPlane = (s: EpSection) => s.control_plane === true || s.control_plane_test !== undefined;
 /** The modes that run: the listed ones, or e2e by default when the control plane does not run. */
 const modesOf = (s: EpSection) => s.modes ?? (controlPlane(s) ? [] : ['e2e']);
+
+const EP_COMMAND: FlagCommand<EpSection> = {
+  command: 'ep',
+  flags: [
+    ['--experts-per-rank', 'experts_per_rank', 'list'],
+    ['--mode', 'modes', 'list'],
+    ['--test', 'control_plane_test'],
+    ['--tokens', 'tokens'],
+    ['--hidden', 'hidden'],
+    ['--topk', 'topk'],
+    ['--warmup', 'warmup'],
+    ['--iters', 'iters'],
+    ['--seed', 'seed'],
+    ['--layout', 'layout'],
+    ['--memory', 'memory'],
+    ['--initiated-by', 'initiated_by'],
+    ['--control-plane', controlPlane, 'switch'],
+  ],
+};
 
 export const epKind: NixlKind = {
   name: 'ep',
@@ -104,29 +124,7 @@ export const epKind: NixlKind = {
     return [{ logFile: LOG, extractor: 'nixl-ep', names }];
   },
   rankCommand(ctx: NixlKindContext): RankCommand {
-    const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    const argv = [
-      'ep',
-      '--backend',
-      backend,
-      ...flagWords([
-        ['--experts-per-rank', givenExperts(s)?.join(',')],
-        ['--mode', s.modes && s.modes.length > 0 ? s.modes.join(',') : undefined],
-        ['--test', s.control_plane_test],
-        ['--tokens', s.tokens],
-        ['--hidden', s.hidden],
-        ['--topk', s.topk],
-        ['--warmup', s.warmup],
-        ['--iters', s.iters],
-        ['--seed', s.seed],
-        ['--layout', s.layout],
-        ['--memory', s.memory],
-        ['--initiated-by', s.initiated_by],
-      ]),
-    ];
-    if (controlPlane(s)) argv.push('--control-plane');
-    return { argv, logFile: LOG };
+    return { argv: rankArgv(EP_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
   verdict(config, metrics: Metric[]) {
     const s = section(config);

@@ -27,8 +27,3 @@ export function checkBackendMemory(backend: string, memory: 'host' | 'gpu' | und
   const only = backend === 'shm' ? 'host' : backend === 'cuda' || backend === 'nccl' ? 'gpu' : undefined;
   if (only && memory !== only) out.push({ path: at, message: `backend ${backend} moves ${only} memory only, not ${memory} memory` });
 }
-
-/** Command-line words `--flag value` for the options that are set, in order. */
-export function flagWords(flags: [flag: string, value: string | number | undefined][]): string[] {
-  return flags.flatMap(([flag, value]) => (value === undefined ? [] : [flag, String(value)]));
-}

@@ -18,11 +18,12 @@ import path from 'node:path';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import { nixlConfig } from '../common.ts';
-import { disaggBenchCommand } from '../job-script.ts';
+import { disaggBenchCommand } from '../job/job-script.ts';
+import { rankArgv } from '../job/rank-command.ts';
 import { checkMatgenOptions, computeModels, MODEL_PRESETS, workerPairings } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
-import { checkMemType, checkSequentialRunOptions, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
+import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 const SECTION = 'matgen';
@@ -59,6 +60,10 @@ export function matgenArgs(s: MatgenSection): string[] {
   return args;
 }
 
+/** The sequential CT perftest on the matrices the prelude generates. */
+const matricesDir = (logDir: string) => path.join(logDir, 'matrices');
+const MATGEN_RUN = sequentialCommand((logDir) => path.join(matricesDir(logDir), 'metadata.yaml'));
+
 export const matgenKind: NixlKind = {
   name: 'matgen',
   rankLog: 'sequential_ct_perftest.log',
@@ -89,12 +94,10 @@ export const matgenKind: NixlKind = {
   metrics: sequentialMetrics,
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    const matrices = path.join(ctx.logDir, 'matrices');
-    const generate = disaggBenchCommand(ctx.packageRoot, ['matgen', ...matgenArgs(s), '--results-dir', matrices]);
+    const generate = disaggBenchCommand(ctx.packageRoot, ['matgen', ...matgenArgs(s), '--results-dir', matricesDir(ctx.logDir)]);
     return {
       prelude: [`${generate} 2>&1 | tee "$LOG_DIR/matgen.log"`],
-      argv: ['sequential-ct-perftest', path.join(matrices, 'metadata.yaml'), ...sequentialRunArgs(s, backend, path.join(ctx.logDir, SEQUENTIAL_JSON))],
+      argv: rankArgv(MATGEN_RUN, s, ctx),
       logFile: 'sequential_ct_perftest.log',
     };
   },
