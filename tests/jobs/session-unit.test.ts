@@ -20,6 +20,7 @@ import { readLedger } from '../../framework/jobs/ledger.ts';
 import { saveTestResult } from '../../framework/jobs/save-result.ts';
 import { readResults } from '../../framework/results/json.ts';
 import type { RunSession, TestRun } from '../../framework/jobs/session.ts';
+import { maxOf } from '../../runners/xfer/benches/common/stats.ts';
 import type { PlannedTest } from '../../framework/select/plan.ts';
 
 const passing: JobScript = { states: ['PENDING', 'RUNNING', 'COMPLETED'], files: { [NIXLBENCH_LOG]: GOLDEN_NIXLBENCH_LOG } };
@@ -169,11 +170,11 @@ describe('batches (DISAGG_BATCH_SIZE)', () => {
     const endedAt = (job: string) => scheduler.timeline.findIndex((e) => e.kind === 'poll' && e.answered[job] === 'COMPLETED');
     const submittedAt = (job: string) => scheduler.timeline.findIndex((e) => e.kind === 'submit' && e.job === job);
     for (const [batch, next] of [[[0, 1], [2, 3]], [[2, 3], [4]]] as const) {
-      const lastEnd = Math.max(...batch.map((i) => endedAt(submitted[i].job)));
+      const lastEnd = maxOf(batch.map((i) => endedAt(submitted[i].job)));
       for (const i of next) expect(submittedAt(submitted[i].job)).toBeGreaterThan(lastEnd);
     }
     // Never more than two jobs asked about in one poll: no more than two in flight.
-    expect(Math.max(...scheduler.timeline.map((e) => (e.kind === 'poll' ? e.jobs.length : 0)))).toBe(2);
+    expect(maxOf(scheduler.timeline.map((e) => (e.kind === 'poll' ? e.jobs.length : 0)))).toBe(2);
     expect(readLedger(work.outputPath).filter((e) => e.state === 'SUBMITTED').map((e) => e.batch)).toEqual([0, 0, 1, 1, 2]);
   });
 
@@ -183,7 +184,7 @@ describe('batches (DISAGG_BATCH_SIZE)', () => {
     expect([...runs.values()].map((r) => r.batch)).toEqual([0, 0, 0, 0, 0]);
     const firstPoll = scheduler.timeline.findIndex((e) => e.kind === 'poll');
     expect(scheduler.timeline.slice(0, firstPoll).filter((e) => e.kind === 'submit')).toHaveLength(5);
-    expect(Math.max(...scheduler.timeline.map((e) => (e.kind === 'poll' ? e.jobs.length : 0)))).toBe(5);
+    expect(maxOf(scheduler.timeline.map((e) => (e.kind === 'poll' ? e.jobs.length : 0)))).toBe(5);
   });
 
   it('a refused submission fails only its own test, and the next batch still goes out', async () => {
