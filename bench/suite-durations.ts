@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, hostname, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
-import { maxOf, minOf } from '../runners/xfer/benches/common/stats.ts';
+import { maxOf, minOf } from '../runners/common/stats.ts';
 
 interface AssertionResult {
   fullName?: string;

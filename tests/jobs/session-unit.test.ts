@@ -20,7 +20,7 @@ import { readLedger } from '../../framework/jobs/ledger.ts';
 import { saveTestResult } from '../../framework/jobs/save-result.ts';
 import { readResults } from '../../framework/results/json.ts';
 import type { RunSession, TestRun } from '../../framework/jobs/session.ts';
-import { maxOf } from '../../runners/xfer/benches/common/stats.ts';
+import { maxOf } from '../../runners/common/stats.ts';
 import type { PlannedTest } from '../../framework/select/plan.ts';
 
 const passing: JobScript = { states: ['PENDING', 'RUNNING', 'COMPLETED'], files: { [NIXLBENCH_LOG]: GOLDEN_NIXLBENCH_LOG } };
