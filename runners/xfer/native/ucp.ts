@@ -174,11 +174,12 @@ export const ucp = lazyBinding((): Ucp => {
   return {
     versionString: () => f.get_version_string() as string,
     init(overrides = {}) {
+      const { apply, environment, userReplaced } = planUcxDefaults(process.env, overrides, hasRdmaDevice());
+      for (const [name, value] of environment) process.env[`UCX_${name}`] = value;
       const cfg = outPtr();
       check(f.config_read(null, null, cfg), 'ucp_config_read');
       try {
         const skippedDefaults: string[] = [];
-        const { apply, userReplaced } = planUcxDefaults(process.env, overrides, hasRdmaDevice());
         for (const [name, value] of apply) {
           if (f.config_modify(cfg[0], name, value) !== 0) skippedDefaults.push(`${name}=${value}`);
         }
