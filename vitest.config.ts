@@ -5,9 +5,26 @@ import { testTypeNames } from './framework/types/names.ts';
 
 const suite = 'framework/suite/suite.test.ts';
 
+/**
+ * How many test files run at once (DISAGG_TEST_WORKERS, default 3). Most of the suite waits on
+ * SLURM jobs, child runs of the suite and stand-in servers rather than computing, so files overlap
+ * well even on 2 CPUs; Vitest's own default (CPUs - 1) runs them one after another there. Files
+ * that share a resource take their own (faults-cluster.ts: a cluster per worker; free ports).
+ */
+function testWorkers(raw = process.env.DISAGG_TEST_WORKERS): number {
+  if (raw === undefined || raw.trim() === '') return 3;
+  const n = Number(raw);
+  if (Number.isInteger(n) && n >= 1 && n <= 64) return n;
+  // One line, not the config loader's stack trace.
+  console.error(`vitest.config.ts: DISAGG_TEST_WORKERS=${JSON.stringify(raw)}: expected a whole number of test files to run at once, 1 to 64 (default 3)`);
+  process.exit(2);
+}
+
 export default defineConfig({
   test: {
     reporters: ['default', './framework/suite/reporter.ts'],
+    // One value for every project: Vitest refuses projects of one group with different counts.
+    maxWorkers: testWorkers(),
     // The unit project's global teardown stops the cluster it started and waits for the run's
     // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
     teardownTimeout: 180_000,

@@ -20,6 +20,7 @@ import { loadPlannedTest } from '../framework/select/plan.ts';
 import { gpuTypeFromName } from '../framework/select/gpu.ts';
 import { readTestList, selectByTestList } from '../framework/select/testlist.ts';
 import { testType } from '../framework/types/registry.ts';
+import { testLogDir } from '../framework/scheduler/log-folder.ts';
 
 const packageRoot = path.resolve(import.meta.dirname, '..');
 
@@ -58,7 +59,7 @@ async function check(file: ConfigFile, scratch: string, jobsDir: string): Promis
   }
   if (result.issues.length > 0 || !type || !planned.config) return result;
   const resolved = resolveConfig(planned.config, type.envOverrides, userEnv).config;
-  const logDir = path.join(jobsDir, 'slurm_logs', file.id);
+  const logDir = testLogDir(jobsDir, file.id);
   try {
     const built = await type.buildJob({
       testId: file.id, category: file.category, config: resolved, logDir, workDir: path.dirname(scratch), packageRoot,

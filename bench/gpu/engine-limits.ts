@@ -1,20 +1,29 @@
-// The hardware's limits and the engine on 2 GPUs of one node, in the same run (issue 25). Rank 0
-// first measures the limits with plain CUDA, driving both GPUs from one process and timing on the
-// GPU with events: a peer copy one way (0->1, 1->0), both ways at once (the longer of the two
-// copies, each timed on its own GPU), and a copy inside GPU 0,
-// at --sizes and at the cross-GPU bytes of the EP shapes in --ep (each phase's bytes that one rank
-// receives from the other GPU). Then both ranks run the engine's all-to-all, S per peer, for each
-// variant of the cuda backend in --variants: each rank WRITEs S to the other (the CT perftest's
-// matrix) and, in a second row, also its own chunk (all_to_all_single's bytes), timed as the CT
-// perftest times an iteration (a barrier, then first start to last end on rank 0's clock) and
-// verified byte for byte after the timed iterations. One JSON line per row goes to --out;
-// summarize-limits.ts sets them against NCCL, EP and the KV pipe of the same run.
-//   node --import tsx bench/gpu/engine-limits.ts --out limits.jsonl [--sizes 1M,16M,64M,256M,1G]
+// The hardware's limits and the engine on the GPUs of one node, in the same run (issue 25), for N
+// ranks (--ranks, default 2; one GPU each). Rank 0 first measures the limits with plain CUDA
+// (peer-copy-limits.ts: one way for every pair, the exchange of every GPU with every other at once
+// timed per GPU and between gates on the GPUs, a copy inside GPU 0), at --sizes and at the
+// cross-GPU bytes of the EP shapes in --ep (what rank 0 receives from the other GPUs per phase; on
+// more than 2 GPUs the exchange rows send each peer an equal share of them). Then every rank runs
+// the engine's all-to-all, S per peer, for each variant of the cuda backend in --variants: each
+// rank WRITEs S to every other (the CT perftest's matrix) and, in a second row, also its own chunk
+// (all_to_all_single's bytes). Each row is timed two ways, each verified byte for byte after its
+// timed iterations:
+// - host: as the CT perftest times an iteration (a store barrier, then the first rank's start to
+//   the last rank's end on rank 0's clock: posting, the barrier's skew and completion polling in);
+// - gated: the iterations back to back on the GPUs, each between a start and an end gate
+//   (CudaBackend.runGatedIterations), the longest rank's GPU span: from the first rank's start to
+//   the last rank's end, as the gated exchange limit is timed (same start and stop points).
+// One JSON line per row goes to --out; summarize-limits.ts sets them against NCCL, EP and the KV
+// pipe of the same run. More ranks than GPUs (XFER_RANKS_MAY_SHARE_GPU=1) checks the code only:
+// ranks share GPUs and the rows say so.
+//   node --import tsx bench/gpu/engine-limits.ts --out limits.jsonl [--ranks 2] [--sizes 1M,16M,64M,256M,1G]
 //     [--variants copy-engine,copy-engine:64M,kernel@1024/4/streaming,auto] [--ep 128x7168x8,4096x7168x8] [--iters 20]
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { parseSize } from '../../runners/common/size.ts';
 import { cudart, monoNs, nvmlDeviceNames, openStore, rankFromEnv, XferEngine, type CudaOptions, type Store, type XferRequest } from '../../runners/xfer/index.ts';
+import { CudaBackend } from '../../runners/xfer/backends/cuda.ts';
+import { gateAreaBytes } from '../../runners/xfer/backends/cuda-gate.ts';
 import { parseCudaCopyPath } from '../../runners/xfer/device-copy/copy-path.ts';
 import { parseKernelShape } from '../../runners/xfer/device-copy/kernel-source.ts';
 import { patternBytes } from '../../runners/xfer/pattern.ts';
@@ -22,25 +31,36 @@ import { epLayout } from '../../runners/xfer/benches/ep/ep-routing.ts';
 import { crossGpuBytes } from '../../runners/xfer/benches/ep/ep-data-plane.ts';
 import { appendJsonLine, runAsLocalRanks } from '../lib/local-ranks.ts';
 import { maxOf, mean, median, minOf } from '../lib/stats.ts';
+import { measureLimits, type LimitSize } from './peer-copy-limits.ts';
 
 const here = fileURLToPath(import.meta.url);
 const { values } = parseArgs({
   options: {
+    ranks: { type: 'string', default: '2' },
     sizes: { type: 'string', default: '1M,16M,64M,256M,1G' },
     /** Peer-copy limits only (not the all-to-all), e.g. the KV pipe's commit. */
     'limit-sizes': { type: 'string', default: '4G' },
     'a2a-sizes': { type: 'string', default: '1M,16M,64M,256M' },
     variants: { type: 'string', default: 'copy-engine,kernel,auto' },
-    /** EP shapes tokens x hidden x topk (36 experts per rank, seed 1, 2 ranks). */
+    /** EP shapes tokens x hidden x topk (36 experts per rank, seed 1, --ranks ranks). */
     ep: { type: 'string', default: '128x7168x8,4096x7168x8' },
     iters: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '5' },
     out: { type: 'string' },
   },
 });
-const iterations = Number(values.iters);
-const warmup = Number(values.warmup);
 const list = (raw: string) => raw.split(',').map((s) => s.trim()).filter(Boolean);
+const count = (name: 'ranks' | 'iters' | 'warmup', least: number): number => {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n < least) {
+    console.error(`engine-limits: --${name} '${values[name]}': expected a whole number of at least ${least}`);
+    process.exit(2);
+  }
+  return n;
+};
+const ranks = count('ranks', 2);
+const iterations = count('iters', 1);
+const warmup = count('warmup', 0);
 const EXPERTS_PER_RANK = 36;
 
 interface Variant {
@@ -61,12 +81,19 @@ function parseVariant(raw: string): Variant {
   return { name: raw, cuda };
 }
 
-/** Each EP shape's cross-GPU bytes per rank (received from the other GPU; rank 0's), per phase. */
-function epCrossBytes(): { shape: string; phase: string; bytes: number }[] {
+/**
+ * Each EP shape's cross-GPU bytes per phase, as rank 0 receives them from the other GPUs: one-way
+ * copies of those bytes; in the exchange rows each GPU sends each peer an equal share (16-byte
+ * rounded), so every GPU receives them at once from all the others.
+ */
+function epLimitSizes(): LimitSize[] {
   return list(values.ep).flatMap((shape) => {
     const [tokens, hidden, topk] = shape.split('x').map(Number);
-    const layout = epLayout({ ranks: 2, tokens, hidden, expertsPerRank: EXPERTS_PER_RANK, topk, seed: 1 });
-    return (['dispatch', 'combine', 'e2e'] as const).map((phase) => ({ shape, phase, bytes: crossGpuBytes(layout, phase, 0).received }));
+    const layout = epLayout({ ranks, tokens, hidden, expertsPerRank: EXPERTS_PER_RANK, topk, seed: 1 });
+    return (['dispatch', 'combine', 'e2e'] as const).map((phase) => {
+      const bytes = crossGpuBytes(layout, phase, 0).received;
+      return { label: `EP ${shape} ${phase} cross-GPU bytes`, bytes, perPeer: Math.ceil(bytes / (ranks - 1) / 16) * 16 };
+    });
   });
 }
 
@@ -75,118 +102,88 @@ function emit(line: Record<string, unknown>): void {
   else console.log(JSON.stringify(line));
 }
 
-/** Plain CUDA in one process: peer copies each way, both ways at once, and a copy inside GPU 0 (rank 0 only). */
-function measureLimits(sizes: { bytes: number; label: string }[]): void {
-  const cuda = cudart();
-  const largest = maxOf(sizes.map((s) => s.bytes));
-  const alloc = (device: number) => (cuda.setDevice(device), [cuda.malloc(largest), cuda.malloc(largest)]);
-  const [[a0, b0], [a1, b1]] = [alloc(0), alloc(1)];
-  for (const [device, peer] of [[0, 1], [1, 0]]) {
-    cuda.setDevice(device);
-    cuda.enablePeerAccess(peer); // direct NVLink/PCIe copies, as CUDA IPC mappings give the engine
-    cuda.memset(device === 0 ? a0 : a1, 0x3c, largest); // never time copies of untouched memory
-  }
-  const on = (device: number) => {
-    cuda.setDevice(device);
-    return { stream: cuda.streamCreate(), start: cuda.eventCreate(true), end: cuda.eventCreate(true) };
-  };
-  const d0 = on(0);
-  const d1 = on(1);
-  const copy01 = (n: number) => cuda.memcpyPeerAsync(b1, 1, a0, 0, n, d0.stream);
-  const copy10 = (n: number) => cuda.memcpyPeerAsync(b0, 0, a1, 1, n, d1.stream);
-  /**
-   * Median GPU milliseconds of the copies `body` queues, each GPU timing its own stream with its own
-   * events: a copy's time on the GPU that runs it. With copies on both GPUs (both ways at once),
-   * the longer of the two: they are queued within microseconds of each other, so each runs
-   * against the other for nearly all of its time. (Joining the two streams with events instead
-   * adds a cross-GPU wait of ~10-15 us to every sample, seen on 2 H100s.)
-   */
-  const time = (body: () => void, devices: readonly (typeof d0)[], reps: number): number => {
-    const samples: number[] = [];
-    for (let i = -3; i < reps; i++) {
-      devices.forEach((d) => (cuda.setDevice(d === d0 ? 0 : 1), cuda.eventRecord(d.start, d.stream)));
-      body();
-      devices.forEach((d) => (cuda.setDevice(d === d0 ? 0 : 1), cuda.eventRecord(d.end, d.stream)));
-      devices.forEach((d) => cuda.streamSynchronize(d.stream));
-      if (i >= 0) samples.push(maxOf(devices.map((d) => cuda.eventElapsedMs(d.start, d.end))));
-    }
-    return median(samples);
-  };
-  for (const { bytes, label } of sizes) {
-    const reps = bytes >= 1 << 30 ? 10 : bytes >= 64 << 20 ? 20 : 50;
-    const rows: [string, () => void, (typeof d0)[]][] = [
-      ['one way 0->1', () => (cuda.setDevice(0), copy01(bytes)), [d0]],
-      ['one way 1->0', () => (cuda.setDevice(1), copy10(bytes)), [d1]],
-      ['both ways at once', () => (cuda.setDevice(0), copy01(bytes), cuda.setDevice(1), copy10(bytes)), [d0, d1]],
-      ['inside GPU 0', () => (cuda.setDevice(0), cuda.memcpyAsync(b0, a0, bytes, 3, d0.stream)), [d0]],
-    ];
-    for (const [mode, body, devices] of rows) {
-      const ms = time(body, devices, reps);
-      // GB/s per direction: the bytes one GPU sends over the time (both ways: each direction's)
-      emit({ kind: 'limit', mode, label, bytes, reps, medianMs: ms, gbps: bytes / ms / 1e6 });
-    }
-  }
-  for (const d of [d0, d1]) {
-    cuda.streamDestroy(d.stream);
-    cuda.eventDestroy(d.start);
-    cuda.eventDestroy(d.end);
-  }
-  for (const [device, ptrs] of [[0, [a0, b0]], [1, [a1, b1]]] as const) {
-    cuda.setDevice(device);
-    ptrs.forEach((p) => cuda.free(p));
-  }
+interface Timed {
+  /** Per iteration: the exchange's milliseconds (host: first start to last end; gated: longest rank's span). */
+  ms: number[];
+  /** Per rank: median of its own part (host: its execute(); gated: its GPU span). */
+  ownMedianMs: number[];
+  extra: Record<string, unknown>;
 }
 
-/** The engine's 2-rank all-to-all for one backend variant, every size, without and with the self chunk. */
-async function allToAll(store: Store, variant: Variant, sizes: number[]): Promise<void> {
+/** The engine's all-to-all for one backend variant, every size, without and with the self chunk, timed by the host and gated. */
+async function allToAll(store: Store, variant: Variant, sizes: number[], gateSeq: { next: number }): Promise<void> {
   const info = rankFromEnv();
   const me = info.rank;
-  const peer = 1 - me;
+  const everyone = Array.from({ length: ranks }, (_, r) => r);
   const largest = maxOf(sizes);
   const engine = await XferEngine.create({ backend: 'cuda', rank: info, store, cuda: variant.cuda });
   try {
-    // src: [chunk for rank 0 | chunk for rank 1]; dst: [from rank 0 | from rank 1] (all_to_all_single's layout)
-    const src = engine.allocate('a2a-src', 2 * largest);
-    const dst = engine.allocate('a2a-dst', 2 * largest);
-    for (const to of [0, 1]) src.write(to * largest, patternBytes({ sender: me, receiver: to, iteration: 0 }, 0, largest));
-    const expected = [0, 1].map((from) => Buffer.from(patternBytes({ sender: from, receiver: me, iteration: 0 }, 0, largest)));
+    const backend = engine.backend;
+    if (!(backend instanceof CudaBackend)) throw new Error('engine-limits: the cuda backend is needed');
+    // src: [chunk for rank 0 | chunk for rank 1 | ...]; dst: [from rank 0 | from rank 1 | ...] (all_to_all_single's layout)
+    const src = engine.allocate('a2a-src', ranks * largest);
+    const dst = engine.allocate('a2a-dst', ranks * largest);
+    const gateArea = engine.allocate('a2a-gate', gateAreaBytes(ranks));
+    gateArea.fill(0);
+    for (const to of everyone) src.write(to * largest, patternBytes({ sender: me, receiver: to, iteration: 0 }, 0, largest));
+    const expected = everyone.map((from) => Buffer.from(patternBytes({ sender: from, receiver: me, iteration: 0 }, 0, largest)));
     await engine.connect();
+    const gate = backend.prepareGate({ region: 'a2a-gate', offset: 0 }, engine.regions);
     for (const bytes of sizes) {
       for (const withSelf of [false, true]) {
-        const to = withSelf ? [peer, me] : [peer];
+        const to = everyone.filter((r) => withSelf || r !== me);
         const requests: XferRequest[] = to.map((r) => ({ op: 'WRITE', peer: r, local: 'a2a-src', localOffset: r * largest, remote: 'a2a-dst', remoteOffset: me * largest, length: bytes }));
         const plan = await engine.prepare(requests);
-        dst.fill(0xa5); // bytes never written do not match the pattern
-        const spans: { first: number; last: number; own: number[]; skewUs: number; postUs: number[] }[] = [];
-        for (let i = -warmup; i < iterations; i++) {
-          await store.barrier('a2a-iteration');
-          const r = await engine.execute(plan);
-          const all = await store.allGather('a2a-span', [store.toRank0Ns(r.startNs), store.toRank0Ns(r.endNs), r.postedNs - r.startNs]);
-          if (i < 0) continue;
-          const starts = all.map((x) => x[0]);
-          const ends = all.map((x) => x[1]);
-          spans.push({ first: minOf(starts), last: maxOf(ends), own: all.map((x) => (x[1] - x[0]) / 1e6), skewUs: (maxOf(starts) - minOf(starts)) / 1e3, postUs: all.map((x) => x[2] / 1e3) });
-        }
-        await store.barrier('a2a-verify'); // every rank's writes are done
-        const from = withSelf ? [peer, me] : [peer];
-        const bad = from.filter((f) => Buffer.compare(expected[f].subarray(0, bytes), Buffer.from(dst.read(f * largest, bytes))) !== 0);
-        const verdicts = await store.allGather('a2a-verified', bad.length === 0);
+        /** Runs `timed` with dst poisoned first (bytes never written do not match the pattern), then checks every chunk on every rank. */
+        const verified = async (timed: () => Promise<Timed>): Promise<Timed & { verified: boolean }> => {
+          dst.fill(0xa5);
+          await store.barrier('a2a-poisoned');
+          const t = await timed();
+          await store.barrier('a2a-verify'); // every rank's writes are done
+          const bad = to.filter((f) => Buffer.compare(expected[f].subarray(0, bytes), Buffer.from(dst.read(f * largest, bytes))) !== 0);
+          const verdicts = await store.allGather('a2a-verified', bad.length === 0);
+          return { ...t, verified: verdicts.every(Boolean) };
+        };
+        const host = await verified(async () => {
+          const spans: { first: number; last: number; own: number[]; skewUs: number; postUs: number[] }[] = [];
+          for (let i = -warmup; i < iterations; i++) {
+            await store.barrier('a2a-iteration');
+            const r = await engine.execute(plan);
+            const all = await store.allGather('a2a-span', [store.toRank0Ns(r.startNs), store.toRank0Ns(r.endNs), r.postedNs - r.startNs]);
+            if (i < 0) continue;
+            const starts = all.map((x) => x[0]);
+            spans.push({ first: minOf(starts), last: maxOf(all.map((x) => x[1])), own: all.map((x) => (x[1] - x[0]) / 1e6), skewUs: (maxOf(starts) - minOf(starts)) / 1e3, postUs: all.map((x) => x[2] / 1e3) });
+          }
+          return {
+            ms: spans.map((s) => (s.last - s.first) / 1e6),
+            ownMedianMs: everyone.map((r) => median(spans.map((s) => s.own[r]))),
+            extra: { startSkewMedianUs: median(spans.map((s) => s.skewUs)), postMedianUs: everyone.map((r) => median(spans.map((s) => s.postUs[r]))) },
+          };
+        });
+        const gated = await verified(async () => {
+          const first = gateSeq.next;
+          gateSeq.next += warmup + iterations;
+          const t = await backend.runGatedIterations(plan.prepared, gate, first, warmup + iterations, store.defaultTimeoutMs);
+          const all = await store.allGather('a2a-gated', [t.spanMs.slice(warmup), t.startWaitMs.slice(warmup)]);
+          return {
+            ms: Array.from({ length: iterations }, (_, i) => maxOf(all.map((r) => r[0][i]))),
+            ownMedianMs: all.map((r) => median(r[0])),
+            extra: { startGateWaitMedianUs: all.map((r) => median(r[1]) * 1000) },
+          };
+        });
         if (me === 0) {
-          const ms = spans.map((s) => (s.last - s.first) / 1e6);
+          const summary = (t: Timed & { verified: boolean }) => ({ medianMs: median(t.ms), meanMs: mean(t.ms), minMs: minOf(t.ms), ownMedianMs: t.ownMedianMs, ...t.extra, verified: t.verified });
           emit({
             kind: 'a2a',
+            ranks,
             variant: variant.name,
             path: (plan.prepared as { path?: string }).path,
             withSelf,
             bytesPerPeer: bytes,
             iterations,
-            medianMs: median(ms),
-            meanMs: mean(ms),
-            minMs: minOf(ms),
-            ownMedianMs: [0, 1].map((r) => median(spans.map((s) => s.own[r]))),
-            startSkewMedianUs: median(spans.map((s) => s.skewUs)),
-            postMedianUs: [0, 1].map((r) => median(spans.map((s) => s.postUs[r]))),
-            verified: verdicts.every(Boolean),
+            sharedGpus: ranks > cudart().deviceCount(),
+            ...summary(host),
+            gated: summary(gated),
           });
         }
       }
@@ -200,18 +197,18 @@ async function allToAll(store: Store, variant: Variant, sizes: number[]): Promis
 async function rankMain(): Promise<void> {
   const info = rankFromEnv();
   const store = await openStore(info);
-  if (cudart().deviceCount() < 2) throw new Error('engine-limits needs 2 GPUs (one per rank): the limits are copies between them');
+  if (cudart().deviceCount() < 2) throw new Error('engine-limits needs 2 GPUs at least: the limits are copies between them');
   if (info.rank === 0) {
     const sizes = [...list(values.sizes), ...list(values['limit-sizes'])].map((label) => ({ label, bytes: parseSize(label) }));
-    const ep = epCrossBytes().map((e) => ({ label: `EP ${e.shape} ${e.phase} cross-GPU bytes`, bytes: e.bytes }));
-    emit({ kind: 'machine', gpus: nvmlDeviceNames(), cudaRuntime: cudart().runtimeVersion(), node: process.version, iterations, warmup });
+    emit({ kind: 'machine', gpus: nvmlDeviceNames(), ranks, cudaRuntime: cudart().runtimeVersion(), node: process.version, iterations, warmup });
     const t0 = monoNs();
-    measureLimits([...sizes, ...ep]);
+    measureLimits([...sizes, ...epLimitSizes()], ranks, (row) => emit({ ...row }));
     console.log(`limits measured in ${((monoNs() - t0) / 1e9).toFixed(1)} s`);
   }
   await store.barrier('limits-done');
-  for (const raw of list(values.variants)) await allToAll(store, parseVariant(raw), list(values['a2a-sizes']).map(parseSize));
+  const gateSeq = { next: 1 };
+  for (const raw of list(values.variants)) await allToAll(store, parseVariant(raw), list(values['a2a-sizes']).map(parseSize), gateSeq);
   await store.close();
 }
 
-await runAsLocalRanks(here, 2, rankMain);
+await runAsLocalRanks(here, ranks, rankMain);

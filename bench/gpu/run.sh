@@ -11,12 +11,15 @@
 #             --pipeline_depth (cuda, nccl) verified (2 GPUs: NCCL cannot put two ranks on one)
 #   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
 #             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
-#   limits    issue 25: the hardware's limits and the engine in the same run, RUNS times (default 1):
-#             peer copies one way / both ways (engine-limits.mjs, also the engine's all-to-all per
-#             variant), NCCL all_to_all_single, EP at the low-latency (128 tokens) and normal (4096)
-#             shapes GPU-initiated and host-posted, the KV pipe; then summarize-limits.mjs.
+#   limits    issue 25: the hardware's limits and the engine in the same run, RUNS times (default 1),
+#             on RANKS GPUs (default 2): peer copies one way / every GPU with every other at once,
+#             timed per GPU and between gates on the GPUs (engine-limits.mjs, also the engine's
+#             all-to-all per variant, host-timed and gated), NCCL all_to_all_single, EP at the
+#             low-latency (128 tokens) and normal (4096) shapes GPU-initiated and host-posted, the
+#             KV pipe (2 GPUs); then summarize-limits.mjs. LIMITS_EP=0: engine-limits and NCCL only.
 #             LIMITS_ARGS, EP_ARGS: more arguments for engine-limits.mjs and every EP run;
 #             EP_VARIANTS, KV_SCHEDULES: extra runs to compare (see below).
+#             4 GPUs: RANKS=4 RUNS=3 bash .gpu-bundle/run.sh limits
 #   nixl-tools  issue 15's GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
 #             POSIX fds), --mode MG, VRAM picking a GPU backend, the GPU-per-node refusals and the
 #             per-rank device record, LMCache's CacheEngine test; each check prints CHECK ... ok|FAILED
@@ -92,29 +95,37 @@ kvpipe() {
 nixl() { sweep; ep; kvpipe; }
 
 limits() {
-  local runs=${RUNS:-1} n shape setting
+  local runs=${RUNS:-1} n shape setting rk=${RANKS:-2}
   rm -rf "$R"/run* "$R"/summary.* # a warm machine keeps /tmp: start from nothing (engine-limits appends)
+  # Gates wait on streams (cuStreamWaitValue32): one hardware queue per stream, so a waiting
+  # stream never holds up another that shares its queue.
+  export CUDA_DEVICE_MAX_CONNECTIONS=32
   # The copy kernel moves every byte below: odd sizes, shards, READ and WRITE verified first.
-  XFER_CUDA_COPY=kernel ranks selftest-kernel 120 2 selftest.mjs --backend cuda --max-bytes 20000000 --shards 3 --iters 2
+  XFER_CUDA_COPY=kernel ranks selftest-kernel 120 "$rk" selftest.mjs --backend cuda --max-bytes 20000000 --shards 3 --iters 2
   for ((n = 1; n <= runs; n++)); do
     mkdir -p "$R/run$n"
-    step run$n/limits 300 node $D/engine-limits.mjs --out "$R/run$n/limits.jsonl" ${LIMITS_ARGS:-}
-    echo "=== run$n/nccl"
-    timeout 240 python3 -m torch.distributed.run --nproc_per_node 2 --master_port $((29410 + n)) \
-      $D/nccl_alltoall.py 1M 16M 64M 256M 2>"$R/run$n/nccl.err" > "$R/run$n/nccl.jsonl"
-    echo "=== rc=$?"; cat "$R/run$n/nccl.jsonl"
+    step run$n/limits 300 node $D/engine-limits.mjs --ranks "$rk" --out "$R/run$n/limits.jsonl" ${LIMITS_ARGS:-}
+    # NCCL_SIZES=none: no NCCL (it cannot put two ranks on one GPU: RANKS above the GPUs)
+    if [[ ${NCCL_SIZES:-} != none ]]; then
+      echo "=== run$n/nccl"
+      timeout 240 python3 -m torch.distributed.run --nproc_per_node "$rk" --master_port $((29410 + n)) \
+        $D/nccl_alltoall.py ${NCCL_SIZES:-1M 16M 64M 256M} 2>"$R/run$n/nccl.err" > "$R/run$n/nccl.jsonl"
+      echo "=== rc=$?"; cat "$R/run$n/nccl.jsonl"
+    fi
+    [[ ${LIMITS_EP:-1} == 0 ]] && continue
     local ep=(--backend cuda --hidden 7168 --topk 8 --experts-per-rank 36 --mode dispatch,combine,e2e ${EP_ARGS:-})
     for by in gpu host; do
       local copy=auto; [[ $by == host ]] && copy=copy-engine # the host-posted emulation on the copy engines
-      XFER_CUDA_COPY=$copy ranks run$n/ep-ll-$by 180 2 commands.mjs ep --initiated-by $by --tokens 128 "${ep[@]}"
-      XFER_CUDA_COPY=$copy ranks run$n/ep-normal-$by 240 2 commands.mjs ep --initiated-by $by --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
+      XFER_CUDA_COPY=$copy ranks run$n/ep-ll-$by 180 "$rk" commands.mjs ep --initiated-by $by --tokens 128 "${ep[@]}"
+      XFER_CUDA_COPY=$copy ranks run$n/ep-normal-$by 240 "$rk" commands.mjs ep --initiated-by $by --tokens 4096 --warmup 5 --iters 20 "${ep[@]}"
     done
     # EP_VARIANTS: more GPU-initiated runs, each with one VAR=value set (e.g. XFER_CUDA_KERNEL=1024/4/streaming)
     for setting in ${EP_VARIANTS:-}; do
       ( export "$setting"
-        ranks run$n/ep-ll-gpu-${setting//[^A-Za-z0-9]/-} 180 2 commands.mjs ep --initiated-by gpu --tokens 128 "${ep[@]}"
-        ranks run$n/ep-normal-gpu-${setting//[^A-Za-z0-9]/-} 240 2 commands.mjs ep --initiated-by gpu --tokens 4096 --warmup 5 --iters 20 "${ep[@]}" )
+        ranks run$n/ep-ll-gpu-${setting//[^A-Za-z0-9]/-} 180 "$rk" commands.mjs ep --initiated-by gpu --tokens 128 "${ep[@]}"
+        ranks run$n/ep-normal-gpu-${setting//[^A-Za-z0-9]/-} 240 "$rk" commands.mjs ep --initiated-by gpu --tokens 4096 --warmup 5 --iters 20 "${ep[@]}" )
     done
+    # the KV pipe is a pair (prefill to decode): 2 GPUs whatever RANKS
     ranks run$n/kvpipe 240 2 commands.mjs kvpipe --backend cuda --num-objs 500 --num-rounds 3
     # KV_SCHEDULES: the KV pipe again with other copy-engine schedules (XFER_CUDA_SCHEDULE)
     for shape in ${KV_SCHEDULES:-}; do

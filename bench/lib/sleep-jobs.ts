@@ -7,6 +7,7 @@ import { parse, stringify } from 'yaml';
 import { disaggType } from '../../framework/types/disagg.ts';
 import { resolveConfig } from '../../framework/config/resolve.ts';
 import { sbatchArgs } from '../../framework/scheduler/slurm.ts';
+import { testLogDir } from '../../framework/scheduler/log-folder.ts';
 import { benchDir } from './report.ts';
 
 export const SLEEP_JOB_FIXTURE = path.join(benchDir, 'fixtures', 'sleep-job.yaml');
@@ -53,7 +54,7 @@ export async function writeBaselineJobs(
 ): Promise<string[]> {
   const files: string[] = [];
   for (const job of jobs) {
-    const logDir = path.join(options.outputPath, 'slurm_logs', job.id);
+    const logDir = testLogDir(options.outputPath, job.id);
     const config = resolveConfig(job.config, disaggType.envOverrides, options.env).config;
     const built = await disaggType.buildJob({
       testId: job.id, category: 'perf', config, logDir, workDir: options.workDir,
@@ -72,7 +73,7 @@ export async function writeBaselineJobs(
 /** The job's own end of work (epoch s): the last `work_end_s=` its client printed to 6_bench.log. */
 export function workEnd(outputPath: string, id: string): number | undefined {
   try {
-    const text = readFileSync(path.join(outputPath, 'slurm_logs', id, '6_bench.log'), 'utf8');
+    const text = readFileSync(path.join(testLogDir(outputPath, id), '6_bench.log'), 'utf8');
     const all = [...text.matchAll(/work_end_s=([0-9.]+)/g)];
     return all.length ? Number(all[all.length - 1][1]) : undefined;
   } catch {

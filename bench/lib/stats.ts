@@ -1,6 +1,6 @@
 // Summary statistics for benchmark samples (nearest-rank percentiles: every figure is a sample).
 // minOf/maxOf: the project's loops (never Math.min(...xs), which overflows on long sample arrays).
-import { maxOf, minOf } from '../../runners/xfer/benches/common/stats.ts';
+import { maxOf, minOf } from '../../runners/common/stats.ts';
 
 export { maxOf, minOf };
 

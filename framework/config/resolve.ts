@@ -5,6 +5,7 @@
 // (The Python framework overwrote explicit values although its docstring said it would not.)
 import type { EnvOverride, KeyPath } from '../types/test-type.ts';
 import { formatKeyPath } from './issue.ts';
+import { isPlaceholder } from '../../runners/common/placeholder.ts';
 
 export interface AppliedOverride {
   path: string;
@@ -19,12 +20,6 @@ export interface ResolvedConfig {
   applied: AppliedOverride[];
   /** Values still `<placeholder>` after resolution (path -> value). */
   placeholders: Array<{ path: string; value: string }>;
-}
-
-const PLACEHOLDER = /^<[^<>]+>$/;
-
-export function isPlaceholder(value: unknown): boolean {
-  return typeof value === 'string' && PLACEHOLDER.test(value.trim());
 }
 
 export function forcedVariables(env: NodeJS.ProcessEnv): Set<string> | 'all' {

@@ -5,7 +5,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { KeyPath, TestType } from '../types/test-type.ts';
 import type { ParsedYaml } from './load.ts';
 import { formatKeyPath, type ConfigIssue } from './issue.ts';
-import { BOUND_REASON, SAFE_INTEGER_REASON } from '../types/common/number-bounds.ts';
+import { BOUND_REASON, SAFE_INTEGER_REASON } from '../../runners/common/number-bounds.ts';
 
 // verbose: errors carry their schema object, where `x-hints` may explain a missing or unknown key
 // better than the generic message (e.g. a key of an older layout: what upstream does with it).
@@ -43,7 +43,8 @@ function withSafeIntegers(schema: unknown): unknown {
 }
 
 /** Schema and rule issues of a parsed config (parse issues are the loader's). */
-export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: string, absFile?: string, category?: string): ConfigIssue[] {
+/** `absFile`: where the config is (its rules resolve relative paths against its folder). */
+export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: string, absFile: string, category?: string): ConfigIssue[] {
   const at = (path: KeyPath, message: string): ConfigIssue => {
     const pos = parsed.locate(path);
     return { file: displayFile, line: pos?.line, col: pos?.col, path: formatKeyPath(path), message };
@@ -55,8 +56,7 @@ export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: 
   if (!validate(parsed.data)) {
     return simplify(validate.errors ?? []).map((e) => at(errorPath(e), errorMessage(e, parsed.data)));
   }
-  const source = absFile ? { file: absFile, category } : undefined;
-  return type.rules(parsed.data as Record<string, unknown>, source).map((v) => at(v.path, v.message));
+  return type.rules(parsed.data as Record<string, unknown>, { file: absFile, category }).map((v) => at(v.path, v.message));
 }
 
 function errorPath(error: ErrorObject): KeyPath {

@@ -10,15 +10,14 @@ import type { PlannedTest } from '../select/plan.ts';
 import type { Settings } from '../settings.ts';
 import { gpuForType, resourceTypeOf, type GpuDetection } from '../select/gpu.ts';
 import { testType } from '../types/registry.ts';
-import { isPlaceholder } from '../config/resolve.ts';
 import { packageRoot } from '../settings.ts';
 import type { Ledger } from './ledger.ts';
 import { judgeJob, type JobOutcome } from './judge.ts';
-import { writeJobRecord } from './job-record.ts';
+import { JOB_SCRIPT_FILE, RESOLVED_CONFIG_FILE, setAsideEarlierLogs, testLogDir, writeJobRecord } from '../scheduler/log-folder.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
-import { setAsideEarlierLogs } from './log-dir.ts';
 import { recordCancelled } from './leftover-jobs.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -38,8 +37,12 @@ export interface SubmittedJob {
 }
 
 /** The run was interrupted (Ctrl-C, SIGTERM, the Vitest main process gone): nothing more goes out. */
-export class RunInterruptedError extends Error {
+export class RunInterruptedError extends DisaggBenchError {
   override name = 'RunInterruptedError';
+  /** `testId`: the test that was not submitted, or whose job was cancelled as it was. */
+  constructor(message: string, testId: string) {
+    super(message, { place: testId });
+  }
 }
 
 export interface JobManagerOptions {
@@ -49,11 +52,6 @@ export interface JobManagerOptions {
   settings: Settings;
   gpu: GpuDetection;
   log?: (line: string) => void;
-}
-
-/** OUTPUT_PATH/slurm_logs/<test id>/: where a test's job writes everything. */
-export function testLogDir(outputPath: string, testId: string): string {
-  return path.join(outputPath, 'slurm_logs', testId);
 }
 
 export class JobManager {
@@ -81,24 +79,20 @@ export class JobManager {
     let request: JobRequest;
     if (settings.debugMode) {
       // A replay reads what is there and writes nothing over it.
-      request = { name: test.id, scriptPath: path.join(logDir, 'job.sh'), logDir, workDir: settings.workDir,
+      request = { name: test.id, scriptPath: path.join(logDir, JOB_SCRIPT_FILE), logDir, workDir: settings.workDir,
         resources: { nodes: 1, ntasks: 1, timeLimitSec: 1 } };
     } else {
       const earlier = setAsideEarlierLogs(logDir);
       if (earlier) this.options.log?.(`${test.id}: an earlier job's logs were moved to ${earlier}`);
       mkdirSync(logDir, { recursive: true });
       // A copy for people (and CI uploads): secret-looking variables are redacted (secrets.ts).
-      writeFileSync(path.join(logDir, 'resolved_config.yaml'), stringify(redactSecrets(config)));
+      writeFileSync(path.join(logDir, RESOLVED_CONFIG_FILE), stringify(redactSecrets(config)));
       const built = await type.buildJob({
         testId: test.id, category: test.category, config, logDir, workDir: settings.workDir,
         packageRoot, gpuType: resourceTypeOf(gpuForType(this.options.gpu, type.assumedGpuType)),
       });
       for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
-      const resources = { ...built.resources };
-      // An unfilled `<partition>` means "the cluster's default", not a partition by that name.
-      if (isPlaceholder(resources.partition)) delete resources.partition;
-      if (isPlaceholder(resources.account)) delete resources.account;
-      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources, env: built.env };
+      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env: built.env };
     }
     this.refuseIfInterrupted(test.id);
     const jobId = await scheduler.submit(request);
@@ -114,7 +108,7 @@ export class JobManager {
       // sbatch was already under way when the run was interrupted: this job must not outlive it.
       await scheduler.cancel([jobId]).catch(() => undefined);
       ledger.record({ test: test.id, job: jobId, state: 'CANCELLED', terminal: true, reason: this.interruption, interrupted: true });
-      throw new RunInterruptedError(`${this.interruption}; job ${jobId} of ${test.id} cancelled as it was submitted`);
+      throw new RunInterruptedError(`${this.interruption}; job ${jobId} of ${test.id} cancelled as it was submitted`, test.id);
     }
     this.owned.set(jobId, test.id);
     return { jobId, request, submittedAt: Date.now(), timeoutSec };
@@ -133,7 +127,7 @@ export class JobManager {
     const timeoutSec = action.submitted?.timeoutSec ?? settings.queueAllowanceSec;
     const remainingSec = Math.max(timeoutSec - (Date.now() - submittedAt) / 1000, ADOPTED_MIN_WAIT_SEC);
     const request: JobRequest = {
-      name: test.id, scriptPath: path.join(logDir, 'job.sh'), logDir, workDir: settings.workDir,
+      name: test.id, scriptPath: path.join(logDir, JOB_SCRIPT_FILE), logDir, workDir: settings.workDir,
       resources: { nodes: 1, ntasks: 1, timeLimitSec: timeoutSec },
     };
     ledger.record({ test: test.id, job: action.job, state: 'ADOPTED', terminal: false, batch, logDir, adoptedFrom: action.latest.run });
@@ -156,7 +150,7 @@ export class JobManager {
   }
 
   private refuseIfInterrupted(testId: string): void {
-    if (this.interruption) throw new RunInterruptedError(`${this.interruption}; ${testId} was not submitted`);
+    if (this.interruption) throw new RunInterruptedError(`${this.interruption}; ${testId} was not submitted`, testId);
   }
 
   /** Waits for the job to end (cancelling it on timeout or abort) and judges it. */

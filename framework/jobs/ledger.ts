@@ -1,7 +1,7 @@
 // The ledger: every job a run owns, one JSON line per state change, appended as it happens, so a
 // crashed run can be cleaned up (cancel what it left) or resumed (pick its jobs up, not resubmit).
 import { mkdirSync } from 'node:fs';
-import { appendWholeSync } from '../results/append-whole.ts';
+import { appendWholeSync } from '../../runners/common/append-whole.ts';
 import path from 'node:path';
 import type { JobState } from '../scheduler/scheduler.ts';
 import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';

@@ -15,7 +15,7 @@
 import type { JobStatus } from '../scheduler/scheduler.ts';
 import { holdsResult, readResults, type TestRecord } from '../results/json.ts';
 import { lastJobPerTest, readLedger, submissionOf, type LedgerEntry } from './ledger.ts';
-import { readJobRecord } from './job-record.ts';
+import { readJobRecord } from '../scheduler/log-folder.ts';
 
 export type ResumeAction =
   | { kind: 'submit'; note?: string }

@@ -1,5 +1,5 @@
 // Two runs of the same tests on one OUTPUT_PATH would share each test's log folder: the second
-// would move the first's live logs aside (log-dir.ts) and both would judge, record and replace the
+// would move the first's live logs aside (scheduler/log-folder.ts) and both would judge, record and replace the
 // same test's files. So before submitting anything, a run claims its tests in
 // OUTPUT_PATH/runs/<run id>.<test type>.json; a test another live run has claimed is refused,
 // naming that run. Runs with different tests share an OUTPUT_PATH as before.
@@ -13,7 +13,7 @@ import { processStat } from '../../runners/common/proc.ts';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { withFileLock } from '../results/file-lock.ts';
-import { writeWholeSync } from '../results/write-whole.ts';
+import { writeWholeSync } from '../../runners/common/write-whole.ts';
 
 export const CLAIMS_FOLDER = 'runs';
 const HEARTBEAT_MS = 30_000;

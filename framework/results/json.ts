@@ -6,14 +6,15 @@
 // rename over the original), so concurrent tests and processes never lose each other's records
 // and a reader never sees a half-written file. A record with the same test id and job id as an
 // existing one replaces it (a replay of the same job does not duplicate); a new job id adds one.
-// A record marked `saving` was written before its test's CSV rows (save.ts: one commit point per
+// A record marked `saving` was written before its test's CSV rows (jobs/save-result.ts: one commit point per
 // test); readers take it for no record at all, so a run killed in between is saved again on RESUME.
 import path from 'node:path';
 import type { Metric } from '../metrics/metric.ts';
 import type { CsvRowsIdentity } from './csv.ts';
 import { withFileLock } from './file-lock.ts';
-import { writeWhole } from './write-whole.ts';
+import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -99,12 +100,12 @@ export interface ResultsFile {
   records: TestRecord[];
 }
 
-export class ResultsFileError extends Error {
+export class ResultsFileError extends DisaggBenchError {
   constructor(
-    readonly file: string,
+    override readonly file: string,
     reason: string,
   ) {
-    super(`${file}: ${reason}; the file was not modified (move it aside to start a new one)`);
+    super(`${file}: ${reason}; the file was not modified (move it aside to start a new one)`, { file });
     this.name = 'ResultsFileError';
   }
 }

@@ -6,6 +6,7 @@ import type { Scheduler } from './scheduler.ts';
 import { ReplayScheduler } from './replay.ts';
 import { slurmAvailable } from './slurm.ts';
 import { partitionGpus, type PartitionGpus } from './slurm-gpus.ts';
+import { filledValue } from '../../runners/common/placeholder.ts';
 
 export function schedulerKind(settings: Settings): 'replay' | 'slurm' | 'local' {
   if (settings.debugMode) return 'replay';
@@ -29,7 +30,6 @@ export async function createScheduler(settings: Settings): Promise<Scheduler> {
  */
 export function slurmGpuProbe(settings: Settings, env: NodeJS.ProcessEnv = process.env): (() => Promise<PartitionGpus>) | undefined {
   if (schedulerKind(settings) !== 'slurm') return undefined;
-  const named = env.SLURM_PARTITION?.trim();
-  const partition = named && !/^<[^<>]+>$/.test(named) ? named : undefined;
+  const partition = filledValue(env.SLURM_PARTITION);
   return () => partitionGpus(partition);
 }

@@ -19,6 +19,7 @@ import {
 import { batchEnvironment, defaultVirtualNodeNames, detectGpuIds, splitGpusOverNodes } from './local-env.ts';
 import { LocalJobProcess, type LocalJobEnd } from './local-job.ts';
 import { redactEnv } from '../secrets.ts';
+import { jobOutputFiles } from './log-folder.ts';
 
 export interface LocalSchedulerOptions {
   /** CPUs jobs may hold at once (default: os.availableParallelism()). */
@@ -31,7 +32,7 @@ export interface LocalSchedulerOptions {
   /** The name a one-node job runs on (default: os.hostname()). */
   nodeName?: string;
   /**
-   * Job records: <stateDir>/<id>/job.json, rewritten on every state change, next to the files the
+   * Job records: <stateDir>/<id>/local-job.json, rewritten on every state change, next to the files the
    * shims keep per job. Default: <os.tmpdir()>/disagg-bench-local-<uid>.
    */
   stateDir?: string;
@@ -56,6 +57,12 @@ interface LocalJob {
   status: JobStatus;
   process?: LocalJobProcess;
 }
+
+/**
+ * The local scheduler's record of one job (its request, process group, state), for people and
+ * post-mortems; not `job.json`, which is a test log folder's record of how its job ended (log-folder.ts).
+ */
+export const LOCAL_JOB_RECORD_FILE = 'local-job.json';
 
 const idPrefix = `L${process.pid}-${Date.now().toString(36)}`;
 let idCounter = 0;
@@ -188,10 +195,7 @@ export class LocalScheduler implements Scheduler {
   }
 
   logs(id: string, request: JobRequest): JobLogs {
-    return {
-      stdout: path.join(request.logDir, `slurm-${id}.out`),
-      stderr: path.join(request.logDir, `slurm-${id}.err`),
-    };
+    return jobOutputFiles(request.logDir, id);
   }
 
   /** Ends every job not yet ended (no job outlives the scheduler) and refuses later submissions. */
@@ -282,7 +286,7 @@ export class LocalScheduler implements Scheduler {
       status: job.status,
     };
     try {
-      fs.writeFileSync(path.join(job.jobDir, 'job.json'), `${JSON.stringify(record, null, 2)}\n`);
+      fs.writeFileSync(path.join(job.jobDir, LOCAL_JOB_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
     } catch {
       // A record is for people and post-mortems; the job's state lives in memory.
     }

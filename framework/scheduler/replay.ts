@@ -4,8 +4,7 @@
 // job's end is unknown, and its test fails saying so. Nothing is renamed or deleted, so a replay
 // can be repeated.
 import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { readJobRecordFile } from '../jobs/job-record.ts';
+import { jobIdsOfOutputs, jobOutputFiles, readJobRecordFile } from './log-folder.ts';
 import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler } from './scheduler.ts';
 
 export class ReplayScheduler implements Scheduler {
@@ -46,16 +45,13 @@ export class ReplayScheduler implements Scheduler {
   async cancel(): Promise<void> {}
 
   logs(id: string, request: JobRequest): JobLogs {
-    return {
-      stdout: path.join(request.logDir, `slurm-${id}.out`),
-      stderr: path.join(request.logDir, `slurm-${id}.err`),
-    };
+    return jobOutputFiles(request.logDir, id);
   }
 
   async close(): Promise<void> {}
 
   private jobIdFromOutput(logDir: string): string | undefined {
-    const outputs = readdirSync(logDir).map((f) => /^slurm-(.+)\.out$/.exec(f)?.[1]).filter(Boolean) as string[];
+    const outputs = jobIdsOfOutputs(readdirSync(logDir));
     return outputs.length === 1 ? outputs[0] : undefined;
   }
 }

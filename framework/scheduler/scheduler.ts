@@ -1,5 +1,6 @@
 // The one interface every scheduler backend (slurm, local, replay) implements.
 // Nothing above this layer shells out to SLURM or spawns job scripts itself.
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 /** Job states, SLURM's vocabulary; states.ts maps raw scheduler output onto these once. */
 export type JobState =
@@ -34,6 +35,7 @@ export interface JobResources {
   gpusPerNode?: number;
   /** Wall-clock limit in seconds (sbatch --time). */
   timeLimitSec: number;
+  /** As the config gives them; blank or a `<placeholder>`: the cluster's default (sbatchArgs). */
   partition?: string;
   account?: string;
   /** Extra sbatch arguments, one argument per element (never split on spaces later). */
@@ -98,14 +100,14 @@ export interface Scheduler {
 }
 
 /** A scheduler command failed in a way that retrying will not fix (bad partition, bad account...). */
-export class SchedulerError extends Error {
+export class SchedulerError extends DisaggBenchError {
   constructor(
     message: string,
     readonly command: string,
     readonly exitCode?: number,
     readonly stderr?: string,
   ) {
-    super(message);
+    super(message, { place: command });
     this.name = 'SchedulerError';
   }
 }

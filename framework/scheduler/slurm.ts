@@ -16,6 +16,8 @@ import {
   type StatusRecord,
 } from './slurm-status.ts';
 import { isStepId, parseJobId } from './states.ts';
+import { filledValue } from '../../runners/common/placeholder.ts';
+import { jobOutputFiles, sbatchOutputPatterns } from './log-folder.ts';
 
 /** Where job states come from: sacct (accounting) or squeue plus the jobcomp file (no accounting). */
 export type StatusSource = 'sacct' | 'squeue';
@@ -65,19 +67,23 @@ export function sbatchArgs(request: JobRequest): string[] {
   if (r.gpusPerNode !== undefined && (!Number.isInteger(r.gpusPerNode) || r.gpusPerNode < 0)) {
     throw new RangeError(`gpusPerNode must be a non-negative integer, got ${r.gpusPerNode}`);
   }
+  // A blank or unfilled `<partition>` / `<account>` means the cluster's default, not one by that name.
+  const partition = filledValue(r.partition);
+  const account = filledValue(r.account);
+  const logs = sbatchOutputPatterns(request.logDir);
   return [
     '--parsable',
     `--job-name=${request.name}`,
-    ...(r.partition ? [`--partition=${r.partition}`] : []),
-    ...(r.account ? [`--account=${r.account}`] : []),
+    ...(partition ? [`--partition=${partition}`] : []),
+    ...(account ? [`--account=${account}`] : []),
     `--time=${formatTimeLimit(r.timeLimitSec)}`,
     `--nodes=${r.nodes}`,
     `--ntasks=${r.ntasks}`,
     ...(r.ntasksPerNode ? [`--ntasks-per-node=${r.ntasksPerNode}`] : []),
     ...(r.cpusPerTask ? [`--cpus-per-task=${r.cpusPerTask}`] : []),
     ...(r.gpusPerNode ? [`--gres=gpu:${r.gpusPerNode}`] : []),
-    `--output=${join(request.logDir, 'slurm-%j.out')}`,
-    `--error=${join(request.logDir, 'slurm-%j.err')}`,
+    `--output=${logs.output}`,
+    `--error=${logs.error}`,
     `--chdir=${request.workDir}`,
     '--export=ALL',
     ...(r.extraArgs ?? []),
@@ -205,10 +211,7 @@ export class SlurmScheduler implements Scheduler {
   }
 
   logs(id: string, request: JobRequest): JobLogs {
-    return {
-      stdout: join(request.logDir, `slurm-${id}.out`),
-      stderr: join(request.logDir, `slurm-${id}.err`),
-    };
+    return jobOutputFiles(request.logDir, id);
   }
 
   async close(): Promise<void> {

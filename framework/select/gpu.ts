@@ -1,44 +1,8 @@
 // Which GPU this run is on: GPU_TYPE if set, else the gres type of the SLURM partition's nodes
 // (a login node has no GPU to ask), else what NVML says on this node, else none (a test type may
-// then assume one: upstream's GB200 for the serving types). Also what the Python framework keeps
-// per GPU type (extra sbatch arguments, --segment, locked clocks for the CSV).
-
-/**
- * What upstream keeps per GPU type (utils/common.py GPU_RESOURCE_CONFIG): the sbatch arguments and
- * `--segment` its config_loader puts in place of a config's slurm.extra_args / set_segment, and the
- * locked clocks its result saver writes to the CSV.
- */
-export interface GpuResources {
-  /** `slurm_extra_args`, as one string (split like a shell line). */
-  slurmExtraArgs: string;
-  /** `set_segment`: jobs get `--segment=<nodes>` (NVL72 racks). */
-  setSegment: boolean;
-  /** `lock_freq_graphics_mhz` / `lock_freq_memory_mhz`; none where upstream has None. */
-  smClockMHz?: number;
-  memClockMHz?: number;
-}
-
-/**
- * Upstream's GPU_RESOURCE_CONFIG, keyed as upstream keys it: by GPU_TYPE as given, so GB200_LYRIS
- * (a GB200 for filtering) keeps its own entry.
- */
-export const gpuResourceConfig: Readonly<Record<string, GpuResources>> = {
-  GB200: { slurmExtraArgs: '--gres=gpu:4', setSegment: true, smClockMHz: 2062, memClockMHz: 3996 },
-  GB200_LYRIS: { slurmExtraArgs: '', setSegment: true },
-  GB300: { slurmExtraArgs: '', setSegment: true },
-  H100: { slurmExtraArgs: '', setSegment: false },
-  B200: { slurmExtraArgs: '--gres=gpu:4', setSegment: false },
-  B300: { slurmExtraArgs: '--gres=gpu:4', setSegment: false },
-};
-
-/**
- * The resources of a GPU type, as upstream's `GPU_RESOURCE_CONFIG.get(gpu_type, {})` reads them: a
- * type it has no entry for (H200, A100...) gets no extra arguments, no segment and no clocks.
- */
-export function gpuResources(gpuType: string | undefined): GpuResources {
-  const key = gpuType?.trim().toUpperCase();
-  return (key && gpuResourceConfig[key]) || { slurmExtraArgs: '', setSegment: false };
-}
+// then assume one: upstream's GB200 for the serving types). What the Python framework keeps per GPU
+// type (extra sbatch arguments, --segment, locked clocks for the CSV) is config/gpu-resources.ts.
+import { gpuResourceConfig } from '../config/gpu-resources.ts';
 
 /** GPU types recognised in names (NVML's, GPU_TYPE's, SLURM gres types'). */
 export const knownGpuTypes: readonly string[] = ['GB200', 'GB300', 'B200', 'B300', 'H200', 'H100', 'A100'];

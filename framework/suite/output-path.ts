@@ -8,15 +8,21 @@ import { checkResultsText, RESULTS_JSON_FILE, ResultsFileError } from '../result
 import { PERF_CSV_FILE, perfCsvHeaderProblem } from '../results/csv.ts';
 import { JOBS_FILE, LEDGER_FILE } from '../jobs/ledger.ts';
 import { CLAIMS_FOLDER } from '../jobs/run-claims.ts';
+import { LOG_FOLDERS } from '../scheduler/log-folder.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-export class OutputPathError extends Error {
+export class OutputPathError extends DisaggBenchError {
   override name = 'OutputPathError';
+  /** `outputPath`: OUTPUT_PATH's folder, the place of every problem. */
+  constructor(message: string, outputPath: string) {
+    super(message, { file: outputPath, place: 'OUTPUT_PATH' });
+  }
 }
 
 /** Files of OUTPUT_PATH a run appends to or replaces, and folders it writes into. */
 const RUN_FILES = [RESULTS_JSON_FILE, PERF_CSV_FILE, LEDGER_FILE, JOBS_FILE, REPORT_FILE];
-const RUN_FOLDERS = ['slurm_logs', 'local-scheduler', CLAIMS_FOLDER];
+const RUN_FOLDERS = [LOG_FOLDERS, 'local-scheduler', CLAIMS_FOLDER];
 
 /** The nearest existing ancestor of `target` (or target itself) that is not a folder. */
 function fileInTheWay(target: string): string | undefined {
@@ -118,6 +124,7 @@ export function checkOutputPath(outputPath: string): void {
     throw new OutputPathError(
       `OUTPUT_PATH=${outputPath} cannot be written: ${why}. Results, logs and the job ledger go there; ` +
         'point OUTPUT_PATH to a writable folder.',
+      outputPath,
     );
   }
   const problems = [
@@ -125,6 +132,6 @@ export function checkOutputPath(outputPath: string): void {
     ...RUN_FOLDERS.map((name) => folderProblem(path.join(outputPath, name))),
   ].filter((p): p is string => p !== undefined);
   if (problems.length > 0) {
-    throw new OutputPathError(problems.map((p) => `OUTPUT_PATH=${outputPath}: ${p}; move it aside or point OUTPUT_PATH to another folder`).join('\n'));
+    throw new OutputPathError(problems.map((p) => `OUTPUT_PATH=${outputPath}: ${p}; move it aside or point OUTPUT_PATH to another folder`).join('\n'), outputPath);
   }
 }

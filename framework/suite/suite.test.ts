@@ -10,7 +10,7 @@ import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import { RunSession } from '../jobs/session.ts';
-import { saveNoJobRecords, saveTestResult, testRecordOf } from '../results/save.ts';
+import { saveNoJobRecords, saveTestResult, testRecordOf } from '../jobs/save-result.ts';
 import { historyForTest } from '../history/test-check.ts';
 import { testTypeNames } from '../types/names.ts';
 import { testType } from '../types/registry.ts';

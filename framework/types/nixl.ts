@@ -1,59 +1,20 @@
 // The `nixl` test type: transfer benchmarks (CT perftests, matgen workloads, sweeps, MoE, KV pipe,
 // and adapters for the real NIXL tools), one module per kind (nixl/kinds.ts). This module owns
-// what all kinds share: the common sections and rules, the job (ranks under srun), resources,
-// metrics overrides and the generic verdict. The config layout is in nixl/kind.ts's header.
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+// what all kinds share: the common sections and rules, metrics overrides and the generic
+// verdict; its job (ranks under srun) is built in nixl/job/. The config layout is in nixl/kind.ts's header.
 import path from 'node:path';
-import type { BuiltJob, JobBuildContext, RuleViolation, TestType, Verdict, VerdictContext } from './test-type.ts';
-import { readSettings } from '../settings.ts';
-import { nixlKind, nixlKinds } from './nixl/kinds.ts';
-import type { NixlKind } from './nixl/kind.ts';
+import type { RuleViolation, TestType, Verdict, VerdictContext } from './test-type.ts';
+import { kindOf, nixlKinds } from './nixl/kinds.ts';
 import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
 import type { MetricSpec } from '../metrics/metric.ts';
-import { JOB_SCRIPT, nixlResources, renderNixlJobScript } from './nixl/job-script.ts';
+import { buildNixlJob, NIXL_TYPE } from './nixl/job/job-builder.ts';
 
-const TYPE_NAME = 'nixl';
-
-/** The folder of a config of category `category`: kinds resolve relative paths (matrix files) against it. */
-export function nixlConfigDir(workDir: string, category: string): string {
-  return path.join(workDir, 'test_configs', TYPE_NAME, category);
-}
-
-function kindOf(config: Record<string, unknown>): NixlKind {
-  const name = nixlConfig(config).benchmark.kind;
-  const kind = nixlKind(name);
-  if (!kind) throw new Error(`benchmark.kind '${name}' is not a registered nixl kind (known: ${nixlKinds.map((k) => k.name).join(', ')})`);
-  return kind;
-}
-
-function rules(config: Record<string, unknown>, source?: { file: string }): RuleViolation[] {
+function rules(config: Record<string, unknown>, source: { file: string }): RuleViolation[] {
   const typed = nixlConfig(config);
   const kind = kindOf(config);
   const common = commonRules(typed, kind, nixlKinds);
   if (kind.section && config[kind.section] === undefined) return common;
-  const configDir = source ? path.dirname(source.file) : nixlConfigDir(readSettings().workDir, 'perf');
-  return [...common, ...kind.rules(config, configDir)];
-}
-
-async function buildJob(ctx: JobBuildContext): Promise<BuiltJob> {
-  const config = nixlConfig(ctx.config);
-  const kind = kindOf(ctx.config);
-  const configDir = nixlConfigDir(ctx.workDir, ctx.category);
-  const problems = kind.rules(ctx.config, configDir);
-  if (problems.length > 0) {
-    throw new Error(`the job cannot be built (config folder ${configDir}): ${problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ')}`);
-  }
-  const rank = kind.rankCommand({ config: ctx.config, configDir, logDir: ctx.logDir, packageRoot: ctx.packageRoot });
-  await mkdir(ctx.logDir, { recursive: true });
-  for (const [name, text] of Object.entries(rank.artefacts ?? {})) {
-    const file = path.join(ctx.logDir, name);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, text);
-  }
-  const scriptPath = path.join(ctx.logDir, JOB_SCRIPT);
-  await writeFile(scriptPath, renderNixlJobScript({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, rank }));
-  await chmod(scriptPath, 0o755);
-  return { scriptPath, resources: nixlResources(config) };
+  return [...common, ...kind.rules(config, path.dirname(source.file))];
 }
 
 /** Beyond the extractors' problems (which the core adds): metrics were found, and the kind's own checks. */
@@ -72,14 +33,14 @@ function rankDeviceSpecs(config: Record<string, unknown>): MetricSpec[] {
 }
 
 export const nixlType: TestType = {
-  name: TYPE_NAME,
+  name: NIXL_TYPE,
   description: 'Transfer benchmarks on the project\'s engine (CT perftests, KV matrices, sweeps, MoE, KV pipe) and the real NIXL tools',
   schema: nixlSchema(nixlKinds),
   rules,
   envOverrides: [],
   supportedGpus: (config) => nixlConfig(config).metadata?.supported_gpus,
   metrics: (config) => [...(metricsOverrideSpec(nixlConfig(config)) ?? kindOf(config).metrics(config)), ...rankDeviceSpecs(config)],
-  buildJob,
+  buildJob: buildNixlJob,
   verdict,
   references: (config) => nixlConfig(config).benchmark.references,
   regression: (config) => (nixlConfig(config).benchmark as { regression?: unknown }).regression,

@@ -73,8 +73,9 @@ export interface TestType {
    * Semantic rules beyond the schema; run only on schema-valid configs. `source.file` is the
    * config's absolute path (relative paths inside a config are relative to its folder);
    * `source.category` its folder under test_configs/<type>/ (perf, accuracy, perf-sanity...).
+   * A rule reads what it needs from these arguments, never from the run's settings.
    */
-  rules(config: Record<string, unknown>, source?: { file: string; category?: string }): RuleViolation[];
+  rules(config: Record<string, unknown>, source: { file: string; category?: string }): RuleViolation[];
   /** Values the environment fills before submission. */
   envOverrides: EnvOverride[];
   /** GPU types the config can run on; undefined = the config needs no GPU. */

@@ -8,7 +8,8 @@ import { allocateGpu, allocateHost, regionView, type AllocationStyle, type Memor
 import { allocateHugepageHost } from './memory-hugepages.ts';
 import { allocateVmmGpu } from './memory-vmm.ts';
 import { cudart } from './native/cudart.ts';
-import { describeRankDevice, placeRank, rankDeviceLine, ranksMayShareGpu } from './gpu-placement.ts';
+import { describeRankDevice, placeRank, ranksMayShareGpu } from './gpu-placement.ts';
+import { rankDeviceLine } from '../common/rank-device-line.ts';
 import type { RankInfo } from './rank.ts';
 import type { Store } from './store.ts';
 import { createBackend, type BackendOptions } from './backends/registry.ts';

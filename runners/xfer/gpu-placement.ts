@@ -3,11 +3,13 @@
 // GB/s on one H100 reported as VRAM to VRAM between 2 GPUs). A rank takes local rank modulo the
 // GPUs it sees; more ranks on the node than GPUs is refused unless XFER_RANKS_MAY_SHARE_GPU=1 (a
 // config's benchmark.ranks_may_share_gpu). Each GPU rank records its device (index, name, PCI bus
-// id, node) in one line of its log, which the results and the report carry.
+// id, node) in one line of its log (runners/common/rank-device-line.ts), which the results and the
+// report carry.
 import { XferError } from './errors.ts';
 import { cudart } from './native/cudart.ts';
 import { nvml } from './native/nvml.ts';
 import type { RankInfo } from './rank.ts';
+import type { RankDevice } from '../common/rank-device-line.ts';
 
 export const SHARE_GPU_ENV = 'XFER_RANKS_MAY_SHARE_GPU';
 
@@ -31,23 +33,6 @@ export function placeRank(rank: Pick<RankInfo, 'rank' | 'localRank' | 'localWorl
 function visibleNote(env: NodeJS.ProcessEnv): string {
   return env.CUDA_VISIBLE_DEVICES !== undefined ? ` (CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES})` : '';
 }
-
-export interface RankDevice {
-  rank: number;
-  node: string;
-  device: number;
-  name: string;
-  busId: string;
-  /** Ranks of this node on the same device (1: its own). */
-  sharedBy: number;
-}
-
-/** The line a rank prints about its GPU (read back by the rank-devices extractor). */
-export function rankDeviceLine(d: RankDevice): string {
-  return `GPU of rank ${d.rank}: device ${d.device}, ${d.name}, bus ${d.busId}, node ${d.node}, ${d.sharedBy > 1 ? `shared by ${d.sharedBy} ranks` : 'its own'}`;
-}
-
-export const RANK_DEVICE_LINE = /GPU of rank (\d+): device (\d+), (.+), bus (\S+), node (\S+), (its own|shared by (\d+) ranks)/;
 
 /** Index, name and bus id of `device` for `rank` (name through NVML by bus id; 'unknown' without NVML). */
 export function describeRankDevice(rank: Pick<RankInfo, 'rank' | 'node' | 'localRank' | 'localWorldSize'>, device: number): RankDevice {

@@ -58,6 +58,7 @@ export {
 export { libc } from './native/libc.ts';
 export { ucp } from './native/ucp.ts';
 export { libfabric } from './native/libfabric.ts';
-export { cudart } from './native/cudart.ts';
+export { cudart, type Cudart } from './native/cudart.ts';
+export { cudaDriver } from './native/cuda-driver.ts';
 export { nccl } from './native/nccl.ts';
 export { nvml, nvmlDeviceNames } from './native/nvml.ts';

@@ -12,7 +12,7 @@ import { VerificationError } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
 import { seededRandom } from '../common/random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
-import { maxOf, minOf } from './benches/common/stats.ts';
+import { maxOf, minOf } from '../common/stats.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
 import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveConfig, isPlaceholder } from '../../framework/config/resolve.ts';
+import { resolveConfig } from '../../framework/config/resolve.ts';
+import { filledValue, isPlaceholder } from '../../runners/common/placeholder.ts';
 import type { EnvOverride } from '../../framework/types/test-type.ts';
 
 const overrides: EnvOverride[] = [
@@ -42,5 +43,6 @@ describe('environment overrides', () => {
     ]);
     expect(isPlaceholder('<x>')).toBe(true);
     expect(isPlaceholder('a<x>')).toBe(false);
+    expect([filledValue(' <x> '), filledValue('  '), filledValue(undefined), filledValue(3), filledValue(' a<x> ')]).toEqual([undefined, undefined, undefined, undefined, 'a<x>']);
   });
 });

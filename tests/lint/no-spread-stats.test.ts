@@ -1,7 +1,7 @@
 // A lint over the project's own sources: no array spread into Math.min / Math.max / Math.hypot,
 // String.fromCharCode / fromCodePoint, or `.apply(`. Each passes the whole array as call arguments,
 // which overflows the stack past ~100k elements: a long run's samples once lost a whole
-// measurement that way. Loops (minOf, maxOf, RunningStats in runners/xfer/benches/common/stats.ts)
+// measurement that way. Loops (minOf, maxOf, RunningStats in runners/common/stats.ts)
 // do the same in constant stack.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -44,6 +44,6 @@ describe('no array spread into Math.min/max and similar calls', () => {
     const files = FOLDERS.flatMap((folder) => sources(path.join(root, folder))).filter((f) => f !== import.meta.filename);
     expect(files.length).toBeGreaterThan(100);
     const found = files.flatMap((file) => spreadCalls(readFileSync(file, 'utf8')).map((line) => `${path.relative(root, file)}:${line}`));
-    expect(found, 'use minOf/maxOf/RunningStats (runners/xfer/benches/common/stats.ts) or a loop').toEqual([]);
+    expect(found, 'use minOf/maxOf/RunningStats (runners/common/stats.ts) or a loop').toEqual([]);
   });
 });

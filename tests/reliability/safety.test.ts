@@ -144,7 +144,7 @@ describe('secret-looking variables', () => {
     await scheduler.close();
     expect(readFileSync(scheduler.logs(id, request).stdout, 'utf8')).toBe('got-it\n');
     for (const file of filesUnder(dir)) expect(readFileSync(file, 'utf8'), file).not.toContain('s3cr3t-value');
-    const record = JSON.parse(readFileSync(path.join(scheduler.stateDir, id, 'job.json'), 'utf8'));
+    const record = JSON.parse(readFileSync(path.join(scheduler.stateDir, id, 'local-job.json'), 'utf8'));
     expect(record.request.env).toEqual({ HF_TOKEN: REDACTED });
   });
 });

@@ -120,7 +120,7 @@ describe('LocalScheduler', () => {
     expect(env).toBe(`${id}|${id}|${request.name}|laptop|1|2|local|${dir}|${dir}|from-request`);
     expect(srun).toBe(path.resolve(localTs, '../local-bin/srun'));
     expect(read(logs.stderr)).toBe('to-stderr\n');
-    const record = JSON.parse(read(path.join(s.stateDir, id, 'job.json')));
+    const record = JSON.parse(read(path.join(s.stateDir, id, 'local-job.json')));
     expect(record.status.state).toBe('COMPLETED');
   });
 

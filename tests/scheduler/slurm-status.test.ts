@@ -143,6 +143,13 @@ describe('sbatch', () => {
     expect(() => sbatchArgs({ ...request, resources: { ...request.resources, ntasks: 1.5 } })).toThrow(/ntasks must be a positive integer/);
   });
 
+  it('a blank or unfilled <partition> / <account> is the cluster default: no option; a real one is trimmed', () => {
+    const args = (partition: string, account: string) => sbatchArgs({ ...request, resources: { ...request.resources, partition, account } }).filter((a) => /^--(partition|account)/.test(a));
+    expect(args('<partition>', ' <account> ')).toEqual([]);
+    expect(args('  ', '')).toEqual([]);
+    expect(args(' gpu ', 'proj')).toEqual(['--partition=gpu', '--account=proj']);
+  });
+
   it('reads the job id out of what sbatch prints', () => {
     expect(parseSubmitOutput('42')).toBe('42');
     expect(parseSubmitOutput('42;cluster-a\n')).toBe('42');

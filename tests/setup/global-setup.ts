@@ -44,6 +44,7 @@ async function clusterDaemonPids(): Promise<number[]> {
 }
 
 export default async function setup(project: TestProject) {
+  const setupStart = Date.now();
   const suiteId = markSuiteProcesses();
   let cluster: { startedHere: boolean; slurmConf: string } | undefined;
   if (process.env.DISAGG_NO_SLURM === '1') {
@@ -54,8 +55,11 @@ export default async function setup(project: TestProject) {
     process.env.SLURM_CONF = cluster.slurmConf;
     project.provide('slurmConf', cluster.slurmConf);
   }
+  // The suite's duration table (bench/suite-durations.ts) reads these two lines.
+  console.log(`global setup: ${seconds(setupStart)} s (${cluster ? (cluster.startedHere ? 'started the local SLURM cluster' : 'found the local SLURM cluster up') : 'no cluster: DISAGG_NO_SLURM=1'})`);
 
   return async function teardown() {
+    const teardownStart = Date.now();
     const keep = new Set<number>();
     if (cluster?.startedHere && process.env.DISAGG_KEEP_SLURM !== '1') {
       const down = await slurmLocal('down', 180_000);
@@ -70,5 +74,8 @@ export default async function setup(project: TestProject) {
       console.error(describeLeaks(leaks));
       process.exitCode = 1;
     }
+    console.log(`global teardown: ${seconds(teardownStart)} s`);
   };
 }
+
+const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1);

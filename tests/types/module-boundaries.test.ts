@@ -1,20 +1,62 @@
-// DESIGN.md's boundaries, checked on the imports of every source file: no runner imports another
-// runner, and a test type imports only its own runners. What two of them share lives in one neutral
-// module: framework/types/common/ for the types (shell quoting, job_time), runners/common/ for
-// runtime code (host lists, size tokens, seeded random); neither is a runner.
-import { readdirSync, readFileSync } from 'node:fs';
+// DESIGN.md's boundaries, checked on the imports of every source file. The layers, what each may
+// import and the few exceptions are the tables of docs/architecture.md, read from there (the README's
+// architecture section carries the same layer table): every file under framework/ and runners/ has a
+// layer, every relative import goes to its own layer or one its row names, a new folder has no layer
+// until a row names it. Beside the tables: no runner imports another runner, and a test type imports
+// only its own runners.
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** The runners each test type's modules may import (framework/types/<type>.ts and <type>/). */
-const TYPE_RUNNERS: Record<string, string[]> = {
-  serving: ['trtllm'],
-  disagg: ['trtllm'],
-  wideep: ['trtllm'],
-  nixl: ['nixl', 'xfer'],
-};
+interface Layer {
+  name: string;
+  /** Repo-relative folders (ending in `/`) and files of the layer. */
+  paths: string[];
+  mayImport: Set<string>;
+  /** Layers it may import only with `import type` (erased when the code runs). */
+  typesOnly: Set<string>;
+}
+
+interface Edge {
+  file: string;
+  target: string;
+  typeOnly: boolean;
+}
+
+/** Rows of the markdown table whose header row starts with `| <firstHeader> |`, in the section after `heading`. */
+function tableRows(markdown: string, heading: string, firstHeader: string): string[][] {
+  const section = markdown.slice(markdown.indexOf(heading));
+  const lines = section.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(`| ${firstHeader} |`));
+  if (start < 0) throw new Error(`no table "| ${firstHeader} |" after "${heading}"`);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    rows.push(line.slice(1, -1).split('|').map((c) => c.trim()));
+  }
+  return rows;
+}
+
+const backticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+const names = (list: string) => list.split(',').map((s) => s.trim()).filter(Boolean);
+
+function parseLayers(markdown: string, heading: string): Layer[] {
+  return tableRows(markdown, heading, 'Layer').map(([name, folders, , may]) => {
+    const [plain, typesPart] = may.split(';');
+    return {
+      name,
+      paths: backticked(folders),
+      mayImport: new Set(names(plain ?? '')),
+      typesOnly: new Set(typesPart ? names(typesPart.replace(/^\s*types only:/, '')) : []),
+    };
+  });
+}
+
+const architecture = readFileSync(path.join(root, 'docs/architecture.md'), 'utf8');
+const layers = parseLayers(architecture, '## The layers');
+const exceptions = tableRows(architecture, '### Exceptions', 'From').map(([from, to]) => ({ from: backticked(from)[0], to: backticked(to)[0] }));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
@@ -24,50 +66,151 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Repo-relative targets of a file's relative imports (static, `export ... from`, dynamic). */
-function importsOf(file: string): string[] {
+/** Repo-relative targets of a file's relative imports (static, `export ... from`, dynamic), type-only marked. */
+function importsOf(file: string): Edge[] {
   const text = readFileSync(path.join(root, file), 'utf8');
-  const specs = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)['"](\.[^'"]+)['"]/g)].map((m) => m[1]);
-  return specs.map((s) => path.relative(root, path.resolve(path.dirname(path.join(root, file)), s)).split(path.sep).join('/'));
+  const found = [
+    ...text.matchAll(/\b(import|export)\s+(type\s+)?([\w*\s{},$]*?)\s*from\s*['"](\.[^'"]+)['"]/g),
+    ...text.matchAll(/\bimport\s*(?:\(\s*)?()()()['"](\.[^'"]+)['"]/g),
+  ];
+  return found.map((m) => {
+    const [, , typeWord, clause, spec] = m;
+    // `import type {...}`, or braces whose every name is `type X`
+    const braces = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
+    const typeOnly = Boolean(typeWord) || (braces !== undefined && names(braces).length > 0 && names(braces).every((n) => n.startsWith('type ')));
+    const target = path.relative(root, path.resolve(path.dirname(path.join(root, file)), spec)).split(path.sep).join('/');
+    return { file, target, typeOnly };
+  });
 }
 
-/** The neutral module under runners/: not a runner, importable by every runner and the framework. */
-const NEUTRAL = 'common';
-const runnerOf = (file: string) => {
-  const dir = /^runners\/([^/]+)\//.exec(file)?.[1];
-  return dir === NEUTRAL ? undefined : dir;
-};
-const typeOf = (file: string) => /^framework\/types\/([^/.]+)(?:\/|\.ts$)/.exec(file)?.[1];
+/** The layer of a repo-relative file: the row naming the file itself, else the longest folder that holds it. */
+function layerOf(file: string): Layer | undefined {
+  let best: { layer: Layer; length: number } | undefined;
+  for (const layer of layers) {
+    for (const p of layer.paths) {
+      const holds = p.endsWith('/') ? file.startsWith(p) : file === p;
+      const length = p.endsWith('/') ? p.length : Infinity;
+      if (holds && (!best || length > best.length)) best = { layer, length };
+    }
+  }
+  return best?.layer;
+}
 
-describe('module boundaries', () => {
-  const edges = [...sourceFiles('runners'), ...sourceFiles('framework/types')].flatMap((file) => importsOf(file).map((target) => ({ file, target })));
+const files = [...sourceFiles('framework'), ...sourceFiles('runners')];
+const edges = files.flatMap(importsOf);
+const show = (e: Pick<Edge, 'file' | 'target'>) => `${e.file} -> ${e.target}`;
+const isException = (e: Edge) => exceptions.some((x) => x.from === e.file && x.to === e.target);
+
+/** Whether an import breaks the layer table (the exceptions aside). */
+function breaksLayers(e: Edge): boolean {
+  const from = layerOf(e.file);
+  const to = layerOf(e.target);
+  if (!from || !to || from === to) return false;
+  if (from.mayImport.has(to.name)) return false;
+  return !(e.typeOnly && from.typesOnly.has(to.name));
+}
+
+describe('module boundaries: the layer table of docs/architecture.md', () => {
+  it('is read from the doc, and the README carries the same table', () => {
+    expect(layers.map((l) => l.name)).toEqual(expect.arrayContaining(['entry', 'suite', 'jobs', 'scheduler', 'config', 'common', 'engine']));
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const readmeLayers = parseLayers(readme, '## Architecture').map((l) => ({ ...l, mayImport: [...l.mayImport], typesOnly: [...l.typesOnly] }));
+    expect(readmeLayers).toEqual(layers.map((l) => ({ ...l, mayImport: [...l.mayImport], typesOnly: [...l.typesOnly] })));
+  });
+
+  it('names only layers it has, and its "may import" goes one way (no cycle)', () => {
+    const known = new Set(layers.map((l) => l.name));
+    const unknown = layers.flatMap((l) => [...l.mayImport, ...l.typesOnly].filter((n) => !known.has(n)).map((n) => `${l.name} -> ${n}`));
+    expect(unknown).toEqual([]);
+    const reaches = (from: string, to: string, seen = new Set<string>()): boolean => {
+      const layer = layers.find((l) => l.name === from)!;
+      return [...layer.mayImport, ...layer.typesOnly].some((n) => n === to || (!seen.has(n) && (seen.add(n), reaches(n, to, seen))));
+    };
+    expect(layers.filter((l) => reaches(l.name, l.name)).map((l) => l.name)).toEqual([]);
+  });
+
+  it('gives every folder directly under framework/ and runners/, and every source file, a layer', () => {
+    const listed = layers.flatMap((l) => l.paths);
+    for (const top of ['framework', 'runners']) {
+      const folders = readdirSync(path.join(root, top), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `${top}/${e.name}/`);
+      expect(folders.filter((f) => !listed.includes(f)), `folders under ${top}/ without a row in docs/architecture.md`).toEqual([]);
+    }
+    expect(files.length).toBeGreaterThan(300); // the walk sees the tree
+    expect(files.filter((f) => !layerOf(f))).toEqual([]);
+    expect(listed.filter((p) => !existsSync(path.join(root, p))), 'rows naming what is not there').toEqual([]);
+  });
+
+  it('has every import go to its own layer or one its row names', () => {
+    expect(edges.filter((e) => e.typeOnly).length).toBeGreaterThan(50); // type-only imports are told apart
+    expect(edges.filter((e) => breaksLayers(e) && !isException(e)).map(show)).toEqual([]);
+  });
+
+  it('needs every exception it lists', () => {
+    const unused = exceptions.filter((x) => !edges.some((e) => e.file === x.from && e.target === x.to && breaksLayers(e)));
+    expect(unused.map((x) => `${x.from} -> ${x.to}`)).toEqual([]);
+  });
+
+  it('would refuse an upward import', () => {
+    expect(breaksLayers({ file: 'framework/scheduler/replay.ts', target: 'framework/jobs/job-manager.ts', typeOnly: false })).toBe(true);
+    expect(breaksLayers({ file: 'runners/trtllm/serve-bench/main.ts', target: 'framework/metrics/metric.ts', typeOnly: false })).toBe(true);
+    expect(breaksLayers({ file: 'runners/trtllm/serve-bench/main.ts', target: 'framework/metrics/metric.ts', typeOnly: true })).toBe(false);
+    expect(breaksLayers({ file: 'runners/xfer/engine.ts', target: 'framework/metrics/metric.ts', typeOnly: true })).toBe(true);
+    expect(breaksLayers({ file: 'runners/common/size.ts', target: 'runners/xfer/engine.ts', typeOnly: false })).toBe(true);
+  });
+});
+
+describe('module boundaries: runners and test types', () => {
+  /** The runners each test type's modules may import (framework/types/<type>.ts and <type>/). */
+  const TYPE_RUNNERS: Record<string, string[]> = {
+    serving: ['trtllm'],
+    disagg: ['trtllm'],
+    wideep: ['trtllm'],
+    nixl: ['nixl', 'xfer'],
+  };
+  /** The neutral module under runners/: not a runner, importable by every runner and the framework. */
+  const NEUTRAL = 'common';
+  const runnerOf = (file: string) => {
+    const dir = /^runners\/([^/]+)\//.exec(file)?.[1];
+    return dir === NEUTRAL ? undefined : dir;
+  };
+  const typeOf = (file: string) => /^framework\/types\/([^/.]+)(?:\/|\.ts$)/.exec(file)?.[1];
 
   it('no runner imports another runner', () => {
     expect(edges.some(({ file }) => runnerOf(file) === 'nixl')).toBe(true); // the walk sees the runners
     const crossing = edges.filter(({ file, target }) => runnerOf(file) && runnerOf(target) && runnerOf(file) !== runnerOf(target));
-    expect(crossing.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+    expect(crossing.map(show)).toEqual([]);
   });
 
   it('runners/common imports nothing from a runner or the framework; the engine nothing from the framework', () => {
     expect(sourceFiles(`runners/${NEUTRAL}`)).toEqual(expect.arrayContaining([`runners/${NEUTRAL}/hostlist.ts`, `runners/${NEUTRAL}/size.ts`]));
     const common = edges.filter(({ file, target }) => file.startsWith(`runners/${NEUTRAL}/`) && !target.startsWith(`runners/${NEUTRAL}/`));
-    expect(common.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+    expect(common.map(show)).toEqual([]);
     const engine = edges.filter(({ file, target }) => runnerOf(file) === 'xfer' && target.startsWith('framework/'));
-    expect(engine.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+    expect(engine.map(show)).toEqual([]);
   });
 
-  it("a test type imports its own runners only; framework/types/common imports none", () => {
+  it('a test type imports its own runners only', () => {
     const wrong = edges.filter(({ file, target }) => {
       const type = typeOf(file);
       const runner = runnerOf(target);
       return type !== undefined && runner !== undefined && !(TYPE_RUNNERS[type] ?? []).includes(runner);
     });
-    expect(wrong.map(({ file, target }) => `${file} -> ${target}`)).toEqual([]);
+    expect(wrong.map(show)).toEqual([]);
   });
 
-  it('the nixl type gets shell quoting and job_time from the neutral module', () => {
+  it('shell quoting, job_time and placeholders have one home, the neutral module', () => {
     const nixl = edges.filter(({ file }) => typeOf(file) === 'nixl').map(({ target }) => target);
-    expect(nixl).toContain('framework/types/common/shell.ts');
-    expect(nixl).toContain('framework/types/common/job-time.ts');
+    expect(nixl).toContain(`runners/${NEUTRAL}/shell.ts`);
+    expect(nixl).toContain(`runners/${NEUTRAL}/job-time.ts`);
+    expect(existsSync(path.join(root, 'framework/types/common'))).toBe(false);
+    const placeholderUsers = edges.filter((e) => e.target === `runners/${NEUTRAL}/placeholder.ts`).map((e) => e.file);
+    expect(placeholderUsers).toEqual(expect.arrayContaining(['framework/config/resolve.ts', 'framework/scheduler/slurm.ts', 'framework/types/serving/job/job-plan.ts']));
+  });
+
+  it('each test type owns its job builder (framework/types/<type>/job/); runners/ holds only what runs in an allocation', () => {
+    for (const type of ['serving', 'nixl']) expect(sourceFiles(`framework/types/${type}/job`)).toContain(`framework/types/${type}/job/job-builder.ts`);
+    expect(sourceFiles('runners/trtllm').filter((file) => !file.startsWith('runners/trtllm/serve-bench/'))).toEqual([]);
+    const intoTypes = edges.filter(({ file, target }) => file.startsWith('runners/') && target.startsWith('framework/types/'));
+    expect(intoTypes.map(show)).toEqual([]);
   });
 });

@@ -16,13 +16,13 @@ import { cacheEngineKind } from '../../framework/types/nixl/kinds/cache-engine.t
 import { lmcacheKind, nixlbenchKind, nixlEpPerfKind } from '../../framework/types/nixl/kinds/tool.ts';
 import type { Metric } from '../../framework/metrics/metric.ts';
 import { nixlConfig } from '../../framework/types/nixl/common.ts';
-import { renderNixlJobScript } from '../../framework/types/nixl/job-script.ts';
+import { renderNixlJobScript } from '../../framework/types/nixl/job/job-script.ts';
 
 type Json = Record<string, unknown>;
 const root = path.resolve(import.meta.dirname, '../..');
 const examples = path.join(root, 'test_configs/nixl/perf');
 const example = (name: string) => parse(readFileSync(path.join(examples, `${name}.yaml`), 'utf8')) as Json;
-const issues = (config: Json) => validateConfig(nixlType, parseYaml(stringify(config), 'test_configs/nixl/perf/t.yaml'), 'test_configs/nixl/perf/t.yaml').map(formatIssue);
+const issues = (config: Json) => validateConfig(nixlType, parseYaml(stringify(config), 'test_configs/nixl/perf/t.yaml'), 'test_configs/nixl/perf/t.yaml', path.join(root, 'test_configs/nixl/perf/t.yaml')).map(formatIssue);
 const ctx = (config: Json) => ({ config, configDir: examples, logDir: '/logs/nixl_perf_t', packageRoot: root });
 const with_ = (config: Json, section: string, values: Json, benchmark: Json = {}) => ({
   ...config,

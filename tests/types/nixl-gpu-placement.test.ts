@@ -11,18 +11,19 @@ import { parseYaml } from '../../framework/config/load.ts';
 import { validateConfig } from '../../framework/config/validate.ts';
 import { formatIssue } from '../../framework/config/issue.ts';
 import { nixlType } from '../../framework/types/nixl.ts';
-import { renderNixlJobScript } from '../../framework/types/nixl/job-script.ts';
+import { renderNixlJobScript } from '../../framework/types/nixl/job/job-script.ts';
 import { sweepKind } from '../../framework/types/nixl/kinds/sweep.ts';
 import { extractRankDevices } from '../../framework/metrics/extractors/rank-devices.ts';
 import { testsTable } from '../../framework/results/report/tests-table.ts';
 import { nodeGpuProblem } from '../../runners/xfer/gpu-check.ts';
-import { placeRank, rankDeviceLine } from '../../runners/xfer/gpu-placement.ts';
+import { placeRank } from '../../runners/xfer/gpu-placement.ts';
+import { rankDeviceLine } from '../../runners/common/rank-device-line.ts';
 
 type Json = Record<string, unknown>;
 const root = path.resolve(import.meta.dirname, '../..');
 const cudaSweep = parse(readFileSync(path.join(root, 'test_configs/nixl/perf/sweep_cuda_vram.yaml'), 'utf8')) as Json;
 const withBenchmark = (values: Json) => ({ ...cudaSweep, benchmark: { ...(cudaSweep.benchmark as Json), ...values } });
-const issues = (config: Json) => validateConfig(nixlType, parseYaml(stringify(config), 'test_configs/nixl/perf/t.yaml'), 'test_configs/nixl/perf/t.yaml').map(formatIssue);
+const issues = (config: Json) => validateConfig(nixlType, parseYaml(stringify(config), 'test_configs/nixl/perf/t.yaml'), 'test_configs/nixl/perf/t.yaml', path.join(root, 'test_configs/nixl/perf/t.yaml')).map(formatIssue);
 
 describe('ranks and GPUs per node', () => {
   it('validation refuses more ranks per node than GPUs per node, unless ranks_may_share_gpu', () => {

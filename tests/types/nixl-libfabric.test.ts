@@ -23,7 +23,7 @@ const withBenchmark = (changes: Json): Json => ({ ...example, benchmark: { ...(e
 
 function issues(config: Json): string[] {
   const file = 'test_configs/nixl/perf/t.yaml';
-  return validateConfig(nixlType, parseYaml(stringify(config), file), file).map(formatIssue);
+  return validateConfig(nixlType, parseYaml(stringify(config), file), file, path.join(root, file)).map(formatIssue);
 }
 
 describe('backend: libfabric in nixl configs', () => {

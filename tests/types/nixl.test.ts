@@ -26,7 +26,7 @@ const example = (name: string) => parse(readFileSync(path.join(examples, `${name
 function issues(config: Json | string): string[] {
   const file = 'test_configs/nixl/perf/t.yaml';
   const parsed = parseYaml(typeof config === 'string' ? config : stringify(config), file);
-  return validateConfig(nixlType, parsed, file).map(formatIssue);
+  return validateConfig(nixlType, parsed, file, path.join(root, file)).map(formatIssue);
 }
 
 /** A deep patch: mappings merge, everything else replaces. */

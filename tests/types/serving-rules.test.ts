@@ -1,5 +1,6 @@
 // Semantic rules of disagg/wideep configs: each rule valid and invalid, with its message and the
 // key path of the offending value (the core turns that path into file:line:col).
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { servingRules } from '../../framework/types/serving/rules.ts';
 import { disaggType } from '../../framework/types/disagg.ts';
@@ -285,7 +286,7 @@ describe('through the validator', () => {
       '    speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}',
       '',
     ].join('\n');
-    const issues = validateConfig(disaggType, parseYaml(yaml, 'x.yaml'), 'x.yaml');
+    const issues = validateConfig(disaggType, parseYaml(yaml, 'x.yaml'), 'x.yaml', path.resolve('x.yaml'));
     expect(issues.map(formatIssue)).toEqual(['x.yaml:11:5 worker_config.gen.max_num_tokens: 32 is below max_batch_size * (mtp + 1) = 128 (upstream\'s config_validator refuses it too)']);
   });
 });

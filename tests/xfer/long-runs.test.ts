@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { maxOf, mean, minOf, percentile, RunningStats } from '../../runners/xfer/benches/common/stats.ts';
+import { maxOf, mean, minOf, percentile, RunningStats } from '../../runners/common/stats.ts';
 import { CtAccumulator, ctReport, type CtReport, type RankRuns } from '../../runners/xfer/benches/ct-report.ts';
 import { extractCtPerftestMetrics } from '../../framework/metrics/extractors/ct-perftest.ts';
 import { extractSequentialCtPerftestMetrics } from '../../framework/metrics/extractors/sequential-ct-perftest.ts';

@@ -21,7 +21,7 @@
 // receiver, as the lmcache kind keeps them) says it by its name; in one log of both sides (the
 // kvpipe command's) the last "Transfer time" / "Sent" (sender) or "Received" line before decides.
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
-import { maxOf, mean, minOf } from '../../../runners/xfer/benches/common/stats.ts';
+import { maxOf, mean, minOf } from '../../../runners/common/stats.ts';
 
 const NUM = '(\\d+(?:\\.\\d+)?|inf)';
 /** `X GB/s` or this project's `X GB/s (Y GiB/s)`. */

@@ -5,7 +5,7 @@
 // device it is (name, PCI bus id, node) and how many ranks of the node share it. A log without
 // such lines (host-memory runs) yields nothing and no problem.
 import type { ExtractResult, Metric } from '../metric.ts';
-import { RANK_DEVICE_LINE } from '../../../runners/xfer/gpu-placement.ts';
+import { RANK_DEVICE_LINE } from '../../../runners/common/rank-device-line.ts';
 import { logLines } from './launch-prefix.ts';
 
 export function extractRankDevices(text: string): ExtractResult {

@@ -7,6 +7,15 @@
 // A named group whose name is not a metric name is a label, e.g. `(?P<concurrency>\d+)`.
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
 
+/** A config's own metrics (`benchmark.metrics`), the shape every test type that offers them takes. */
+export interface MetricsOverride {
+  log_file: string;
+  extractor_pattern: string;
+  metric_names: string[];
+  unit?: string;
+  higher_is_better?: boolean;
+}
+
 export interface CompiledMetricPattern {
   regex: RegExp;
   /** Per capturing group in order: its name, if named. */

@@ -6,7 +6,7 @@
 // same; where it writes null (a pattern no rank ran, a pattern rank 0 sent nothing in) there is no
 // value to read, and that is not a problem.
 import type { ExtractResult } from '../metric.ts';
-import { maxOf } from '../../../runners/xfer/benches/common/stats.ts';
+import { maxOf } from '../../../runners/common/stats.ts';
 import { numberMetric, parseJsonReport } from './json-report.ts';
 
 export function extractSequentialCtPerftestMetrics(text: string): ExtractResult {

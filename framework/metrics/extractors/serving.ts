@@ -7,7 +7,7 @@
 // tests/fixtures/logs/serving/versions/): failed requests come from `Failed requests:`, else from
 // `Total failed requests: N` (the !FAILED REQUESTS! banner inside the block, or the line upstream's
 // SA script prints after it), else Total - Successful requests, else 0 (nothing printed = none failed).
-// Upstream's warm-ups (runners/trtllm/warmup.ts) print full result blocks too: the UCX warm-up's
+// Upstream's warm-ups (framework/types/serving/job/warmup.ts) print full result blocks too: the UCX warm-up's
 // between `warming up ucx connections with small requests... N` and `UCX warmup done`, the
 // exact-shape warm-up's between `Warming up exact request shape with concurrency c ... n prompts`
 // and `Exact-shape warmup with concurrency c done`. Their numbers are never recorded; a failed
@@ -15,7 +15,7 @@
 // (Upstream's own parser, a regex from the first `Median TTFT` to the first `Benchmark with
 // concurrency N done`, takes the warm-up's numbers where the warm-up printed the same lines.)
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
-import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from './serving-format.ts';
+import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from '../../../runners/common/serving-format.ts';
 
 const START_MARKER = /^Benchmarking with concurrency (\d+)(?: \.\.\. (\d+) prompts)?/;
 const DONE_MARKER = /^Benchmark with concurrency (\d+) done/;

@@ -1,7 +1,7 @@
 // One call from results files to report.html, shared by `disagg-bench report` and the end of a run.
 import { readAndMergeResults } from './load.ts';
 import { renderReport, type RenderedReport } from './render.ts';
-import { writeWhole } from '../write-whole.ts';
+import { writeWhole } from '../../../runners/common/write-whole.ts';
 import type { TrendInput } from './trends.ts';
 
 export interface BuildReportOptions {

@@ -2,16 +2,16 @@
 // slurm sections, their schema, their typed view and the rules that hold for every kind.
 import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
 import type { MetricSpec } from '../../metrics/metric.ts';
-import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
+import { checkRegexSpec, type MetricsOverride } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
-import { jobTimeSeconds } from '../common/job-time.ts';
-import type { MetricsOverride } from '../common/metrics-override.ts';
-import { splitShellWords } from '../common/shell.ts';
+import { jobTimeSeconds } from '../../../runners/common/job-time.ts';
+import { splitShellWords } from '../../../runners/common/shell.ts';
 import type { NixlKind } from './kind.ts';
 import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-section.ts';
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
-import { secondsSchema } from '../common/number-bounds.ts';
+import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';
+import { int } from './kinds/kind-values.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -53,7 +53,6 @@ export function nixlConfig(config: Record<string, unknown>): NixlConfig {
 export const nodesOf = (config: NixlConfig): number => config.benchmark.nodes ?? 1;
 
 const nonEmpty = { type: 'string', minLength: 1 };
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const section = (properties: Record<string, unknown>, required: string[] = []): JsonSchema => ({
   type: 'object',
   properties,

@@ -1,5 +1,6 @@
 // The registered kinds of the nixl test type. A new kind: one module + one line here.
 import type { NixlKind } from './kind.ts';
+import { nixlConfig } from './common.ts';
 import { ctPerftestKind } from './kinds/ct-perftest.ts';
 import { sequentialCtPerftestKind } from './kinds/sequential-ct-perftest.ts';
 import { matgenKind } from './kinds/matgen.ts';
@@ -25,4 +26,12 @@ export const nixlKinds: NixlKind[] = [
 
 export function nixlKind(name: string): NixlKind | undefined {
   return nixlKinds.find((k) => k.name === name);
+}
+
+/** The kind a (schema-valid) config names. */
+export function kindOf(config: Record<string, unknown>): NixlKind {
+  const name = nixlConfig(config).benchmark.kind;
+  const kind = nixlKind(name);
+  if (!kind) throw new Error(`benchmark.kind '${name}' is not a registered nixl kind (known: ${nixlKinds.map((k) => k.name).join(', ')})`);
+  return kind;
 }

@@ -3,8 +3,8 @@ import type { MetricSpec } from '../../metrics/metric.ts';
 import type { Verdict, VerdictContext } from '../test-type.ts';
 import { checkServingResults } from '../../metrics/serving-checks.ts';
 import { evaluateAccuracy } from '../../metrics/accuracy.ts';
-import { jobFiles } from '../../../runners/trtllm/job-files.ts';
-import { benchmarkClient, effectiveConcurrencies, metricsOverride, servingConfig, type ServingConfig } from '../../../runners/trtllm/serving-config.ts';
+import { jobFiles } from './job/job-files.ts';
+import { benchmarkClient, effectiveConcurrencies, metricsOverride, servingConfig, type ServingConfig } from './serving-config.ts';
 
 /** disagg perf/stress: the reference's defaults. */
 export const disaggPerfMetrics = ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL'];

@@ -5,15 +5,15 @@
 import type { KeyPath, RuleViolation } from '../test-type.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
-import { isPlaceholder } from '../../config/resolve.ts';
-import { DEFAULT_BASE_PORT, DEFAULT_ROUTER_PORT, packingProblem } from '../../../runners/trtllm/allocation.ts';
-import { templatePlaceholders } from '../../../runners/trtllm/command-template.ts';
-import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from '../../../runners/trtllm/engine-defaults.ts';
+import { isPlaceholder } from '../../../runners/common/placeholder.ts';
+import { DEFAULT_BASE_PORT, DEFAULT_ROUTER_PORT, packingProblem } from './job/allocation.ts';
+import { templatePlaceholders } from './job/command-template.ts';
+import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from './job/engine-defaults.ts';
 import {
   accuracyTasks, launchesContextServers, TASK_NAME, mtpLayers, parseConcurrencyList, servingConfig, worldSize,
   type ServingConfig, type WorkerConfig,
-} from '../../../runners/trtllm/serving-config.ts';
-import { parseEnvAssignments, splitShellWords } from '../common/shell.ts';
+} from './serving-config.ts';
+import { parseEnvAssignments, splitShellWords } from '../../../runners/common/shell.ts';
 import { clientRequirements } from './client-rules.ts';
 
 /** Where the config lives: its category decides which upstream harness it mirrors. */

@@ -3,8 +3,8 @@
 // except inside worker_config.ctx/gen, which the serving engine owns and receives verbatim.
 // Cross-key rules (MTP tokens, sequence lengths, concurrency bounds...) are in rules.ts.
 import type { JsonSchema } from '../test-type.ts';
-import { TASK_NAME, benchmarkModes } from '../../../runners/trtllm/serving-config.ts';
-import { secondsSchema } from '../common/number-bounds.ts';
+import { TASK_NAME, benchmarkModes } from './serving-config.ts';
+import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';
 
 const str = { type: 'string' };

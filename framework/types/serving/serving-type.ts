@@ -3,9 +3,9 @@
 import type { CsvInfo, JobBuildContext, TestType } from '../test-type.ts';
 import { formatKeyPath } from '../../config/issue.ts';
 import { pytestFunctionOf } from '../../config/ids.ts';
-import { gpuResources } from '../../select/gpu.ts';
-import { buildServingJob, UnresolvedPlaceholderError } from '../../../runners/trtllm/job-builder.ts';
-import { metricsOverride, servingConfig } from '../../../runners/trtllm/serving-config.ts';
+import { gpuResources } from '../../config/gpu-resources.ts';
+import { buildServingJob, UnresolvedPlaceholderError } from './job/job-builder.ts';
+import { metricsOverride, servingConfig } from './serving-config.ts';
 import { servingSchema } from './schema.ts';
 import { servingRules } from './rules.ts';
 import { servingEnvOverrides } from './overrides.ts';

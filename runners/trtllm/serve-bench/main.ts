@@ -4,7 +4,7 @@
 // read from the block); 2 on bad arguments; 1 when no result could be produced or saved.
 import { randomInt } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { formatServingResult } from '../../../framework/metrics/extractors/serving-format.ts';
+import { formatServingResult } from '../../common/serving-format.ts';
 import { driveRequests } from './driver.ts';
 import { formatFailureSummary } from './failure.ts';
 import { parseServeBenchArgs, serveBenchArgSpec, serveBenchUsage, ServeBenchUsageError, type ServeBenchOptions } from './options.ts';

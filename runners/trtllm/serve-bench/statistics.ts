@@ -1,7 +1,7 @@
 // Descriptive statistics as numpy computes them in benchmark_serving: population std (ddof 0),
 // percentiles by linear interpolation between closest ranks, and 0 for an empty sample
 // (numpy is given `values or 0` there).
-import type { LatencyStats } from '../../../framework/metrics/extractors/serving-format.ts';
+import type { LatencyStats } from '../../common/serving-format.ts';
 
 /** Every statistic of a section filled in (ms); percentiles keyed by their number, e.g. '99'. */
 export type FullLatencyStats = Required<LatencyStats>;

@@ -8,7 +8,7 @@
 import { summarizeFailures, type FailureSummaryLine, type RequestFailure } from './failure.ts';
 import { latencyMetricNames, type LatencyMetricName } from './options.ts';
 import type { BenchPrompt } from './prompts.ts';
-import type { ServingResult } from '../../../framework/metrics/extractors/serving-format.ts';
+import type { ServingResult } from '../../common/serving-format.ts';
 import { describeLatencies, mean, type FullLatencyStats } from './statistics.ts';
 import type { RequestOutcome } from './stream-request.ts';
 

@@ -11,12 +11,17 @@
 // Signalled phases (GPU-initiated EP dispatch/combine) are kernel plans that also write flags into
 // peers' memory and wait for theirs, all inside the one launch; they can run once (the host waits)
 // or many times back to back with timing events between runs (runSignalledIterations).
+// Gated runs (runGatedIterations) run any plan back to back between two gates on the GPUs
+// (cuda-gate.ts): every rank's copies start together and each run is timed on the GPU from the
+// first rank's start to the last rank's end, the host's posting and skew left outside.
 import { parseSize } from '../../common/size.ts';
 import { monoNs, pollUntil } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
 import type { Region } from '../memory.ts';
 import { openPeerVmm } from '../memory-vmm.ts';
 import { cudart, cudaMemcpyDefault, type Cudart } from '../native/cudart.ts';
+import { cudaDriver } from '../native/cuda-driver.ts';
+import { enqueueGate, gateAreaBytes, gateWords, gateWordOffset, type GateWords } from './cuda-gate.ts';
 import { chooseCopyPath, parseCudaCopyPath, type CudaCopyPath } from '../device-copy/copy-path.ts';
 import { alignCopies } from '../device-copy/copy-table.ts';
 import type { PhaseState } from '../device-copy/copy-table.ts';
@@ -77,6 +82,24 @@ export interface SignalledPhase extends KernelPlan {
 }
 
 type CudaPlan = CopyEnginePlan | KernelPlan;
+
+/** A rank's gate area (cuda-gate.ts): a local region of that name at every rank, `offset` into it, zeroed before first use. */
+export interface GateSpec {
+  region: string;
+  offset: number;
+}
+
+export interface PreparedGate {
+  start: GateWords;
+  end: GateWords;
+  area: { region: Region; offset: number };
+}
+
+/** Per gated run: GPU milliseconds from the start gate's end to the end gate's end, and the wait at the start gate. */
+export interface GatedTimes {
+  spanMs: number[];
+  startWaitMs: number[];
+}
 
 export class CudaBackend implements Backend {
   readonly name = 'cuda' as const;
@@ -223,6 +246,73 @@ export class CudaBackend implements Backend {
   phaseState(phase: SignalledPhase): PhaseState {
     this.cuda.setDevice(this.ctx.device);
     return this.kernels().state(phase.phase);
+  }
+
+  /** The gate words of a gate area (spec.region, every rank's, through the connected peers' mappings). */
+  prepareGate(spec: GateSpec, locals: Map<string, Region>): PreparedGate {
+    const { rank, worldSize } = this.ctx;
+    const region = locals.get(spec.region);
+    if (!region) throw new XferError(`cuda: no local region '${spec.region}' for the gate area`);
+    checkSpan('cuda: gate area', `local region '${spec.region}'`, region.size, spec.offset, gateAreaBytes(worldSize));
+    const peerArea = (r: number) => {
+      const peer = this.peerRegions.get(r)?.get(spec.region);
+      if (!peer) throw new XferError(`cuda: gate: rank ${r} is not connected or has no region '${spec.region}'`);
+      checkSpan(`cuda: gate area of rank ${r}`, `region '${spec.region}' of rank ${r}`, peer.size, spec.offset, gateAreaBytes(worldSize));
+      return peer.address + BigInt(spec.offset);
+    };
+    const own = region.address + BigInt(spec.offset);
+    return { start: gateWords(worldSize, rank, 'start', own, peerArea), end: gateWords(worldSize, rank, 'end', own, peerArea), area: { region, offset: spec.offset } };
+  }
+
+  /**
+   * Runs `plan` `iterations` times back to back, each between a start gate and an end gate on the
+   * GPUs (gate values firstSeq, firstSeq + 1, ...; every rank runs the same count with the same
+   * firstSeq), with timing events before the start gate, after it and after the end gate. The
+   * copy-engine path keeps its streams: they wait for the start gate's event and stream 0 waits
+   * for theirs before the end gate. Every rank's span covers the exchange from the first rank's
+   * start to the last rank's end (cuda-gate.ts); the longest over the ranks is the run's time.
+   */
+  async runGatedIterations(plan: PreparedPlan, gate: PreparedGate, firstSeq: number, iterations: number, timeoutMs: number): Promise<GatedTimes> {
+    const p = plan as CudaPlan;
+    const cuda = this.cuda;
+    const driver = cudaDriver();
+    const device = this.ctx.device;
+    cuda.setDevice(device);
+    while (this.timingEvents.length < 3 * iterations) this.timingEvents.push(cuda.eventCreate(true));
+    const s0 = this.streams[0];
+    const side = p.path === 'copy-engine' ? [...new Set(p.copies.map((c) => c.stream))].filter((s) => s !== 0) : [];
+    const joins = this.takeEvents(side.length);
+    for (let i = 0; i < iterations; i++) {
+      const [before, start, end] = this.timingEvents.slice(3 * i, 3 * i + 3);
+      cuda.eventRecord(before, s0);
+      enqueueGate(driver, device, s0, gate.start, firstSeq + i);
+      cuda.eventRecord(start, s0);
+      if (p.path === 'kernel') {
+        this.kernels().launch(p.phase, 0, s0);
+      } else {
+        for (const s of side) cuda.streamWaitEvent(this.streams[s], start);
+        for (const c of p.copies) if (c.length > 0) cuda.memcpyAsync(c.dst, c.src, c.length, cudaMemcpyDefault, this.streams[c.stream]);
+        side.forEach((s, k) => (cuda.eventRecord(joins[k], this.streams[s]), cuda.streamWaitEvent(s0, joins[k])));
+      }
+      enqueueGate(driver, device, s0, gate.end, firstSeq + i);
+      cuda.eventRecord(end, s0);
+    }
+    const last = firstSeq + iterations - 1;
+    try {
+      await this.waitStream(0, timeoutMs, `${iterations} gated run(s)`);
+    } catch (err) {
+      const { worldSize, rank } = this.ctx;
+      const words = Buffer.from(gate.area.region.read(gate.area.offset, gateAreaBytes(worldSize)));
+      const late = Array.from({ length: worldSize }, (_, r) => r).filter((r) => r !== rank && words.readUInt32LE(gateWordOffset(worldSize, 'end', r)) < last);
+      if (late.length) throw new TransferError(`cuda: gated runs: no gate value ${last} from rank(s) ${late.join(', ')} within ${timeoutMs / 1000} s`, 'cuda', late[0]);
+      throw err;
+    }
+    this.freeEvents.push(...joins);
+    const ms = (a: number, b: number) => cuda.eventElapsedMs(this.timingEvents[a], this.timingEvents[b]);
+    return {
+      spanMs: Array.from({ length: iterations }, (_, i) => ms(3 * i + 1, 3 * i + 2)),
+      startWaitMs: Array.from({ length: iterations }, (_, i) => ms(3 * i, 3 * i + 1)),
+    };
   }
 
   /** After the stream synchronised: a phase whose kernel stopped waiting fails, naming the ranks whose flag `seq` is missing. */

@@ -8,7 +8,7 @@
 //   bytes * iterations / total run time, min and max are over iterations; "average bandwidth by
 //   rank" is the mean of the ranks' averages; aggregate bandwidth = size / average latency.
 import { formatTable, f3 } from './text-table.ts';
-import { mean, RunningStats } from './common/stats.ts';
+import { mean, RunningStats } from '../../common/stats.ts';
 
 export interface RankRuns {
   rank: number;

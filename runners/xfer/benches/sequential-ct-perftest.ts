@@ -22,7 +22,7 @@ import { BenchOptionError, intOption, numberOption } from './common/options.ts';
 import { ctArgSpec, ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 import type { OptionSpec } from '../../common/args/read-args.ts';
 import { ucxFlagsUsage } from './common/ucx-flags.ts';
-import { RunningStats } from './common/stats.ts';
+import { RunningStats } from '../../common/stats.ts';
 import { beginTimed, verifying } from './common/timed-regions.ts';
 
 export interface SequentialOptions extends CtCommonOptions {

@@ -8,7 +8,7 @@
 // Timestamps (*_ts) are seconds since the epoch, as rank 0's clock saw them.
 import { colSum, rowSum, totalBytes, type TransferMatrix } from '../matrix.ts';
 import { formatTable, f3 } from './text-table.ts';
-import { maxOf, mean, minOf } from './common/stats.ts';
+import { maxOf, mean, minOf } from '../../common/stats.ts';
 
 export type Span = [number, number] | null;
 

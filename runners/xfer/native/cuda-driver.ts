@@ -3,11 +3,14 @@
 // occupancy, and cuLaunchKernel. It works in the runtime's primary context, so runtime streams and
 // memory serve as they are. Loaded lazily: importing this module on a machine without CUDA is fine.
 import { NativeCallError } from '../errors.ts';
-import { lazyBinding, openLibrary } from './load.ts';
+import { lazyBinding, openLibrary, optionalFunc } from './load.ts';
 
 const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+const CU_STREAM_WAIT_VALUE_GEQ = 0;
+/** A memory barrier before the write: work queued before it is done and visible first. */
+const CU_STREAM_WRITE_VALUE_DEFAULT = 0;
 
 export interface LaunchConfig {
   blocks: number;
@@ -37,6 +40,13 @@ export interface CudaDriver {
   /** Blocks of `threads` threads that fit on one multiprocessor at once. */
   maxBlocksPerMultiprocessor(kernel: bigint, threads: number): number;
   launch(kernel: bigint, config: LaunchConfig): void;
+  /**
+   * Stream memory operations (no kernel: the GPU's front end does them in stream order): write a
+   * 32-bit value to device memory (this GPU's or a peer's, through an IPC or peer mapping), and
+   * hold the stream until a 32-bit word reaches at least a value.
+   */
+  streamWriteValue32(stream: bigint, address: bigint, value: number): void;
+  streamWaitValue32(stream: bigint, address: bigint, value: number): void;
 }
 
 export const cudaDriver = lazyBinding((): CudaDriver => {
@@ -58,6 +68,12 @@ export const cudaDriver = lazyBinding((): CudaDriver => {
       'int cuLaunchKernel(void *fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int sharedMem, void *stream, void *params, void *extra)',
     ),
   };
+  // CUDA 12 and later export the stream memory operations as *_v2 (the names without it are the
+  // CUDA 11 forms); either takes the same arguments.
+  const streamOp = (name: string, args: string) =>
+    optionalFunc(lib, `int ${name}_v2(${args})`) ?? optionalFunc(lib, `int ${name}(${args})`);
+  const writeValue32 = streamOp('cuStreamWriteValue32', 'void *stream, uint64_t addr, uint32_t value, unsigned int flags');
+  const waitValue32 = streamOp('cuStreamWaitValue32', 'void *stream, uint64_t addr, uint32_t value, unsigned int flags');
   const check = (rc: number, call: string): void => {
     if (rc === 0) return;
     const name: [string | null] = [null];
@@ -117,6 +133,14 @@ export const cudaDriver = lazyBinding((): CudaDriver => {
     },
     launch(kernel, c) {
       check(f.launch_kernel(kernel, c.blocks, 1, 1, c.threads, 1, 1, 0, c.stream, c.params, null), `cuLaunchKernel(${c.blocks} x ${c.threads})`);
+    },
+    streamWriteValue32(stream, address, value) {
+      if (!writeValue32) throw new NativeCallError('cuda driver', 'cuStreamWriteValue32', 1, 'this libcuda has no stream memory operations');
+      check(writeValue32(stream, address, value, CU_STREAM_WRITE_VALUE_DEFAULT), 'cuStreamWriteValue32');
+    },
+    streamWaitValue32(stream, address, value) {
+      if (!waitValue32) throw new NativeCallError('cuda driver', 'cuStreamWaitValue32', 1, 'this libcuda has no stream memory operations');
+      check(waitValue32(stream, address, value, CU_STREAM_WAIT_VALUE_GEQ), 'cuStreamWaitValue32');
     },
   };
 });

@@ -40,6 +40,8 @@ export interface Cudart {
   eventCreate(timing?: boolean): bigint;
   eventDestroy(event: bigint): void;
   eventRecord(event: bigint, stream: bigint): void;
+  /** Work queued on `stream` after this waits (on the GPU) for the event's latest record. */
+  streamWaitEvent(stream: bigint, event: bigint): void;
   /** True when the work before the event is done; never blocks. */
   eventDone(event: bigint): boolean;
   eventElapsedMs(start: bigint, end: bigint): number;
@@ -80,6 +82,7 @@ export const cudart = lazyBinding((): Cudart => {
     event_create_with_flags: lib.func('int cudaEventCreateWithFlags(_Out_ void **event, unsigned int flags)'),
     event_destroy: lib.func('int cudaEventDestroy(void *event)'),
     event_record: lib.func('int cudaEventRecord(void *event, void *stream)'),
+    stream_wait_event: lib.func('int cudaStreamWaitEvent(void *stream, void *event, unsigned int flags)'),
     event_query: lib.func('int cudaEventQuery(void *event)'),
     event_elapsed_time: lib.func('int cudaEventElapsedTime(_Out_ float *ms, void *start, void *end)'),
     device_can_access_peer: lib.func('int cudaDeviceCanAccessPeer(_Out_ int *can, int device, int peer)'),
@@ -151,6 +154,7 @@ export const cudart = lazyBinding((): Cudart => {
     },
     eventDestroy: (event) => check(f.event_destroy(event), 'cudaEventDestroy'),
     eventRecord: (event, stream) => check(f.event_record(event, stream), 'cudaEventRecord'),
+    streamWaitEvent: (stream, event) => check(f.stream_wait_event(stream, event, 0), 'cudaStreamWaitEvent'),
     eventDone(event) {
       const rc = f.event_query(event) as number;
       if (rc === cudaErrorNotReady) return false;

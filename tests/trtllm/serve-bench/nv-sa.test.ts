@@ -11,7 +11,7 @@ import { serveBenchMain } from '../../../runners/trtllm/serve-bench/main.ts';
 import { parseServeBenchArgs, ServeBenchUsageError } from '../../../runners/trtllm/serve-bench/options.ts';
 import { generatePrompts } from '../../../runners/trtllm/serve-bench/prompts.ts';
 import { startStandinServer, type StandinServerOptions } from '../../fixtures/standin-openai-server.ts';
-import { maxOf, minOf } from '../../../runners/xfer/benches/common/stats.ts';
+import { maxOf, minOf } from '../../../runners/common/stats.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

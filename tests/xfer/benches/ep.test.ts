@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxOf } from '../../../runners/xfer/benches/common/stats.ts';
+import { maxOf } from '../../../runners/common/stats.ts';
 import { parseEpArgs } from '../../../runners/xfer/benches/ep/ep-options.ts';
 import {
   combineMessageBytes,

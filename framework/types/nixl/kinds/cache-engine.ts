@@ -24,7 +24,8 @@ import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../../../../runners/xfer/benches/kvpipe/kvpipe-options.ts';
 import { parseCacheEngineArgs } from '../../../../runners/xfer/benches/cache-engine/cache-engine-options.ts';
-import { checkBackendMemory, flagWords, sizeBytes, sizeSchema } from './kind-values.ts';
+import { checkBackendMemory, sizeSchema, sectionSchema, int, memorySchema, checkTwoRanks } from './kind-values.ts';
+import { flagArgs, rankArgv, type FlagCommand } from '../job/rank-command.ts';
 
 interface CacheEngineSection {
   num_chunks?: number;
@@ -44,62 +45,54 @@ interface CacheEngineSection {
 const SECTION = 'cache_engine';
 const LOG = 'cache_engine.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as CacheEngineSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 
-/** The command's options for the section (the backend comes from benchmark.backend). */
-function cacheEngineArgs(s: CacheEngineSection, backend: string): string[] {
-  return [
-    '--backend',
-    backend,
-    ...flagWords([
-      ['--num-chunks', s.num_chunks],
-      ['--num-rounds', s.num_rounds],
-      ['--num-layers', s.num_layers],
-      ['--num-heads', s.num_heads],
-      ['--head-size', s.head_size],
-      ['--block-size', s.block_size],
-      ['--num-blocks', s.num_blocks],
-      ['--chunk-size', s.chunk_size],
-      ['--dtype', s.dtype],
-      ['--buffer-size', s.buffer_size === undefined ? undefined : sizeBytes(s.buffer_size)],
-      ['--seed', s.seed],
-      ['--memory', s.memory],
-    ]),
-  ];
-}
+/** The command's flags from the section (the backend comes from benchmark.backend). */
+const CACHE_ENGINE_COMMAND: FlagCommand<CacheEngineSection> = {
+  command: 'cache-engine',
+  flags: [
+    ['--num-chunks', 'num_chunks'],
+    ['--num-rounds', 'num_rounds'],
+    ['--num-layers', 'num_layers'],
+    ['--num-heads', 'num_heads'],
+    ['--head-size', 'head_size'],
+    ['--block-size', 'block_size'],
+    ['--num-blocks', 'num_blocks'],
+    ['--chunk-size', 'chunk_size'],
+    ['--dtype', 'dtype'],
+    ['--buffer-size', 'buffer_size', 'size'],
+    ['--seed', 'seed'],
+    ['--memory', 'memory'],
+  ],
+};
 
 export const cacheEngineKind: NixlKind = {
   name: 'cache-engine',
   rankLog: LOG,
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      num_chunks: int(1),
-      num_rounds: int(1),
-      num_layers: int(1),
-      num_heads: int(1),
-      head_size: int(1),
-      block_size: int(1),
-      num_blocks: int(1),
-      chunk_size: int(1),
-      dtype: { enum: Object.keys(DTYPE_BYTES) },
-      buffer_size: sizeSchema,
-      seed: int(0),
-      memory: { enum: ['host', 'gpu'] },
-    },
-  },
+  sectionSchema: sectionSchema({
+    num_chunks: int(1),
+    num_rounds: int(1),
+    num_layers: int(1),
+    num_heads: int(1),
+    head_size: int(1),
+    block_size: int(1),
+    num_blocks: int(1),
+    chunk_size: int(1),
+    dtype: { enum: Object.keys(DTYPE_BYTES) },
+    buffer_size: sizeSchema,
+    seed: int(0),
+    memory: memorySchema,
+  }),
   backends: kvpipeBackends,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
     const out: RuleViolation[] = [];
-    if (benchmark.ranks !== 2) out.push({ path: ['benchmark', 'ranks'], message: `cache-engine runs 2 ranks (rank 0 stores, rank 1 retrieves), not ${benchmark.ranks}` });
+    checkTwoRanks('cache-engine', 'rank 0 stores, rank 1 retrieves', benchmark.ranks, out);
     checkBackendMemory(benchmark.backend, s.memory, [SECTION, 'memory'], out);
     // the command's own checks (LMCache's "Number of chunks must be <= ...", a chunk that does not fit the buffer...)
     try {
-      parseCacheEngineArgs(cacheEngineArgs(s, benchmark.backend));
+      parseCacheEngineArgs(flagArgs(CACHE_ENGINE_COMMAND.flags, s, benchmark.backend));
     } catch (err) {
       out.push({ path: [SECTION], message: (err as Error).message });
     }
@@ -118,8 +111,7 @@ export const cacheEngineKind: NixlKind = {
     ];
   },
   rankCommand(ctx: NixlKindContext): RankCommand {
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    return { argv: ['cache-engine', ...cacheEngineArgs(section(ctx.config), backend)], logFile: LOG };
+    return { argv: rankArgv(CACHE_ENGINE_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
   verdict(config, metrics: Metric[]) {
     const rounds = section(config).num_rounds ?? 1;

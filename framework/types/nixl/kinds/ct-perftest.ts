@@ -11,9 +11,11 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
+import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 import { CT_IGNORED_PATTERN_KEYS, ctIgnoredKeyReason } from '../../../../runners/xfer/benches/traffic-pattern.ts';
+import { sectionSchema, int } from './kind-values.ts';
 
 interface CtSection {
   iters?: number;
@@ -26,22 +28,27 @@ interface CtSection {
 const SECTION = 'ct_perftest';
 const section = (config: Record<string, unknown>) => config[SECTION] as CtSection;
 
+const CT_COMMAND: FlagCommand<CtSection> = {
+  command: 'ct-perftest',
+  positional: (logDir) => [path.join(logDir, 'ct_perftest.yaml')],
+  flags: [
+    ['--json-output-path', (_s, logDir) => path.join(logDir, CT_JSON)],
+    ['--verify-buffers', 'verify_buffers', 'switch'],
+    ['--print-recv-buffers', 'print_recv_buffers', 'switch'],
+  ],
+};
+
 export const ctPerftestKind: NixlKind = {
   name: 'ct-perftest',
   rankLog: 'ct_perftest.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['traffic_pattern'],
-    properties: {
-      iters: { type: 'integer', minimum: 1 },
-      warmup_iters: { type: 'integer', minimum: 0 },
-      verify_buffers: { type: 'boolean' },
-      print_recv_buffers: { type: 'boolean' },
-      traffic_pattern: patternSchema(),
-    },
-  },
+  sectionSchema: sectionSchema({
+    iters: int(1),
+    warmup_iters: int(0),
+    verify_buffers: { type: 'boolean' },
+    print_recv_buffers: { type: 'boolean' },
+    traffic_pattern: patternSchema(),
+  }, ['traffic_pattern']),
   backends: backendNames,
   rules(config, configDir) {
     const { benchmark } = nixlConfig(config);
@@ -61,17 +68,13 @@ export const ctPerftestKind: NixlKind = {
   metrics: ctMetrics,
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
     const seedConfig = {
       iters: s.iters ?? 1,
       warmup_iters: s.warmup_iters ?? 0,
       traffic_pattern: { ...s.traffic_pattern, matrix_file: 'ct_matrix.txt' },
     };
-    const argv = ['ct-perftest', path.join(ctx.logDir, 'ct_perftest.yaml'), '--backend', backend, '--json-output-path', path.join(ctx.logDir, CT_JSON)];
-    if (s.verify_buffers) argv.push('--verify-buffers');
-    if (s.print_recv_buffers) argv.push('--print-recv-buffers');
     return {
-      argv,
+      argv: rankArgv(CT_COMMAND, s, ctx),
       logFile: 'ct_perftest.log',
       artefacts: {
         'ct_perftest.yaml': stringify(seedConfig),

@@ -22,10 +22,11 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
-import { minOf } from '../../../../runners/xfer/benches/common/stats.ts';
+import { minOf } from '../../../../runners/common/stats.ts';
 import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
-import { checkBackendMemory, flagWords } from './kind-values.ts';
+import { checkBackendMemory, memorySchema, sectionSchema, int } from './kind-values.ts';
+import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface EpSection {
@@ -47,7 +48,6 @@ interface EpSection {
 const SECTION = 'ep';
 const LOG = 'ep.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as EpSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const givenExperts = (s: EpSection) => (s.experts_per_rank === undefined ? undefined : [s.experts_per_rank].flat());
 /** The data-plane test's default is 8 experts per rank; the control-plane test's, 8 and 32. */
 const dataExperts = (s: EpSection) => givenExperts(s) ?? [8];
@@ -56,29 +56,44 @@ const controlPlane = (s: EpSection) => s.control_plane === true || s.control_pla
 /** The modes that run: the listed ones, or e2e by default when the control plane does not run. */
 const modesOf = (s: EpSection) => s.modes ?? (controlPlane(s) ? [] : ['e2e']);
 
+const EP_COMMAND: FlagCommand<EpSection> = {
+  command: 'ep',
+  flags: [
+    ['--experts-per-rank', 'experts_per_rank', 'list'],
+    ['--mode', 'modes', 'list'],
+    ['--test', 'control_plane_test'],
+    ['--tokens', 'tokens'],
+    ['--hidden', 'hidden'],
+    ['--topk', 'topk'],
+    ['--warmup', 'warmup'],
+    ['--iters', 'iters'],
+    ['--seed', 'seed'],
+    ['--layout', 'layout'],
+    ['--memory', 'memory'],
+    ['--initiated-by', 'initiated_by'],
+    ['--control-plane', controlPlane, 'switch'],
+  ],
+};
+
 export const epKind: NixlKind = {
   name: 'ep',
   rankLog: LOG,
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      modes: { type: 'array', items: { enum: [...epModes] }, uniqueItems: true },
-      control_plane: { type: 'boolean' },
-      control_plane_test: { enum: [...controlOperations] },
-      tokens: int(1),
-      hidden: int(128),
-      experts_per_rank: { oneOf: [int(1), { type: 'array', items: int(1), minItems: 1 }] },
-      topk: int(1),
-      warmup: int(0),
-      iters: int(2),
-      seed: int(0),
-      layout: { enum: [...epLayouts] },
-      memory: { enum: ['host', 'gpu'] },
-      initiated_by: { enum: [...epInitiators] },
-    },
-  },
+  sectionSchema: sectionSchema({
+    modes: { type: 'array', items: { enum: [...epModes] }, uniqueItems: true },
+    control_plane: { type: 'boolean' },
+    control_plane_test: { enum: [...controlOperations] },
+    tokens: int(1),
+    hidden: int(128),
+    experts_per_rank: { oneOf: [int(1), { type: 'array', items: int(1), minItems: 1 }] },
+    topk: int(1),
+    warmup: int(0),
+    iters: int(2),
+    seed: int(0),
+    layout: { enum: [...epLayouts] },
+    memory: memorySchema,
+    initiated_by: { enum: [...epInitiators] },
+  }),
   backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
@@ -104,29 +119,7 @@ export const epKind: NixlKind = {
     return [{ logFile: LOG, extractor: 'nixl-ep', names }];
   },
   rankCommand(ctx: NixlKindContext): RankCommand {
-    const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    const argv = [
-      'ep',
-      '--backend',
-      backend,
-      ...flagWords([
-        ['--experts-per-rank', givenExperts(s)?.join(',')],
-        ['--mode', s.modes && s.modes.length > 0 ? s.modes.join(',') : undefined],
-        ['--test', s.control_plane_test],
-        ['--tokens', s.tokens],
-        ['--hidden', s.hidden],
-        ['--topk', s.topk],
-        ['--warmup', s.warmup],
-        ['--iters', s.iters],
-        ['--seed', s.seed],
-        ['--layout', s.layout],
-        ['--memory', s.memory],
-        ['--initiated-by', s.initiated_by],
-      ]),
-    ];
-    if (controlPlane(s)) argv.push('--control-plane');
-    return { argv, logFile: LOG };
+    return { argv: rankArgv(EP_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
   verdict(config, metrics: Metric[]) {
     const s = section(config);

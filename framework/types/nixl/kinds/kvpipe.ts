@@ -18,7 +18,8 @@ import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../../../../runners/xfer/benches/kvpipe/kvpipe-options.ts';
-import { checkBackendMemory, checkSize, flagWords, sizeBytes, sizeSchema } from './kind-values.ts';
+import { checkBackendMemory, checkSize, sizeBytes, sizeSchema, memorySchema, sectionSchema, int, checkTwoRanks } from './kind-values.ts';
+import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 
 interface KvpipeSection {
   buffer_size?: number | string;
@@ -37,40 +38,50 @@ interface KvpipeSection {
 const SECTION = 'kvpipe';
 const LOG = 'kvpipe.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as KvpipeSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 
 function objectBytes(s: KvpipeSection): number {
   if (s.obj_size !== undefined) return sizeBytes(s.obj_size);
   return (s.obj_shape ?? [32, 2, 256, 1024]).reduce((a, b) => a * b, DTYPE_BYTES[s.dtype ?? 'bf16']);
 }
 
+const KVPIPE_COMMAND: FlagCommand<KvpipeSection> = {
+  command: 'kvpipe',
+  flags: [
+    ['--obj-size', objectBytes],
+    ['--buffer-size', 'buffer_size', 'size'],
+    ['--num-objs', 'num_objs'],
+    ['--batch-size', 'batch_size'],
+    ['--work-scale', 'work_scale'],
+    ['--num-rounds', 'num_rounds'],
+    ['--memory', 'memory'],
+    ['--simulate-work', 'simulate_work', 'switch'],
+    ['--simulate-workload', 'simulate_workload', 'switch'],
+  ],
+};
+
 export const kvpipeKind: NixlKind = {
   name: 'kvpipe',
   rankLog: LOG,
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      buffer_size: sizeSchema,
-      num_objs: int(1),
-      obj_size: sizeSchema,
-      obj_shape: { type: 'array', items: int(1), minItems: 1 },
-      dtype: { enum: Object.keys(DTYPE_BYTES) },
-      batch_size: int(1),
-      simulate_work: { type: 'boolean' },
-      simulate_workload: { type: 'boolean' },
-      work_scale: { type: 'number', minimum: 0 },
-      num_rounds: int(1),
-      memory: { enum: ['host', 'gpu'] },
-    },
-  },
+  sectionSchema: sectionSchema({
+    buffer_size: sizeSchema,
+    num_objs: int(1),
+    obj_size: sizeSchema,
+    obj_shape: { type: 'array', items: int(1), minItems: 1 },
+    dtype: { enum: Object.keys(DTYPE_BYTES) },
+    batch_size: int(1),
+    simulate_work: { type: 'boolean' },
+    simulate_workload: { type: 'boolean' },
+    work_scale: { type: 'number', minimum: 0 },
+    num_rounds: int(1),
+    memory: memorySchema,
+  }),
   backends: kvpipeBackends,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
     const out: RuleViolation[] = [];
-    if (benchmark.ranks !== 2) out.push({ path: ['benchmark', 'ranks'], message: `kvpipe runs 2 ranks (a sender and a receiver), not ${benchmark.ranks}` });
+    checkTwoRanks('kvpipe', 'a sender and a receiver', benchmark.ranks, out);
     if (s.obj_size !== undefined && (s.obj_shape !== undefined || s.dtype !== undefined)) {
       out.push({ path: [SECTION, 'obj_size'], message: 'give obj_size or obj_shape/dtype, not both' });
     }
@@ -111,26 +122,7 @@ export const kvpipeKind: NixlKind = {
     ];
   },
   rankCommand(ctx: NixlKindContext): RankCommand {
-    const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    const argv = [
-      'kvpipe',
-      '--backend',
-      backend,
-      '--obj-size',
-      String(objectBytes(s)),
-      ...flagWords([
-        ['--buffer-size', s.buffer_size === undefined ? undefined : sizeBytes(s.buffer_size)],
-        ['--num-objs', s.num_objs],
-        ['--batch-size', s.batch_size],
-        ['--work-scale', s.work_scale],
-        ['--num-rounds', s.num_rounds],
-        ['--memory', s.memory],
-      ]),
-    ];
-    if (s.simulate_work) argv.push('--simulate-work');
-    if (s.simulate_workload) argv.push('--simulate-workload');
-    return { argv, logFile: LOG };
+    return { argv: rankArgv(KVPIPE_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
   verdict(config, metrics: Metric[]) {
     const s = section(config);

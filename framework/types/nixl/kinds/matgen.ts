@@ -18,15 +18,16 @@ import path from 'node:path';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import { nixlConfig } from '../common.ts';
-import { disaggBenchCommand } from '../job-script.ts';
+import { disaggBenchCommand } from '../job/job-script.ts';
+import { rankArgv } from '../job/rank-command.ts';
 import { checkMatgenOptions, computeModels, MODEL_PRESETS, workerPairings } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
-import { checkMemType, checkSequentialRunOptions, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
+import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
+import { int, sectionSchema } from './kind-values.ts';
 
 const SECTION = 'matgen';
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const positive = { type: 'number', exclusiveMinimum: 0 };
 
 /** matgen's options, by config key (the command's flag is the key with `-` for `_`). */
@@ -59,16 +60,15 @@ export function matgenArgs(s: MatgenSection): string[] {
   return args;
 }
 
+/** The sequential CT perftest on the matrices the prelude generates. */
+const matricesDir = (logDir: string) => path.join(logDir, 'matrices');
+const MATGEN_RUN = sequentialCommand((logDir) => path.join(matricesDir(logDir), 'metadata.yaml'));
+
 export const matgenKind: NixlKind = {
   name: 'matgen',
   rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['num_prefill_nodes', 'num_decode_nodes'],
-    properties: { ...recipeProperties, ...sequentialRunProperties },
-  },
+  sectionSchema: sectionSchema({ ...recipeProperties, ...sequentialRunProperties }, ['num_prefill_nodes', 'num_decode_nodes']),
   backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
@@ -89,12 +89,10 @@ export const matgenKind: NixlKind = {
   metrics: sequentialMetrics,
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    const matrices = path.join(ctx.logDir, 'matrices');
-    const generate = disaggBenchCommand(ctx.packageRoot, ['matgen', ...matgenArgs(s), '--results-dir', matrices]);
+    const generate = disaggBenchCommand(ctx.packageRoot, ['matgen', ...matgenArgs(s), '--results-dir', matricesDir(ctx.logDir)]);
     return {
       prelude: [`${generate} 2>&1 | tee "$LOG_DIR/matgen.log"`],
-      argv: ['sequential-ct-perftest', path.join(matrices, 'metadata.yaml'), ...sequentialRunArgs(s, backend, path.join(ctx.logDir, SEQUENTIAL_JSON))],
+      argv: rankArgv(MATGEN_RUN, s, ctx),
       logFile: 'sequential_ct_perftest.log',
     };
   },

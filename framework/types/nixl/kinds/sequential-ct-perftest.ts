@@ -13,11 +13,13 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
+import { rankArgv } from '../job/rank-command.ts';
 import {
-  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, SEQUENTIAL_JSON, sequentialMetrics, sequentialRunArgs,
+  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, sequentialCommand, sequentialMetrics,
   sequentialRunProperties, type SequentialRunOptions,
 } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
+import { sectionSchema } from './kind-values.ts';
 
 interface SequentialSection extends SequentialRunOptions {
   traffic_patterns: Array<{ matrix_file: string; mem_type?: string; [key: string]: unknown }>;
@@ -26,16 +28,13 @@ interface SequentialSection extends SequentialRunOptions {
 const SECTION = 'sequential_ct_perftest';
 const section = (config: Record<string, unknown>) => config[SECTION] as SequentialSection;
 
+const SEQUENTIAL_RUN = sequentialCommand((logDir) => path.join(logDir, 'sequential_ct_perftest.yaml'));
+
 export const sequentialCtPerftestKind: NixlKind = {
   name: 'sequential-ct-perftest',
   rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['traffic_patterns'],
-    properties: { ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema() } },
-  },
+  sectionSchema: sectionSchema({ ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema() } }, ['traffic_patterns']),
   backends: backendNames,
   rules(config, configDir) {
     const { benchmark } = nixlConfig(config);
@@ -49,7 +48,6 @@ export const sequentialCtPerftestKind: NixlKind = {
   metrics: sequentialMetrics,
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
     const artefacts: Record<string, string> = {};
     const patterns = s.traffic_patterns.map((p, i) => {
       const copy = `matrices/matrix_${i}.txt`;
@@ -59,11 +57,7 @@ export const sequentialCtPerftestKind: NixlKind = {
     artefacts['sequential_ct_perftest.yaml'] = stringify({ traffic_patterns: patterns });
     artefacts['matrix_sources.txt'] = matrixSources(ctx.configDir, s.traffic_patterns.map((p, i) => [patterns[i].matrix_file, p.matrix_file]));
     return {
-      argv: [
-        'sequential-ct-perftest',
-        path.join(ctx.logDir, 'sequential_ct_perftest.yaml'),
-        ...sequentialRunArgs(s, backend, path.join(ctx.logDir, SEQUENTIAL_JSON)),
-      ],
+      argv: rankArgv(SEQUENTIAL_RUN, s, ctx),
       logFile: 'sequential_ct_perftest.log',
       artefacts,
     };

@@ -26,7 +26,8 @@ import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/s
 import { schemes, segTypes, type Scheme } from '../../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { nixlbenchBufferError } from '../../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
-import { checkBackendMemory, checkSize, flagWords, sizeBytes, sizeSchema } from './kind-values.ts';
+import { checkBackendMemory, checkSize, sizeBytes, sizeSchema, sectionSchema, int } from './kind-values.ts';
+import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
 interface SweepSection {
@@ -54,43 +55,65 @@ interface SweepSection {
 
 const SECTION = 'sweep';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as SweepSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const op = { enum: ['READ', 'WRITE'] };
 const ops = (s: SweepSection) => (Array.isArray(s.op_type) ? s.op_type : [s.op_type ?? 'WRITE']);
 const DEFAULTS = { start: 4096, max: 64 * 1024 ** 2, total: 8 * 1024 ** 3 };
 
 const TIMES = ['AVG_LAT_US', 'AVG_PREP_US', 'P99_PREP_US', 'AVG_POST_US', 'P99_POST_US', 'AVG_TX_US', 'P99_TX_US'];
 
+/** nixlbench's flags; `expect` becomes one `--expect <bytes>:<GB/s>` per block size. */
+const SWEEP_COMMAND: FlagCommand<SweepSection> = {
+  command: 'sweep',
+  flags: [
+    ['--op_type', (s) => ops(s).join(',')],
+    ['--initiator_seg_type', 'initiator_seg_type'],
+    ['--target_seg_type', 'target_seg_type'],
+    ['--scheme', 'scheme'],
+    ['--start_block_size', 'start_block_size', 'size'],
+    ['--max_block_size', 'max_block_size', 'size'],
+    ['--start_batch_size', 'start_batch_size'],
+    ['--max_batch_size', 'max_batch_size'],
+    ['--num_iter', 'num_iter'],
+    ['--warmup_iter', 'warmup_iter'],
+    ['--large_blk_iter_ftr', 'large_blk_iter_ftr'],
+    ['--num_threads', 'num_threads'],
+    ['--pipeline_depth', 'pipeline_depth'],
+    ['--total_buffer_size', 'total_buffer_size', 'size'],
+    ['--num_initiator_dev', 'num_initiator_dev'],
+    ['--num_target_dev', 'num_target_dev'],
+    ['--tolerance', 'tolerance'],
+    ['--link_bw', 'link_bw'],
+    ['--expect', (s) => Object.entries(s.expect ?? {}).map(([block, gbps]) => `${sizeBytes(block)}:${gbps}`), 'repeat'],
+    ['--check_consistency', 'check_consistency', 'switch'],
+  ],
+};
+
 export const sweepKind: NixlKind = {
   name: 'sweep',
   rankLog: 'sweep.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      op_type: { oneOf: [op, { type: 'array', items: op, minItems: 1 }] },
-      initiator_seg_type: { enum: [...segTypes] },
-      target_seg_type: { enum: [...segTypes] },
-      scheme: { enum: [...schemes] },
-      start_block_size: sizeSchema,
-      max_block_size: sizeSchema,
-      start_batch_size: int(1),
-      max_batch_size: int(1),
-      num_iter: int(1),
-      warmup_iter: int(0),
-      large_blk_iter_ftr: int(1),
-      num_threads: int(1),
-      pipeline_depth: int(1),
-      total_buffer_size: sizeSchema,
-      num_initiator_dev: int(1),
-      num_target_dev: int(1),
-      check_consistency: { type: 'boolean' },
-      expect: { type: 'object', additionalProperties: { type: 'number', exclusiveMinimum: 0 } },
-      tolerance: { type: 'number', minimum: 0 },
-      link_bw: { type: 'number', exclusiveMinimum: 0 },
-    },
-  },
+  sectionSchema: sectionSchema({
+    op_type: { oneOf: [op, { type: 'array', items: op, minItems: 1 }] },
+    initiator_seg_type: { enum: [...segTypes] },
+    target_seg_type: { enum: [...segTypes] },
+    scheme: { enum: [...schemes] },
+    start_block_size: sizeSchema,
+    max_block_size: sizeSchema,
+    start_batch_size: int(1),
+    max_batch_size: int(1),
+    num_iter: int(1),
+    warmup_iter: int(0),
+    large_blk_iter_ftr: int(1),
+    num_threads: int(1),
+    pipeline_depth: int(1),
+    total_buffer_size: sizeSchema,
+    num_initiator_dev: int(1),
+    num_target_dev: int(1),
+    check_consistency: { type: 'boolean' },
+    expect: { type: 'object', additionalProperties: { type: 'number', exclusiveMinimum: 0 } },
+    tolerance: { type: 'number', minimum: 0 },
+    link_bw: { type: 'number', exclusiveMinimum: 0 },
+  }),
   backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);
@@ -123,38 +146,7 @@ export const sweepKind: NixlKind = {
     return [{ logFile: 'sweep.log', extractor: 'nixlbench', names: ['BW_GBPS', ...(aggregate ? ['AGG_BW_GBPS', 'NETWORK_UTIL_PCT'] : []), ...TIMES] }];
   },
   rankCommand(ctx: NixlKindContext): RankCommand {
-    const s = section(ctx.config);
-    const { backend } = nixlConfig(ctx.config).benchmark;
-    const size = (v: number | string | undefined) => (v === undefined ? undefined : sizeBytes(v));
-    const argv = [
-      'sweep',
-      '--backend',
-      backend,
-      '--op_type',
-      ops(s).join(','),
-      ...flagWords([
-        ['--initiator_seg_type', s.initiator_seg_type],
-        ['--target_seg_type', s.target_seg_type],
-        ['--scheme', s.scheme],
-        ['--start_block_size', size(s.start_block_size)],
-        ['--max_block_size', size(s.max_block_size)],
-        ['--start_batch_size', s.start_batch_size],
-        ['--max_batch_size', s.max_batch_size],
-        ['--num_iter', s.num_iter],
-        ['--warmup_iter', s.warmup_iter],
-        ['--large_blk_iter_ftr', s.large_blk_iter_ftr],
-        ['--num_threads', s.num_threads],
-        ['--pipeline_depth', s.pipeline_depth],
-        ['--total_buffer_size', size(s.total_buffer_size)],
-        ['--num_initiator_dev', s.num_initiator_dev],
-        ['--num_target_dev', s.num_target_dev],
-        ['--tolerance', s.tolerance],
-        ['--link_bw', s.link_bw],
-      ]),
-      ...Object.entries(s.expect ?? {}).flatMap(([block, gbps]) => ['--expect', `${sizeBytes(block)}:${gbps}`]),
-    ];
-    if (s.check_consistency) argv.push('--check_consistency');
-    return { argv, logFile: 'sweep.log' };
+    return { argv: rankArgv(SWEEP_COMMAND, section(ctx.config), ctx), logFile: 'sweep.log' };
   },
   verdict(config, metrics: Metric[]) {
     const s = section(config);

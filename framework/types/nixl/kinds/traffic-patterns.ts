@@ -8,10 +8,11 @@ import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
 import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { READ_LIMITS, readTextFileSync } from '../../../../runners/common/read-file.ts';
+import type { FlagCommand } from '../job/rank-command.ts';
+import { int } from './kind-values.ts';
 
 const either = (values: readonly string[]) => ({ enum: [...values, ...values.map((v) => v.toUpperCase()), ...values.map((v) => v.toLowerCase())] });
 const seconds = { type: 'number', minimum: 0 };
-const int = (minimum: number) => ({ type: 'integer', minimum });
 
 /**
  * One pattern as the seed writes it; the sleeps and the free-form metadata are the sequential
@@ -74,17 +75,22 @@ export const sequentialMetrics = (): MetricSpec[] => [
   },
 ];
 
-/** The sequential command's options from the config (defaults are the command's). */
-export function sequentialRunArgs(o: SequentialRunOptions, backend: string, jsonPath: string): string[] {
-  const args = ['--backend', backend, '--json-output-path', jsonPath];
-  if (o.sleep_scale !== undefined) args.push('--sleep-scale', String(o.sleep_scale));
-  if (o.isolation_iters !== undefined) args.push('--isolation-iters', String(o.isolation_iters));
-  if (o.warmup_iters !== undefined) args.push('--warmup-iters', String(o.warmup_iters));
-  if (o.workload_iters !== undefined) args.push('--workload-iters', String(o.workload_iters));
-  if (o.verify_buffers) args.push('--verify-buffers');
-  if (o.print_recv_buffers) args.push('--print-recv-buffers');
-  if (o.share_buffers) args.push('--share-buffers');
-  return args;
+/** The ranks' `sequential-ct-perftest` on the config file the job writes, with the run options set (defaults are the command's). */
+export function sequentialCommand(configFile: (logDir: string) => string): FlagCommand<SequentialRunOptions> {
+  return {
+    command: 'sequential-ct-perftest',
+    positional: (logDir) => [configFile(logDir)],
+    flags: [
+      ['--json-output-path', (_o, logDir) => path.join(logDir, SEQUENTIAL_JSON)],
+      ['--sleep-scale', 'sleep_scale'],
+      ['--isolation-iters', 'isolation_iters'],
+      ['--warmup-iters', 'warmup_iters'],
+      ['--workload-iters', 'workload_iters'],
+      ['--verify-buffers', 'verify_buffers', 'switch'],
+      ['--print-recv-buffers', 'print_recv_buffers', 'switch'],
+      ['--share-buffers', 'share_buffers', 'switch'],
+    ],
+  };
 }
 
 /** Shared buffers put every pattern in one window: the bytes cannot be verified then. */

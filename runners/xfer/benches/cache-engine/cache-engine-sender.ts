@@ -7,7 +7,7 @@ import { monoNs } from '../../clock.ts';
 import type { XferEngine } from '../../engine.ts';
 import type { XferRequest } from '../../backends/types.ts';
 import type { Store } from '../../store.ts';
-import { maxOf, mean, minOf, stddev } from '../common/stats.ts';
+import { maxOf, mean, minOf, stddev } from '../../../common/stats.ts';
 import { gbps, gibps } from '../kvpipe/kvpipe-protocol.ts';
 import { RECEIVER } from '../kvpipe/pipe-roles.ts';
 import { RingBuffer } from '../kvpipe/ring.ts';

@@ -11,7 +11,7 @@ import type { MemoryKind } from '../../memory.ts';
 import type { RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
-import { minAvgMax, type MinAvgMax } from '../common/stats.ts';
+import { minAvgMax, type MinAvgMax } from '../../../common/stats.ts';
 import { controlPlaneTable, singleOperationLine } from './ep-format.ts';
 import { controlOperations, type ControlOperation, type EpOptions } from './ep-options.ts';
 import { combineMessageBytes, dispatchMessageBytes } from './ep-routing.ts';

@@ -12,7 +12,7 @@ import type { MemoryKind } from '../../memory.ts';
 import type { RankInfo } from '../../rank.ts';
 import type { Store } from '../../store.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
-import { mean, minAvgMax } from '../common/stats.ts';
+import { mean, minAvgMax } from '../../../common/stats.ts';
 import { crossGpuLines, dataPlaneBanner, dataPlaneResult, kernelProfileLine } from './ep-format.ts';
 import type { EpMode, EpOptions } from './ep-options.ts';
 import {

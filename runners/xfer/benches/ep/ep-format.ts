@@ -1,5 +1,5 @@
 // The NIXL EP perf tests' output (seed 001), line for line, so one parser reads both.
-import type { MinAvgMax } from '../common/stats.ts';
+import type { MinAvgMax } from '../../../common/stats.ts';
 import type { ControlOperation, EpMode } from './ep-options.ts';
 
 const RULE = '='.repeat(70);

@@ -11,7 +11,7 @@ import type { XferEngine } from '../../engine.ts';
 import type { XferRequest } from '../../backends/types.ts';
 import type { Store } from '../../store.ts';
 import { formatBytes } from '../common/memory-limit.ts';
-import { mean, stddev } from '../common/stats.ts';
+import { mean, stddev } from '../../../common/stats.ts';
 import { fillObject } from './kv-object.ts';
 import type { KvpipeOptions } from './kvpipe-options.ts';
 import { RECEIVER, REGIONS, gbps, gibps, keys, workMs, type Ack, type CommitMessage, type PipeSetup, type RoundVerdict } from './kvpipe-protocol.ts';

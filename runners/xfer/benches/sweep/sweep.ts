@@ -24,7 +24,7 @@ import { initiatorFigures, postAndTxUs } from './sweep-figures.ts';
 import { pipelineDescriptorError } from './sweep-buffer-rules.ts';
 import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
-import { maxOf, mean, percentile } from '../common/stats.ts';
+import { maxOf, mean, percentile } from '../../../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
 import { beginTimed, verifying } from '../common/timed-regions.ts';
 import { adjustIterations, parseSweepArgs, sweepArgSpec, type SweepOptions } from './sweep-options.ts';

@@ -1,0 +1,222 @@
+# --- disagg-bench job functions (framework/types/serving/job/job-prelude.sh, pasted into every job.sh) ---
+# Expects: LOG_DIR, HEALTH_TIMEOUT, HEALTH_INTERVAL, STOP_GRACE, TAIL_LINES set by the job script.
+
+SERVER_PIDS=()   # long-running steps (workers, router): one process group each
+SERVER_NAMES=()
+SERVER_LOGS=()
+FG_PID=''        # the step being waited for (client, accuracy...)
+SLEEP_PID=''
+
+log() { printf '[%s] %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$*"; }
+
+# Writes a message to the job's stderr and appends it to a log file.
+say_to() {
+  local file=$1
+  shift
+  log "$*" | tee -a "$file" >&2
+}
+
+# Appends the last lines of a step's log to a file and to stderr.
+tail_to() {
+  local file=$1 src=$2
+  {
+    echo "----- last ${TAIL_LINES} lines of ${src} -----"
+    tail -n "$TAIL_LINES" "$src" 2>/dev/null || echo '(no output)'
+  } | tee -a "$file" >&2
+}
+
+# Starts a command in the background in its own process group (so stopping it stops its children).
+spawn() {
+  local logfile=$1
+  shift
+  if command -v setsid >/dev/null 2>&1; then
+    setsid "$@" </dev/null >>"$logfile" 2>&1 &
+  else
+    "$@" </dev/null >>"$logfile" 2>&1 &
+  fi
+}
+
+# start_server NAME LOG COMMAND...: a step that must stay up until the job ends.
+start_server() {
+  local name=$1 logfile=$2
+  shift 2
+  log "starting ${name} (log: ${logfile})"
+  spawn "$logfile" "$@"
+  SERVER_PIDS+=("$!")
+  SERVER_NAMES+=("$name")
+  SERVER_LOGS+=("$logfile")
+}
+
+# run_step NAME LOG COMMAND...: a step that runs to completion; its failure fails the job.
+# It runs in the background and is waited for, so a signal to the job is handled at once.
+run_step() {
+  local name=$1 logfile=$2 rc=0
+  shift 2
+  log "running ${name} (log: ${logfile})"
+  spawn "$logfile" "$@"
+  FG_PID=$!
+  wait "$FG_PID" || rc=$?
+  FG_PID=''
+  if ((rc != 0)); then
+    log "${name} failed with exit status ${rc}" >&2
+    tail_to /dev/null "$logfile"
+    return "$rc"
+  fi
+}
+
+# split_dataset LOG SOURCE WARMUP MEASUREMENT W N: the first W rows of a dataset for the exact-shape
+# warm-up, the next N for the measured run, as run_benchmark.sh splits them; a dataset with fewer
+# than W + N rows stops the job with run_benchmark.sh's message (also in LOG).
+split_dataset() {
+  local logfile=$1 source=$2 warmup=$3 measurement=$4 w=$5 n=$6 rows
+  rows=$(wc -l <"$source") || { say_to "$logfile" "cannot read the dataset ${source}"; return 1; }
+  if ((rows < w + n)); then
+    say_to "$logfile" "Dataset has ${rows} rows but warmup plus measurement requires $((w + n))"
+    return 1
+  fi
+  mkdir -p "$(dirname "$warmup")" "$(dirname "$measurement")"
+  sed -n "1,${w}p" "$source" >"$warmup"
+  sed -n "$((w + 1)),$((w + n))p" "$source" >"$measurement"
+}
+
+# Fails (and says which, with its log) when a server step has exited.
+check_servers() {
+  local report=${1:-/dev/null} i rc
+  for i in "${!SERVER_PIDS[@]}"; do
+    if ! kill -0 "${SERVER_PIDS[$i]}" 2>/dev/null; then
+      rc=0
+      wait "${SERVER_PIDS[$i]}" || rc=$?
+      say_to "$report" "${SERVER_NAMES[$i]} exited with status ${rc} while it should be serving"
+      tail_to "$report" "${SERVER_LOGS[$i]}"
+      return 1
+    fi
+  done
+}
+
+# Interruptible sleep: a signal to the job ends it at once.
+pause() {
+  sleep "$1" &
+  SLEEP_PID=$!
+  wait "$SLEEP_PID" || true
+  SLEEP_PID=''
+}
+
+# True when the URL answers with a 2xx status (curl, else bash's /dev/tcp).
+http_ok() {
+  local url=$1
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsS -o /dev/null --max-time 5 "$url" 2>/dev/null
+    return
+  fi
+  local rest=${url#http://} fd status
+  local hostport=${rest%%/*} path=/${rest#*/}
+  [[ $rest == */* ]] || path=/
+  exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport##*:}" 2>/dev/null || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$path" "$hostport" >&"$fd"
+  IFS= read -r -t 5 status <&"$fd" || status=''
+  exec {fd}>&-
+  [[ $status =~ ^HTTP/[0-9.]+\ 2[0-9][0-9] ]]
+}
+
+# wait_for_health URL LOG: polls until healthy; on timeout reports every server log and fails.
+wait_for_health() {
+  local url=$1 logfile=$2
+  local deadline=$((SECONDS + HEALTH_TIMEOUT)) left
+  log "waiting for ${url} (every ${HEALTH_INTERVAL} s, up to ${HEALTH_TIMEOUT} s)" >>"$logfile"
+  until http_ok "$url"; do
+    check_servers "$logfile" || return 1
+    left=$((deadline - SECONDS))
+    if ((left <= 0)); then
+      say_to "$logfile" "Server did not become healthy within ${HEALTH_TIMEOUT} s"
+      local i
+      for i in "${!SERVER_LOGS[@]}"; do tail_to "$logfile" "${SERVER_LOGS[$i]}"; done
+      return 1
+    fi
+    log "not healthy yet (${left} s left)" >>"$logfile"
+    pause $((left < HEALTH_INTERVAL ? left : HEALTH_INTERVAL))
+  done
+  log "healthy: ${url} after ${SECONDS} s of job time" >>"$logfile"
+}
+
+# The address others reach a node at: SLURM's NodeAddr when it knows one, else the node's name.
+node_address() {
+  local line
+  line=$(scontrol show node -o "$1" 2>/dev/null || true)
+  if [[ $line =~ NodeAddr=([^[:space:]]+) && ${BASH_REMATCH[1]} != '(null)' ]]; then
+    printf '%s\n' "${BASH_REMATCH[1]}"
+  else
+    printf '%s\n' "$1"
+  fi
+}
+
+# NODES: node names of the allocation, in SLURM's order (for --nodelist); HOSTS: their addresses
+# (for URLs and --host). Without SLURM every node is this host.
+resolve_nodes() {
+  local needed=$1 i
+  NODES=()
+  HOSTS=()
+  if [[ -n ${SLURM_JOB_NODELIST:-} ]]; then
+    mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+  else
+    for ((i = 0; i < needed; i++)); do NODES+=(127.0.0.1); done
+  fi
+  if ((${#NODES[@]} < needed)); then
+    log "this job needs ${needed} nodes but its allocation has ${#NODES[@]}: ${NODES[*]:-none}" >&2
+    return 1
+  fi
+  for ((i = 0; i < needed; i++)); do
+    if [[ -n ${SLURM_JOB_NODELIST:-} ]]; then HOSTS+=("$(node_address "${NODES[$i]}")"); else HOSTS+=("${NODES[$i]}"); fi
+  done
+  log "nodes: ${NODES[*]:0:needed} (addresses: ${HOSTS[*]})"
+}
+
+# Replaces <nodeN> in a template (stdin) with the N-th node's address.
+render_nodes() {
+  local text i
+  text=$(cat)
+  for i in "${!HOSTS[@]}"; do text=${text//"<node${i}>"/"${HOSTS[$i]}"}; done
+  printf '%s\n' "$text"
+}
+
+# Stops every step still running: TERM to each process group, then KILL after STOP_GRACE s.
+stop_steps() {
+  local pids=() pid alive ticks=0
+  for pid in "${SERVER_PIDS[@]}" "$FG_PID" "$SLEEP_PID"; do [[ -n $pid ]] && pids+=("$pid"); done
+  ((${#pids[@]} > 0)) || return 0
+  log "stopping ${#pids[@]} step(s)"
+  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
+  # Checked every 0.1 s: steps usually stop at once, and a whole second here is in every job's time.
+  while ((ticks < STOP_GRACE * 10)); do
+    alive=0
+    for pid in "${pids[@]}"; do
+      if kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; then alive=1; fi
+    done
+    ((alive)) || break
+    sleep 0.1
+    ticks=$((ticks + 1))
+  done
+  for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+
+on_exit() {
+  local rc=$?
+  set +e
+  trap - EXIT
+  trap '' TERM INT HUP
+  stop_steps
+  if ((rc != 0)); then log "job failed with exit status ${rc}" >&2; else log 'job finished'; fi
+  exit "$rc"
+}
+
+on_signal() {
+  log "received SIG$1: stopping every step" >&2
+  exit "$2"
+}
+
+trap on_exit EXIT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal INT 130' INT
+trap 'on_signal HUP 129' HUP
+trap 'log "job.sh line ${LINENO}: a command exited with status $?" >&2' ERR
+# --- end of job functions ---
