@@ -2,6 +2,7 @@
 // tests are the YAML configs under test_configs/<type>/ (all run by framework/suite/suite.test.ts).
 import { defineConfig } from 'vitest/config';
 import { testTypeNames } from './framework/types/names.ts';
+import SlowestFirstSequencer from './tests/setup/sequencer.ts';
 
 const suite = 'framework/suite/suite.test.ts';
 
@@ -25,6 +26,8 @@ export default defineConfig({
     reporters: ['default', './framework/suite/reporter.ts'],
     // One value for every project: Vitest refuses projects of one group with different counts.
     maxWorkers: testWorkers(),
+    // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
+    sequence: { sequencer: SlowestFirstSequencer },
     // The unit project's global teardown stops the cluster it started and waits for the run's
     // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
     teardownTimeout: 180_000,
