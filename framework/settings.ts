@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_TIMER_SECONDS, TIMER_REASON } from '../runners/common/number-bounds.ts';
+import { DisaggBenchError } from '../runners/common/errors.ts';
 
 /** The package root (where package.json, runners/ and bin/ are). */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -69,10 +70,11 @@ export const PROGRESS_MODES = ['plain', 'live', 'off'] as const;
  * A variable a user set to a value the framework cannot use: one line per variable, naming it,
  * its value and what is expected. Raised before anything is submitted.
  */
-export class SettingsError extends Error {
+export class SettingsError extends DisaggBenchError {
   override name = 'SettingsError';
   constructor(readonly problems: string[]) {
-    super(problems.join('\n'));
+    // Each line names its variable and value and says what is expected; the first variable is the place.
+    super(problems.join('\n'), { place: /^[A-Za-z_][A-Za-z0-9_]*/.exec(problems[0] ?? '')?.[0] });
   }
 }
 

@@ -6,9 +6,9 @@
 // prints its DISAGG_HISTORY URL and stops it on Ctrl-C.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../runners/common/free-port.ts';
 
 export interface LocalPostgres {
   /** postgres://disagg@127.0.0.1:<port>/postgres */
@@ -26,17 +26,6 @@ export function postgresBinDir(): string {
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
   if (versions.length === 0) throw new Error(`no PostgreSQL server under ${root}: install Debian's postgresql package (apt-get install postgresql)`);
   return path.join(root, versions[0], 'bin');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(options: { fsync?: boolean } = {}): Promise<LocalPostgres> {

@@ -6,9 +6,10 @@
 //   once' on 2 GPUs, 'all pairs at once' on more): each GPU times its own copies (events on its
 //   first stream, the other streams forked from and joined to it), the longest GPU is the sample.
 //   The GPUs' copies are queued one GPU after the other, a few microseconds apart;
-// - the same exchange between two gates on the GPUs (cuda-gate.ts), as the engine's gated
-//   all-to-all is timed: start gate, event, copies, end gate, event on every GPU; the longest
-//   span is the sample and covers the first GPU's start to the last GPU's end;
+// - the same exchange between two gates on the GPUs (cuda-gate.ts), timed as the engine's gated
+//   all-to-all (CudaBackend.runGatedIterations): every sample queued back to back (start gate,
+//   event, copies, end gate, event on every GPU), one synchronisation at the end; per sample the
+//   longest GPU span, which covers the first GPU's start to the last GPU's end;
 // - inside GPU 0: a device-local copy.
 // Logical GPU g is device g mod the devices present: more GPUs than devices (a correctness check of
 // the N-GPU code on fewer) makes some copies device-local, and every row says `sharedGpus`.
@@ -86,17 +87,34 @@ export function measureLimits(sizes: readonly LimitSize[], gpus: number, emit: (
     end: gateWords(gpus, g, 'end', G[g].gate, (r) => G[r].gate),
   }));
   let seq = 0;
-  /** GPU g sends n to every peer, one stream each, between its events (and the gates when gated). */
-  const exchangeOn = (g: number, n: number, gated: boolean) => {
+  /** GPU g sends n to every peer, one stream each, between the events (and the gates when gated). */
+  const exchangeOn = (g: number, n: number, gated: boolean, start = G[g].start, end = G[g].end) => {
     const x = G[g];
     on(x);
     if (gated) enqueueGate(driver, x.device, x.streams[0], gates[g].start, seq);
-    cuda.eventRecord(x.start, x.streams[0]);
-    x.streams.slice(1).forEach((s) => cuda.streamWaitEvent(s, x.start));
+    cuda.eventRecord(start, x.streams[0]);
+    x.streams.slice(1).forEach((s) => cuda.streamWaitEvent(s, start));
     peersOf(g).forEach((p, k) => copy(g, p, n, x.streams[k]));
     x.joins.forEach((e, k) => (cuda.eventRecord(e, x.streams[k + 1]), cuda.streamWaitEvent(x.streams[0], e)));
     if (gated) enqueueGate(driver, x.device, x.streams[0], gates[g].end, seq);
-    cuda.eventRecord(x.end, x.streams[0]);
+    cuda.eventRecord(end, x.streams[0]);
+  };
+  /** Per GPU, timing events for back-to-back samples: [start, end] of sample i at 2i, 2i + 1. */
+  const sampleEvents: bigint[][] = G.map(() => []);
+  /** The gated exchange, 3 + reps samples queued back to back on every GPU, then one synchronisation. */
+  const timeGated = (n: number, reps: number): number => {
+    const total = 3 + reps;
+    G.forEach((x, g) => {
+      on(x);
+      while (sampleEvents[g].length < 2 * total) sampleEvents[g].push(cuda.eventCreate(true));
+    });
+    for (let i = 0; i < total; i++) {
+      seq++;
+      all.forEach((g) => exchangeOn(g, n, true, sampleEvents[g][2 * i], sampleEvents[g][2 * i + 1]));
+    }
+    for (const x of G) (on(x), cuda.streamSynchronize(x.streams[0]));
+    const samples = Array.from({ length: reps }, (_, k) => maxOf(all.map((g) => cuda.eventElapsedMs(sampleEvents[g][2 * (k + 3)], sampleEvents[g][2 * (k + 3) + 1]))));
+    return median(samples);
   };
   /** Median over reps of the longest events-timed span among `timed` after `body` queued it. */
   const time = (body: () => void, timed: readonly Gpu[], reps: number): number => {
@@ -125,22 +143,18 @@ export function measureLimits(sizes: readonly LimitSize[], gpus: number, emit: (
   };
   for (const { label, bytes, perPeer = bytes } of sizes) {
     const reps = bytes >= 1 << 30 ? 10 : bytes >= 64 << 20 ? 20 : 50;
-    const rows: { mode: string; body: () => void; timed: Gpu[]; bytes: number; received: number }[] = [
-      ...all.flatMap((from) => peersOf(from).map((to) => ({ mode: oneWayMode(from, to), body: oneWay(from, to, bytes), timed: [G[from]], bytes, received: bytes }))),
-      ...[false, true].map((gated) => ({
-        mode: gated ? gatedExchangeMode(gpus) : exchangeMode(gpus),
-        body: () => all.forEach((g) => exchangeOn(g, perPeer, gated)),
-        timed: G,
-        bytes: perPeer,
-        received: perPeer * (gpus - 1),
-      })),
-      { mode: INSIDE_GPU_0, body: inside(bytes), timed: [G[0]], bytes, received: bytes },
+    const rows: { mode: string; ms: () => number; bytes: number; received: number }[] = [
+      ...all.flatMap((from) => peersOf(from).map((to) => ({ mode: oneWayMode(from, to), ms: () => time(oneWay(from, to, bytes), [G[from]], reps), bytes, received: bytes }))),
+      { mode: exchangeMode(gpus), ms: () => time(() => all.forEach((g) => exchangeOn(g, perPeer, false)), G, reps), bytes: perPeer, received: perPeer * (gpus - 1) },
+      { mode: gatedExchangeMode(gpus), ms: () => timeGated(perPeer, reps), bytes: perPeer, received: perPeer * (gpus - 1) },
+      { mode: INSIDE_GPU_0, ms: () => time(inside(bytes), [G[0]], reps), bytes, received: bytes },
     ];
     for (const row of rows) {
-      const ms = time(row.body, row.timed, reps);
+      const ms = row.ms();
       emit({ kind: 'limit', mode: row.mode, label, bytes: row.bytes, receivedBytes: row.received, reps, medianMs: ms, gbps: row.received / ms / 1e6, sharedGpus });
     }
   }
+  G.forEach((x, g) => (on(x), sampleEvents[g].forEach((e) => cuda.eventDestroy(e))));
   release(cuda, G);
 }
 

@@ -2,7 +2,7 @@
 // client's `Final:` line read, the server killed whatever happens. Also the transports UCX logs
 // at info level (`ep_cfg[N]: rma(...)`), for the engine's logs too.
 import { execa } from 'execa';
-import net from 'node:net';
+import { freePort } from '../../runners/common/free-port.ts';
 
 export interface PerftestFinal {
   iters: number;
@@ -16,16 +16,6 @@ export interface PerftestFinal {
 /** Distinct `ep_cfg[N]: ...` transport lines UCX logs at info level. */
 export function transportsIn(log: string): string[] {
   return [...new Set([...log.matchAll(/ep_cfg\[\d+\]:\s*(.+)$/gm)].map((m) => m[1].trim()))];
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 /**

@@ -1,5 +1,6 @@
 // A problem found in a config file, located as file:line:col and key path.
 import type { KeyPath } from '../types/test-type.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface ConfigIssue {
   /** Path as the user should see it (relative to WORK_DIR when inside it). */
@@ -28,9 +29,12 @@ export function formatKeyPath(path: KeyPath): string {
 }
 
 /** An error that carries every issue of a config, shown one per line. */
-export class ConfigError extends Error {
+export class ConfigError extends DisaggBenchError {
   constructor(readonly issues: ConfigIssue[]) {
-    super(issues.map(formatIssue).join('\n'));
+    // The file and place of the first issue (every issue says its own on its line).
+    const first = issues[0];
+    const place = first && (first.line === undefined ? first.path : `${first.line}:${first.col ?? 1}${first.path ? ` ${first.path}` : ''}`);
+    super(issues.map(formatIssue).join('\n'), { file: first?.file, place: place || undefined });
     this.name = 'ConfigError';
     // The user's file is the place to look, not the framework's code: no stack frames, so Vitest
     // shows the located issues alone, without a code frame of the suite.

@@ -1,8 +1,9 @@
 // The one error a history store raises: one sentence naming the store, what is wrong and what to
 // do. A run turns it into a warning (its own results never depend on the store); a command into
 // its message and exit code 1.
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-export class HistoryStoreError extends Error {
+export class HistoryStoreError extends DisaggBenchError {
   override name = 'HistoryStoreError';
   constructor(
     /** The store as a user would name it (see describeTarget). */
@@ -12,7 +13,7 @@ export class HistoryStoreError extends Error {
     /** The store is simply not there yet (no file, no tables): nothing to compare with, nothing wrong. */
     readonly empty = false,
   ) {
-    super(`${store}: ${reason}; ${remedy}`);
+    super(`${store}: ${reason}; ${remedy}`, { place: store });
   }
 }
 

@@ -3,23 +3,9 @@
 // json.dumps(doc, sort_keys=True, indent=2) (jenkins/scripts/open_search_db.py add_id_of_json),
 // and OpenSearchDB.typeCheckForOpenSearchDB wants every d_ value a Python float, so a d_ number
 // must be written with a fraction (`5.0`, never `5`) to be read back as one.
+import { pythonFloatRepr } from '../results/python-float.ts';
 
 export type PyValue = string | number | boolean | null | PyValue[] | { [key: string]: PyValue };
-
-/** Python's repr() of a float. */
-export function pyFloat(x: number): string {
-  if (Number.isNaN(x)) return 'NaN';
-  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const [mantissa, exp] = x.toExponential().split('e');
-  const e = Number(exp);
-  // repr: fixed notation for decimal exponents -4..15, else d.ddde+XX (two exponent digits at least).
-  if (e >= -4 && e < 16) {
-    const fixed = x.toFixed(Math.max(0, (mantissa.split('.')[1]?.length ?? 0) - e));
-    return fixed.includes('.') ? fixed : `${fixed}.0`;
-  }
-  return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-}
 
 const escapeString = (s: string) => JSON.stringify(s).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
@@ -35,7 +21,7 @@ export function pyDumps(value: PyValue, options: DumpOptions = {}, key = '', lev
   if (value === null) return 'null';
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'string') return escapeString(value);
-  if (typeof value === 'number') return options.isFloatKey?.(key) || !Number.isInteger(value) ? pyFloat(value) : String(value);
+  if (typeof value === 'number') return options.isFloatKey?.(key) || !Number.isInteger(value) ? pythonFloatRepr(value, 'json') : String(value);
   const pad = (n: number) => (options.indent === undefined ? '' : `\n${' '.repeat(options.indent * n)}`);
   const sep = options.indent === undefined ? ', ' : ',';
   if (Array.isArray(value)) {

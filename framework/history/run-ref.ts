@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { readResultsRecords } from '../results/report/load.ts';
 import type { TestRecord } from '../results/json.ts';
 import type { HistoryStore, RunSummary } from './store.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface ResolvedRun {
   /** What to call it in output. */
@@ -13,8 +14,12 @@ export interface ResolvedRun {
   storedRunId?: string;
 }
 
-export class RunRefError extends Error {
+export class RunRefError extends DisaggBenchError {
   override name = 'RunRefError';
+  /** `store`: the history store the run was looked for in, as its description names it. */
+  constructor(message: string, store: string) {
+    super(message, { place: store });
+  }
 }
 
 /** The latest run of a results file (records without a run context count as one run). */
@@ -36,7 +41,7 @@ export async function resolveRun(ref: string, store: () => Promise<HistoryStore>
   const s = await store();
   const runs = await s.runs();
   const pick = (run: RunSummary | undefined, why: string) => {
-    if (!run) throw new RunRefError(`${why}; \`disagg-bench history runs\` lists the runs of ${s.description}`);
+    if (!run) throw new RunRefError(`${why}; \`disagg-bench history runs\` lists the runs of ${s.description}`, s.description);
     return run;
   };
   let run: RunSummary;

@@ -1,6 +1,7 @@
 // The small interface both history backends implement: parameterised queries ($1, $2... in both
 // dialects), bulk inserts and transactions. Everything above it (store.ts) is one SQL text for
 // both; only opening, bulk inserts and a few DDL lines differ per backend.
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export type SqlValue = string | number | boolean | null;
 export type ColumnType = 'text' | 'double' | 'bigint' | 'boolean';
@@ -21,11 +22,11 @@ export interface SqlConnection {
 }
 
 /** A backend's failure, kept apart from the errors of the code that called it. */
-export class SqlError extends Error {
+export class SqlError extends DisaggBenchError {
   override name = 'SqlError';
   readonly code?: string;
   constructor(error: unknown) {
-    super(((error as Error)?.message ?? String(error)).replace(/\s+/g, ' ').trim(), { cause: error });
+    super(((error as Error)?.message ?? String(error)).replace(/\s+/g, ' ').trim(), {}, { cause: error });
     this.code = (error as { code?: string })?.code;
   }
 }

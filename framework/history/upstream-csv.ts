@@ -12,9 +12,13 @@ import { splitCsvRecords } from '../results/csv-read.ts';
 import type { TestRecord } from '../results/json.ts';
 import type { Metric } from '../metrics/metric.ts';
 import { SERVING_SUMMARY_FIELDS } from '../../runners/common/serving-format.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-export class UpstreamCsvError extends Error {
+export class UpstreamCsvError extends DisaggBenchError {
   override name = 'UpstreamCsvError';
+  constructor(message: string, where: { file: string; place: string; expected: string }) {
+    super(message, where);
+  }
 }
 
 /** The file's rows as cells (results/csv-read.ts: RFC 4180, LF or CRLF line ends), blank lines dropped. */
@@ -65,7 +69,9 @@ export function readUpstreamCsv(file: string, options: { gpuType?: string } = {}
   const columns = header?.map((h) => h.trim()) ?? [];
   const missing = (['network_name', 'perf_metric', 'start_timestamp', 'end_timestamp', 'metric_type'] as const).filter((c) => !columns.includes(c));
   if (missing.length > 0) {
-    throw new UpstreamCsvError(`${file}: not a perf_script_test_results.csv (its header lacks ${missing.join(', ')}; expected the columns ${PERF_CSV_COLUMNS.join(',')})`);
+    throw new UpstreamCsvError(`${file}: not a perf_script_test_results.csv (its header lacks ${missing.join(', ')}; expected the columns ${PERF_CSV_COLUMNS.join(',')})`, {
+      file, place: 'its header', expected: `the columns ${PERF_CSV_COLUMNS.join(',')}`,
+    });
   }
   const col = (row: string[], name: string) => row[columns.indexOf(name)] ?? '';
   const records = new Map<string, TestRecord>();
@@ -77,7 +83,9 @@ export function readUpstreamCsv(file: string, options: { gpuType?: string } = {}
     const start = csvTime(col(row, 'start_timestamp'));
     const end = csvTime(col(row, 'end_timestamp'));
     if (!name || !metric || !Number.isFinite(value) || start === undefined || end === undefined) {
-      throw new UpstreamCsvError(`${file}:${line}: expected a row name, a numeric perf_metric, a metric_type and timestamps 'YYYY-MM-DD HH:MM:SS'; found ${JSON.stringify(row.join(','))}`);
+      throw new UpstreamCsvError(`${file}:${line}: expected a row name, a numeric perf_metric, a metric_type and timestamps 'YYYY-MM-DD HH:MM:SS'; found ${JSON.stringify(row.join(','))}`, {
+        file, place: `${file}:${line}`, expected: 'a row name, a numeric perf_metric, a metric_type and timestamps',
+      });
     }
     const { testId, labels } = parseRowName(name);
     const key = JSON.stringify([testId, start, end]);

@@ -17,6 +17,7 @@ import { JOB_SCRIPT_FILE, RESOLVED_CONFIG_FILE, setAsideEarlierLogs, testLogDir,
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { recordCancelled } from './leftover-jobs.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -36,8 +37,12 @@ export interface SubmittedJob {
 }
 
 /** The run was interrupted (Ctrl-C, SIGTERM, the Vitest main process gone): nothing more goes out. */
-export class RunInterruptedError extends Error {
+export class RunInterruptedError extends DisaggBenchError {
   override name = 'RunInterruptedError';
+  /** `testId`: the test that was not submitted, or whose job was cancelled as it was. */
+  constructor(message: string, testId: string) {
+    super(message, { place: testId });
+  }
 }
 
 export interface JobManagerOptions {
@@ -103,7 +108,7 @@ export class JobManager {
       // sbatch was already under way when the run was interrupted: this job must not outlive it.
       await scheduler.cancel([jobId]).catch(() => undefined);
       ledger.record({ test: test.id, job: jobId, state: 'CANCELLED', terminal: true, reason: this.interruption, interrupted: true });
-      throw new RunInterruptedError(`${this.interruption}; job ${jobId} of ${test.id} cancelled as it was submitted`);
+      throw new RunInterruptedError(`${this.interruption}; job ${jobId} of ${test.id} cancelled as it was submitted`, test.id);
     }
     this.owned.set(jobId, test.id);
     return { jobId, request, submittedAt: Date.now(), timeoutSec };
@@ -145,7 +150,7 @@ export class JobManager {
   }
 
   private refuseIfInterrupted(testId: string): void {
-    if (this.interruption) throw new RunInterruptedError(`${this.interruption}; ${testId} was not submitted`);
+    if (this.interruption) throw new RunInterruptedError(`${this.interruption}; ${testId} was not submitted`, testId);
   }
 
   /** Waits for the job to end (cancelling it on timeout or abort) and judges it. */

@@ -18,6 +18,8 @@ import { appendWholeSync, outputWriteError } from '../../runners/common/append-w
 import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { splitCsvRecords } from './csv-read.ts';
 import type { TestTiming } from './test-timing.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { pythonFloatRepr } from './python-float.ts';
 
 export const PERF_CSV_FILE = 'perf_script_test_results.csv';
 
@@ -124,42 +126,20 @@ export function csvMetrics(metrics: Metric[], names: string[] | undefined, extra
   return extra ? [...chosen, ...metrics.filter((m) => !rank.has(m.name))] : chosen;
 }
 
-export class CsvHeaderMismatchError extends Error {
+export class CsvHeaderMismatchError extends DisaggBenchError {
   constructor(
-    readonly file: string,
-    readonly expected: string,
+    override readonly file: string,
+    override readonly expected: string,
     readonly found: string,
   ) {
     super(
       `refusing to append to ${file}: its header differs from this version's columns\n` +
         `  expected: ${expected}\n  found:    ${found}\n` +
         `Move the file aside or point OUTPUT_PATH to another folder; the file was not modified.`,
+      { file, place: 'its header', expected },
     );
     this.name = 'CsvHeaderMismatchError';
   }
-}
-
-/**
- * A float as Python's repr writes it (pandas' to_csv of a float column): the shortest digits that
- * read back the same, `.0` on whole numbers, exponent form below 1e-4 and from 1e16 with two
- * exponent digits at least (`1e-05`, `1.5e+16`); nan and inf as Python spells them.
- */
-export function pythonFloatRepr(x: number): string {
-  if (Number.isNaN(x)) return 'nan';
-  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const [mantissa, exp] = x.toExponential().split('e');
-  const exponent = Number(exp);
-  const sign = mantissa.startsWith('-') ? '-' : '';
-  const digits = mantissa.replace(/^-/, '').replace('.', '');
-  if (exponent < -4 || exponent >= 16) {
-    const body = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    return `${sign}${body}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
-  }
-  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
-  const fraction = digits.slice(exponent + 1);
-  return `${sign}${whole}.${fraction || '0'}`;
 }
 
 /** Columns pandas writes as floats (upstream's `float(metric_value)`, `total_seconds()`). */

@@ -3,13 +3,14 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-export class FileLockError extends Error {
+export class FileLockError extends DisaggBenchError {
   constructor(
-    readonly file: string,
+    override readonly file: string,
     readonly reason: string,
   ) {
-    super(`cannot lock ${file}: ${reason}`);
+    super(`cannot lock ${file}: ${reason}`, { file });
     this.name = 'FileLockError';
   }
 }

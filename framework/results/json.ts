@@ -14,6 +14,7 @@ import type { CsvRowsIdentity } from './csv.ts';
 import { withFileLock } from './file-lock.ts';
 import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -99,12 +100,12 @@ export interface ResultsFile {
   records: TestRecord[];
 }
 
-export class ResultsFileError extends Error {
+export class ResultsFileError extends DisaggBenchError {
   constructor(
-    readonly file: string,
+    override readonly file: string,
     reason: string,
   ) {
-    super(`${file}: ${reason}; the file was not modified (move it aside to start a new one)`);
+    super(`${file}: ${reason}; the file was not modified (move it aside to start a new one)`, { file });
     this.name = 'ResultsFileError';
   }
 }

@@ -1,5 +1,6 @@
 // The one interface every scheduler backend (slurm, local, replay) implements.
 // Nothing above this layer shells out to SLURM or spawns job scripts itself.
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 /** Job states, SLURM's vocabulary; states.ts maps raw scheduler output onto these once. */
 export type JobState =
@@ -99,14 +100,14 @@ export interface Scheduler {
 }
 
 /** A scheduler command failed in a way that retrying will not fix (bad partition, bad account...). */
-export class SchedulerError extends Error {
+export class SchedulerError extends DisaggBenchError {
   constructor(
     message: string,
     readonly command: string,
     readonly exitCode?: number,
     readonly stderr?: string,
   ) {
-    super(message);
+    super(message, { place: command });
     this.name = 'SchedulerError';
   }
 }

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { parseTestListEntry, pytestFunctionOf, type TestListEntry } from '../config/ids.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface TestList {
   file: string;
@@ -16,9 +17,10 @@ export interface TestList {
   entries: Map<string, TestListEntry>;
 }
 
-export class TestListError extends Error {
-  constructor(message: string) {
-    super(message);
+export class TestListError extends DisaggBenchError {
+  /** `file`: the list's path as read (WORK_DIR applied). */
+  constructor(message: string, file: string) {
+    super(message, { file, place: 'DISAGG_TEST_LIST', expected: 'one test id per line' });
     this.name = 'TestListError';
   }
 }
@@ -34,9 +36,9 @@ export function readTestList(listPath: string, workDir: string): TestList {
   } catch (err) {
     if (!(err instanceof FileReadError)) throw err;
     const reason = err.code === 'not-regular' ? err.reason.replace(/^is not a regular file \((.*)\)$/, 'is $1') : err.reason;
-    throw new TestListError(`${where} ${reason}; expected a file with one test id per line${err.code === 'unreadable' ? ', relative to WORK_DIR' : ''}`);
+    throw new TestListError(`${where} ${reason}; expected a file with one test id per line${err.code === 'unreadable' ? ', relative to WORK_DIR' : ''}`, file);
   }
-  if (text.includes('\0')) throw new TestListError(`${where} holds NUL bytes: not a text file (UTF-16?); expected UTF-8 text, one test id per line`);
+  if (text.includes('\0')) throw new TestListError(`${where} holds NUL bytes: not a text file (UTF-16?); expected UTF-8 text, one test id per line`, file);
   const ids: string[] = [];
   const lines = new Map<string, number>();
   const entries = new Map<string, TestListEntry>();
@@ -50,7 +52,7 @@ export function readTestList(listPath: string, workDir: string): TestList {
     lines.set(parsed.id, index + 1);
     entries.set(parsed.id, parsed);
   });
-  if (ids.length === 0) throw new TestListError(`${where} holds no test ids; expected one test id per line`);
+  if (ids.length === 0) throw new TestListError(`${where} holds no test ids; expected one test id per line`, file);
   return { file: listPath, ids, lines, entries };
 }
 

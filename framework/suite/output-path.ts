@@ -10,9 +10,14 @@ import { JOBS_FILE, LEDGER_FILE } from '../jobs/ledger.ts';
 import { CLAIMS_FOLDER } from '../jobs/run-claims.ts';
 import { LOG_FOLDERS } from '../scheduler/log-folder.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-export class OutputPathError extends Error {
+export class OutputPathError extends DisaggBenchError {
   override name = 'OutputPathError';
+  /** `outputPath`: OUTPUT_PATH's folder, the place of every problem. */
+  constructor(message: string, outputPath: string) {
+    super(message, { file: outputPath, place: 'OUTPUT_PATH' });
+  }
 }
 
 /** Files of OUTPUT_PATH a run appends to or replaces, and folders it writes into. */
@@ -119,6 +124,7 @@ export function checkOutputPath(outputPath: string): void {
     throw new OutputPathError(
       `OUTPUT_PATH=${outputPath} cannot be written: ${why}. Results, logs and the job ledger go there; ` +
         'point OUTPUT_PATH to a writable folder.',
+      outputPath,
     );
   }
   const problems = [
@@ -126,6 +132,6 @@ export function checkOutputPath(outputPath: string): void {
     ...RUN_FOLDERS.map((name) => folderProblem(path.join(outputPath, name))),
   ].filter((p): p is string => p !== undefined);
   if (problems.length > 0) {
-    throw new OutputPathError(problems.map((p) => `OUTPUT_PATH=${outputPath}: ${p}; move it aside or point OUTPUT_PATH to another folder`).join('\n'));
+    throw new OutputPathError(problems.map((p) => `OUTPUT_PATH=${outputPath}: ${p}; move it aside or point OUTPUT_PATH to another folder`).join('\n'), outputPath);
   }
 }

@@ -2,6 +2,7 @@
 // an append that cannot be completed is undone (the file is cut back to its size before), so a
 // reader never finds half a CSV row or half a ledger line; the error says which file and why.
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { DisaggBenchError } from './errors.ts';
 
 const REASONS: Record<string, string> = {
   ENOSPC: 'no space left on device (the file system of OUTPUT_PATH is full)',
@@ -13,14 +14,14 @@ const REASONS: Record<string, string> = {
   ENOTDIR: 'a part of its path is a file, not a folder',
 };
 
-export class OutputWriteError extends Error {
+export class OutputWriteError extends DisaggBenchError {
   override name = 'OutputWriteError';
   constructor(
-    readonly file: string,
+    override readonly file: string,
     readonly code: string | undefined,
     detail: string,
   ) {
-    super(`cannot write ${file}: ${detail}; what was written before stays whole`);
+    super(`cannot write ${file}: ${detail}; what was written before stays whole`, { file });
   }
 }
 

@@ -5,17 +5,18 @@
 // grows while it is read stops at the bound instead of exhausting memory.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { DisaggBenchError } from './errors.ts';
 
 /** Why a file cannot be read: `reason` completes "<file> ..." as one sentence without the file. */
-export class FileReadError extends Error {
+export class FileReadError extends DisaggBenchError {
   override name = 'FileReadError';
   constructor(
-    readonly file: string,
+    override readonly file: string,
     /** e.g. "is not a regular file (a FIFO)", "cannot be read: permission denied (EACCES)". */
     readonly reason: string,
     readonly code: 'not-regular' | 'too-large' | 'unreadable',
   ) {
-    super(`${file} ${reason}`);
+    super(`${file} ${reason}`, { file });
   }
 }
 
@@ -64,8 +65,11 @@ function checkStat(file: string, stat: Stats, maxBytes: number): void {
 // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 
-/** The bytes of a regular file of at most `maxBytes`; throws FileReadError otherwise. */
-export function readRegularFileSync(file: string, maxBytes: number): Buffer {
+/**
+ * Opens `file` without blocking, checks it is a regular file of at most `maxBytes`, and hands the
+ * descriptor and its stat to `read`; every failure comes out as a FileReadError naming the file.
+ */
+function withRegularFileSync<T>(file: string, maxBytes: number, read: (fd: number, stat: Stats) => T): T {
   let fd: number;
   try {
     fd = openSync(file, OPEN_FLAGS);
@@ -75,6 +79,18 @@ export function readRegularFileSync(file: string, maxBytes: number): Buffer {
   try {
     const stat = fstatSync(fd);
     checkStat(file, stat, maxBytes);
+    return read(fd, stat);
+  } catch (err) {
+    if (err instanceof FileReadError) throw err;
+    throw openError(file, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bytes of a regular file of at most `maxBytes`; throws FileReadError otherwise. */
+export function readRegularFileSync(file: string, maxBytes: number): Buffer {
+  return withRegularFileSync(file, maxBytes, (fd, stat) => {
     // One byte more than allowed: a file that grew since fstat is caught, not read without end.
     const buffer = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(stat.size + 1, 64 * 1024)));
     let length = 0;
@@ -87,12 +103,7 @@ export function readRegularFileSync(file: string, maxBytes: number): Buffer {
       if (n === 0) return buffer.subarray(0, length);
       length += n;
     }
-  } catch (err) {
-    if (err instanceof FileReadError) throw err;
-    throw openError(file, err);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** A file that grew after fstat: read on in larger chunks, up to the bound. */
@@ -143,15 +154,7 @@ export async function readRegularFile(file: string, maxBytes: number): Promise<B
  * file: only that much is read. A character cut at the start shows as U+FFFD.
  */
 export function readTailSync(file: string, maxBytes: number): string {
-  let fd: number;
-  try {
-    fd = openSync(file, OPEN_FLAGS);
-  } catch (err) {
-    throw openError(file, err);
-  }
-  try {
-    const stat = fstatSync(fd);
-    checkStat(file, stat, Number.MAX_SAFE_INTEGER);
+  return withRegularFileSync(file, Number.MAX_SAFE_INTEGER, (fd, stat) => {
     const length = Math.min(stat.size, maxBytes);
     const buffer = Buffer.alloc(length);
     let done = 0;
@@ -161,12 +164,7 @@ export function readTailSync(file: string, maxBytes: number): string {
       done += n;
     }
     return buffer.subarray(0, done).toString('utf8');
-  } catch (err) {
-    if (err instanceof FileReadError) throw err;
-    throw openError(file, err);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /** A regular file's text as UTF-8 (invalid bytes become U+FFFD, as readFileSync(f, 'utf8') does). */

@@ -2,6 +2,7 @@
 // splitter, so no config value can ever become shell syntax in a generated script. It lives with
 // the types because the serving and the nixl types (and their runners) all write job scripts, and
 // no runner may depend on another.
+import { DisaggBenchError } from './errors.ts';
 
 /** Characters that need no quoting anywhere in a bash word (no `=`: it could start an assignment). */
 const SAFE_WORD = /^[A-Za-z0-9_\/.,:@%+-]+$/;
@@ -18,8 +19,12 @@ export function shellJoin(words: Array<string | number>): string {
   return words.map(shellQuote).join(' ');
 }
 
-export class ShellWordsError extends Error {
+export class ShellWordsError extends DisaggBenchError {
   override name = 'ShellWordsError';
+  /** `text`: the line or word refused, as the message quotes it. */
+  constructor(message: string, text: string) {
+    super(message, { place: JSON.stringify(text) });
+  }
 }
 
 /**
@@ -34,7 +39,7 @@ export function splitShellWords(line: string): string[] {
     const ch = line[i];
     if (ch === "'") {
       const end = line.indexOf("'", i + 1);
-      if (end < 0) throw new ShellWordsError(`unterminated ' quote in ${JSON.stringify(line)}`);
+      if (end < 0) throw new ShellWordsError(`unterminated ' quote in ${JSON.stringify(line)}`, line);
       word += line.slice(i + 1, end);
       inWord = true;
       i = end;
@@ -45,11 +50,11 @@ export function splitShellWords(line: string): string[] {
         if (line[j] === '\\' && j + 1 < line.length && '"\\$`'.includes(line[j + 1])) j++;
         word += line[j];
       }
-      if (j >= line.length) throw new ShellWordsError(`unterminated " quote in ${JSON.stringify(line)}`);
+      if (j >= line.length) throw new ShellWordsError(`unterminated " quote in ${JSON.stringify(line)}`, line);
       inWord = true;
       i = j;
     } else if (ch === '\\') {
-      if (i + 1 >= line.length) throw new ShellWordsError(`trailing backslash in ${JSON.stringify(line)}`);
+      if (i + 1 >= line.length) throw new ShellWordsError(`trailing backslash in ${JSON.stringify(line)}`, line);
       word += line[++i];
       inWord = true;
     } else if (/\s/.test(ch)) {
@@ -78,7 +83,7 @@ export function parseEnvAssignments(line: string): EnvAssignment[] {
     const eq = word.indexOf('=');
     const name = eq > 0 ? word.slice(0, eq) : '';
     if (!ENV_NAME.test(name)) {
-      throw new ShellWordsError(`${JSON.stringify(word)} is not of the form NAME=value`);
+      throw new ShellWordsError(`${JSON.stringify(word)} is not of the form NAME=value`, word);
     }
     return { name, value: word.slice(eq + 1) };
   });
@@ -87,7 +92,7 @@ export function parseEnvAssignments(line: string): EnvAssignment[] {
 /** Assignments from a mapping (accuracy.env_var: {HF_HOME: /x}); names are checked the same way. */
 export function envFromMapping(mapping: Record<string, unknown>): EnvAssignment[] {
   return Object.entries(mapping).map(([name, value]) => {
-    if (!ENV_NAME.test(name)) throw new ShellWordsError(`${JSON.stringify(name)} is not a valid variable name`);
+    if (!ENV_NAME.test(name)) throw new ShellWordsError(`${JSON.stringify(name)} is not a valid variable name`, name);
     return { name, value: String(value) };
   });
 }

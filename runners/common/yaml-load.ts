@@ -183,40 +183,36 @@ function syntaxProblem(doc: Document, err: YamlErrorLike, position: (offset: num
 
 const describeEnd = (pos: YamlPosition) => `line ${pos.line}, column ${pos.col}`;
 
-/** Start of the quoted scalar that reaches `end` unclosed. */
-function unclosedQuoteStart(doc: Document, end: number): number | undefined {
-  let found: number | undefined;
-  const visit = (node: unknown): void => {
-    if (found !== undefined || !node) return;
-    if (isScalar(node)) {
-      const range = node.range;
-      if (range && (node.type === Scalar.QUOTE_DOUBLE || node.type === Scalar.QUOTE_SINGLE) && range[0] < end && range[1] >= end) found = range[0];
-    } else if (isMap(node) || isSeq(node)) {
-      for (const item of node.items) visit(item);
-    } else if (isPair(node)) {
-      visit(node.key);
-      visit(node.value);
-    }
-  };
-  visit(doc.contents);
-  return found;
+/** Every node under `node`, parents before children (a pair's key, then its value). */
+function* nodesOf(node: unknown): Generator<unknown> {
+  if (!node) return;
+  if (isPair(node)) {
+    yield* nodesOf(node.key);
+    yield* nodesOf(node.value);
+    return;
+  }
+  yield node;
+  if (isMap(node) || isSeq(node)) for (const item of node.items) yield* nodesOf(item);
 }
 
-/** Start of the innermost flow list (or mapping) that breaks off at `end`. */
+/** Start of the quoted scalar that reaches `end` unclosed. */
+function unclosedQuoteStart(doc: Document, end: number): number | undefined {
+  for (const node of nodesOf(doc.contents)) {
+    if (!isScalar(node)) continue;
+    const range = node.range;
+    if (range && (node.type === Scalar.QUOTE_DOUBLE || node.type === Scalar.QUOTE_SINGLE) && range[0] < end && range[1] >= end) return range[0];
+  }
+  return undefined;
+}
+
+/** Start of the innermost flow list (or mapping) that breaks off at `end`: the last one met, parents first. */
 function unclosedFlowStart(doc: Document, end: number, list: boolean): number | undefined {
   let found: number | undefined;
-  const visit = (node: unknown): void => {
-    if (!node) return;
-    if (isMap(node) || isSeq(node)) {
-      const range = node.range;
-      if (node.flow && isSeq(node) === list && range && range[0] < end && range[1] >= end) found = range[0];
-      for (const item of node.items) visit(item);
-    } else if (isPair(node)) {
-      visit(node.key);
-      visit(node.value);
-    }
-  };
-  visit(doc.contents);
+  for (const node of nodesOf(doc.contents)) {
+    if (!(isMap(node) || isSeq(node))) continue;
+    const range = node.range;
+    if (node.flow && isSeq(node) === list && range && range[0] < end && range[1] >= end) found = range[0];
+  }
   return found;
 }
 

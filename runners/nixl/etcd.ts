@@ -6,14 +6,18 @@
 // ETCDCTL_BIN.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { READ_LIMITS, readTailSync, readTextFileSync } from '../common/read-file.ts';
+import { DisaggBenchError, type ErrorPlace } from '../common/errors.ts';
+import { freePort } from '../common/free-port.ts';
 
-export class EtcdError extends Error {
+export class EtcdError extends DisaggBenchError {
   override name = 'EtcdError';
+  constructor(message: string, where: ErrorPlace = {}) {
+    super(message, where);
+  }
 }
 
 /** What `etcd-start` leaves in its folder for the ranks and for `etcd-stop`. */
@@ -45,24 +49,13 @@ export function reachableHost(): string {
   return '127.0.0.1';
 }
 
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /** Starts etcd detached (it outlives this process: the ranks use it), waits until it answers. */
 export async function startEtcd(options: StartOptions): Promise<RunningEtcd> {
   const host = options.host ?? '127.0.0.1';
   const dir = path.resolve(options.dir);
   fs.mkdirSync(dir, { recursive: true });
   if (fs.existsSync(path.join(dir, ETCD_FILES.pid))) {
-    throw new EtcdError(`${dir} already holds an etcd (${ETCD_FILES.pid}); stop it first (disagg-bench nixl-tool etcd-stop --dir ${dir})`);
+    throw new EtcdError(`${dir} already holds an etcd (${ETCD_FILES.pid}); stop it first (disagg-bench nixl-tool etcd-stop --dir ${dir})`, { file: dir });
   }
   let lastProblem = '';
   // A port seen free may be taken before etcd binds it: try again with new ports.
@@ -93,7 +86,7 @@ export async function startEtcd(options: StartOptions): Promise<RunningEtcd> {
       child.once('error', (err) => resolve({ error: err.message }));
       child.once('spawn', () => resolve({ pid: child.pid }));
     });
-    if (spawned.error || !spawned.pid) throw new EtcdError(`cannot start ${etcdBin()}: ${spawned.error} (install etcd-server, or set ETCD_BIN)`);
+    if (spawned.error || !spawned.pid) throw new EtcdError(`cannot start ${etcdBin()}: ${spawned.error} (install etcd-server, or set ETCD_BIN)`, { place: etcdBin() });
     child.unref();
     const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? -1)));
     const ready = await waitHealthy(endpoint, (options.readyTimeoutS ?? 30) * 1000, exited);
@@ -106,7 +99,7 @@ export async function startEtcd(options: StartOptions): Promise<RunningEtcd> {
     lastProblem = ready;
     if (!/address already in use/i.test(logTail(dir))) break;
   }
-  throw new EtcdError(`etcd did not come up in ${dir}: ${lastProblem}; last lines of ${ETCD_FILES.log}:\n${logTail(dir)}`);
+  throw new EtcdError(`etcd did not come up in ${dir}: ${lastProblem}; last lines of ${ETCD_FILES.log}:\n${logTail(dir)}`, { file: dir });
 }
 
 async function waitHealthy(endpoint: string, timeoutMs: number, exited: Promise<number>): Promise<true | string> {
@@ -139,7 +132,7 @@ export async function etcdctl(endpoint: string, args: string[], timeoutMs = 10_0
     stdin: 'ignore',
   });
   if (r.exitCode !== 0 || r.failed) {
-    throw new EtcdError(`etcdctl ${args.join(' ')} at ${endpoint} failed (${r.timedOut ? 'timed out' : `exit code ${r.exitCode}`}): ${String(r.stderr || r.message).trim()}`);
+    throw new EtcdError(`etcdctl ${args.join(' ')} at ${endpoint} failed (${r.timedOut ? 'timed out' : `exit code ${r.exitCode}`}): ${String(r.stderr || r.message).trim()}`, { place: endpoint });
   }
   return String(r.stdout);
 }
@@ -154,7 +147,7 @@ export async function wipePrefix(endpoint: string, prefix: string): Promise<numb
 export function endpointOf(dir: string): string {
   const text = readTextFileSync(path.join(dir, ETCD_FILES.env), READ_LIMITS.record);
   const endpoint = /^ETCD_ENDPOINTS=(.+)$/m.exec(text)?.[1];
-  if (!endpoint) throw new EtcdError(`${path.join(dir, ETCD_FILES.env)} names no ETCD_ENDPOINTS`);
+  if (!endpoint) throw new EtcdError(`${path.join(dir, ETCD_FILES.env)} names no ETCD_ENDPOINTS`, { file: path.join(dir, ETCD_FILES.env), expected: 'ETCD_ENDPOINTS' });
   return endpoint;
 }
 

@@ -3,8 +3,7 @@
 // fills up mid-run (a tmpfs of a few hundred KiB, filled by the test) keeps whole everything written
 // before, and the test that could not be saved fails with one clear error.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
@@ -14,6 +13,7 @@ import {
 import { readCsv } from '../fixtures/reliability/csv-read.ts';
 import { PERF_CSV_COLUMNS, PERF_CSV_FILE } from '../../framework/results/csv.ts';
 import { LEDGER_FILE } from '../../framework/jobs/ledger.ts';
+import { canMountTmpfs } from '../fixtures/can-mount.ts';
 
 afterAll(removeWorkDirs);
 
@@ -24,17 +24,7 @@ function ledgerLines(outputPath: string): Array<{ run: string; test: string; sta
   return read(outputPath, LEDGER_FILE).split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
-/** Whether this machine lets us mount a tmpfs (root with CAP_SYS_ADMIN). */
-const canMount = (() => {
-  const probe = mkdtempSync(path.join(tmpdir(), 'mount-probe-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount = canMountTmpfs();
 
 describeCluster.concurrent('OUTPUT_PATH under stress', () => {
   it('two runs writing one OUTPUT_PATH at once: every record, row and ledger line whole, nothing lost', { timeout: 240_000 }, async () => {

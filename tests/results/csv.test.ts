@@ -12,8 +12,8 @@ import {
   PERF_CSV_COLUMNS,
   PERF_CSV_FILE,
   perfRowsFor,
-  pythonFloatRepr,
 } from '../../framework/results/csv.ts';
+import { pythonFloatRepr } from '../../framework/results/python-float.ts';
 import { servingCsvInfo } from '../../framework/types/serving/serving-type.ts';
 import { disaggPerfMetrics, wideepPerfMetrics } from '../../framework/types/serving/metrics.ts';
 import { baseConfig } from '../fixtures/serving/base-config.ts';
@@ -72,6 +72,12 @@ describe('cells as upstream\'s result saver writes them (pandas to_csv)', () => 
       [-2.5, '-2.5'], [0, '0.0'], [-0, '-0.0'], [2 ** 53, '9007199254740992.0'], [1.2345e21, '1.2345e+21'], [NaN, 'nan'], [-Infinity, '-inf'],
     ];
     for (const [x, repr] of cases) expect(pythonFloatRepr(x), String(x)).toBe(repr);
+  });
+
+  it("json.dumps' spelling (the history's OpenSearch documents) differs only where the float is not finite", () => {
+    // 2163847343988312.2: toFixed would round it to ...312.3; Python writes the shortest digits.
+    const cases: Array<[number, string]> = [[NaN, 'NaN'], [Infinity, 'Infinity'], [-Infinity, '-Infinity'], [5, '5.0'], [1e-5, '1e-05'], [2163847343988312.2, '2163847343988312.2']];
+    for (const [x, repr] of cases) expect(pythonFloatRepr(x, 'json'), String(x)).toBe(repr);
   });
 
   it('perf_metric and total_time__sec are written as floats, the clocks as integers, a negative float unescaped', async () => {

@@ -13,22 +13,12 @@ import {
 } from '../../framework/scheduler/log-folder.ts';
 import { ReplayScheduler } from '../../framework/scheduler/replay.ts';
 import { sbatchArgs } from '../../framework/scheduler/slurm.ts';
+import { canMountTmpfs } from '../fixtures/can-mount.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'job-record-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** Whether this machine lets us mount a tmpfs (root with CAP_SYS_ADMIN). */
-const canMount = (() => {
-  const probe = path.join(root, 'probe');
-  mkdirSync(probe);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount = canMountTmpfs();
 
 const ended = { id: '7', state: 'COMPLETED' as const, terminal: true };
 

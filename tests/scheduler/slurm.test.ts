@@ -10,6 +10,7 @@ import { SchedulerError, type JobRequest, type JobResources, type JobStatus } fr
 import { SlurmScheduler, type SlurmSchedulerOptions } from '../../framework/scheduler/slurm.ts';
 import { parseSacctStatus, jobcompStatusArgs } from '../../framework/scheduler/slurm-status.ts';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
+import { freePort } from '../../runners/common/free-port.ts';
 
 const clusterNodes = ['n1', 'n2', 'n3', 'n4'];
 
@@ -286,13 +287,3 @@ describeCluster.concurrent('SlurmScheduler on the local cluster', () => {
   }
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}

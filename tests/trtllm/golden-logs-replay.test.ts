@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
 import { readCsv } from '../fixtures/reliability/csv-read.ts';
 import { recordOf, removeWorkDirs, runSuite, testIdOf, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
-import { pythonFloatRepr, PERF_CSV_FILE } from '../../framework/results/csv.ts';
+import { PERF_CSV_FILE } from '../../framework/results/csv.ts';
+import { pythonFloatRepr } from '../../framework/results/python-float.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
 import { disaggPerfMetrics, wideepPerfMetrics } from '../../framework/types/serving/metrics.ts';
 

@@ -4,8 +4,9 @@ import { readArgs, type OptionSpec } from '../../../runners/common/args/read-arg
 import { CommandArgsError } from '../../../runners/common/args/args-error.ts';
 import { readSettings, type Settings } from '../../settings.ts';
 import { withHistory, type HistoryStore, type OpenOptions } from '../../history/store.ts';
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 
-export class UsageError extends Error {
+export class UsageError extends DisaggBenchError {
   override name = 'UsageError';
 }
 

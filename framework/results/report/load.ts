@@ -6,14 +6,15 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { holdsResult, RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type TestRecord } from '../json.ts';
 import { FileReadError, READ_LIMITS, readTextFile } from '../../../runners/common/read-file.ts';
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 
 /** A results file the report cannot read, with the file and what is wrong in it. */
-export class ResultsInputError extends Error {
+export class ResultsInputError extends DisaggBenchError {
   constructor(
-    readonly file: string,
+    override readonly file: string,
     readonly reason: string,
   ) {
-    super(`${file}: ${reason}`);
+    super(`${file}: ${reason}`, { file });
     this.name = 'ResultsInputError';
   }
 }

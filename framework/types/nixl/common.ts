@@ -11,6 +11,7 @@ import { ucxSectionRules, ucxSectionSchema, type UcxSection } from './ucx-sectio
 import { cudaCopyPaths } from '../../../runners/xfer/device-copy/copy-path.ts';
 import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';
+import { int } from './kinds/kind-values.ts';
 
 export interface NixlConfig {
   metadata?: { description?: string; supported_gpus?: string[] };
@@ -52,7 +53,6 @@ export function nixlConfig(config: Record<string, unknown>): NixlConfig {
 export const nodesOf = (config: NixlConfig): number => config.benchmark.nodes ?? 1;
 
 const nonEmpty = { type: 'string', minLength: 1 };
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const section = (properties: Record<string, unknown>, required: string[] = []): JsonSchema => ({
   type: 'object',
   properties,

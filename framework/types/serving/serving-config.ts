@@ -2,6 +2,7 @@
 // metrics, the verdict and the job builder must agree on (concurrencies, modes, sizes, tasks).
 import type { AccuracyDatasetConfig } from '../../metrics/accuracy.ts';
 import type { MetricsOverride } from '../../metrics/extractors/regex.ts';
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 
 export type BenchmarkMode = 'e2e' | 'gen_only' | 'gen_only_no_context';
 export const benchmarkModes: readonly BenchmarkMode[] = ['e2e', 'gen_only', 'gen_only_no_context'];
@@ -114,7 +115,7 @@ export function servingConfig(config: Record<string, unknown>): ServingConfig {
   return config as unknown as ServingConfig;
 }
 
-export class ConcurrencyListError extends Error {
+export class ConcurrencyListError extends DisaggBenchError {
   override name = 'ConcurrencyListError';
 }
 

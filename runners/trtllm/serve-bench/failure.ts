@@ -1,5 +1,6 @@
 // Why a request failed, in two parts: a short kind that groups failures in the summary
 // ("ECONNREFUSED", "HTTP 500", "malformed chunk") and the message of one occurrence.
+import { DisaggBenchError } from '../../common/errors.ts';
 
 export interface RequestFailure {
   kind: string;
@@ -7,7 +8,7 @@ export interface RequestFailure {
 }
 
 /** Raised inside a request to end it with a given failure (malformed stream, timeout...). */
-export class RequestFailedError extends Error {
+export class RequestFailedError extends DisaggBenchError {
   override name = 'RequestFailedError';
   constructor(readonly failure: RequestFailure) {
     super(failure.message);

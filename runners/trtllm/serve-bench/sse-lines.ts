@@ -1,10 +1,11 @@
 // Server-sent events as the OpenAI streaming APIs send them: `data: <json>` lines, blank lines
 // between events, `data: [DONE]` at the end. Only `data:` matters; comments and other SSE fields
 // are skipped; anything else is a malformed stream.
+import { DisaggBenchError } from '../../common/errors.ts';
 
 export type SseData = { done: true } | { done: false; json: unknown };
 
-export class MalformedStreamError extends Error {
+export class MalformedStreamError extends DisaggBenchError {
   override name = 'MalformedStreamError';
 }
 

@@ -24,6 +24,8 @@ export interface FabricRun {
   openRequests(): number[];
   /** The first operation that completed in error, if any. */
   readonly failure: { requestIndex: number; message: string } | undefined;
+  /** Reads of the CQ in a row that completed nothing (the caller's wait policy). */
+  idle: number;
   end(): void;
 }
 
@@ -120,6 +122,7 @@ export class FabricContexts {
 class Run implements FabricRun {
   readonly timings: RequestTiming[];
   open = 0;
+  idle = 0;
   failure: { requestIndex: number; message: string } | undefined;
 
   constructor(

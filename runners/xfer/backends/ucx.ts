@@ -50,6 +50,8 @@ export class UcxBackend implements Backend {
   readonly memory: UcxMemory;
   /** NIXL's UCX defaults this UCX does not know (skipped, as NIXL skips them). */
   readonly skippedDefaults: string[];
+  /** The engine's UCX defaults that the environment (or options.config) replaced, as logged. */
+  readonly userReplacedDefaults: string[];
   /** A progress thread progresses the worker (nixlbench --enable_pt), not the rank's thread. */
   private readonly progressThread: boolean;
 
@@ -62,7 +64,10 @@ export class UcxBackend implements Backend {
     const config: Record<string, string> = { ...options.config };
     if (options.tls) config.TLS = options.tls;
     if (options.netDevices) config.NET_DEVICES = options.netDevices;
-    ({ context: this.context, skippedDefaults: this.skippedDefaults } = this.ucp.init(config));
+    const init = this.ucp.init(config);
+    ({ context: this.context, skippedDefaults: this.skippedDefaults, userReplaced: this.userReplacedDefaults } = init);
+    // A user's own value wins over the engine's defaults (native/ucx-defaults.ts); the log says so once.
+    if (ctx.rank === 0 && this.userReplacedDefaults.length > 0) console.error(`ucx: kept from the environment: ${this.userReplacedDefaults.join(', ')}`);
     this.progressThread = options.progressThread ?? false;
     this.worker = this.ucp.workerCreate(this.context, this.progressThread ? 'multi' : 'single');
     const eventFd = this.ucp.workerEventFd(this.worker);

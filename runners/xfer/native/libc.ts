@@ -1,5 +1,5 @@
 // libc through koffi: POSIX shared memory, memfds (huge pages), mappings, descriptors of other
-// processes (pidfd), memory copies and poll(2).
+// processes (pidfd), memory copies (also into another process: CMA) and poll(2).
 import koffi from 'koffi';
 import { NativeCallError } from '../errors.ts';
 import { addressOf, lazyBinding, openLibrary } from './load.ts';
@@ -43,6 +43,8 @@ export interface Libc {
   /** memcpy on one of koffi's worker threads; copies run in parallel and the event loop stays free. */
   memcpyAsync(dst: bigint, src: bigint, n: number): Promise<void>;
   memset(dst: bigint, byte: number, n: number): void;
+  /** process_vm_writev of one contiguous range into process `pid` (CMA, as libfabric's shm provider copies): bytes written. */
+  processVmWritev(pid: number, local: bigint, remote: bigint, n: number): number;
   memcmp(a: bigint, b: bigint, n: number): number;
   /** poll(2) on one fd, on a worker thread: resolves true when readable, false on timeout. */
   pollReadable(fd: number, timeoutMs: number): Promise<boolean>;
@@ -52,6 +54,7 @@ export interface Libc {
 export const libc = lazyBinding((): Libc => {
   const lib = openLibrary('libc', ['libc.so.6']);
   const pollfd = koffi.struct('xfer_pollfd', { fd: 'int', events: 'short', revents: 'short' });
+  const iovec = koffi.struct('xfer_iovec', { base: 'uint64_t', len: 'size_t' });
   const f = {
     shm_open: lib.func('int shm_open(const char *name, int oflag, uint32_t mode)'),
     shm_unlink: lib.func('int shm_unlink(const char *name)'),
@@ -65,6 +68,7 @@ export const libc = lazyBinding((): Libc => {
     memcpy: lib.func('void *memcpy(void *dst, const void *src, size_t n)'),
     memset: lib.func('void *memset(void *dst, int c, size_t n)'),
     memcmp: lib.func('int memcmp(const void *a, const void *b, size_t n)'),
+    process_vm_writev: lib.func('process_vm_writev', 'long', ['int', koffi.pointer(iovec), 'unsigned long', koffi.pointer(iovec), 'unsigned long', 'unsigned long']),
     poll: lib.func('poll', 'int', [koffi.inout(koffi.pointer(pollfd)), 'uint64_t', 'int']),
     strerror: lib.func('const char *strerror(int errnum)'),
   };
@@ -107,6 +111,9 @@ export const libc = lazyBinding((): Libc => {
         f.memcpy.async(dst, src, n, (err: unknown) => (err ? reject(err) : resolve()));
       }),
     memset: (dst, byte, n) => void f.memset(dst, byte, n),
+    processVmWritev(pid, local, remote, n) {
+      return check(Number(f.process_vm_writev(pid, { base: local, len: n }, 1, { base: remote, len: n }, 1, 0)), `process_vm_writev(pid ${pid}, ${n} bytes)`);
+    },
     memcmp: (a, b, n) => f.memcmp(a, b, n),
     pollReadable: (fd, timeoutMs) =>
       new Promise<boolean>((resolve, reject) => {

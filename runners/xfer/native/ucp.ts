@@ -9,6 +9,7 @@ import koffi from 'koffi';
 import fs from 'node:fs';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
+import { planUcxDefaults } from './ucx-defaults.ts';
 
 const UCP_FEATURE_RMA = 1n << 1n;
 const UCP_FEATURE_AMO32 = 1n << 2n;
@@ -40,18 +41,6 @@ const ERR_PTR_FLOOR = (1n << 64n) - 100n;
 /** A request handle from a *_nbx call; null when the operation completed at once. */
 export type UcpRequest = bigint | null;
 
-/**
- * UCX configuration NIXL's UCX backend sets (src/plugins/ucx/ucx_utils.cpp) unless the
- * environment sets UCX_<name>. The RDMA ones only where the host has an RDMA device: elsewhere no
- * UCX component reads them and UCX warns "invalid configurations" at every worker.
- */
-export const NIXL_UCX_DEFAULTS: Readonly<Record<string, string>> = { RNDV_THRESH: 'inf' };
-export const NIXL_UCX_RDMA_DEFAULTS: Readonly<Record<string, string>> = {
-  MAX_RMA_RAILS: '2',
-  IB_PCI_RELAXED_ORDERING: 'try',
-  RC_FENCE: 'none',
-};
-
 function hasRdmaDevice(): boolean {
   try {
     return fs.readdirSync('/sys/class/infiniband').length > 0;
@@ -74,11 +63,12 @@ export interface UcpAllocation {
 export interface Ucp {
   versionString(): string;
   /**
-   * Reads UCX_* from the environment, applies NIXL's defaults where the environment and
-   * `overrides` are silent, then `overrides` (e.g. { TLS: 'tcp' }), which must all be valid.
-   * Returns the context and the defaults this UCX rejected (skipped, as NIXL skips them).
+   * Reads UCX_* from the environment, applies NIXL's and the engine's defaults (ucx-defaults.ts)
+   * where the environment and `overrides` are silent, then `overrides` (e.g. { TLS: 'tcp' }),
+   * which must all be valid. Returns the context, the defaults this UCX rejected (skipped, as NIXL
+   * skips them) and the engine's defaults the environment replaced.
    */
-  init(overrides?: Record<string, string>): { context: bigint; skippedDefaults: string[] };
+  init(overrides?: Record<string, string>): { context: bigint; skippedDefaults: string[]; userReplaced: string[] };
   cleanup(context: bigint): void;
   /**
    * 'multi' (UCS_THREAD_MODE_MULTI): several threads may call into the worker (a progress
@@ -184,13 +174,13 @@ export const ucp = lazyBinding((): Ucp => {
   return {
     versionString: () => f.get_version_string() as string,
     init(overrides = {}) {
+      const { apply, environment, userReplaced } = planUcxDefaults(process.env, overrides, hasRdmaDevice());
+      for (const [name, value] of environment) process.env[`UCX_${name}`] = value;
       const cfg = outPtr();
       check(f.config_read(null, null, cfg), 'ucp_config_read');
       try {
         const skippedDefaults: string[] = [];
-        const defaults = { ...NIXL_UCX_DEFAULTS, ...(hasRdmaDevice() ? NIXL_UCX_RDMA_DEFAULTS : {}) };
-        for (const [name, value] of Object.entries(defaults)) {
-          if (process.env[`UCX_${name}`] !== undefined || name in overrides) continue;
+        for (const [name, value] of apply) {
           if (f.config_modify(cfg[0], name, value) !== 0) skippedDefaults.push(`${name}=${value}`);
         }
         for (const [name, value] of Object.entries(overrides)) {
@@ -201,7 +191,7 @@ export const ucp = lazyBinding((): Ucp => {
         params.writeBigUInt64LE(UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP, 8);
         const ctx = outPtr();
         check(f.init_version(1, 10, params, cfg[0], ctx), 'ucp_init');
-        return { context: ctx[0]!, skippedDefaults };
+        return { context: ctx[0]!, skippedDefaults, userReplaced };
       } finally {
         f.config_release(cfg[0]);
       }

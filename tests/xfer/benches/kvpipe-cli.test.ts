@@ -5,15 +5,9 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { extractLmcacheMetrics } from '../../../framework/metrics/extractors/lmcache.ts';
 import { runBench } from './bench-cli.ts';
+import { freePort } from '../../../runners/common/free-port.ts';
 
 const pipe = ['kvpipe', '--buffer-size', '16M', '--num-objs', '12', '--obj-size', '2M'];
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 const waits = (out: string) => [...out.matchAll(/wait for receiver: ([\d.]+) ms/g)].map((m) => Number(m[1]));
 
 describe('disagg-bench kvpipe', { concurrent: true }, () => {

@@ -24,7 +24,7 @@ import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../../../../runners/xfer/benches/kvpipe/kvpipe-options.ts';
 import { parseCacheEngineArgs } from '../../../../runners/xfer/benches/cache-engine/cache-engine-options.ts';
-import { checkBackendMemory, sizeSchema } from './kind-values.ts';
+import { checkBackendMemory, sizeSchema, sectionSchema, int, memorySchema, checkTwoRanks } from './kind-values.ts';
 import { flagArgs, rankArgv, type FlagCommand } from '../job/rank-command.ts';
 
 interface CacheEngineSection {
@@ -45,7 +45,6 @@ interface CacheEngineSection {
 const SECTION = 'cache_engine';
 const LOG = 'cache_engine.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as CacheEngineSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 
 /** The command's flags from the section (the backend comes from benchmark.backend). */
 const CACHE_ENGINE_COMMAND: FlagCommand<CacheEngineSection> = {
@@ -70,30 +69,26 @@ export const cacheEngineKind: NixlKind = {
   name: 'cache-engine',
   rankLog: LOG,
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      num_chunks: int(1),
-      num_rounds: int(1),
-      num_layers: int(1),
-      num_heads: int(1),
-      head_size: int(1),
-      block_size: int(1),
-      num_blocks: int(1),
-      chunk_size: int(1),
-      dtype: { enum: Object.keys(DTYPE_BYTES) },
-      buffer_size: sizeSchema,
-      seed: int(0),
-      memory: { enum: ['host', 'gpu'] },
-    },
-  },
+  sectionSchema: sectionSchema({
+    num_chunks: int(1),
+    num_rounds: int(1),
+    num_layers: int(1),
+    num_heads: int(1),
+    head_size: int(1),
+    block_size: int(1),
+    num_blocks: int(1),
+    chunk_size: int(1),
+    dtype: { enum: Object.keys(DTYPE_BYTES) },
+    buffer_size: sizeSchema,
+    seed: int(0),
+    memory: memorySchema,
+  }),
   backends: kvpipeBackends,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
     const out: RuleViolation[] = [];
-    if (benchmark.ranks !== 2) out.push({ path: ['benchmark', 'ranks'], message: `cache-engine runs 2 ranks (rank 0 stores, rank 1 retrieves), not ${benchmark.ranks}` });
+    checkTwoRanks('cache-engine', 'rank 0 stores, rank 1 retrieves', benchmark.ranks, out);
     checkBackendMemory(benchmark.backend, s.memory, [SECTION, 'memory'], out);
     // the command's own checks (LMCache's "Number of chunks must be <= ...", a chunk that does not fit the buffer...)
     try {

@@ -15,6 +15,7 @@ import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 import { CT_IGNORED_PATTERN_KEYS, ctIgnoredKeyReason } from '../../../../runners/xfer/benches/traffic-pattern.ts';
+import { sectionSchema, int } from './kind-values.ts';
 
 interface CtSection {
   iters?: number;
@@ -41,18 +42,13 @@ export const ctPerftestKind: NixlKind = {
   name: 'ct-perftest',
   rankLog: 'ct_perftest.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['traffic_pattern'],
-    properties: {
-      iters: { type: 'integer', minimum: 1 },
-      warmup_iters: { type: 'integer', minimum: 0 },
-      verify_buffers: { type: 'boolean' },
-      print_recv_buffers: { type: 'boolean' },
-      traffic_pattern: patternSchema(),
-    },
-  },
+  sectionSchema: sectionSchema({
+    iters: int(1),
+    warmup_iters: int(0),
+    verify_buffers: { type: 'boolean' },
+    print_recv_buffers: { type: 'boolean' },
+    traffic_pattern: patternSchema(),
+  }, ['traffic_pattern']),
   backends: backendNames,
   rules(config, configDir) {
     const { benchmark } = nixlConfig(config);

@@ -25,7 +25,7 @@ import { nixlConfig } from '../common.ts';
 import { minOf } from '../../../../runners/common/stats.ts';
 import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
-import { checkBackendMemory } from './kind-values.ts';
+import { checkBackendMemory, memorySchema, sectionSchema, int } from './kind-values.ts';
 import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
@@ -48,7 +48,6 @@ interface EpSection {
 const SECTION = 'ep';
 const LOG = 'ep.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as EpSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const givenExperts = (s: EpSection) => (s.experts_per_rank === undefined ? undefined : [s.experts_per_rank].flat());
 /** The data-plane test's default is 8 experts per rank; the control-plane test's, 8 and 32. */
 const dataExperts = (s: EpSection) => givenExperts(s) ?? [8];
@@ -80,25 +79,21 @@ export const epKind: NixlKind = {
   name: 'ep',
   rankLog: LOG,
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      modes: { type: 'array', items: { enum: [...epModes] }, uniqueItems: true },
-      control_plane: { type: 'boolean' },
-      control_plane_test: { enum: [...controlOperations] },
-      tokens: int(1),
-      hidden: int(128),
-      experts_per_rank: { oneOf: [int(1), { type: 'array', items: int(1), minItems: 1 }] },
-      topk: int(1),
-      warmup: int(0),
-      iters: int(2),
-      seed: int(0),
-      layout: { enum: [...epLayouts] },
-      memory: { enum: ['host', 'gpu'] },
-      initiated_by: { enum: [...epInitiators] },
-    },
-  },
+  sectionSchema: sectionSchema({
+    modes: { type: 'array', items: { enum: [...epModes] }, uniqueItems: true },
+    control_plane: { type: 'boolean' },
+    control_plane_test: { enum: [...controlOperations] },
+    tokens: int(1),
+    hidden: int(128),
+    experts_per_rank: { oneOf: [int(1), { type: 'array', items: int(1), minItems: 1 }] },
+    topk: int(1),
+    warmup: int(0),
+    iters: int(2),
+    seed: int(0),
+    layout: { enum: [...epLayouts] },
+    memory: memorySchema,
+    initiated_by: { enum: [...epInitiators] },
+  }),
   backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);

@@ -18,7 +18,7 @@ import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../../../../runners/xfer/benches/kvpipe/kvpipe-options.ts';
-import { checkBackendMemory, checkSize, sizeBytes, sizeSchema } from './kind-values.ts';
+import { checkBackendMemory, checkSize, sizeBytes, sizeSchema, memorySchema, sectionSchema, int, checkTwoRanks } from './kind-values.ts';
 import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 
 interface KvpipeSection {
@@ -38,7 +38,6 @@ interface KvpipeSection {
 const SECTION = 'kvpipe';
 const LOG = 'kvpipe.log';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as KvpipeSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 
 function objectBytes(s: KvpipeSection): number {
   if (s.obj_size !== undefined) return sizeBytes(s.obj_size);
@@ -64,29 +63,25 @@ export const kvpipeKind: NixlKind = {
   name: 'kvpipe',
   rankLog: LOG,
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      buffer_size: sizeSchema,
-      num_objs: int(1),
-      obj_size: sizeSchema,
-      obj_shape: { type: 'array', items: int(1), minItems: 1 },
-      dtype: { enum: Object.keys(DTYPE_BYTES) },
-      batch_size: int(1),
-      simulate_work: { type: 'boolean' },
-      simulate_workload: { type: 'boolean' },
-      work_scale: { type: 'number', minimum: 0 },
-      num_rounds: int(1),
-      memory: { enum: ['host', 'gpu'] },
-    },
-  },
+  sectionSchema: sectionSchema({
+    buffer_size: sizeSchema,
+    num_objs: int(1),
+    obj_size: sizeSchema,
+    obj_shape: { type: 'array', items: int(1), minItems: 1 },
+    dtype: { enum: Object.keys(DTYPE_BYTES) },
+    batch_size: int(1),
+    simulate_work: { type: 'boolean' },
+    simulate_workload: { type: 'boolean' },
+    work_scale: { type: 'number', minimum: 0 },
+    num_rounds: int(1),
+    memory: memorySchema,
+  }),
   backends: kvpipeBackends,
   rules(config) {
     const { benchmark } = nixlConfig(config);
     const s = section(config);
     const out: RuleViolation[] = [];
-    if (benchmark.ranks !== 2) out.push({ path: ['benchmark', 'ranks'], message: `kvpipe runs 2 ranks (a sender and a receiver), not ${benchmark.ranks}` });
+    checkTwoRanks('kvpipe', 'a sender and a receiver', benchmark.ranks, out);
     if (s.obj_size !== undefined && (s.obj_shape !== undefined || s.dtype !== undefined)) {
       out.push({ path: [SECTION, 'obj_size'], message: 'give obj_size or obj_shape/dtype, not both' });
     }

@@ -25,9 +25,9 @@ import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts'
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
+import { int, sectionSchema } from './kind-values.ts';
 
 const SECTION = 'matgen';
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const positive = { type: 'number', exclusiveMinimum: 0 };
 
 /** matgen's options, by config key (the command's flag is the key with `-` for `_`). */
@@ -68,12 +68,7 @@ export const matgenKind: NixlKind = {
   name: 'matgen',
   rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['num_prefill_nodes', 'num_decode_nodes'],
-    properties: { ...recipeProperties, ...sequentialRunProperties },
-  },
+  sectionSchema: sectionSchema({ ...recipeProperties, ...sequentialRunProperties }, ['num_prefill_nodes', 'num_decode_nodes']),
   backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);

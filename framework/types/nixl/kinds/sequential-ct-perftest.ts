@@ -19,6 +19,7 @@ import {
   sequentialRunProperties, type SequentialRunOptions,
 } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
+import { sectionSchema } from './kind-values.ts';
 
 interface SequentialSection extends SequentialRunOptions {
   traffic_patterns: Array<{ matrix_file: string; mem_type?: string; [key: string]: unknown }>;
@@ -33,12 +34,7 @@ export const sequentialCtPerftestKind: NixlKind = {
   name: 'sequential-ct-perftest',
   rankLog: 'sequential_ct_perftest.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['traffic_patterns'],
-    properties: { ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema() } },
-  },
+  sectionSchema: sectionSchema({ ...sequentialRunProperties, traffic_patterns: { type: 'array', minItems: 1, items: patternSchema() } }, ['traffic_patterns']),
   backends: backendNames,
   rules(config, configDir) {
     const { benchmark } = nixlConfig(config);

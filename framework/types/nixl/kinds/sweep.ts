@@ -26,7 +26,7 @@ import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/s
 import { schemes, segTypes, type Scheme } from '../../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { nixlbenchBufferError } from '../../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
-import { checkBackendMemory, checkSize, sizeBytes, sizeSchema } from './kind-values.ts';
+import { checkBackendMemory, checkSize, sizeBytes, sizeSchema, sectionSchema, int } from './kind-values.ts';
 import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 
@@ -55,7 +55,6 @@ interface SweepSection {
 
 const SECTION = 'sweep';
 const section = (config: Record<string, unknown>) => (config[SECTION] ?? {}) as SweepSection;
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const op = { enum: ['READ', 'WRITE'] };
 const ops = (s: SweepSection) => (Array.isArray(s.op_type) ? s.op_type : [s.op_type ?? 'WRITE']);
 const DEFAULTS = { start: 4096, max: 64 * 1024 ** 2, total: 8 * 1024 ** 3 };
@@ -93,32 +92,28 @@ export const sweepKind: NixlKind = {
   name: 'sweep',
   rankLog: 'sweep.log',
   section: SECTION,
-  sectionSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      op_type: { oneOf: [op, { type: 'array', items: op, minItems: 1 }] },
-      initiator_seg_type: { enum: [...segTypes] },
-      target_seg_type: { enum: [...segTypes] },
-      scheme: { enum: [...schemes] },
-      start_block_size: sizeSchema,
-      max_block_size: sizeSchema,
-      start_batch_size: int(1),
-      max_batch_size: int(1),
-      num_iter: int(1),
-      warmup_iter: int(0),
-      large_blk_iter_ftr: int(1),
-      num_threads: int(1),
-      pipeline_depth: int(1),
-      total_buffer_size: sizeSchema,
-      num_initiator_dev: int(1),
-      num_target_dev: int(1),
-      check_consistency: { type: 'boolean' },
-      expect: { type: 'object', additionalProperties: { type: 'number', exclusiveMinimum: 0 } },
-      tolerance: { type: 'number', minimum: 0 },
-      link_bw: { type: 'number', exclusiveMinimum: 0 },
-    },
-  },
+  sectionSchema: sectionSchema({
+    op_type: { oneOf: [op, { type: 'array', items: op, minItems: 1 }] },
+    initiator_seg_type: { enum: [...segTypes] },
+    target_seg_type: { enum: [...segTypes] },
+    scheme: { enum: [...schemes] },
+    start_block_size: sizeSchema,
+    max_block_size: sizeSchema,
+    start_batch_size: int(1),
+    max_batch_size: int(1),
+    num_iter: int(1),
+    warmup_iter: int(0),
+    large_blk_iter_ftr: int(1),
+    num_threads: int(1),
+    pipeline_depth: int(1),
+    total_buffer_size: sizeSchema,
+    num_initiator_dev: int(1),
+    num_target_dev: int(1),
+    check_consistency: { type: 'boolean' },
+    expect: { type: 'object', additionalProperties: { type: 'number', exclusiveMinimum: 0 } },
+    tolerance: { type: 'number', minimum: 0 },
+    link_bw: { type: 'number', exclusiveMinimum: 0 },
+  }),
   backends: backendNames,
   rules(config) {
     const { benchmark } = nixlConfig(config);

@@ -26,11 +26,10 @@ import { NIXLBENCH_RESERVED, nixlbenchSpec, type NixlbenchSection } from '../../
 import { checkKvbenchExtraArgs, KVBENCH_JSON, kvbenchSpec, type KvbenchSection } from '../../../../runners/nixl/tools/kvbench.ts';
 import { nixlEpPerfSpec, type NixlEpPerfSection } from '../../../../runners/nixl/tools/nixl-ep-perf.ts';
 import { lmcacheSpec, type LmcacheSection } from '../../../../runners/nixl/tools/lmcache.ts';
-import { sizeBytes } from './kind-values.ts';
+import { sizeBytes, int } from './kind-values.ts';
 import { secondsSchema } from '../../../../runners/common/number-bounds.ts';
 
 const str = { type: 'string', minLength: 1 };
-const int = (minimum: number) => ({ type: 'integer', minimum });
 const env = { type: 'object', additionalProperties: { type: 'string' } };
 const etcd = { type: 'string', minLength: 1 }; // private | none | http://host:port
 const words = { type: 'array', items: { type: 'string' } };

@@ -9,10 +9,10 @@ import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { READ_LIMITS, readTextFileSync } from '../../../../runners/common/read-file.ts';
 import type { FlagCommand } from '../job/rank-command.ts';
+import { int } from './kind-values.ts';
 
 const either = (values: readonly string[]) => ({ enum: [...values, ...values.map((v) => v.toUpperCase()), ...values.map((v) => v.toLowerCase())] });
 const seconds = { type: 'number', minimum: 0 };
-const int = (minimum: number) => ({ type: 'integer', minimum });
 
 /**
  * One pattern as the seed writes it; the sleeps and the free-form metadata are the sequential

@@ -2,6 +2,7 @@
 // Roles never share a node (nodes per role = ceil(world * servers / gpus_per_node), as the
 // reference sizes them); generation servers come first, as in the reference's allocations.json.
 import { launchesContextServers, worldSize, type ServingConfig } from '../serving-config.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 export type Role = 'CTX' | 'GEN';
 
@@ -44,7 +45,7 @@ export interface Allocation {
 export const DEFAULT_BASE_PORT = 8000;
 export const DEFAULT_ROUTER_PORT = 8333;
 
-export class AllocationError extends Error {
+export class AllocationError extends DisaggBenchError {
   override name = 'AllocationError';
 }
 

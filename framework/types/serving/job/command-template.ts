@@ -3,6 +3,7 @@
 // a template may move values around but can never turn a value into shell syntax.
 import { JoinedWord, splitShellWords, type Word } from '../../../../runners/common/shell.ts';
 import type { CommandTemplate } from '../serving-config.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 /** A list value expands to several words, allowed only where the placeholder is a whole word. */
 export type TemplateValue = Word | Array<string | number>;
@@ -12,8 +13,12 @@ export type TemplateValues = Record<string, TemplateValue | undefined>;
 const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 const WHOLE_PLACEHOLDER = /^\{([a-z][a-z0-9_]*)\}$/;
 
-export class CommandTemplateError extends Error {
+export class CommandTemplateError extends DisaggBenchError {
   override name = 'CommandTemplateError';
+  /** `what`: the command the template is for, as the message starts with it. */
+  constructor(message: string, what: string) {
+    super(message, { place: what });
+  }
 }
 
 export function templateWords(template: CommandTemplate): string[] {
@@ -30,15 +35,16 @@ export function templatePlaceholders(template: CommandTemplate): string[] {
 /** The template's words with every placeholder replaced; `what` names the command in errors. */
 export function expandTemplate(template: CommandTemplate, values: TemplateValues, what: string): Word[] {
   const words = templateWords(template);
-  if (words.length === 0) throw new CommandTemplateError(`${what}: the command is empty`);
+  if (words.length === 0) throw new CommandTemplateError(`${what}: the command is empty`, what);
   const valueOf = (name: string): TemplateValue => {
     if (!Object.hasOwn(values, name)) {
       throw new CommandTemplateError(
         `${what}: unknown placeholder {${name}} (known: ${Object.keys(values).map((k) => `{${k}}`).join(' ')})`,
+        what,
       );
     }
     const value = values[name];
-    if (value === undefined) throw new CommandTemplateError(`${what}: {${name}} has no value in this config`);
+    if (value === undefined) throw new CommandTemplateError(`${what}: {${name}} has no value in this config`, what);
     return value;
   };
   const out: Word[] = [];
@@ -56,7 +62,7 @@ export function expandTemplate(template: CommandTemplate, values: TemplateValues
       if (m.index > last) pieces.push(word.slice(last, m.index));
       const value = valueOf(m[1]);
       if (Array.isArray(value)) {
-        throw new CommandTemplateError(`${what}: {${m[1]}} is a list of words and must stand alone as a word, not inside ${JSON.stringify(word)}`);
+        throw new CommandTemplateError(`${what}: {${m[1]}} is a list of words and must stand alone as a word, not inside ${JSON.stringify(word)}`, what);
       }
       pieces.push(value);
       last = m.index + m[0].length;

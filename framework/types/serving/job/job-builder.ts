@@ -14,6 +14,7 @@ import { renderJobScript } from './job-script.ts';
 import { servingConfig, type ServingConfig } from '../serving-config.ts';
 import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
 import { splitShellWords } from '../../../../runners/common/shell.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
@@ -30,10 +31,12 @@ export interface ServingJobOptions {
 }
 
 /** The job needs values that are still `<placeholders>`: nothing is submitted. */
-export class UnresolvedPlaceholderError extends Error {
+export class UnresolvedPlaceholderError extends DisaggBenchError {
   override name = 'UnresolvedPlaceholderError';
   constructor(readonly unresolved: Unresolved[]) {
-    super(`the job needs values that are still placeholders: ${unresolved.map((u) => `${u.path} = ${u.value}`).join(', ')}`);
+    super(`the job needs values that are still placeholders: ${unresolved.map((u) => `${u.path} = ${u.value}`).join(', ')}`, {
+      place: unresolved.map((u) => u.path).join(', '),
+    });
   }
 }
 

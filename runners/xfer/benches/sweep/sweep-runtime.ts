@@ -13,6 +13,7 @@ import { EtcdKv } from '../../etcd-kv.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { BenchOptionError } from '../common/options.ts';
 import type { SweepOptions } from './sweep-options.ts';
+import { freePort } from '../../../common/free-port.ts';
 
 export interface RuntimeRank {
   info: RankInfo;
@@ -67,7 +68,7 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   const registered = (await kv.get(`${prefix}rank/0`))?.modRevision ?? '0';
   let store: { host: string; port: number; job: string; registered: string };
   if (rank === 0) {
-    store = { host: reachableAddress(), port: await freePort(), job: `etcd:${kv.endpoint}:${benchmarkGroup}:${registered}`, registered };
+    store = { host: reachableAddress(), port: await freePort('0.0.0.0'), job: `etcd:${kv.endpoint}:${benchmarkGroup}:${registered}`, registered };
     await kv.put(`${prefix}disagg-store`, JSON.stringify(store));
   } else {
     store = await waitForStore(kv, `${prefix}disagg-store`, registered);
@@ -106,7 +107,7 @@ async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   }
   // The process that binds the ASIO port is rank 0 and keeps it bound for the run, answering the
   // other process with where its store listens; the other one connects and is rank 1.
-  const store = { port: await freePort(), job: `asio:${asioAddress}:${asioPort}:${process.pid}` };
+  const store = { port: await freePort('0.0.0.0'), job: `asio:${asioAddress}:${asioPort}:${process.pid}` };
   const beacon = await bindBeacon(asioPort, `${JSON.stringify(store)}\n`);
   let meeting = store;
   if (!beacon) {
@@ -151,17 +152,6 @@ async function askBeacon(host: string, port: number): Promise<{ port: number; jo
     if (Date.now() > deadline) throw new Error(`ASIO runtime: nothing answered at ${host}:${port} within 120 s (is the other process started?)`);
     await sleep(100);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '0.0.0.0', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** This host's first non-loopback IPv4 address (peers on other hosts reach the store there), else loopback. */
