@@ -9,7 +9,7 @@ const suite = 'framework/suite/suite.test.ts';
 /**
  * How many test files run at once (DISAGG_TEST_WORKERS, default 4). Much of the suite waits on
  * SLURM jobs, child runs of the suite and stand-in servers rather than computing, so files overlap
- * well even on 2 CPUs (4 at once kept both busy, 1.6 of 2 on average: bench/results/
+ * well even on 2 CPUs (4 at once kept 1.3 of them busy on average: bench/results/
  * suite-durations-2026-11-27-after.txt); Vitest's own default (CPUs - 1) runs them one after
  * another there. Files that share a resource take their own (faults-cluster.ts: a cluster per
  * worker; free ports).
