@@ -19,12 +19,14 @@ describe('UCX defaults', () => {
 
   it("keeps the user's own value (environment or overrides) and names each engine default it replaced", () => {
     const plan = planUcxDefaults({ UCX_TCP_TX_SEG_SIZE: '8k', UCX_RNDV_THRESH: '64k' }, { TCP_RX_SEG_SIZE: '64k' }, false);
-    const applied = [...plan.apply, ...plan.environment].map(([name]) => name);
+    const applied = plan.apply.map(([name]) => name);
     expect(applied).not.toContain('TCP_TX_SEG_SIZE');
     expect(applied).not.toContain('TCP_RX_SEG_SIZE');
     expect(applied).not.toContain('RNDV_THRESH');
     // NIXL's defaults replaced are NIXL's business (as NIXL, silent); the engine's are reported
     expect(plan.userReplaced).toEqual(['UCX_TCP_TX_SEG_SIZE=8k (engine default 1m)', 'UCX_TCP_RX_SEG_SIZE=64k (engine default 1m)']);
+    // an override of a transport setting goes into the environment, where tcp reads it
+    expect(plan.environment).toEqual([['TCP_RX_SEG_SIZE', '64k']]);
   });
 
   it('a user value equal to the default is not reported', () => {

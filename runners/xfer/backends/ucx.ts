@@ -67,7 +67,7 @@ export class UcxBackend implements Backend {
     const init = this.ucp.init(config);
     ({ context: this.context, skippedDefaults: this.skippedDefaults, userReplaced: this.userReplacedDefaults } = init);
     // A user's own value wins over the engine's defaults (native/ucx-defaults.ts); the log says so once.
-    if (ctx.rank === 0 && this.userReplacedDefaults.length > 0) console.error(`ucx: kept from the environment: ${this.userReplacedDefaults.join(', ')}`);
+    if (ctx.rank === 0 && this.userReplacedDefaults.length > 0) console.error(`ucx: kept the user's ${this.userReplacedDefaults.join(', ')}`);
     this.progressThread = options.progressThread ?? false;
     this.worker = this.ucp.workerCreate(this.context, this.progressThread ? 'multi' : 'single');
     const eventFd = this.ucp.workerEventFd(this.worker);

@@ -20,9 +20,9 @@ export const NIXL_UCX_RDMA_DEFAULTS: Readonly<Record<string, string>> = {
  * "rma_bw: mds" empty; tcp's md registers no memory), so ucp_put_nbx over tcp is emulated with
  * active messages, one TX_SEG_SIZE fragment at a time, each copied into a send buffer and out of
  * a receive buffer of RX_SEG_SIZE. At UCX's 8 KiB fragments a 64 MiB WRITE between two network
- * namespaces ran at 0.26-0.31 GB/s against iperf3's 1.0-1.8 GB/s on the same veth link; 1 MiB
- * fragments lift it 3-4x (bench/netns-link.ts, runners/xfer/README.md). Only the tcp transport
- * reads these; its buffers come from pools grown 8 at a time, on first use.
+ * namespaces ran at 0.89 GB/s, at 1 MiB 2.80 GB/s (iperf3 on the same veth link: 2.01 GB/s; same
+ * run, bench/netns-link.ts, runners/xfer/README.md). Only the tcp transport reads these; its
+ * buffers come from pools grown 8 at a time, on first use.
  */
 export const ENGINE_UCX_DEFAULTS: Readonly<Record<string, string>> = {
   TCP_TX_SEG_SIZE: '1m',
@@ -37,7 +37,7 @@ export interface UcxDefaultsPlan {
    * configuration: UCX reads a transport's settings from the environment when each interface
    * opens, and in UCX 1.13 a ucp_config_modify of TCP_TX_SEG_SIZE did not reach tcp (the engine
    * moved 64 MiB at the 8 KiB fragments' rate, 0.78-0.99 GB/s, against 2.7-2.8 GB/s with the same
-   * value in the environment, alternating runs).
+   * value in the environment, alternating runs). A caller's override of one of these goes there too.
    */
   environment: [name: string, value: string][];
   /** The engine's defaults the environment replaced: "UCX_<name>=<user's value> (engine default <value>)". */
@@ -53,6 +53,8 @@ export function planUcxDefaults(env: NodeJS.ProcessEnv, overrides: Record<string
     const own = env[`UCX_${name}`] ?? overrides[name];
     if (own === undefined) (engines ? plan.environment : plan.apply).push([name, value]);
     else if (engines && own !== value) plan.userReplaced.push(`UCX_${name}=${own} (engine default ${value})`);
+    // the environment wins over an override, as UCX reads it; an override alone must reach the transport too
+    if (engines && env[`UCX_${name}`] === undefined && overrides[name] !== undefined) plan.environment.push([name, overrides[name]]);
   }
   return plan;
 }
