@@ -2,21 +2,24 @@
 // tests are the YAML configs under test_configs/<type>/ (all run by framework/suite/suite.test.ts).
 import { defineConfig } from 'vitest/config';
 import { testTypeNames } from './framework/types/names.ts';
+import SlowestFirstSequencer from './tests/setup/sequencer.ts';
 
 const suite = 'framework/suite/suite.test.ts';
 
 /**
- * How many test files run at once (DISAGG_TEST_WORKERS, default 3). Most of the suite waits on
+ * How many test files run at once (DISAGG_TEST_WORKERS, default 4). Much of the suite waits on
  * SLURM jobs, child runs of the suite and stand-in servers rather than computing, so files overlap
- * well even on 2 CPUs; Vitest's own default (CPUs - 1) runs them one after another there. Files
- * that share a resource take their own (faults-cluster.ts: a cluster per worker; free ports).
+ * well even on 2 CPUs (4 at once kept 1.3 of them busy on average: bench/results/
+ * suite-durations-2026-11-27-after.txt); Vitest's own default (CPUs - 1) runs them one after
+ * another there. Files that share a resource take their own (faults-cluster.ts: a cluster per
+ * worker; free ports).
  */
 function testWorkers(raw = process.env.DISAGG_TEST_WORKERS): number {
-  if (raw === undefined || raw.trim() === '') return 3;
+  if (raw === undefined || raw.trim() === '') return 4;
   const n = Number(raw);
   if (Number.isInteger(n) && n >= 1 && n <= 64) return n;
   // One line, not the config loader's stack trace.
-  console.error(`vitest.config.ts: DISAGG_TEST_WORKERS=${JSON.stringify(raw)}: expected a whole number of test files to run at once, 1 to 64 (default 3)`);
+  console.error(`vitest.config.ts: DISAGG_TEST_WORKERS=${JSON.stringify(raw)}: expected a whole number of test files to run at once, 1 to 64 (default 4)`);
   process.exit(2);
 }
 
@@ -25,6 +28,8 @@ export default defineConfig({
     reporters: ['default', './framework/suite/reporter.ts'],
     // One value for every project: Vitest refuses projects of one group with different counts.
     maxWorkers: testWorkers(),
+    // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
+    sequence: { sequencer: SlowestFirstSequencer },
     // The unit project's global teardown stops the cluster it started and waits for the run's
     // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
     teardownTimeout: 180_000,
