@@ -3,6 +3,9 @@
 # eth0 inside), its own UTS namespace (hostname = node name) and a private mount namespace with
 # its own /dev/shm (a fresh tmpfs) and /etc/hosts (the nodes' names and addresses). Jobs inherit
 # them, so ranks on two nodes can only meet over the network: no shared memory, no loopback.
+# The nodes still share the host's IPC and PID namespaces: UCX left to choose finds System V
+# shared memory / CMA between them (ucx_perftest 15.9 GB/s at 64 MiB), so measurements of the link
+# set UCX_TLS=tcp (bench/netns-link.ts). The engine's own backends never share memory across nodes.
 # slurmctld stays in the host's namespaces and reaches the nodes through the bridge's address.
 #
 # Settings: DISAGG_SLURM_SUBNET (first three octets of the /24, default 10.213.7: the bridge is
