@@ -5,7 +5,8 @@
 # them, so ranks on two nodes can only meet over the network: no shared memory, no loopback.
 # The nodes still share the host's IPC and PID namespaces: UCX left to choose finds System V
 # shared memory / CMA between them (ucx_perftest 15.9 GB/s at 64 MiB), so measurements of the link
-# set UCX_TLS=tcp (bench/netns-link.ts). The engine's own backends never share memory across nodes.
+# set UCX_TLS=tcp (bench/netns-link.ts). The engine's ucx backend gives a peer on another node
+# peer error handling, which in UCX 1.13 leaves only tcp (with --ucx-error-handling none it may not).
 # slurmctld stays in the host's namespaces and reaches the nodes through the bridge's address.
 #
 # Settings: DISAGG_SLURM_SUBNET (first three octets of the /24, default 10.213.7: the bridge is
