@@ -86,6 +86,33 @@ describe('store', () => {
     await expect(b.allGather('after', 1)).rejects.toThrow(/rank 2 died/);
   });
 
+  it('a rank that dies after arriving fails the collective for the others at once, naming it', async () => {
+    const { clients } = await world(4);
+    const [a, b, c] = clients;
+    // Ranks 0 and 2 are at the barrier, rank 3 is still busy; rank 2 then dies. Without this the
+    // others would wait for rank 3 (which would leave because of rank 2's death) and name rank 3.
+    const waits = [a, c].map((x) => x.barrier('done', { timeoutMs: 60_000 }).catch((e: unknown) => e));
+    // A round trip on each waiter's own connection: the store has read its arrival (one socket, in order).
+    await Promise.all([a, c].map((x) => x.allGather(`sync-${x.rank}`, 1, { ranks: [x.rank] })));
+    (c as unknown as { socket: net.Socket }).socket.destroy(); // rank 2 dies: no goodbye
+    const [errA] = await Promise.all(waits);
+    expect(errA).toBeInstanceOf(RankDeadError);
+    expect((errA as Error).message).toMatch(/barrier 'done': rank 2 died after arriving \(its store connection was lost\)/);
+    await expect(b.barrier('done', { timeoutMs: 60_000 })).rejects.toThrow(/rank 2 died after arriving.*rank 1 arrived late/);
+  });
+
+  it('a rank that says goodbye while a collective waits for it fails that collective at once, not at its limit', async () => {
+    const { clients } = await world(3);
+    const [a, b, c] = clients;
+    const waits = [a, b].map((x) => x.barrier('never', { timeoutMs: 60_000 }).catch((e: unknown) => e));
+    await Promise.all([a, b].map((x) => x.allGather(`sync-${x.rank}`, 1, { ranks: [x.rank] })));
+    await c.close(); // rank 2 leaves (it failed on its own, say) without arriving
+    for (const err of await Promise.all(waits)) {
+      expect(err).toBeInstanceOf(RankDeadError);
+      expect((err as Error).message).toMatch(/barrier 'never': rank 2 left the store without arriving/);
+    }
+  });
+
   it('a hello the rank gave up on (answered too late, connection dropped) is not its death: its retry joins', async () => {
     const { server, clients } = await world(2, [0]);
     const [a] = clients;

@@ -281,10 +281,11 @@ export class StoreServer {
   private markDead(rank: number, reason: string): void {
     this.dead.set(rank, reason);
     for (const socket of this.sockets.values()) socket.write(encodeLine({ event: 'dead', rank, reason }));
+    // Every collective the rank is part of fails now, also one it had arrived at: its peers would
+    // otherwise pass it, or wait out their limit for a rank that left because of this death, and
+    // then name that rank instead of the dead one.
     for (const [key, c] of [...this.collectives]) {
-      if (c.ranks.includes(rank) && !c.arrived.has(rank)) {
-        this.failCollective(key, this.deadError(collectiveLabel(c.kind, c.name), [rank]));
-      }
+      if (c.ranks.includes(rank)) this.failCollective(key, this.deadError(collectiveLabel(c.kind, c.name), [rank], c.arrived.has(rank)));
     }
     for (const w of [...this.keyWaits]) {
       if (w.from === rank) {
@@ -295,11 +296,13 @@ export class StoreServer {
     }
   }
 
-  private deadError(what: string, ranks: number[]): WireError {
+  /** `arrived`: the dead ranks had arrived at the collective before they died. */
+  private deadError(what: string, ranks: number[], arrived = false): WireError {
     const died = ranks.filter((r) => this.dead.has(r));
     const left = ranks.filter((r) => !this.dead.has(r));
+    const when = arrived ? 'after arriving' : 'before arriving';
     const parts = [
-      ...(died.length > 0 ? [`${describeRanks(died)} died before arriving (${[...new Set(died.map((r) => this.dead.get(r)))].join('; ')})`] : []),
+      ...(died.length > 0 ? [`${describeRanks(died)} died ${when} (${[...new Set(died.map((r) => this.dead.get(r)))].join('; ')})`] : []),
       ...(left.length > 0 ? [`${describeRanks(left)} left the store without arriving`] : []),
     ];
     return { kind: 'dead', what, ranks, message: `${what}: ${parts.join('; ')}` };

@@ -180,20 +180,21 @@ render_nodes() {
 
 # Stops every step still running: TERM to each process group, then KILL after STOP_GRACE s.
 stop_steps() {
-  local pids=() pid alive ticks=0
+  local pids=() pid alive deadline=$((SECONDS + STOP_GRACE))
   for pid in "${SERVER_PIDS[@]}" "$FG_PID" "$SLEEP_PID"; do [[ -n $pid ]] && pids+=("$pid"); done
   ((${#pids[@]} > 0)) || return 0
   log "stopping ${#pids[@]} step(s)"
   for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
   # Checked every 0.1 s: steps usually stop at once, and a whole second here is in every job's time.
-  while ((ticks < STOP_GRACE * 10)); do
+  # The grace is wall time (SECONDS), not a count of naps: on a loaded node each `sleep 0.1` takes
+  # far longer, and STOP_GRACE * 10 of them outlasted the job's time limit.
+  while ((SECONDS < deadline)); do
     alive=0
     for pid in "${pids[@]}"; do
       if kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; then alive=1; fi
     done
     ((alive)) || break
     sleep 0.1
-    ticks=$((ticks + 1))
   done
   for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
