@@ -59,7 +59,8 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
 
     const { records, output } = await run;
     expect(recordOf(records, testIdOf('bystander')), output).toMatchObject({ verdict: 'passed', schedulerState: 'COMPLETED' });
-    expect(recordOf(records, victims[0])).toMatchObject({ verdict: 'passed', schedulerState: 'COMPLETED', jobId: jobs[0] });
+    // On a mismatch, say why the record failed and what the run printed (a loaded run once failed it here).
+    expect(recordOf(records, victims[0]), `${JSON.stringify(recordOf(records, victims[0])?.failures)}\n${output}`).toMatchObject({ verdict: 'passed', schedulerState: 'COMPLETED', jobId: jobs[0] });
     expect(statesOf(outputPath, victims[0])).toEqual(expect.arrayContaining(['RUNNING', 'PENDING', 'COMPLETED']));
     const failed = recordOf(records, victims[1])!;
     expect(failed).toMatchObject({ verdict: 'failed', schedulerState: 'NODE_FAIL' });
