@@ -13,9 +13,7 @@ import { readdirSync } from 'node:fs';
 import { processStat } from '../../runners/common/proc.ts';
 import { cancelLeftoversNow, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { RUN_ENDING_SIGNAL } from '../jobs/interrupt.ts';
-import { readLedger } from '../jobs/ledger.ts';
-import { readRecordsSync } from '../results/json.ts';
-import { describeNotRun, type RunTests } from './run-tests.ts';
+import { describeNotRun, withoutResultOfRun, type RunTests } from './run-tests.ts';
 
 /** How long workers get to cancel their jobs and exit before SIGKILL. */
 const WORKER_GRACE_MS = 2_500;
@@ -73,11 +71,8 @@ export function endRunNow(outputPath: string, runId: string, reason: string, tes
   if (killed > 0) said(`${killed} worker(s) did not end within ${WORKER_GRACE_MS} ms of the run's end: killed`);
   const second = describeLeftovers(cancelLeftoversNow(outputPath, runId, reason));
   if (second) said(second);
-  // A test whose result reached results.json but not yet this process did run to its end.
-  const ownJobs = new Set(readLedger(outputPath).filter((e) => e.run === runId).map((e) => `${e.test}\u0000${e.job}`));
-  const recorded = new Set(readRecordsSync(outputPath).filter((r) => ownJobs.has(`${r.testId}\u0000${r.jobId}`)).map((r) => r.testId));
   const { collected, unfinished } = tests();
-  const notRun = unfinished.filter((id) => !recorded.has(id));
+  const notRun = withoutResultOfRun(unfinished, outputPath, runId);
   if (notRun.length > 0) said(describeNotRun(notRun, `${reason}; no result recorded`));
   else if (collected === 0) said(`no test had been collected yet: none ran (${reason})`);
 }

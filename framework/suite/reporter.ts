@@ -9,7 +9,7 @@ import { readSettings } from '../settings.ts';
 import { RESULTS_JSON_FILE } from '../results/json.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
-import { describeNotRun, isRunProject, runTests } from './run-tests.ts';
+import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
 import { appendRunsToHistory } from '../history/run-end.ts';
 
 export default class DisaggReporter implements Reporter {
@@ -22,10 +22,12 @@ export default class DisaggReporter implements Reporter {
         if (meta) rows.push({ id: test.name, state: meta.notRun ? 'not run' : test.result().state, jobState: meta.state, metrics: meta.metrics });
       }
     }
-    const { unfinished } = runTests(testModules);
     if (rows.length > 0) process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
     // A worker that died (SIGKILL, out of memory) takes its tests' ends with it: Vitest names the
-    // file, this names the tests. Their jobs were cancelled and recorded by the global teardown.
+    // file, this names the tests (not one whose result it had saved). Their jobs were cancelled
+    // and recorded by the global teardown.
+    let unfinished = runTests(testModules).unfinished;
+    if (unfinished.length > 0) unfinished = withoutResultOfRun(unfinished, readSettings().outputPath, process.env.DISAGG_RUN_ID);
     if (unfinished.length > 0) {
       process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
     }

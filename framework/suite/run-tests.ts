@@ -3,6 +3,8 @@
 // the reporter at the run's end and by an interruption (main-interrupt.ts) in the middle of it.
 import type { TestModule } from 'vitest/node';
 import { testTypeNames } from '../types/names.ts';
+import { readLedger } from '../jobs/ledger.ts';
+import { readRecordsSync } from '../results/json.ts';
 
 /** Only the config tests of test-type projects count (not the project's own unit tests). */
 export function isRunProject(project: string): boolean {
@@ -24,4 +26,15 @@ export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
 export function describeNotRun(ids: string[], why: string): string {
   const shown = ids.slice(0, 20).join(', ');
   return `${ids.length} test(s) not run (${why}): ${shown}${ids.length > 20 ? `, ... and ${ids.length - 20} more` : ''}`;
+}
+
+/**
+ * Of `ids`, those with no result of this run in results.json. A worker can die after a test's
+ * result was saved but before Vitest's main process heard of the test's end: that test ran.
+ */
+export function withoutResultOfRun(ids: string[], outputPath: string, runId: string | undefined): string[] {
+  if (ids.length === 0 || runId === undefined) return ids;
+  const ownJobs = new Set(readLedger(outputPath).filter((e) => e.run === runId).map((e) => `${e.test}\u0000${e.job}`));
+  const recorded = new Set(readRecordsSync(outputPath).filter((r) => ownJobs.has(`${r.testId}\u0000${r.jobId}`)).map((r) => r.testId));
+  return ids.filter((id) => !recorded.has(id));
 }
