@@ -16,14 +16,14 @@ describe('job prelude: stop_steps', () => {
     // A loaded node, where every `sleep 0.1` takes 0.5 s: counted as naps. With a grace counted in
     // naps (STOP_GRACE * 10 of them) a stubborn step outlived the job's time limit under load.
     const script = `
-      LOG_DIR=${dir}; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
-      source ${prelude}
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+      source '${prelude}'
       trap - ERR
       naps=0
       sleep() { naps=$((naps + 1)); command sleep 0.5; }
-      start_server STUBBORN ${dir}/stubborn.log bash -c 'trap "" TERM; echo ready; while :; do command sleep 1; done'
+      start_server STUBBORN '${dir}/stubborn.log' bash -c 'trap "" TERM; echo ready; while :; do command sleep 1; done'
       stubborn=$!
-      until grep -q ready ${dir}/stubborn.log; do command sleep 0.05; done
+      until grep -q ready '${dir}/stubborn.log'; do command sleep 0.05; done
       stop_steps
       echo "naps=$naps"
       if kill -0 "$stubborn" 2>/dev/null; then echo "step alive"; else echo "step gone"; fi
