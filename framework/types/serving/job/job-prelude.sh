@@ -197,7 +197,8 @@ stop_steps() {
     sleep 0.1
   done
   for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  # Only the steps just stopped: a bare `wait` also waits for any other child the shell has.
+  wait "${pids[@]}" 2>/dev/null || true
 }
 
 on_exit() {
