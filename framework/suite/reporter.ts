@@ -27,7 +27,13 @@ export default class DisaggReporter implements Reporter {
     // file, this names the tests (not one whose result it had saved). Their jobs were cancelled
     // and recorded by the global teardown.
     let unfinished = runTests(testModules).unfinished;
-    if (unfinished.length > 0) unfinished = withoutResultOfRun(unfinished, readSettings().outputPath, process.env.DISAGG_RUN_ID);
+    if (unfinished.length > 0) {
+      try {
+        unfinished = withoutResultOfRun(unfinished, readSettings().outputPath, process.env.DISAGG_RUN_ID);
+      } catch {
+        // Settings that cannot be read (the run has said why): the list stays as Vitest has it.
+      }
+    }
     if (unfinished.length > 0) {
       process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
     }

@@ -34,6 +34,7 @@ export function describeNotRun(ids: string[], why: string): string {
  */
 export function withoutResultOfRun(ids: string[], outputPath: string, runId: string | undefined): string[] {
   if (ids.length === 0 || runId === undefined) return ids;
+  // readLedger / readRecordsSync give nothing for a missing or unreadable file: then every id stays.
   const ownJobs = new Set(readLedger(outputPath).filter((e) => e.run === runId).map((e) => `${e.test}\u0000${e.job}`));
   const recorded = new Set(readRecordsSync(outputPath).filter((r) => ownJobs.has(`${r.testId}\u0000${r.jobId}`)).map((r) => r.testId));
   return ids.filter((id) => !recorded.has(id));
