@@ -5,9 +5,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeCluster } from '../setup/cluster.ts';
-import { faultsCluster, faultsClusterEnv, faultsSlurm } from '../fixtures/reliability/faults-cluster.ts';
+import { faultsCluster, faultsClusterEnv, faultsSlurm, keepFaultsClusterFolder } from '../fixtures/reliability/faults-cluster.ts';
 import {
-  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir, removeWorkDirs,
+  jobOf, readOutputs, recordOf, release, releaseFile, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir, removeWorkDirs, failedIn,
 } from '../fixtures/reliability/suite-run.ts';
 
 afterAll(removeWorkDirs);
@@ -21,8 +21,10 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
   beforeAll(async () => {
     await faultsCluster('up');
   }, 300_000);
-  afterAll(async () => {
+  // Vitest reads a hook's parameters: fixtures first (an object pattern), the suite second.
+  afterAll(async ({}, suite) => {
     // Whatever a failed test left: nodes back, then the whole cluster stopped (jobs cancelled).
+    if (failedIn(suite)) keepFaultsClusterFolder();
     await faultsCluster('up').catch(() => undefined);
     await faultsCluster('down');
   }, 300_000);
