@@ -6,6 +6,7 @@ SERVER_NAMES=()
 SERVER_LOGS=()
 FG_PID=''        # the step being waited for (client, accuracy...)
 SLEEP_PID=''
+NODE_ADDR_TIMEOUT=120 # seconds node_address keeps asking a controller that does not answer
 
 log() { printf '[%s] %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$*"; }
 
@@ -101,21 +102,27 @@ pause() {
   SLEEP_PID=''
 }
 
-# True when the URL answers with a 2xx status (curl, else bash's /dev/tcp).
+# True when the URL answers with a 2xx status (curl, else bash's /dev/tcp). When not, HTTP_ERROR
+# says why (curl's message), for the health wait's log.
+HTTP_ERROR=''
 http_ok() {
   local url=$1
+  HTTP_ERROR=''
   if command -v curl >/dev/null 2>&1; then
-    curl -fsS -o /dev/null --max-time 5 "$url" 2>/dev/null
-    return
+    HTTP_ERROR=$(curl -fsS -o /dev/null --max-time 5 "$url" 2>&1) && return 0
+    HTTP_ERROR=${HTTP_ERROR//$'\n'/ }
+    return 1
   fi
   local rest=${url#http://} fd status
   local hostport=${rest%%/*} path=/${rest#*/}
   [[ $rest == */* ]] || path=/
-  exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport##*:}" 2>/dev/null || return 1
+  exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport##*:}" 2>/dev/null || { HTTP_ERROR="cannot connect to ${hostport}"; return 1; }
   printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$path" "$hostport" >&"$fd"
   IFS= read -r -t 5 status <&"$fd" || status=''
   exec {fd}>&-
-  [[ $status =~ ^HTTP/[0-9.]+\ 2[0-9][0-9] ]]
+  [[ $status =~ ^HTTP/[0-9.]+\ 2[0-9][0-9] ]] && return 0
+  HTTP_ERROR="answered '${status%$'\r'}'"
+  return 1
 }
 
 # wait_for_health URL LOG: polls until healthy; on timeout reports every server log and fails.
@@ -132,20 +139,33 @@ wait_for_health() {
       for i in "${!SERVER_LOGS[@]}"; do tail_to "$logfile" "${SERVER_LOGS[$i]}"; done
       return 1
     fi
-    log "not healthy yet (${left} s left)" >>"$logfile"
+    log "not healthy yet (${left} s left)${HTTP_ERROR:+: ${HTTP_ERROR}}" >>"$logfile"
     pause $((left < HEALTH_INTERVAL ? left : HEALTH_INTERVAL))
   done
   log "healthy: ${url} after ${SECONDS} s of job time" >>"$logfile"
 }
 
 # The address others reach a node at: SLURM's NodeAddr when it knows one, else the node's name.
+# The controller answers this; while it is down (a restart, a failover) `scontrol` fails after its
+# own retries, and the job asks again, up to NODE_ADDR_TIMEOUT s: falling back to the name at once
+# sent a job on a cluster whose names do not resolve to wait for health at an address that could
+# never answer, until its time limit.
 node_address() {
-  local line
-  line=$(scontrol show node -o "$1" 2>/dev/null || true)
+  local node=$1 line deadline=$((SECONDS + NODE_ADDR_TIMEOUT)) err
+  until line=$(scontrol show node -o "$node" 2>&1); do
+    err=${line//$'\n'/ }
+    if ((SECONDS >= deadline)); then
+      log "scontrol show node ${node} failed for ${NODE_ADDR_TIMEOUT} s (${err}); using the name ${node} as its address" >&2
+      printf '%s\n' "$node"
+      return 0
+    fi
+    log "scontrol show node ${node} failed (${err}); asking again" >&2
+    pause 2
+  done
   if [[ $line =~ NodeAddr=([^[:space:]]+) && ${BASH_REMATCH[1]} != '(null)' ]]; then
     printf '%s\n' "${BASH_REMATCH[1]}"
   else
-    printf '%s\n' "$1"
+    printf '%s\n' "$node"
   fi
 }
 

@@ -1,6 +1,6 @@
 // The serving job's prelude (framework/types/serving/job/job-prelude.sh) on its own, in real bash:
-// how it stops the steps it started.
-import { mkdtempSync, rmSync } from 'node:fs';
+// how it stops the steps it started, finds node addresses, and says why a health wait waits.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,5 +35,59 @@ describe('job prelude: stop_steps', () => {
     // 1 s of wall time holds at most 3 naps of 0.5 s or more (a nap-counted grace took exactly 10).
     expect(naps, output).toBeGreaterThanOrEqual(1);
     expect(naps, output).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('job prelude: node addresses', () => {
+  /** A STAND-IN `scontrol` (no controller to stop here): fails its first `failures` calls as a down controller does, then answers. */
+  function fakeScontrol(name: string, failures: number): string {
+    const bin = path.join(dir, `${name}-bin`);
+    const calls = path.join(dir, `${name}.calls`);
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(calls, '0');
+    writeFileSync(path.join(bin, 'scontrol'), `#!/usr/bin/env bash
+n=$(( $(cat '${calls}') + 1 )); echo "$n" > '${calls}'
+if (( n <= ${failures} )); then echo 'slurm_load_node error: Unable to contact slurm controller (connect failure)' >&2; exit 1; fi
+echo "NodeName=$4 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=vm State=IDLE"
+`);
+    chmodSync(path.join(bin, 'scontrol'), 0o755);
+    return bin;
+  }
+
+  const addressOf = (bin: string, timeout: number) => execa('bash', ['-c', `
+    LOG_DIR='${dir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+    source '${prelude}'
+    trap - ERR
+    NODE_ADDR_TIMEOUT=${timeout}
+    pause() { command sleep 0.05; }
+    echo "address=$(node_address n1)"
+  `], { reject: false, stdin: 'ignore', env: { PATH: `${bin}:${process.env.PATH}` } });
+
+  it('asks again while the controller is down, and uses its NodeAddr once it answers', { timeout: 60_000 }, async () => {
+    // A controller restarted while a job started: the name n1 resolves nowhere, its NodeAddr does.
+    const run = await addressOf(fakeScontrol('flaky', 2), 120);
+    expect(run.stdout.split('\n')[0], run.stderr).toBe('address=127.0.0.1');
+    expect(run.stderr.match(/scontrol show node n1 failed \(slurm_load_node error: Unable to contact slurm controller \(connect failure\)\); asking again/g)).toHaveLength(2);
+  });
+
+  it('falls back to the node name after NODE_ADDR_TIMEOUT s of failures, and says so', { timeout: 60_000 }, async () => {
+    const run = await addressOf(fakeScontrol('down', 1_000_000), 1);
+    expect(run.stdout.split('\n')[0], run.stderr).toBe('address=n1');
+    expect(run.stderr).toMatch(/scontrol show node n1 failed for 1 s \(.*Unable to contact slurm controller.*\); using the name n1 as its address/);
+  });
+});
+
+describe('job prelude: health wait', () => {
+  it('writes why each health check failed into its log', { timeout: 60_000 }, async () => {
+    const log = path.join(dir, 'wait.log');
+    // Port 9 on 127.0.0.1 (discard): nothing listens there on a test machine.
+    const run = await execa('bash', ['-c', `
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=1; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+      source '${prelude}'
+      trap - ERR
+      wait_for_health http://127.0.0.1:9/health '${log}' || echo "gave up"
+    `], { reject: false, all: true, stdin: 'ignore' });
+    expect(run.all).toContain('gave up');
+    expect(readFileSync(log, 'utf8')).toMatch(/not healthy yet \(\d+ s left\): .*(Failed to connect|Couldn't connect|cannot connect to 127\.0\.0\.1:9)/);
   });
 });
