@@ -194,7 +194,17 @@ describe('scontrol and scancel shims', () => {
   it('expands hostlists like scontrol show hostnames', async () => {
     expect((await run('scontrol', ['show', 'hostnames'])).stdout).toBe('127.0.0.1\n127.0.0.2');
     expect((await run('scontrol', ['show', 'hostnames', 'gpu[01-03,7],cpu1'])).stdout).toBe('gpu01\ngpu02\ngpu03\ngpu7\ncpu1');
-    expect((await run('scontrol', ['show', 'job'])).stderr).toMatch(/only 'show hostnames' and 'show hostlist'/);
+    expect((await run('scontrol', ['show', 'job'])).stderr).toMatch(/only 'show hostnames', 'show hostlist' and 'show node'/);
+  });
+
+  it('answers show node with the virtual node\'s own name as its address, and refuses other nodes', async () => {
+    // The serving job asks for NodeAddr; a failure would read as a controller that is down.
+    const shown = await run('scontrol', ['show', 'node', '-o', '127.0.0.2']);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^NodeName=127\.0\.0\.2 NodeAddr=127\.0\.0\.2 /);
+    const other = await run('scontrol', ['show', 'node', '-o', 'n9']);
+    expect(other.exitCode).toBe(1);
+    expect(other.stderr).toMatch(/Node n9 not found in this job's nodes/);
   });
 
   it('refuses to cancel a job other than its own', async () => {

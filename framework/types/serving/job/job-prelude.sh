@@ -7,6 +7,8 @@ SERVER_LOGS=()
 FG_PID=''        # the step being waited for (client, accuracy...)
 SLEEP_PID=''
 NODE_ADDR_TIMEOUT=120 # seconds node_address keeps asking a controller that does not answer
+# What SLURM's clients print when the controller cannot be reached (slurm_strerror's texts).
+CONTROLLER_UNREACHABLE='Unable to contact slurm controller|Socket timed out|Zero Bytes were transmitted|Connection refused'
 
 log() { printf '[%s] %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$*"; }
 
@@ -149,11 +151,16 @@ wait_for_health() {
 # The controller answers this; while it is down (a restart, a failover) `scontrol` fails after its
 # own retries, and the job asks again, up to NODE_ADDR_TIMEOUT s: falling back to the name at once
 # sent a job on a cluster whose names do not resolve to wait for health at an address that could
-# never answer, until its time limit.
+# never answer, until its time limit. Any other failure falls back at once, saying so.
 node_address() {
   local node=$1 line deadline=$((SECONDS + NODE_ADDR_TIMEOUT)) err
   until line=$(scontrol show node -o "$node" 2>&1); do
     err=${line//$'\n'/ }
+    if [[ ! $err =~ $CONTROLLER_UNREACHABLE ]]; then
+      log "scontrol show node ${node} failed (${err}); using the name ${node} as its address" >&2
+      printf '%s\n' "$node"
+      return 0
+    fi
     if ((SECONDS >= deadline)); then
       log "scontrol show node ${node} failed for ${NODE_ADDR_TIMEOUT} s (${err}); using the name ${node} as its address" >&2
       printf '%s\n' "$node"

@@ -77,6 +77,24 @@ echo "NodeName=$4 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=vm State=IDLE"
   });
 });
 
+describe('job prelude: node addresses, other failures', () => {
+  it('falls back to the node name at once when scontrol fails for another reason than an unreachable controller', { timeout: 60_000 }, async () => {
+    const bin = path.join(dir, 'notfound-bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(path.join(bin, 'scontrol'), "#!/usr/bin/env bash\necho 'Node n1 not found' >&2; exit 1\n");
+    chmodSync(path.join(bin, 'scontrol'), 0o755);
+    const run = await execa('bash', ['-c', `
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+      source '${prelude}'
+      trap - ERR
+      echo "address=$(node_address n1)"
+    `], { reject: false, stdin: 'ignore', env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(run.stdout.split('\n')[0], run.stderr).toBe('address=n1');
+    expect(run.stderr).toMatch(/scontrol show node n1 failed \(Node n1 not found\); using the name n1 as its address/);
+    expect(run.stderr).not.toContain('asking again');
+  });
+});
+
 describe('job prelude: health wait', () => {
   it('writes why each health check failed into its log', { timeout: 60_000 }, async () => {
     const log = path.join(dir, 'wait.log');
