@@ -332,7 +332,12 @@ describe('LocalScheduler', () => {
           (death === 'process.exit' ? `process.stdin.once('data', () => process.exit(0));\n` : `setInterval(() => {}, 1000);\n`),
       );
       const child = execa('node', ['--import', 'tsx', main], { cwd: path.dirname(localTs), reject: false, stdin: 'pipe' });
-      await until('the job process', () => (processesWith(mark).length === 1 ? true : undefined));
+      let printed = '';
+      child.stdout?.on('data', (chunk: Buffer) => (printed += String(chunk)));
+      // The job's process appears inside submit(), before it returns and 'submitted' is printed: wait
+      // for both (a loaded run killed the child between the two), as long as a loaded machine takes
+      // to start Node with tsx.
+      await until('the job process and submit() returned', () => (processesWith(mark).length === 1 && printed.includes('submitted') ? true : undefined), 90_000);
       if (death === 'SIGKILL') child.kill('SIGKILL');
       else child.stdin?.write('go\n');
       const result = await child;
