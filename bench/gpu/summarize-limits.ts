@@ -76,8 +76,9 @@ function summarizeRun(runDir: string): { rows: Record<string, number | string | 
    * What EP's cross-GPU bytes are judged against: on 2 GPUs the better direction of a one-way peer
    * copy of them; on more, every GPU receiving its share from all the others at once (the exchange).
    */
-  const oneWay = (label: string) => {
-    if (ranks > 2) return limit(exchangeMode(ranks), label);
+  const oneWay = (label: string) => (ranks > 2 ? limit(exchangeMode(ranks), label) : pairOneWay(label));
+  /** The best one-way peer copy between two GPUs, however many ranks ran: the KV pipe is always a pair. */
+  const pairOneWay = (label: string) => {
     const rows = limits.filter((l) => l.label === label && l.mode.startsWith(ONE_WAY_PREFIX));
     return rows.length ? rows.reduce((a, b) => (a.gbps >= b.gbps ? a : b)) : undefined;
   };
@@ -168,7 +169,9 @@ function summarizeRun(runDir: string): { rows: Record<string, number | string | 
   if (existsSync(kv)) {
     const text = readFileSync(kv, 'utf8');
     const pure = [...text.matchAll(/Pure transfer throughput: ([\d.]+) GB\/s/g)].map((m) => Number(m[1]));
-    const commit = oneWay('4G');
+    // A pair of GPUs whatever RANKS was: judged against one GPU copying to one other. (The exchange
+    // limit oneWay() gives for more ranks is every GPU copying to all others at once, about half.)
+    const commit = pairOneWay('4G');
     if (pure.length && commit) {
       rows.push({ what: 'KV pipe pure transfer (median of commits)', engineGbps: median(pure), minGbps: minOf(pure), peerGbps: commit.gbps, ratio: median(pure) / commit.gbps, verified: text.includes('All data verified successfully!') });
     }

@@ -46,4 +46,17 @@ describe('summarize-limits', () => {
     expect(shown).toBeCloseTo(exchange.gbps, 2);
     expect(record.goals.some((g) => g.what.includes('NCCL'))).toBe(false);
   });
+
+  it('judges the KV pipe on 4 GPUs against one GPU copying to one other, not every GPU to all others at once', async () => {
+    // 4 H200s, 2026-11-27: the 4G exchange limit (~197 GB/s per GPU) made the pair's 391 GB/s read as 1.98x its limit.
+    const folder = path.resolve(results, '../2026-11-27-h200x4-limits');
+    const { text } = await summarize(folder);
+    const lines = fs.readFileSync(path.join(folder, 'run1/limits.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const best = Math.max(...lines.filter((l) => l.kind === 'limit' && l.label === '4G' && l.mode.startsWith('one way')).map((l) => l.gbps));
+    const exchange = lines.find((l) => l.kind === 'limit' && l.label === '4G' && l.mode === 'all pairs at once');
+    expect(exchange.gbps).toBeLessThan(best * 0.6);
+    const peer = Number(/KV pipe pure transfer .*peerGbps=([\d.]+)/.exec(text)?.[1]);
+    expect(peer).toBeCloseTo(best, 2);
+    expect(Number(/KV pipe pure transfer .*ratio=([\d.]+)/.exec(text)?.[1])).toBeLessThan(1.05);
+  });
 });
