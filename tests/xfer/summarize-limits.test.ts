@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { maxOf } from '../../runners/common/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const results = path.join(root, 'bench/results/gpu/2026-11-27-issue25');
@@ -52,7 +53,7 @@ describe('summarize-limits', () => {
     const folder = path.resolve(results, '../2026-11-27-h200x4-limits');
     const { text } = await summarize(folder);
     const lines = fs.readFileSync(path.join(folder, 'run1/limits.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const best = Math.max(...lines.filter((l) => l.kind === 'limit' && l.label === '4G' && l.mode.startsWith('one way')).map((l) => l.gbps));
+    const best = maxOf(lines.filter((l) => l.kind === 'limit' && l.label === '4G' && l.mode.startsWith('one way')).map((l) => l.gbps));
     const exchange = lines.find((l) => l.kind === 'limit' && l.label === '4G' && l.mode === 'all pairs at once');
     expect(exchange.gbps).toBeLessThan(best * 0.6);
     const peer = Number(/KV pipe pure transfer .*peerGbps=([\d.]+)/.exec(text)?.[1]);
