@@ -156,18 +156,15 @@ node_address() {
   local node=$1 line deadline=$((SECONDS + NODE_ADDR_TIMEOUT)) err
   until line=$(scontrol show node -o "$node" 2>&1); do
     err=${line//$'\n'/ }
-    if [[ ! $err =~ $CONTROLLER_UNREACHABLE ]]; then
-      log "scontrol show node ${node} failed (${err}); using the name ${node} as its address" >&2
-      printf '%s\n' "$node"
-      return 0
+    if [[ $err =~ $CONTROLLER_UNREACHABLE ]] && ((SECONDS < deadline)); then
+      log "scontrol show node ${node} failed (${err}); asking again" >&2
+      pause 2
+      continue
     fi
-    if ((SECONDS >= deadline)); then
-      log "scontrol show node ${node} failed for ${NODE_ADDR_TIMEOUT} s (${err}); using the name ${node} as its address" >&2
-      printf '%s\n' "$node"
-      return 0
-    fi
-    log "scontrol show node ${node} failed (${err}); asking again" >&2
-    pause 2
+    [[ $err =~ $CONTROLLER_UNREACHABLE ]] && err="for ${NODE_ADDR_TIMEOUT} s (${err})" || err="(${err})"
+    log "scontrol show node ${node} failed ${err}; using the name ${node} as its address" >&2
+    line=''
+    break
   done
   if [[ $line =~ NodeAddr=([^[:space:]]+) && ${BASH_REMATCH[1]} != '(null)' ]]; then
     printf '%s\n' "${BASH_REMATCH[1]}"
