@@ -3,7 +3,8 @@
 # munged on a private socket, slurmctld and four slurmd (n1..n4, MULTIPLE_SLURMD) with fake GPUs.
 #
 #   scripts/slurm-local.sh up       install (apt) if missing, configure, start; a no-op when up
-#   scripts/slurm-local.sh down     cancel the cluster's jobs, stop the daemons (by pid)
+#   scripts/slurm-local.sh down     cancel the cluster's jobs, stop the daemons (by pid), kill what
+#                                   of its jobs outlived them (a warning names each)
 #   scripts/slurm-local.sh status   print nodes and jobs; exit 0 when up, 3 when down
 #   scripts/slurm-local.sh env      print `export SLURM_CONF=...` for `eval "$(... env)"`
 #   scripts/slurm-local.sh pids     print the pids of the cluster's live daemons, one per line
@@ -373,6 +374,7 @@ cmd_down() {
   flock -w 120 9 || die "another slurm-local.sh holds $DIR/.lock"
   cancel_all_jobs
   stop_slurm_daemons
+  kill_leftover_job_processes
   stop_pid "$(munged_pidfile)" munged
   if ((NETNS)); then netns_down; fi
   log "down"
@@ -415,25 +417,63 @@ descendants() {
   done
 }
 
-# A power loss of node $1: its slurmd and every process of its jobs die at once (SIGKILL), and
-# nothing tells the controller; it notices when the node stops answering (SlurmdTimeout).
+# Pids of job $1's processes: its steps' slurmstepd and everything under them, and every process
+# that carries the job's id (servers a job script setsid'd included).
+job_processes() {
+  local job=$1 stepd
+  for stepd in $(grep -lsE "^slurmstepd: \[$job\." /proc/[0-9]*/cmdline | cut -d/ -f3); do
+    echo "$stepd"
+    descendants "$stepd"
+  done
+  grep -lsz "^SLURM_JOB_ID=$job\$" /proc/[0-9]*/environ | cut -d/ -f3 || true
+}
+
+# A power loss of node $1: its slurmd and every process of its jobs die (SIGKILL), and nothing
+# tells the controller; it notices when the node stops answering (SlurmdTimeout). slurmd goes
+# first, so no step starts after it; its jobs' processes are then killed in rounds until a round
+# finds none for a second: a step slurmd was launching as it died (its slurmstepd just forked,
+# its task not yet started) is missed by one look, and would run on as an orphan.
 cmd_kill_node() {
-  local node=${1:-} pid job stepd victims=()
+  local node=${1:-} pid job jobs victims=() round quiet=0 killed=0
   [[ -n $node ]] || die "usage: $0 kill-node NODE"
   [[ " ${NODES[*]} " == *" $node "* ]] || die "no node $node in this cluster (${NODES[*]})"
-  pid=$(read_pid "$(slurmd_pidfile "$node")") && proc_alive "$pid" slurmd && victims+=("$pid")
-  # Job ids of this cluster (its FirstJobId keeps them apart from another cluster's): their steps,
-  # and every process that carries the job's id (servers a job script setsid'd included).
-  for job in $(timeout 10 squeue -h -w "$node" -o '%A' 2>/dev/null || true); do
-    for stepd in $(grep -lsE "^slurmstepd: \[$job\." /proc/[0-9]*/cmdline | cut -d/ -f3); do
-      victims+=("$stepd" $(descendants "$stepd"))
-    done
-    victims+=($(grep -lsz "^SLURM_JOB_ID=$job\$" /proc/[0-9]*/environ | cut -d/ -f3 || true))
-  done
-  ((${#victims[@]} > 0)) || die "nothing of $node is running"
-  kill -KILL "${victims[@]}" 2>/dev/null || true
+  # Job ids of this cluster (its FirstJobId keeps them apart from another cluster's).
+  jobs=$(timeout 10 squeue -h -w "$node" -o '%A' 2>/dev/null || true)
+  pid=$(read_pid "$(slurmd_pidfile "$node")") && proc_alive "$pid" slurmd && { kill -KILL "$pid" 2>/dev/null || true; killed=1; }
   rm -f "$(slurmd_pidfile "$node")"
-  log "killed $node: ${#victims[@]} process(es) (slurmd and its jobs' steps)"
+  for ((round = 0; round < 100 && quiet < 5; round++)); do
+    victims=()
+    for job in $jobs; do victims+=($(job_processes "$job")); done
+    if ((${#victims[@]} > 0)); then
+      kill -KILL "${victims[@]}" 2>/dev/null || true
+      killed=$((killed + ${#victims[@]}))
+      quiet=0
+    else
+      quiet=$((quiet + 1))
+    fi
+    sleep 0.2
+  done
+  ((killed > 0)) || die "nothing of $node is running"
+  log "killed $node: $killed process(es) (slurmd and its jobs' steps)"
+}
+
+# Processes of this cluster's jobs still alive once its daemons are stopped (a job step whose
+# slurmd died under it, as kill-node does): what carries this cluster's SLURM_CONF and a job id,
+# and its slurmstepds. This script and its callers are spared.
+kill_leftover_job_processes() {
+  local file pid spared=" $$ $BASHPID " ancestor=$PPID left=()
+  while [[ $ancestor =~ ^[0-9]+$ && $ancestor -gt 1 ]]; do
+    spared+="$ancestor "
+    ancestor=$(awk '{ print $4 }' "/proc/$ancestor/stat" 2>/dev/null) || break
+  done
+  for file in $(grep -lsz "^SLURM_CONF=$CONF\$" /proc/[0-9]*/environ); do
+    pid=$(cut -d/ -f3 <<<"$file")
+    [[ $spared == *" $pid "* ]] && continue
+    if grep -qsz '^SLURM_JOB_ID=' "$file" || grep -qsz '^slurmstepd:' "/proc/$pid/cmdline"; then left+=("$pid"); fi
+  done
+  ((${#left[@]} > 0)) || return 0
+  log "warning: ${#left[@]} process(es) of this cluster's jobs outlived its daemons (killed): $(for pid in "${left[@]}"; do printf '%s ' "$pid:$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-80)"; done)"
+  kill -KILL "${left[@]}" 2>/dev/null || true
 }
 
 cmd_pids() {

@@ -46,6 +46,8 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     const nodes = await Promise.all(jobs.map((job) => faultsSlurm('squeue', ['-h', '-j', job, '-o', '%N'])));
     expect(new Set(nodes).size).toBe(2); // whole-node jobs: one node each
     for (const node of nodes) await faultsCluster('kill-node', node.trim());
+    // A power loss leaves nothing of the jobs running (a step slurmd was starting included).
+    expect(jobs.flatMap(processesOfJob)).toEqual([]);
 
     // SLURM notices after SlurmdTimeout: it requeues the one job and fails the other.
     await waitUntil('SLURM to declare the nodes dead', () => statesOf(outputPath, victims[1]).includes('NODE_FAIL'), 120_000);

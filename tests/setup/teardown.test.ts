@@ -1,7 +1,8 @@
 // The unit project's global setup (tests/setup/global-setup.ts) at the end of a run, tested on
 // child runs of a one-test Vitest config that uses it (tests/fixtures/setup/vitest.config.ts):
 // a cluster the run started is stopped, one it found up (or DISAGG_KEEP_SLURM=1) stays, and a
-// process a test leaves running fails the run, named, and is killed. The cluster is a second
+// process a test leaves running fails the run, named, and is killed, as does a process of a
+// cluster job that outlives the cluster. The cluster is a second
 // one, with its own folder and ports (faults-cluster.ts): the shared one is never touched.
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -83,5 +84,17 @@ describeCluster('the cluster at the end of a run (a cluster of its own)', () => 
     expect(foundUp.output).toMatch(/fixture: cluster nodes n1 n2 n3/);
     expect(foundUp.output).not.toContain('local SLURM cluster stopped');
     expect(await daemons()).toEqual(before); // the same daemons, not restarted
+  });
+
+  it('kills a job\'s process that outlived the cluster it stopped, names it and fails the run', { timeout: 600_000 }, async () => {
+    const clusterEnv = await faultsClusterScriptEnv();
+    if (await isUp()) await faultsCluster('down');
+    const word = `orphan-check-${process.pid}-${Date.now()}`;
+    const run = await childRun({ ...clusterEnv, DISAGG_FIXTURE_ORPHAN_JOB: word });
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(/1 passed/);
+    expect(run.output).toMatch(new RegExp(`leak check: 1 process\\(es\\) of this cluster's jobs outlived its daemons \\(killed\\): \\d+:orphan-${word} 600`));
+    expect(await processesWith(`orphan-${word}`)).toEqual([]);
+    expect(await isUp()).toBe(false);
   });
 });
