@@ -4,7 +4,7 @@
 // nested suite adds its own id and keeps ours). At the end, a process whose environment still
 // carries our id outlived the test that started it: the leak check names it, ends it and fails
 // the suite.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { processStat } from '../../runners/common/proc.ts';
 
@@ -21,6 +21,11 @@ export interface MarkedProcess {
   pid: number;
   /** Its command line, arguments separated by spaces. */
   command: string;
+  /**
+   * Where it came from, for finding the test that left it: its parent, its SLURM job (id and
+   * cluster) when it ran in one, its working folder.
+   */
+  origin?: string;
 }
 
 /**
@@ -50,9 +55,30 @@ export function markedProcesses(id: string, exclude: ReadonlySet<number> = new S
     } catch {
       continue;
     }
-    found.push({ pid, command });
+    found.push({ pid, command, origin: originOf(pid, info.ppid, environ) });
   }
   return found;
+}
+
+function originOf(pid: number, ppid: number, environ: string): string {
+  const variable = (name: string) => environ.split('\0').find((v) => v.startsWith(`${name}=`))?.slice(name.length + 1);
+  const parts = [`parent ${ppid}${ppid > 1 ? ` (${commandOf(ppid)})` : ''}`];
+  const job = variable('SLURM_JOB_ID');
+  if (job) parts.push(`SLURM job ${job} of ${variable('SLURM_CONF') ?? 'the default cluster'}`);
+  try {
+    parts.push(`in ${readlinkSync(`/proc/${pid}/cwd`)}`);
+  } catch {
+    // gone, or not ours to read
+  }
+  return parts.join('; ');
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 80);
+  } catch {
+    return '?';
+  }
 }
 
 /**
@@ -80,7 +106,8 @@ export async function collectLeaks(id: string, options: { exclude?: ReadonlySet<
 
 /** The suite's failure message for leaked processes. */
 export function describeLeaks(leaks: MarkedProcess[]): string {
-  const lines = leaks.slice(0, 20).map((p) => `  pid ${p.pid}: ${p.command.length > 200 ? `${p.command.slice(0, 200)}...` : p.command}`);
+  const lines = leaks.slice(0, 20).map((p) =>
+    `  pid ${p.pid}: ${p.command.length > 200 ? `${p.command.slice(0, 200)}...` : p.command}${p.origin ? `\n    (${p.origin})` : ''}`);
   if (leaks.length > 20) lines.push(`  ... and ${leaks.length - 20} more`);
   return `leak check: ${leaks.length} process(es) started by this test run were still running at its end (now killed); the test that started each must stop it:\n${lines.join('\n')}`;
 }

@@ -39,6 +39,8 @@ describe('the leak check at the end of a run', () => {
     expect(run.code, run.output).toBe(1);
     expect(run.output).toMatch(new RegExp(`leak check: 1 process\\(es\\) started by this test run were still running at its end \\(now killed\\)[^]*pid \\d+: sleep-${word} 600`));
     expect(run.output).toMatch(/1 passed/); // the test itself passed: the check failed the run
+    // Where it came from, to find the test that left it: its parent and working folder.
+    expect(run.output).toMatch(new RegExp(`sleep-${word} 600\\n {4}\\(parent \\d+.*; in ${repoRoot}\\)`));
     expect(await processesWith(word)).toEqual([]);
   });
 
