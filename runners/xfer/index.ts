@@ -4,7 +4,7 @@ export { expandHostlist } from '../common/hostlist.ts';
 export {
   spawnLocalRanks,
   localRankEnv,
-  localStoreEndpoint,
+  localStoreJob,
   nodeEntryArgv,
   type LocalLaunchOptions,
   type LocalLaunchResult,

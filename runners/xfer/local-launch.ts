@@ -1,7 +1,6 @@
 // `--ranks N` on one machine: start N rank processes of an entry script with torchrun's variables,
 // prefix their output with "[rank k]", and fail fast: when one rank fails, stop the others.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { totalmem } from 'node:os';
 import { XferError } from './errors.ts';
@@ -57,30 +56,29 @@ export function nodeEntryArgv(entry: string, args: string[] = []): string[] {
   return /\.[cm]?ts$/.test(entry) ? ['--import', 'tsx', entry, ...args] : [entry, ...args];
 }
 
-/** The environment that makes a process rank `rank` of a local world (what spawnLocalRanks sets). */
-export function localRankEnv(rank: number, worldSize: number, store: { port: number; job: string }): Record<string, string> {
+/**
+ * The environment that makes a process rank `rank` of a local world (what spawnLocalRanks sets).
+ * No MASTER_PORT (one inherited from the caller's environment is removed): every rank derives the
+ * same candidate ports from XFER_JOB_ID (rank.ts), rank 0 listens on the first one free and the
+ * others find it by the job id. A port probed here and bound later by rank 0 could be taken in
+ * between, by an outgoing connection given it as its ephemeral port, and would leave rank 0
+ * nowhere to go (a loaded test run saw it: "store: cannot listen on any of ports 40661").
+ */
+export function localRankEnv(rank: number, worldSize: number, job: string): Record<string, string | undefined> {
   return {
     RANK: String(rank),
     WORLD_SIZE: String(worldSize),
     LOCAL_RANK: String(rank),
     LOCAL_WORLD_SIZE: String(worldSize),
     MASTER_ADDR: '127.0.0.1',
-    MASTER_PORT: String(store.port),
-    XFER_JOB_ID: store.job,
+    MASTER_PORT: undefined,
+    XFER_JOB_ID: job,
   };
 }
 
-/** A free TCP port on loopback for rank 0's store, and a job id unique to this launch. */
-export async function localStoreEndpoint(): Promise<{ port: number; job: string }> {
-  const port = await new Promise<number>((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-  return { port, job: `local:${process.pid}:${randomBytes(4).toString('hex')}` };
+/** A job id unique to this launch: the store's candidate ports derive from it. */
+export function localStoreJob(): string {
+  return `local:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
 /** Memory a rank process takes at least (Node, the engine, its buffers aside). */
@@ -127,7 +125,7 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
   const node = options.node;
   // Only this node's ranks start here: that is what must fit this machine.
   checkLocalWorld(node ? node.ranksPerNode : worldSize);
-  const store = await localStoreEndpoint();
+  const job = localStoreJob();
   const ranks = options.only ?? (node ? Array.from({ length: node.ranksPerNode }, (_, i) => node.firstRank + i) : Array.from({ length: worldSize }, (_, i) => i));
   const print = options.onLine ?? ((rank, stream, line) => (stream === 'stdout' ? process.stdout : process.stderr).write(`[rank ${rank}] ${line}\n`));
   const children = new Map<number, ChildProcess>();
@@ -140,7 +138,7 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
         new Promise<RankExit>((resolve) => {
           const child = spawn(process.execPath, argv, {
             cwd: options.cwd,
-            env: { ...process.env, ...options.env, ...options.rankEnv?.(rank), ...(node ? nodeRankEnv(rank, worldSize, node) : localRankEnv(rank, worldSize, store)) },
+            env: { ...process.env, ...options.env, ...options.rankEnv?.(rank), ...(node ? nodeRankEnv(rank, worldSize, node) : localRankEnv(rank, worldSize, job)) },
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           children.set(rank, child);

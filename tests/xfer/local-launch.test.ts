@@ -1,25 +1,44 @@
 // The local launcher: N real rank processes, their output by rank, fail-fast, and the launch command.
 import { execa } from 'execa';
 import { readdirSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkLocalWorld, nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
+import { rankFromEnv } from '../../runners/xfer/rank.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('spawnLocalRanks', () => {
-  it('gives every rank its identity and the same store endpoint, and reports output by rank', async () => {
+  it('gives every rank its identity and the same job id (no MASTER_PORT, not even an inherited one: the store\'s ports derive from the job), and reports output by rank', async () => {
     const lines: string[] = [];
-    const script = 'console.log([process.env.RANK, process.env.WORLD_SIZE, process.env.MASTER_ADDR, process.env.MASTER_PORT, process.env.XFER_JOB_ID].join(" "))';
-    const r = await spawnLocalRanks(3, ['-e', script], { onLine: (rank, stream, line) => lines.push(`${rank} ${stream} ${line}`) });
+    const script = 'console.log([process.env.RANK, process.env.WORLD_SIZE, process.env.MASTER_ADDR, process.env.MASTER_PORT ?? "none", process.env.XFER_JOB_ID].join(" "))';
+    const r = await spawnLocalRanks(3, ['-e', script], { env: { MASTER_PORT: '29400' }, onLine: (rank, stream, line) => lines.push(`${rank} ${stream} ${line}`) });
     expect(r.ok).toBe(true);
     expect(lines).toHaveLength(3);
-    const ports = new Set(lines.map((l) => l.split(' ')[5]));
     const jobs = new Set(lines.map((l) => l.split(' ')[6]));
-    expect(ports.size).toBe(1);
     expect(jobs.size).toBe(1);
-    for (const rank of [0, 1, 2]) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${rank} stdout ${rank} 3 127\\.0\\.0\\.1 \\d+ local:`)));
+    for (const rank of [0, 1, 2]) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${rank} stdout ${rank} 3 127\\.0\\.0\\.1 none local:`)));
+  });
+
+  it('starts a world whose store\'s first candidate port is taken: rank 0 listens on the next, the others find it', async () => {
+    const job = 'local:port-taken-test';
+    const candidates = rankFromEnv({ RANK: '0', WORLD_SIZE: '2', XFER_JOB_ID: job }).storePorts;
+    const blocker = net.createServer((socket) => socket.destroy()); // a service that is not the store
+    await new Promise<void>((resolve, reject) => {
+      blocker.once('error', reject);
+      blocker.listen(candidates[0], '0.0.0.0', () => resolve());
+    });
+    try {
+      const entry = path.join(repo, 'tests/fixtures/xfer/store-port-rank.ts');
+      const lines: string[] = [];
+      const r = await spawnLocalRanks(2, nodeEntryArgv(entry), { env: { XFER_TEST_JOB: job }, onLine: (rank, _stream, line) => lines.push(`${rank} ${line}`) });
+      expect(r.ok, lines.join('\n')).toBe(true);
+      expect(lines.sort()).toEqual(['0 joined', '1 joined']);
+    } finally {
+      blocker.close();
+    }
   });
 
   it('stops the other ranks when one fails and they do not', async () => {
