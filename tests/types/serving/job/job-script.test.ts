@@ -5,12 +5,12 @@
 // a dead server, SIGTERM, a failing client, and that no step outlives the job.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { disaggType } from '../../../../framework/types/disagg.ts';
 import { extractMetrics } from '../../../../framework/metrics/log-parser.ts';
+import { freePortRange, portFree } from '../../../../runners/common/free-port.ts';
 import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
 const root = path.resolve(import.meta.dirname, '../../../..');
@@ -22,22 +22,10 @@ const standin = ['node', '--import', 'tsx', 'tests/fixtures/standin-openai-serve
 const hanging = ['bash', '-c', 'echo $$ > "$0"; exec sleep 300', '{log_dir}/{server}.pid'];
 const hangingRouter = ['bash', '-c', 'echo $$ > "$0"; exec sleep 300', '{log_dir}/ROUTER.pid'];
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
 /** A base port with `count` free ports after it and a free router port. */
 async function freePorts(count: number): Promise<{ base_port: number; router_port: number }> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 40_000);
-    const ports = Array.from({ length: count + 1 }, (_, i) => base + i);
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return { base_port: base, router_port: base + count };
-  }
-  throw new Error('no free port range found');
+  const base = await freePortRange(count + 1);
+  return { base_port: base, router_port: base + count };
 }
 
 let jobs = 0;
@@ -118,7 +106,7 @@ describe('job.sh with stand-in servers', () => {
 
     // Nothing listens any more on the servers' ports.
     const { base_port, router_port } = job.config.launch as { base_port: number; router_port: number };
-    expect(await Promise.all([base_port, base_port + 1, router_port].map(portFree))).toEqual([true, true, true]);
+    expect(await Promise.all([base_port, base_port + 1, router_port].map((port) => portFree(port)))).toEqual([true, true, true]);
   });
 
   test('a router that never becomes healthy fails the job with the timeout message and every server log', async () => {

@@ -7,11 +7,11 @@
 // servers, a client that reports what it was given).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { disaggType } from '../../../../framework/types/disagg.ts';
+import { freePortRange } from '../../../../runners/common/free-port.ts';
 import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
 const root = path.resolve(import.meta.dirname, '../../../..');
@@ -102,19 +102,9 @@ describe('the exact-shape warm-up (exact_warmup_rounds)', () => {
   });
 });
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
 async function freePorts(): Promise<{ base_port: number; router_port: number }> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 40_000);
-    if ((await Promise.all([base, base + 1, base + 2].map(portFree))).every(Boolean)) return { base_port: base, router_port: base + 2 };
-  }
+  const base = await freePortRange(3);
+  return { base_port: base, router_port: base + 2 };
 }
 
 describe('job.sh run for real (stand-in servers; the client reports what it was given)', () => {
