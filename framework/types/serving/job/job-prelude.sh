@@ -28,6 +28,25 @@ tail_to() {
   } | tee -a "$file" >&2
 }
 
+# set_aside_attempt RESTARTS PATH...: on a restart of the job (SLURM requeued it: RESTARTS is
+# SLURM_RESTART_COUNT, 0 on the first run), moves the PATHs the attempt before wrote into
+# $LOG_DIR/attempt-RESTARTS/, keeping their places under $LOG_DIR. The step logs are appended to,
+# so without this the killed attempt's cut-off output would come first in them and be judged.
+set_aside_attempt() {
+  local restarts=$1 dest path rel moved=0
+  shift
+  [[ $restarts =~ ^[1-9][0-9]*$ ]] || return 0
+  dest="$LOG_DIR/attempt-$restarts"
+  for path in "$@"; do
+    [[ -e $path || -L $path ]] || continue
+    rel=${path#"$LOG_DIR"/}
+    mkdir -p "$dest/$(dirname "$rel")"
+    mv -f -- "$path" "$dest/$rel"
+    moved=$((moved + 1))
+  done
+  log "restart $restarts of this job (requeued): $moved file(s) of the attempt before moved to $dest"
+}
+
 # Starts a command in the background in its own process group (so stopping it stops its children).
 spawn() {
   local logfile=$1

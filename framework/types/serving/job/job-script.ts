@@ -85,6 +85,25 @@ function stepLine(fn: 'start_server' | 'run_step', step: StepPlan): string {
   return `${fn} ${shellQuote(step.name)} ${shellQuote(step.log)} ${renderWords(step.words)}`;
 }
 
+const jobInfoFile = (plan: JobScriptPlan) => `${plan.logDir}/job_info.txt`;
+
+/**
+ * What one attempt of the job writes into its log folder (files and folders, the submission's own
+ * files excluded: job.sh, the configs, allocations.json, env_vars.json are the job's input). An
+ * attempt after a requeue appends to the same step logs, and the log parser would then read the
+ * killed attempt's cut-off result block first: the job moves these aside before it starts again.
+ */
+export function attemptOutputs(plan: JobScriptPlan): string[] {
+  const steps = [plan.containerLaunch, ...plan.servers, plan.router, plan.ucxWarmup?.step, ...plan.accuracy];
+  const paths = [
+    jobInfoFile(plan), plan.waitLog, plan.benchLog, plan.doneMarker,
+    ...steps.map((step) => step?.log),
+    ...plan.benchmarks.flatMap((b) => [b.resultDir, b.step.log, b.exactWarmup?.resultDir, b.exactWarmup?.step.log, b.exactWarmup?.split?.warmup, b.exactWarmup?.split?.measurement]),
+  ];
+  const inside = (p: string) => p.startsWith(`${plan.logDir}/`);
+  return [...new Set(paths.filter((p): p is string => p !== undefined && inside(p)))];
+}
+
 export function renderJobScript(plan: JobScriptPlan): string {
   const q = shellQuote;
   const lines: string[] = [
@@ -107,8 +126,10 @@ export function renderJobScript(plan: JobScriptPlan): string {
     '',
     `[[ $HEALTH_TIMEOUT =~ ^[0-9]+$ && $HEALTH_INTERVAL =~ ^[1-9][0-9]*$ ]] || { log "DISAGG_HEALTH_TIMEOUT/DISAGG_HEALTH_INTERVAL must be whole seconds" >&2; exit 2; }`,
     'mkdir -p "$LOG_DIR"',
+    comment('A requeued job starts again from the top: what the attempt before wrote goes to attempt-<n>/ (set_aside_attempt).'),
+    `set_aside_attempt "\${SLURM_RESTART_COUNT:-0}" ${attemptOutputs(plan).map(q).join(' ')}`,
     'log "job ${SLURM_JOB_ID:-local} of ${TEST_ID} (${JOB_NAME}) on $(hostname)"',
-    `printf 'job_id: %s\\ntest_id: %s\\njob_name: %s\\nstarted: %s\\n' "\${SLURM_JOB_ID:-local}" "$TEST_ID" "$JOB_NAME" "$(date -Iseconds)" >${q(`${plan.logDir}/job_info.txt`)}`,
+    `printf 'job_id: %s\\ntest_id: %s\\njob_name: %s\\nstarted: %s\\n' "\${SLURM_JOB_ID:-local}" "$TEST_ID" "$JOB_NAME" "$(date -Iseconds)" >${q(jobInfoFile(plan))}`,
     '',
     comment('Nodes, in the order allocations.json numbers them.'),
     `resolve_nodes ${plan.nodesNeeded}`,

@@ -3,7 +3,7 @@
 // engine cannot run here), and shell one-liners play servers that hang or die. The client is the
 // project's own serve-bench. Checked: markers and results, the health-wait timeout, fail-fast on
 // a dead server, SIGTERM, a failing client, and that no step outlives the job.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -107,6 +107,30 @@ describe('job.sh with stand-in servers', () => {
     // Nothing listens any more on the servers' ports.
     const { base_port, router_port } = job.config.launch as { base_port: number; router_port: number };
     expect(await Promise.all([base_port, base_port + 1, router_port].map((port) => portFree(port)))).toEqual([true, true, true]);
+  });
+
+  test('a requeued job (SLURM_RESTART_COUNT) moves what the attempt before wrote to attempt-<n>/ and is judged on its own output', async () => {
+    const job = await buildJob({ commands: { worker: [...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'], client: 'serve-bench' } });
+    // What a first attempt killed mid-client left (a node died): its cut-off bench log and result folder.
+    const cutOff = 'Hostname: 127.0.0.1, Port: 1\nStarting benchmark...\nBenchmarking with concurrency 1 ... 2 prompts\n';
+    writeFileSync(path.join(job.logDir, '6_bench.log'), cutOff);
+    writeFileSync(path.join(job.logDir, '3_output_GEN_0.log'), 'first attempt\n');
+    mkdirSync(path.join(job.logDir, 'concurrency_1'), { recursive: true });
+    writeFileSync(path.join(job.logDir, 'concurrency_1', 'partial.json'), '{');
+    const inputs = ['job.sh', 'gen_config.yaml', 'ctx_config.yaml', 'allocations.json'].filter((f) => existsSync(path.join(job.logDir, f)));
+
+    const result = await runJob(job.script, { ...job.env, SLURM_RESTART_COUNT: '1' });
+    expect(result.exitCode, result.all).toBe(0);
+    expect(result.all).toMatch(/restart 1 of this job \(requeued\): 3 file\(s\) of the attempt before moved to .*\/attempt-1/);
+    expect(job.read('attempt-1/6_bench.log')).toBe(cutOff);
+    expect(job.read('attempt-1/3_output_GEN_0.log')).toBe('first attempt\n');
+    expect(job.read('attempt-1/concurrency_1/partial.json')).toBe('{');
+    // The job's inputs stay where they are; this attempt's logs hold only its own output.
+    for (const f of inputs) expect(existsSync(path.join(job.logDir, f)), f).toBe(true);
+    expect(job.read('6_bench.log').match(/^Starting benchmark\.\.\.$/gm)).toHaveLength(1);
+    const extracted = await extractMetrics(job.logDir, disaggType.metrics(job.config, 'perf'));
+    expect(extracted.problems).toEqual([]);
+    expect(disaggType.verdict({ testId: 't', category: 'perf', config: job.config, logDir: job.logDir, ...extracted })).toEqual({ passed: true, failures: [] });
   });
 
   test('a router that never becomes healthy fails the job with the timeout message and every server log', async () => {
