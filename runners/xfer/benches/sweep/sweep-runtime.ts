@@ -13,7 +13,6 @@ import { EtcdKv } from '../../etcd-kv.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { BenchOptionError } from '../common/options.ts';
 import type { SweepOptions } from './sweep-options.ts';
-import { freePort } from '../../../common/free-port.ts';
 
 export interface RuntimeRank {
   info: RankInfo;
@@ -66,9 +65,11 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   }
   console.log(`ETCD Runtime: Registered as rank ${rank} item ${rank + 1} of ${world}`);
   const registered = (await kv.get(`${prefix}rank/0`))?.modRevision ?? '0';
-  let store: { host: string; port: number; job: string; registered: string };
+  // No port in the record: every rank derives the store's candidate ports from the job id (rank.ts)
+  // and rank 0 listens on the first free one, so no port is probed here and bound later.
+  let store: { host: string; job: string; registered: string };
   if (rank === 0) {
-    store = { host: reachableAddress(), port: await freePort('0.0.0.0'), job: `etcd:${kv.endpoint}:${benchmarkGroup}:${registered}`, registered };
+    store = { host: reachableAddress(), job: `etcd:${kv.endpoint}:${benchmarkGroup}:${registered}`, registered };
     await kv.put(`${prefix}disagg-store`, JSON.stringify(store));
   } else {
     store = await waitForStore(kv, `${prefix}disagg-store`, registered);
@@ -79,7 +80,6 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
     LOCAL_RANK: '0',
     LOCAL_WORLD_SIZE: '1',
     MASTER_ADDR: store.host,
-    MASTER_PORT: String(store.port),
     XFER_JOB_ID: store.job,
     XFER_NODE: env.XFER_NODE,
   });
@@ -87,12 +87,12 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
 }
 
 /** Rank 0's store address of this run (written after rank 0 registered, so a stale one is skipped). */
-async function waitForStore(kv: EtcdKv, key: string, registered: string): Promise<{ host: string; port: number; job: string; registered: string }> {
+async function waitForStore(kv: EtcdKv, key: string, registered: string): Promise<{ host: string; job: string; registered: string }> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const value = await kv.get(key);
     if (value) {
-      const parsed = JSON.parse(value.value) as { host: string; port: number; job: string; registered: string };
+      const parsed = JSON.parse(value.value) as { host: string; job: string; registered: string };
       if (parsed.registered === registered) return parsed;
     }
     if (Date.now() > deadline) throw new Error(`rank 0 did not publish its store address under ${key} within 120 s`);
@@ -107,7 +107,8 @@ async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   }
   // The process that binds the ASIO port is rank 0 and keeps it bound for the run, answering the
   // other process with where its store listens; the other one connects and is rank 1.
-  const store = { port: await freePort('0.0.0.0'), job: `asio:${asioAddress}:${asioPort}:${process.pid}` };
+  // The store's ports derive from the job id on both sides (rank.ts): nothing is probed and bound later.
+  const store = { job: `asio:${asioAddress}:${asioPort}:${process.pid}` };
   const beacon = await bindBeacon(asioPort, `${JSON.stringify(store)}\n`);
   let meeting = store;
   if (!beacon) {
@@ -121,7 +122,6 @@ async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
     LOCAL_RANK: '0',
     LOCAL_WORLD_SIZE: '1',
     MASTER_ADDR: asioAddress,
-    MASTER_PORT: String(meeting.port),
     XFER_JOB_ID: meeting.job,
     XFER_NODE: env.XFER_NODE,
   });
@@ -138,7 +138,7 @@ function bindBeacon(port: number, line: string): Promise<net.Server | undefined>
 }
 
 /** Rank 0's store address, from its beacon on the ASIO port (retried while it is not up yet). */
-async function askBeacon(host: string, port: number): Promise<{ port: number; job: string }> {
+async function askBeacon(host: string, port: number): Promise<{ job: string }> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const line = await new Promise<string | undefined>((resolve) => {
@@ -148,7 +148,7 @@ async function askBeacon(host: string, port: number): Promise<{ port: number; jo
       socket.on('end', () => resolve(data));
       socket.on('error', () => resolve(undefined));
     });
-    if (line) return JSON.parse(line) as { port: number; job: string };
+    if (line) return JSON.parse(line) as { job: string };
     if (Date.now() > deadline) throw new Error(`ASIO runtime: nothing answered at ${host}:${port} within 120 s (is the other process started?)`);
     await sleep(100);
   }
