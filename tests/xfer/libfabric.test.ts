@@ -10,6 +10,7 @@ import { TransferError } from '../../runners/xfer/errors.ts';
 import { allocateHost } from '../../runners/xfer/memory.ts';
 import { nodeEntryArgv, spawnLocalRanks, type LocalLaunchOptions } from '../../runners/xfer/local-launch.ts';
 import type { Store } from '../../runners/xfer/store.ts';
+import { postOutcome } from '../../runners/xfer/native/libfabric.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const selftest = fileURLToPath(new URL('../../runners/xfer/selftest.ts', import.meta.url));
@@ -25,6 +26,16 @@ async function ranks(n: number, entry: string, args: string[], options: LocalLau
   });
   return { ...result, output: lines.join('\n') };
 }
+
+describe('a post\'s return code', () => {
+  it('posted at 0; posted again later on a full queue (-FI_EAGAIN) or no local port free to connect (-EADDRNOTAVAIL); any other is an error', () => {
+    expect(postOutcome(0)).toBe('posted');
+    expect(postOutcome(-11)).toBe('again');
+    expect(postOutcome(-99)).toBe('again');
+    expect(postOutcome(-111)).toBe('error'); // ECONNREFUSED: the peer is not there
+    expect(postOutcome(-22)).toBe('error');
+  });
+});
 
 describe.each([
   { provider: 'shm', n: 3, shards: 2 },
@@ -104,7 +115,7 @@ describe('libfabric failures', () => {
       const failure = await backend.execute(plan, { timeoutMs: 1500 }).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(TransferError);
       expect((failure as TransferError).peer).toBe(1);
-      expect((failure as Error).message).toMatch(/^libfabric: after 1500 ms: rank 1 not reachable \(tcp;ofi_rxm kept answering FI_EAGAIN to a post\)/);
+      expect((failure as Error).message).toMatch(/^libfabric: after 1500 ms: rank 1 not reachable \(tcp;ofi_rxm kept refusing a post: FI_EAGAIN, or no local address free to connect\)/);
     } finally {
       await backend.destroy();
       region.close();

@@ -249,7 +249,7 @@ export class LibfabricBackend implements Backend {
     if (Date.now() > deadline) {
       const open = [...new Set(run.openRequests().map((i) => resolved[i].request.peer))].sort((a, b) => a - b);
       const inFlight = run.open > 0 ? `${run.open} operation(s) with ${describeRanks(open)} not complete` : '';
-      const stuck = posting === undefined ? '' : `rank ${posting} not reachable (${this.info.provider} kept answering FI_EAGAIN to a post)`;
+      const stuck = posting === undefined ? '' : `rank ${posting} not reachable (${this.info.provider} kept refusing a post: FI_EAGAIN, or no local address free to connect)`;
       throw new TransferError(`libfabric: after ${timeoutMs} ms: ${[stuck, inFlight].filter(Boolean).join('; ')}`, 'libfabric', posting ?? open[0]);
     }
     // Nothing for a while: sleep on the CQ's wait fd (tcp) rather than spin. On 2 CPUs the spinning

@@ -45,6 +45,7 @@ export const FI_ENABLE = 6;
 export const FI_EAGAIN = 11;
 export const FI_ENOSYS = 38;
 export const FI_ENODATA = 61;
+export const FI_EADDRNOTAVAIL = 99;
 export const FI_EAVAIL = 259;
 
 const ptr = 'void *';

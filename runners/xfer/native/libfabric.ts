@@ -41,7 +41,18 @@ export interface CqError {
   message: string;
 }
 
-/** fi_write/fi_read: true when posted, false on -FI_EAGAIN (read the CQ, then post again). */
+/**
+ * What a post's return code means: posted, post again later (after reading the CQ), or an error.
+ * -FI_EAGAIN: the provider's queue is full. -FI_EADDRNOTAVAIL: tcp's first post to a peer connects,
+ * and on a host busy with short connections the kernel had no local port free for it at that
+ * instant (a loaded test run saw fi_read fail so once); the next post connects again.
+ */
+export function postOutcome(rc: number): 'posted' | 'again' | 'error' {
+  if (rc === 0) return 'posted';
+  return rc === -A.FI_EAGAIN || rc === -A.FI_EADDRNOTAVAIL ? 'again' : 'error';
+}
+
+/** fi_write/fi_read: true when posted, false when it must be posted again (postOutcome). */
 export interface RmaOps {
   write(buf: bigint, len: number, desc: bigint | null, dest: bigint, addr: bigint, key: bigint, context: bigint): boolean;
   read(buf: bigint, len: number, desc: bigint | null, src: bigint, addr: bigint, key: bigint, context: bigint): boolean;
@@ -253,7 +264,10 @@ export const libfabric = lazyBinding((): Libfabric => {
       const rma = koffi.offsetof(A.FidEp, 'rma');
       const write = op(ep, rma, A.OPS.rma.write, A.P.rmaWrite, 'fi_write');
       const read = op(ep, rma, A.OPS.rma.read, A.P.rmaRead, 'fi_read');
-      const posted = (rc: number, call: string, len: number) => rc === 0 || (rc === -A.FI_EAGAIN ? false : fail(`${call}(${len} bytes)`, rc));
+      const posted = (rc: number, call: string, len: number) => {
+        const outcome = postOutcome(rc);
+        return outcome === 'posted' || (outcome === 'again' ? false : fail(`${call}(${len} bytes)`, rc));
+      };
       return {
         write: (buf, len, desc, dest, addr, key, context) => posted(Number(write(ep, buf, len, desc, dest, addr, key, context)), 'fi_write', len),
         read: (buf, len, desc, src, addr, key, context) => posted(Number(read(ep, buf, len, desc, src, addr, key, context)), 'fi_read', len),
