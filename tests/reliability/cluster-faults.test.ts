@@ -155,36 +155,22 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
   });
 });
 
-/** Pids of the job's slurmstepd processes (one per step and the batch script's). */
-function stepdsOfJob(job: string): number[] {
+/** Pids of live processes whose /proc/<pid>/<file> (NUL-separated fields) passes `test`. */
+function pidsWhere(file: 'cmdline' | 'environ', test: (fields: string[]) => boolean): number[] {
   return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
     try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`slurmstepd: [${job}.`) ? [Number(pid)] : [];
+      return test(readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0')) ? [Number(pid)] : [];
     } catch {
       return [];
     }
   });
 }
+
+/** Pids of the job's slurmstepd processes (one per step and the batch script's). */
+const stepdsOfJob = (job: string) => pidsWhere('cmdline', (argv) => argv[0].startsWith(`slurmstepd: [${job}.`));
 
 /** Pids of running `sbatch` commands submitting the job named `name`. */
-function sbatchPidsFor(name: string): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      return argv[0].endsWith('sbatch') && argv.includes(`--job-name=${name}`) ? [Number(pid)] : [];
-    } catch {
-      return [];
-    }
-  });
-}
+const sbatchPidsFor = (name: string) => pidsWhere('cmdline', (argv) => argv[0].endsWith('sbatch') && argv.includes(`--job-name=${name}`));
 
 /** Pids of processes that carry SLURM_JOB_ID=<job> in their environment. */
-function processesOfJob(job: string): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`SLURM_JOB_ID=${job}`) ? [Number(pid)] : [];
-    } catch {
-      return [];
-    }
-  });
-}
+const processesOfJob = (job: string) => pidsWhere('environ', (env) => env.includes(`SLURM_JOB_ID=${job}`));

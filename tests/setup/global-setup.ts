@@ -6,7 +6,7 @@
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { collectLeaks, describeLeaks, markSuiteProcesses } from './leak-check.ts';
+import { collectLeaks, describeLeaks, markSuiteProcesses, outlivedWarning } from './leak-check.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -66,9 +66,9 @@ export default async function setup(project: TestProject) {
       if (down.failed) console.error(`could not stop the local SLURM cluster this run started (bash ${script} down):\n${down.all}`);
       else console.log('local SLURM cluster stopped (this run started it; DISAGG_KEEP_SLURM=1 keeps it)');
       // Nothing kills this cluster's nodes: a job process that outlived the daemons is a leak (`down` killed it).
-      const outlived = OUTLIVED.exec(String(down.all ?? ''));
+      const outlived = outlivedWarning(String(down.all ?? ''));
       if (outlived) {
-        console.error(`leak check: ${outlived[0]}`);
+        console.error(`leak check: ${outlived}`);
         process.exitCode = 1;
       }
     } else if (cluster) {
@@ -83,8 +83,5 @@ export default async function setup(project: TestProject) {
     console.log(`global teardown: ${seconds(teardownStart)} s`);
   };
 }
-
-/** `slurm-local.sh down`'s warning for job processes it had to kill. */
-const OUTLIVED = /\d+ process\(es\) of this cluster's jobs outlived its daemons[^\n]*/;
 
 const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1);

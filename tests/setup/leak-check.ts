@@ -6,7 +6,7 @@
 // the suite.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { processStat } from '../../runners/common/proc.ts';
+import { processArgv, processStat } from '../../runners/common/proc.ts';
 
 export const SUITE_IDS_VARIABLE = 'DISAGG_TEST_SUITE_IDS';
 
@@ -49,12 +49,9 @@ export function markedProcesses(id: string, exclude: ReadonlySet<number> = new S
     if (!value || !value.slice(SUITE_IDS_VARIABLE.length + 1).split(' ').includes(id)) continue;
     const info = processStat(pid);
     if (!info || info.state === 'Z' || info.ppid === process.pid) continue;
-    let command = '';
-    try {
-      command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-    } catch {
-      continue;
-    }
+    const argv = processArgv(pid);
+    if (!argv) continue; // ended while we looked
+    const command = argv.join(' ');
     found.push({ pid, command, origin: originOf(pid, info.ppid, environ) });
   }
   return found;
@@ -62,7 +59,8 @@ export function markedProcesses(id: string, exclude: ReadonlySet<number> = new S
 
 function originOf(pid: number, ppid: number, environ: string): string {
   const variable = (name: string) => environ.split('\0').find((v) => v.startsWith(`${name}=`))?.slice(name.length + 1);
-  const parts = [`parent ${ppid}${ppid > 1 ? ` (${commandOf(ppid)})` : ''}`];
+  const parent = ppid > 1 ? processArgv(ppid)?.join(' ').slice(0, 80) : undefined;
+  const parts = [`parent ${ppid}${parent ? ` (${parent})` : ''}`];
   const job = variable('SLURM_JOB_ID');
   if (job) parts.push(`SLURM job ${job} of ${variable('SLURM_CONF') ?? 'the default cluster'}`);
   try {
@@ -71,14 +69,6 @@ function originOf(pid: number, ppid: number, environ: string): string {
     // gone, or not ours to read
   }
   return parts.join('; ');
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 80);
-  } catch {
-    return '?';
-  }
 }
 
 /**
@@ -102,6 +92,14 @@ export async function collectLeaks(id: string, options: { exclude?: ReadonlySet<
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/**
+ * `slurm-local.sh down`'s warning that it killed processes of the cluster's jobs which outlived its
+ * daemons (the line, or undefined when there is none).
+ */
+export function outlivedWarning(downOutput: string): string | undefined {
+  return /\d+ process\(es\) of this cluster's jobs outlived its daemons[^\n]*/.exec(downOutput)?.[0];
 }
 
 /** The suite's failure message for leaked processes. */
