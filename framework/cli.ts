@@ -10,6 +10,7 @@
 // table (--help, -h, an unknown option), so a new one is checked as it lands.
 import { asksForHelp, type HelpSpec } from '../runners/common/args/read-args.ts';
 import { CommandArgsError } from '../runners/common/args/args-error.ts';
+import { failureExitCode } from '../runners/xfer/errors.ts';
 
 /** What a command's module exports. */
 export interface CommandModule {
@@ -79,6 +80,6 @@ export async function main(argv: string[]): Promise<number> {
     const hint = err instanceof CommandArgsError ? ` (disagg-bench ${name} --help shows its usage)` : '';
     console.error(`disagg-bench ${name}: ${(err as Error).message}${hint}`);
     if (process.env.DISAGG_DEBUG) console.error((err as Error).stack);
-    return 1;
+    return failureExitCode(err);
   }
 }

@@ -53,6 +53,18 @@ export class RankDeadError extends XferError {
   }
 }
 
+/**
+ * The exit code of a rank that stopped because another rank died (a RankDeadError): the launchers
+ * name the rank that failed on its own, not one of these. Ranks that all die together are reaped in
+ * no particular order, so which exit is seen first says nothing about which came first.
+ */
+export const PEER_DIED_EXIT_CODE = 75;
+
+/** The exit code for a command or rank that failed with `err`: PEER_DIED_EXIT_CODE for a RankDeadError, else 1. */
+export function failureExitCode(err: unknown): number {
+  return err instanceof RankDeadError ? PEER_DIED_EXIT_CODE : 1;
+}
+
 /** A transfer failed or did not complete in time. */
 export class TransferError extends XferError {
   override name = 'TransferError';

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { totalmem } from 'node:os';
-import { XferError } from './errors.ts';
+import { PEER_DIED_EXIT_CODE, XferError } from './errors.ts';
 import { removeSegments } from './shm-segments.ts';
 
 export interface LocalLaunchOptions {
@@ -47,7 +47,10 @@ export interface RankExit {
 export interface LocalLaunchResult {
   ok: boolean;
   exits: RankExit[];
-  /** The first rank that failed on its own (not stopped by us), if any. */
+  /**
+   * The rank that failed on its own (not stopped by us, not stopped because another rank died):
+   * the first such exit seen, else the first failure of any kind.
+   */
   firstFailure?: RankExit;
 }
 
@@ -131,6 +134,7 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
   const children = new Map<number, ChildProcess>();
   const stoppedByUs = new Set<number>();
   let firstFailure: RankExit | undefined;
+  let firstOwnFailure: RankExit | undefined;
 
   const exits = await Promise.all(
     ranks.map(
@@ -151,16 +155,18 @@ export async function spawnLocalRanks(worldSize: number, argv: string[], options
             // segments; they would hold the node's memory until some later benchmark swept them.
             if (child.pid !== undefined) removeSegments((pid) => pid === child.pid);
             const exit = { rank, code, signal };
-            if ((code !== 0 || signal !== null) && !stoppedByUs.has(rank) && !firstFailure) {
-              firstFailure = exit;
-              setTimeout(() => stopAll(children, stoppedByUs, options.killGraceMs ?? 5_000), options.stopAfterMs ?? 3_000).unref();
+            if ((code !== 0 || signal !== null) && !stoppedByUs.has(rank)) {
+              if (!firstFailure) setTimeout(() => stopAll(children, stoppedByUs, options.killGraceMs ?? 5_000), options.stopAfterMs ?? 3_000).unref();
+              firstFailure ??= exit;
+              // A rank that saw another die may be reaped before the one that died (both gone by then).
+              if (code !== PEER_DIED_EXIT_CODE) firstOwnFailure ??= exit;
             }
             resolve(exit);
           });
         }),
     ),
   );
-  return { ok: exits.every((e) => e.code === 0), exits: exits.sort((a, b) => a.rank - b.rank), firstFailure };
+  return { ok: exits.every((e) => e.code === 0), exits: exits.sort((a, b) => a.rank - b.rank), firstFailure: firstOwnFailure ?? firstFailure };
 }
 
 function stopAll(children: Map<number, ChildProcess>, stoppedByUs: Set<number>, graceMs: number): void {

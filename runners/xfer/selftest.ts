@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { openStore } from './store.ts';
 import { rankFromEnv } from './rank.ts';
 import { XferEngine } from './engine.ts';
-import { VerificationError } from './errors.ts';
+import { VerificationError, failureExitCode } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
 import { seededRandom } from '../common/random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
@@ -153,7 +153,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     () => process.exit(0),
     (err: Error) => {
       console.error(`rank ${process.env.RANK ?? process.env.SLURM_PROCID ?? '?'}: ${err.name}: ${err.message}`);
-      process.exit(1);
+      process.exit(failureExitCode(err));
     },
   );
 }

@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { PEER_DIED_EXIT_CODE } from '../../runners/xfer/errors.ts';
 import { checkLocalWorld, nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
 
@@ -47,6 +48,18 @@ describe('spawnLocalRanks', () => {
     expect(r.ok).toBe(false);
     expect(r.firstFailure).toEqual({ rank: 1, code: 4, signal: null });
     expect(r.exits.map((e) => e.signal)).toEqual(['SIGTERM', null, 'SIGTERM']);
+  });
+
+  it('names the rank that failed on its own, not one that stopped because it died and was reaped first', async () => {
+    // Rank 0 plays the rank that saw its peer die and exits first (PEER_DIED_EXIT_CODE); rank 1, the
+    // rank that failed, exits after it: what a loaded machine's reaping order can show.
+    const script = `if (process.env.RANK === "0") process.exit(${PEER_DIED_EXIT_CODE}); setTimeout(() => process.exit(3), 300)`;
+    const r = await spawnLocalRanks(2, ['-e', script], { stopAfterMs: 60_000, onLine: () => {} });
+    expect(r.exits).toEqual([{ rank: 0, code: PEER_DIED_EXIT_CODE, signal: null }, { rank: 1, code: 3, signal: null }]);
+    expect(r.firstFailure).toEqual({ rank: 1, code: 3, signal: null });
+    // With no rank failing on its own, the first failure is still named.
+    const alone = await spawnLocalRanks(1, ['-e', `process.exit(${PEER_DIED_EXIT_CODE})`], { onLine: () => {} });
+    expect(alone.firstFailure).toEqual({ rank: 0, code: PEER_DIED_EXIT_CODE, signal: null });
   });
 
   it('removes the shared-memory segments of a rank that died by SIGKILL (no exit hook of its own ran)', async () => {
@@ -99,5 +112,6 @@ describe('launch command', () => {
     expect(r.exitCode).toBe(3);
     expect(r.all).toMatch(/launch: rank 1 failed \(exit code 3\)/);
     expect(r.all).toMatch(/\[rank 0\] rank 0: RankDeadError: .*rank 1 died/);
+    expect(r.all).toMatch(new RegExp(`exits: ${PEER_DIED_EXIT_CODE} 3$`, 'm')); // rank 0 stopped because rank 1 died
   });
 });
