@@ -60,18 +60,23 @@ export class RankDeadError extends XferError {
  */
 export const PEER_DIED_EXIT_CODE = 75;
 
-/** The exit code for a command or rank that failed with `err`: PEER_DIED_EXIT_CODE for a RankDeadError, else 1. */
+/**
+ * The exit code for a command or rank that failed with `err`: PEER_DIED_EXIT_CODE for a
+ * RankDeadError or a TransferError with a rank the store saw die, else 1.
+ */
 export function failureExitCode(err: unknown): number {
-  return err instanceof RankDeadError ? PEER_DIED_EXIT_CODE : 1;
+  const peerDied = err instanceof RankDeadError || (err instanceof TransferError && err.deadRanks.length > 0);
+  return peerDied ? PEER_DIED_EXIT_CODE : 1;
 }
 
-/** A transfer failed or did not complete in time. */
+/** A transfer failed or did not complete in time; `deadRanks`: ranks the store saw die by then (the likely cause). */
 export class TransferError extends XferError {
   override name = 'TransferError';
   constructor(
     message: string,
     readonly backend: string,
     readonly peer?: number,
+    readonly deadRanks: readonly number[] = [],
   ) {
     super(message);
   }

@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { PEER_DIED_EXIT_CODE } from '../../runners/xfer/errors.ts';
 import { nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
 import { backendNames } from '../../runners/xfer/backends/types.ts';
 import { backendAvailability } from '../../runners/xfer/backends/registry.ts';
@@ -38,7 +39,7 @@ describe.each(backendNames.map((name) => ({ name, availability: backendAvailabil
     const transferring = new Set<number>();
     const run = spawnLocalRanks(4, nodeEntryArgv(selftest, ['--backend', backend, '--memory', memoryOf(backend), '--ops', 'WRITE', '--iters', '1000000', '--announce-transfers']), {
       env: { XFER_TIMEOUT_S: '20', UCX_NET_DEVICES: 'lo' },
-      // Far beyond the ranks' own wait limit: a rank the launcher had to stop would not exit 1.
+      // Far beyond the ranks' own wait limit: a rank the launcher had to stop would not exit on its own.
       stopAfterMs: 90_000,
       onLine: (rank, _stream, line) => {
         lines.push(`[rank ${rank}] ${line}`);
@@ -51,7 +52,7 @@ describe.each(backendNames.map((name) => ({ name, availability: backendAvailabil
     const output = lines.join('\n');
     expect(result.firstFailure, output).toMatchObject({ rank: 2, signal: 'SIGKILL' });
     for (const rank of [0, 1, 3]) {
-      expect(result.exits[rank].code, output).toBe(1);
+      expect(result.exits[rank].code, output).toBe(PEER_DIED_EXIT_CODE); // failed because rank 2 died
       expect(output).toMatch(new RegExp(`\\[rank ${rank}\\] rank ${rank}: \\w+Error: .*rank 2 died`));
     }
     expect(output).not.toMatch(/selftest ok/);

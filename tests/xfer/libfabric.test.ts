@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LibfabricBackend } from '../../runners/xfer/backends/libfabric.ts';
-import { TransferError } from '../../runners/xfer/errors.ts';
+import { PEER_DIED_EXIT_CODE, TransferError } from '../../runners/xfer/errors.ts';
 import { allocateHost } from '../../runners/xfer/memory.ts';
 import { nodeEntryArgv, spawnLocalRanks, type LocalLaunchOptions } from '../../runners/xfer/local-launch.ts';
 import type { Store } from '../../runners/xfer/store.ts';
@@ -95,7 +95,7 @@ describe('libfabric failures', () => {
     const r = await ranks(3, selftest, ['--backend', 'libfabric', '--fi-provider', 'tcp', '--ops', 'WRITE', '--die-rank', '2', '--die-at', 'transfer'], { stopAfterMs: 20_000 });
     expect(r.firstFailure).toMatchObject({ rank: 2, code: 3 });
     for (const rank of [0, 1]) {
-      expect(r.exits[rank].code, r.output).toBe(1);
+      expect(r.exits[rank].code, r.output).toBe(PEER_DIED_EXIT_CODE); // failed because rank 2 died
       expect(r.output).toMatch(new RegExp(`\\[rank ${rank}\\] rank ${rank}: \\w+Error: .*rank 2 died`));
     }
   });

@@ -3,6 +3,7 @@
 // paths: a rank that dies, a rank that never starts, a flipped byte, ranks on different nodes.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { PEER_DIED_EXIT_CODE } from '../../runners/xfer/errors.ts';
 import { spawnLocalRanks, nodeEntryArgv, type LocalLaunchOptions } from '../../runners/xfer/local-launch.ts';
 
 const selftest = fileURLToPath(new URL('../../runners/xfer/selftest.ts', import.meta.url));
@@ -39,7 +40,7 @@ describe('failures', () => {
     expect(r.ok).toBe(false);
     expect(r.firstFailure).toMatchObject({ rank: 2, code: 3 });
     for (const rank of [0, 1, 3]) {
-      expect(r.exits[rank].code, r.output).toBe(1);
+      expect(r.exits[rank].code, r.output).toBe(PEER_DIED_EXIT_CODE); // failed because rank 2 died
       expect(r.output).toMatch(new RegExp(`\\[rank ${rank}\\] rank ${rank}: \\w+Error: .*rank 2 died`));
     }
   });

@@ -245,7 +245,7 @@ export class LibfabricBackend implements Backend {
     }
     const waiting = [...(posting === undefined ? [] : [posting]), ...run.openRequests().map((i) => resolved[i].request.peer)];
     const dead = waiting.find((peer) => this.ctx.store.deadRanks.has(peer));
-    if (dead !== undefined) throw new TransferError(`libfabric: transfer with rank ${dead} failed: rank ${dead} died (its store connection was lost)`, 'libfabric', dead);
+    if (dead !== undefined) throw new TransferError(`libfabric: transfer with rank ${dead} failed: rank ${dead} died (its store connection was lost)`, 'libfabric', dead, [dead]);
     if (Date.now() > deadline) {
       const open = [...new Set(run.openRequests().map((i) => resolved[i].request.peer))].sort((a, b) => a - b);
       const inFlight = run.open > 0 ? `${run.open} operation(s) with ${describeRanks(open)} not complete` : '';
@@ -272,7 +272,7 @@ export class LibfabricBackend implements Backend {
     // A peer that gave up because a third rank died closes its endpoint: name the root cause too.
     const others = [...dead].filter((r) => r !== peer);
     const meanwhile = others.length > 0 ? ` (meanwhile ${describeRanks(others)} died: store connection lost)` : '';
-    return new TransferError(`libfabric: ${op} of ${length} bytes with rank ${peer} failed: ${died}${(err as Error).message}${meanwhile}`, 'libfabric', peer);
+    return new TransferError(`libfabric: ${op} of ${length} bytes with rank ${peer} failed: ${died}${(err as Error).message}${meanwhile}`, 'libfabric', peer, [...dead]);
   }
 }
 

@@ -187,6 +187,6 @@ export class NcclBackend implements Backend {
     }
     this.nccl.commAbort(this.comm!);
     this.comm = null;
-    throw new TransferError(`nccl: ${what} failed: ${problem || `not complete after ${timeoutMs} ms`}`, 'nccl', dead[0]);
+    throw new TransferError(`nccl: ${what} failed: ${problem || `not complete after ${timeoutMs} ms`}`, 'nccl', dead[0], dead);
   }
 }

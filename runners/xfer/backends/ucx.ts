@@ -285,7 +285,7 @@ export class UcxBackend implements Backend {
     if (!(err instanceof PeerFailure)) return err;
     const { rank, detail } = err;
     const died = (await this.ctx.store.learnIfDead(rank)) ? `rank ${rank} died (its store connection was lost); ` : '';
-    return new TransferError(`ucx: transfer with rank ${rank} failed: ${died}${detail}`, 'ucx', rank);
+    return new TransferError(`ucx: transfer with rank ${rank} failed: ${died}${detail}`, 'ucx', rank, [...this.ctx.store.deadRanks]);
   }
 }
 
