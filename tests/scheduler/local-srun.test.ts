@@ -152,11 +152,21 @@ describe('srun shim: output, exit codes, signals', () => {
     expect(result.stderr).toBe('srun: error: 127.0.0.2: task 2: Exited with exit code 6');
   });
 
-  it('kills the other tasks when one fails under --kill-on-bad-exit', async () => {
-    // Task 0 fails once task 1 is surely running.
+  it('exits with the highest task status, as srun does, whichever task ends first', async () => {
+    // SLURM 22.05's srun on the local cluster: tasks exiting 1 and 75, in either order, make srun exit 75.
+    for (const [first, later] of [[1, 75], [75, 1]]) {
+      const result = await srun(['-n', '2', 'bash', '-c', `[ "$SLURM_PROCID" = 0 ] && exit ${first}; sleep 0.3; exit ${later}`]);
+      expect(result.exitCode).toBe(75);
+      expect(result.stderr).toMatch(new RegExp(`task 0: Exited with exit code ${first}\\n.*task 1: Exited with exit code ${later}$`));
+    }
+  });
+
+  it('kills the other tasks when one fails under --kill-on-bad-exit, and exits with the killed task\'s status, as srun does', async () => {
+    // Task 0 fails once task 1 is surely running. srun exits 143 here (SIGTERM's status beats exit code 3).
     const script = 'if [ "$SLURM_PROCID" = 1 ]; then touch up; sleep 60; fi; until [ -e up ]; do sleep 0.02; done; exit 3';
     const result = await srun(['-K', '-n', '2', 'bash', '-c', script]);
-    expect(result.exitCode).toBe(3);
+    expect(result.exitCode).toBe(143);
+    expect(result.stderr).toMatch(/task 0: Exited with exit code 3/);
     expect(result.stderr).toMatch(/task 1: Terminated by signal SIGTERM/);
   });
 

@@ -1,5 +1,6 @@
 # The second half of the local srun shim, sourced by it once the step is planned: starts the
-# tasks, forwards signals to them, waits for all, and exits with the first failure's status.
+# tasks, forwards signals to them, waits for all, and exits as srun does: with the highest task
+# status (a task killed by signal N counts as 128 + N; srun(1), RETURN VALUE).
 # Uses the shim's variables: step_nodes, job_nodes, tasks_on, first_task, ntasks, step_id...
 
 # SLURM's compressed tasks-per-node form: 2,2,1 -> 2(x2),1.
@@ -169,7 +170,9 @@ done
 
 # Tasks in the order they end, each by the status file it leaves; a task killed before it could
 # write one counts once bash has reaped it. `wait -n` only wakes this loop up.
-first_failure=0
+# The highest status, not the first failure seen: tasks that end together are reaped in no
+# particular order, so which failure comes first here says nothing about which came first.
+failed=0 highest=0
 unfinished=("${!task_pids[@]}")
 while ((${#unfinished[@]})); do
   wait -n 2>/dev/null || true
@@ -184,11 +187,12 @@ while ((${#unfinished[@]})); do
       still+=("$t")
       continue
     fi
-    if ((status && !first_failure)); then
-      first_failure=$status
+    if ((status && !failed)); then
+      failed=1
       ((kill_on_bad_exit)) && signal_tasks TERM
     fi
+    ((status > highest)) && highest=$status
   done
   unfinished=("${still[@]}")
 done
-exit "$first_failure"
+exit "$highest"

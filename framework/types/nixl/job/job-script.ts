@@ -7,6 +7,7 @@ import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
 import { shellQuote, splitShellWords } from '../../../../runners/common/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from '../common.ts';
 import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-placement.ts';
+import { PEER_DIED_EXIT_CODE } from '../../../../runners/xfer/errors.ts';
 import type { RankCommand } from '../kind.ts';
 import { ucxSectionEnv } from '../ucx-section.ts';
 
@@ -72,7 +73,9 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     'status=0',
     `${join(srun)} ${launch} >"$RANK_LOG" 2>&1 || status=$?`,
     'if ((status != 0)); then',
-    `  echo "the ranks failed (exit code $status); last ${FAILURE_TAIL_LINES} lines of $RANK_LOG:" >&2`,
+    // srun exits with its tasks' highest status; 75 is that of ranks that stopped because another ended.
+    `  ((status == ${PEER_DIED_EXIT_CODE})) && why=': ranks that stopped because another rank ended first; that rank names its own error in the log' || why=''`,
+    `  echo "the ranks failed (exit code $status$why); last ${FAILURE_TAIL_LINES} lines of $RANK_LOG:" >&2`,
     `  tail -n ${FAILURE_TAIL_LINES} "$RANK_LOG" >&2 || true`,
     'else',
     '  echo "the ranks finished; output in $RANK_LOG"',
