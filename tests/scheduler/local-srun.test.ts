@@ -153,7 +153,8 @@ describe('srun shim: output, exit codes, signals', () => {
   });
 
   it('exits with the highest task status, as srun does, whichever task ends first', async () => {
-    // SLURM 22.05's srun on the local cluster: tasks exiting 1 and 75, in either order, make srun exit 75.
+    // SLURM 22.05's srun on the local cluster: tasks exiting 1 and 75, in either order, make srun exit 75
+    // (bench/results/srun-exit-status-2026-11-27.txt).
     for (const [first, later] of [[1, 75], [75, 1]]) {
       const result = await srun(['-n', '2', 'bash', '-c', `[ "$SLURM_PROCID" = 0 ] && exit ${first}; sleep 0.3; exit ${later}`]);
       expect(result.exitCode).toBe(75);
