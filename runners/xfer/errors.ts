@@ -53,22 +53,6 @@ export class RankDeadError extends XferError {
   }
 }
 
-/**
- * The exit code of a rank that stopped because another rank died (a RankDeadError): the launchers
- * name the rank that failed on its own, not one of these. Ranks that all die together are reaped in
- * no particular order, so which exit is seen first says nothing about which came first.
- */
-export const PEER_DIED_EXIT_CODE = 75;
-
-/**
- * The exit code for a command or rank that failed with `err`: PEER_DIED_EXIT_CODE for a
- * RankDeadError or a TransferError with a rank the store saw die, else 1.
- */
-export function failureExitCode(err: unknown): number {
-  const peerDied = err instanceof RankDeadError || (err instanceof TransferError && err.deadRanks.length > 0);
-  return peerDied ? PEER_DIED_EXIT_CODE : 1;
-}
-
 /** A transfer failed or did not complete in time; `deadRanks`: ranks the store saw die by then (the likely cause). */
 export class TransferError extends XferError {
   override name = 'TransferError';
@@ -93,6 +77,22 @@ export class VerificationError extends XferError {
   ) {
     super(message);
   }
+}
+
+/**
+ * The exit code of a rank that stopped because another rank died (a RankDeadError): the launchers
+ * name the rank that failed on its own, not one of these. Ranks that all die together are reaped in
+ * no particular order, so which exit is seen first says nothing about which came first.
+ */
+export const PEER_DIED_EXIT_CODE = 75;
+
+/**
+ * The exit code for a command or rank that failed with `err`: PEER_DIED_EXIT_CODE for a
+ * RankDeadError or a TransferError with a rank the store saw die, else 1.
+ */
+export function failureExitCode(err: unknown): number {
+  const peerDied = err instanceof RankDeadError || (err instanceof TransferError && err.deadRanks.length > 0);
+  return peerDied ? PEER_DIED_EXIT_CODE : 1;
 }
 
 /** Formats a rank list for messages: "rank 3" or "ranks 2, 5". */
