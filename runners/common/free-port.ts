@@ -1,5 +1,6 @@
 // TCP ports free on this host now, for a server that some process binds a moment later (etcd,
-// the tests' stand-in servers; the transfer engine's stores derive theirs from the job id instead). They are chosen below the kernel's ephemeral range
+// the tests' stand-in servers; the transfer engine's stores derive theirs from the job id
+// instead). They are chosen below the kernel's ephemeral range
 // (/proc/sys/net/ipv4/ip_local_port_range): a port from that range can be given to any outgoing
 // connection between the probe and the bind, and on a busy host it was (a loaded test run lost a
 // rank's store to it). What is left is a race with another process choosing the same port, which

@@ -21,13 +21,12 @@ echo '[rank 1] rank 1: VerificationError: rank 1: WRITE verification failed'
 exit "$STANDIN_STATUS"
 `;
 
+const bin = path.join(dir, 'bin');
+mkdirSync(bin);
+writeFileSync(path.join(bin, 'srun'), standinSrun);
+chmodSync(path.join(bin, 'srun'), 0o755);
+
 async function runJob(status: number) {
-  const bin = path.join(dir, 'bin');
-  rmSync(bin, { recursive: true, force: true });
-  const srun = path.join(bin, 'srun');
-  mkdirSync(bin, { recursive: true });
-  writeFileSync(srun, standinSrun);
-  chmodSync(srun, 0o755);
   const logDir = path.join(dir, `logs-${status}`);
   const config = nixlConfig({ metadata: { test_type: 'nixl' }, benchmark: { kind: 'selftest', ranks: 2, backend: 'shm' } });
   const script = renderNixlJobScript({ testId: 'nixl_perf_status', config, logDir, packageRoot: '/pkg', rank: { argv: ['selftest'], logFile: 'ranks.log' } });
