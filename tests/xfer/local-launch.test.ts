@@ -24,13 +24,21 @@ describe('spawnLocalRanks', () => {
   });
 
   it('starts a world whose store\'s first candidate port is taken: rank 0 listens on the next, the others find it', async () => {
-    const job = 'local:port-taken-test';
-    const candidates = rankFromEnv({ RANK: '0', WORLD_SIZE: '2', XFER_JOB_ID: job }).storePorts;
-    const blocker = net.createServer((socket) => socket.destroy()); // a service that is not the store
-    await new Promise<void>((resolve, reject) => {
-      blocker.once('error', reject);
-      blocker.listen(candidates[0], '0.0.0.0', () => resolve());
-    });
+    // A service that is not the store takes the job's first candidate port. The derived ports lie in
+    // the kernel's ephemeral range, so on a busy machine another socket may hold a job's first port
+    // already: the test takes the first job id whose first port it can hold itself.
+    const blocker = net.createServer((socket) => socket.destroy());
+    let job = '';
+    for (let attempt = 0; job === ''; attempt++) {
+      const candidate = `local:port-taken-test-${attempt}`;
+      const first = rankFromEnv({ RANK: '0', WORLD_SIZE: '2', XFER_JOB_ID: candidate }).storePorts[0];
+      const held = await new Promise<boolean>((resolve, reject) => {
+        blocker.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' && attempt < 20 ? resolve(false) : reject(err)));
+        blocker.listen(first, '0.0.0.0', () => resolve(true));
+      });
+      blocker.removeAllListeners('error');
+      if (held) job = candidate;
+    }
     try {
       const entry = path.join(repo, 'tests/fixtures/xfer/store-port-rank.ts');
       const lines: string[] = [];
