@@ -12,6 +12,20 @@ CONTROLLER_UNREACHABLE='Unable to contact slurm controller|Socket timed out|Zero
 
 log() { printf '[%s] %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$*"; }
 
+# Sets NOW_MS to the wall clock in milliseconds. Deadlines are kept in ms: bash's SECONDS ticks on
+# the wall clock's whole seconds, so a deadline of SECONDS + 1 can pass a moment after it is set (a
+# 1 s health wait gave up before its first check was logged). EPOCHREALTIME is bash >= 5.0; an
+# older bash keeps whole seconds.
+NOW_MS=0
+clock_ms() {
+  if [[ -n ${EPOCHREALTIME:-} ]]; then
+    local us=${EPOCHREALTIME//[!0-9]/}
+    NOW_MS=$((10#$us / 1000))
+  else
+    NOW_MS=$((SECONDS * 1000))
+  fi
+}
+
 # Writes a message to the job's stderr and appends it to a log file.
 say_to() {
   local file=$1
@@ -149,17 +163,20 @@ http_ok() {
 # wait_for_health URL LOG: polls until healthy; on timeout reports every server log and fails.
 wait_for_health() {
   local url=$1 logfile=$2
-  local deadline=$((SECONDS + HEALTH_TIMEOUT)) left
+  local deadline left
+  clock_ms
+  deadline=$((NOW_MS + HEALTH_TIMEOUT * 1000))
   log "waiting for ${url} (every ${HEALTH_INTERVAL} s, up to ${HEALTH_TIMEOUT} s)" >>"$logfile"
   until http_ok "$url"; do
     check_servers "$logfile" || return 1
-    left=$((deadline - SECONDS))
-    if ((left <= 0)); then
+    clock_ms
+    if ((NOW_MS >= deadline)); then
       say_to "$logfile" "Server did not become healthy within ${HEALTH_TIMEOUT} s"
       local i
       for i in "${!SERVER_LOGS[@]}"; do tail_to "$logfile" "${SERVER_LOGS[$i]}"; done
       return 1
     fi
+    left=$(((deadline - NOW_MS + 999) / 1000)) # whole seconds, rounded up
     log "not healthy yet (${left} s left)${HTTP_ERROR:+: ${HTTP_ERROR}}" >>"$logfile"
     pause $((left < HEALTH_INTERVAL ? left : HEALTH_INTERVAL))
   done
@@ -172,10 +189,13 @@ wait_for_health() {
 # sent a job on a cluster whose names do not resolve to wait for health at an address that could
 # never answer, until its time limit. Any other failure falls back at once, saying so.
 node_address() {
-  local node=$1 line deadline=$((SECONDS + NODE_ADDR_TIMEOUT)) err
+  local node=$1 line deadline err
+  clock_ms
+  deadline=$((NOW_MS + NODE_ADDR_TIMEOUT * 1000))
   until line=$(scontrol show node -o "$node" 2>&1); do
     err=${line//$'\n'/ }
-    if [[ $err =~ $CONTROLLER_UNREACHABLE ]] && ((SECONDS < deadline)); then
+    clock_ms
+    if [[ $err =~ $CONTROLLER_UNREACHABLE ]] && ((NOW_MS < deadline)); then
       log "scontrol show node ${node} failed (${err}); asking again" >&2
       pause 2
       continue
@@ -223,15 +243,17 @@ render_nodes() {
 
 # Stops every step still running: TERM to each process group, then KILL after STOP_GRACE s.
 stop_steps() {
-  local pids=() pid alive deadline=$((SECONDS + STOP_GRACE))
+  local pids=() pid alive deadline
+  clock_ms
+  deadline=$((NOW_MS + STOP_GRACE * 1000))
   for pid in "${SERVER_PIDS[@]}" "$FG_PID" "$SLEEP_PID"; do [[ -n $pid ]] && pids+=("$pid"); done
   ((${#pids[@]} > 0)) || return 0
   log "stopping ${#pids[@]} step(s)"
   for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; done
   # Checked every 0.1 s: steps usually stop at once, and a whole second here is in every job's time.
-  # The grace is wall time (SECONDS), not a count of naps: on a loaded node each `sleep 0.1` takes
-  # far longer, and STOP_GRACE * 10 of them outlasted the job's time limit.
-  while ((SECONDS < deadline)); do
+  # The grace is wall time, not a count of naps: on a loaded node each `sleep 0.1` takes far
+  # longer, and STOP_GRACE * 10 of them outlasted the job's time limit.
+  while clock_ms && ((NOW_MS < deadline)); do
     alive=0
     for pid in "${pids[@]}"; do
       if kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; then alive=1; fi
