@@ -32,7 +32,7 @@ export default defineConfig({
     sequence: { sequencer: SlowestFirstSequencer },
     // The unit project's global teardown stops the cluster it started and waits for the run's
     // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
-    teardownTimeout: 180_000,
+    teardownTimeout: 300_000, // the cluster's `down` (up to 180 s) and the leak check's grace (30 s)
     tags: [
       { name: 'perf', description: 'Performance tests (test_configs/<type>/perf).' },
       { name: 'accuracy', description: 'Accuracy tests (test_configs/<type>/accuracy).' },

@@ -28,10 +28,10 @@ describeCluster('an SA config through the framework', () => {
       // Only the serving engine is replaced; the client is the config's own choice (SA). Its UCX
       // warm-up is TensorRT-LLM's benchmark_serving upstream, which is not here: serve-bench sends it.
       commands: { worker: [...rank0, ...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'], warmup: 'serve-bench' },
-      launch: { mpi: null, health_interval_s: 1, base_port: 24440, router_port: 24449 },
+      launch: { mpi: null, health_interval_s: 1, base_port: 15440, router_port: 15449 },
     });
     const { workDir, outputPath } = writeWorkDir({ sa_ctx1_gen2_standin: config }, 'serving-sa-suite-');
-    const run = await runSuite({ workDir, outputPath, scheduler: 'slurm', env: { SLURM_CONF: clusterEnv().SLURM_CONF } });
+    const run = await runSuite({ workDir, outputPath, scheduler: 'slurm', env: { SLURM_CONF: clusterEnv().SLURM_CONF }, timeoutMs: 360_000 }); // a 3-node job may queue behind other tests' jobs
     expect(run.exitCode, run.output).toBe(0);
     const id = testIdOf('sa_ctx1_gen2_standin');
 
@@ -55,5 +55,5 @@ describeCluster('an SA config through the framework', () => {
       const names = cells.filter((c) => c[column('metric_type')] === metric).map((c) => c[column('perf_case_name')]).sort();
       expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
     }
-  }, 300_000);
+  }, 420_000);
 });

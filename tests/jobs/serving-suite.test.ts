@@ -26,10 +26,10 @@ describeCluster('the serving job through the framework', () => {
       benchmark: { concurrency_list: '1 2', multi_round: 2, input_length: 16, output_length: 8 },
       worker_config: { gen: { max_seq_len: 64 }, ctx: { max_seq_len: 32 } },
       commands: { worker: [...rank0, ...standin, '--role', '{role}'], router: [...standin, '--role', 'gen'], client: 'serve-bench' },
-      launch: { mpi: null, health_interval_s: 1, base_port: 24340, router_port: 24349 },
+      launch: { mpi: null, health_interval_s: 1, base_port: 15340, router_port: 15349 },
     });
     const { workDir, outputPath } = writeWorkDir({ 'ctx1_gen2_standin': config }, 'serving-suite-');
-    const run = await runSuite({ workDir, outputPath, scheduler: 'slurm', env: { SLURM_CONF: clusterEnv().SLURM_CONF } });
+    const run = await runSuite({ workDir, outputPath, scheduler: 'slurm', env: { SLURM_CONF: clusterEnv().SLURM_CONF }, timeoutMs: 360_000 }); // a 3-node job may queue behind other tests' jobs
     expect(run.exitCode, run.output).toBe(0);
     const id = testIdOf('ctx1_gen2_standin');
     const column = (name: string) => PERF_CSV_COLUMNS.indexOf(name as (typeof PERF_CSV_COLUMNS)[number]);
@@ -40,5 +40,5 @@ describeCluster('the serving job through the framework', () => {
       expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
       for (const c of cells.filter((c) => c[column('metric_type')] === metric)) expect(Number(c[column('perf_metric')])).toBeGreaterThan(0);
     }
-  }, 300_000);
+  }, 420_000);
 });
