@@ -5,8 +5,10 @@
 // 0; under --ranks the runtime flags are refused.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../runners/common/free-port.ts';
 import { etcdctl, startEtcd, stopEtcd } from '../../../runners/nixl/etcd.ts';
 import { runBench } from './bench-cli.ts';
 
@@ -44,12 +46,25 @@ describe('sweep: nixlbench runtimes', () => {
   });
 
   it('ASIO: the process that binds the port is rank 0, the other connects', async () => {
-    const port = String(20_000 + (process.pid % 20_000));
+    const port = String(await freePort()); // free and leased: no other socket holds it
     const args = ['sweep', '--runtime_type', 'ASIO', '--asio_port', port, ...small];
     const [a, b] = await Promise.all([runBench(args), runBench(args)]);
     expect([a.exitCode, b.exitCode], a.out + b.out).toEqual([0, 0]);
     expect([a.out, b.out].filter((o) => o.includes('ASIO runtime bind/listen error -- using connect() instead'))).toHaveLength(1);
     expect([a.out, b.out].filter((o) => o.includes('Consistency check passed'))).toHaveLength(1);
+  });
+
+  it('ASIO: another service on the port is named at once, not waited on for 120 s', async () => {
+    const port = await freePort('0.0.0.0');
+    const other = net.createServer((socket) => socket.end('SSH-2.0-not-a-beacon\r\n'));
+    await new Promise<void>((resolve) => other.listen(port, '0.0.0.0', () => resolve()));
+    try {
+      const r = await runBench(['sweep', '--runtime_type', 'ASIO', '--asio_port', String(port), ...small]);
+      expect(r.exitCode).toBe(1);
+      expect(r.out).toContain(`ASIO runtime: something else listens at 127.0.0.1:${port} (it answered "SSH-2.0-not-a-beacon\\r\\n", not the other process's address); choose another --asio_port`);
+    } finally {
+      other.close();
+    }
   });
 
   it('refuses the runtime flags where the ranks come from elsewhere, and a group without etcd', async () => {

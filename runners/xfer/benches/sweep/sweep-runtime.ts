@@ -137,21 +137,36 @@ function bindBeacon(port: number, line: string): Promise<net.Server | undefined>
   });
 }
 
-/** Rank 0's store address, from its beacon on the ASIO port (retried while it is not up yet). */
+/**
+ * Rank 0's store address, from its beacon on the ASIO port (retried while it is not up yet). A
+ * listener that is not a beacon (another service on the port) is named at once, not waited on.
+ */
 async function askBeacon(host: string, port: number): Promise<{ job: string }> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const line = await new Promise<string | undefined>((resolve) => {
       const socket = net.connect({ host, port });
       let data = '';
+      socket.setTimeout(5_000, () => socket.destroy()); // a listener that never answers
       socket.on('data', (chunk) => (data += chunk));
       socket.on('end', () => resolve(data));
+      socket.on('close', () => resolve(undefined));
       socket.on('error', () => resolve(undefined));
     });
-    if (line) return JSON.parse(line) as { job: string };
+    if (line) return beaconReply(line, host, port);
     if (Date.now() > deadline) throw new Error(`ASIO runtime: nothing answered at ${host}:${port} within 120 s (is the other process started?)`);
     await sleep(100);
   }
+}
+
+function beaconReply(line: string, host: string, port: number): { job: string } {
+  try {
+    const reply = JSON.parse(line) as { job?: unknown };
+    if (typeof reply.job === 'string') return { job: reply.job };
+  } catch {
+    // not JSON: named below
+  }
+  throw new Error(`ASIO runtime: something else listens at ${host}:${port} (it answered ${JSON.stringify(line.slice(0, 80))}, not the other process's address); choose another --asio_port`);
 }
 
 /** This host's first non-loopback IPv4 address (peers on other hosts reach the store there), else loopback. */
