@@ -41,7 +41,9 @@ describeCluster('batches and replay, end to end', () => {
     expect(submitted).toHaveLength(12);
     const perBatch = [0, 1, 2].map((b) => submitted.filter((e) => e.batch === b).length);
     expect(perBatch).toEqual([5, 5, 2]);
-    expect(maxInFlight(live.ledger)).toBe(5);
+    // At most a batch in flight. Not exactly 5: a batch's first job may end (and be polled) before
+    // its fifth is submitted on a slow machine.
+    expect(maxInFlight(live.ledger)).toBeLessThanOrEqual(5);
     // Batch k+1 goes out only after every job of batch k ended.
     for (const b of [1, 2]) {
       const previousJobs = new Set(submitted.filter((e) => e.batch === b - 1).map((e) => e.job));

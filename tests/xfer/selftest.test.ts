@@ -47,9 +47,10 @@ describe('failures', () => {
 
   it('a rank that never starts makes the others time out naming it', async () => {
     // The limit leaves the three ranks that do start room to start a few seconds apart on a loaded machine.
-    const r = await run(4, ['--backend', 'shm'], { only: [0, 1, 2], env: { XFER_TIMEOUT_S: '8' } });
+    // Each rank's limit runs from its own start: the launcher waits long enough for the last to end.
+    const r = await run(4, ['--backend', 'shm'], { only: [0, 1, 2], env: { XFER_TIMEOUT_S: '15' }, stopAfterMs: 30_000 });
     expect(r.exits.map((e) => e.code)).toEqual([1, 1, 1]);
-    expect(r.output).toMatch(/\[rank 0\] rank 0: StoreTimeoutError: rank 0: all-gather 'xfer-connect#0' timed out after 8 s: rank 3 never arrived \(rank 3 never connected to the store\)/);
+    expect(r.output).toMatch(/\[rank 0\] rank 0: StoreTimeoutError: rank 0: all-gather 'xfer-connect#0' timed out after 15 s: rank 3 never arrived \(rank 3 never connected to the store\)/);
   });
 
   it('a flipped byte is caught by verification, with its offset', async () => {

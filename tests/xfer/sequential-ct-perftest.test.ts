@@ -89,8 +89,8 @@ describe('sequential-ct-perftest CLI', () => {
   it('a compute sleep longer than the wait limit (XFER_TIMEOUT_S) does not time out the ranks waiting for it', async () => {
     // The wait limit leaves room for the two ranks starting a few seconds apart on a loaded machine;
     // the sleep is longer than it.
-    const config = write('long-sleep.yaml', 'traffic_patterns:\n  - { matrix_file: one.txt, mem_type: cpu, sleep_before_launch_sec: 6 }\n');
-    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1'], { XFER_TIMEOUT_S: '5' });
+    const config = write('long-sleep.yaml', 'traffic_patterns:\n  - { matrix_file: one.txt, mem_type: cpu, sleep_before_launch_sec: 12 }\n');
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1'], { XFER_TIMEOUT_S: '10' });
     expect(r.code, r.out).toBe(0);
   });
 

@@ -116,7 +116,7 @@ export class StoreClient {
    * usually reaches a rank before the store's word that its peer's connection dropped, and on a
    * loaded machine that word can take seconds. Used only on failure paths, so the grace is cheap.
    */
-  async learnIfDead(rank: number, graceMs = 5_000): Promise<boolean> {
+  async learnIfDead(rank: number, graceMs = 10_000): Promise<boolean> {
     if (this.deadRanks.has(rank)) return true;
     let timer: NodeJS.Timeout | undefined;
     let unsubscribe: () => void = () => {};

@@ -179,6 +179,10 @@ export class StoreServer {
       case 'bye':
         this.departed.add(rank);
         this.reply(waiter);
+        // A collective that waits for a rank that has left would wait out its limit: it fails now.
+        for (const [key, c] of [...this.collectives]) {
+          if (c.ranks.includes(rank) && !c.arrived.has(rank)) this.failCollective(key, this.deadError(collectiveLabel(c.kind, c.name), [rank]));
+        }
         return;
       default:
         this.fail(waiter, { kind: 'invalid', message: `store: unknown op '${(request as { op: string }).op}'` });

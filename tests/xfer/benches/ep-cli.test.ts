@@ -32,9 +32,11 @@ describe('disagg-bench ep', { concurrent: true }, () => {
   });
 
   it('a rank that never sends its flags makes the others fail naming it, not hang', async () => {
-    const r = await runBench(['ep', '--ranks', '2', '--mode', 'dispatch', '--test-silent-rank', '1', ...small], { XFER_TIMEOUT_S: '3' });
+    // XFER_TIMEOUT_S also bounds the collectives before the flag wait: 15 s leaves a loaded
+    // machine room to start both ranks (this file runs its cases at once).
+    const r = await runBench(['ep', '--ranks', '2', '--mode', 'dispatch', '--test-silent-rank', '1', ...small], { XFER_TIMEOUT_S: '15' });
     expect(r.exitCode).toBe(1);
-    expect(r.out).toMatch(/rank 0: ep dispatch iteration 1: no completion flag from rank\(s\) 1 within 3 s/);
+    expect(r.out).toMatch(/rank 0: ep dispatch iteration 1: no completion flag from rank\(s\) 1 within 15 s/);
   });
 
   it("--test=connect: the test's one line, each rank's mean across the ranks, for its default 8 and 32 experts per rank (issue 22 item 5)", async () => {
@@ -75,7 +77,7 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     expect([n0.exitCode, n1.exitCode], n0.out + n1.out).toEqual([0, 0]);
     expect(n0.out).toContain('Total ranks: 4');
     expect(n0.out).toContain('Data Plane (e2e): 4/4 ranks passed');
-    const alone = await runBench(node(0), { XFER_TIMEOUT_S: '4', XFER_CONNECT_TIMEOUT_S: '4' });
+    const alone = await runBench(node(0), { XFER_TIMEOUT_S: '15', XFER_CONNECT_TIMEOUT_S: '15' });
     expect(alone.exitCode).not.toBe(0);
     expect(alone.out).toMatch(/ranks? 2, 3|rank 2|ranks 2-3/);
     expect(alone.out).not.toMatch(/ranks passed/);
