@@ -45,6 +45,12 @@ export interface SessionOptions {
   log?: (line: string) => void;
   /** Overrides the scheduler chosen from the settings (tests use this). */
   scheduler?: Scheduler;
+  /**
+   * After an interruption, how long the worker may live on before it kills itself as stuck
+   * (default STUCK_AFTER_INTERRUPT_MS; 0: never). Tests that interrupt a session inside their own
+   * worker, which goes on running other tests, turn it off.
+   */
+  stuckAfterInterruptMs?: number;
 }
 
 export class RunSession {
@@ -259,7 +265,8 @@ export class RunSession {
       // nobody left to read it
     }
     // A worker still alive a minute later is stuck on something: its jobs are cancelled, end it.
-    setTimeout(() => process.kill(process.pid, 'SIGKILL'), STUCK_AFTER_INTERRUPT_MS).unref();
+    const stuckAfterMs = this.options.stuckAfterInterruptMs ?? STUCK_AFTER_INTERRUPT_MS;
+    if (stuckAfterMs > 0) setTimeout(() => process.kill(process.pid, 'SIGKILL'), stuckAfterMs).unref();
   }
 
   private log(line: string): void {

@@ -23,9 +23,12 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>): Promi
   try {
     release = await lockfile.lock(file, {
       realpath: false,
-      stale: 10_000,
-      // Many tests may finish together: retry long enough, with jitter so waiters do not march in step.
-      retries: { retries: 300, factor: 1.3, minTimeout: 5, maxTimeout: 100, randomize: true },
+      // A holder whose event loop stalls (a loaded machine) keeps its lock up to this long; a lock
+      // left by a crash is taken over after it.
+      stale: 30_000,
+      // Many tests may finish together: retry long enough (about two minutes), with jitter so
+      // waiters do not march in step.
+      retries: { retries: 1200, factor: 1.3, minTimeout: 5, maxTimeout: 100, randomize: true },
       onCompromised: (error) => {
         compromised = error;
       },

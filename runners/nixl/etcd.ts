@@ -163,7 +163,12 @@ export async function stopEtcd(dir: string, graceMs = 5_000): Promise<boolean> {
     process.kill(pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;
     while (alive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    if (alive(pid)) {
+      process.kill(pid, 'SIGKILL');
+      // Gone once the kernel has run its exit: the caller may check at once that nothing is left.
+      const killDeadline = Date.now() + 5_000;
+      while (alive(pid) && Date.now() < killDeadline) await new Promise((res) => setTimeout(res, 50));
+    }
   }
   fs.rmSync(path.join(dir, ETCD_FILES.data), { recursive: true, force: true });
   fs.rmSync(pidFile, { force: true });

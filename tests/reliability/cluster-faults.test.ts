@@ -14,8 +14,10 @@ afterAll(removeWorkDirs);
 
 /** A job that needs a whole node of this cluster (4 CPUs, 4 GPUs): one per node. */
 const wholeNode = { hardware: { gpus_per_node: 4 }, worker_config: { gen: { tensor_parallel_size: 4, enable_attention_dp: false, max_batch_size: 4, max_num_tokens: 64, max_seq_len: 64 } } };
+// The child run's limit (and each test's, a minute above it) covers a fault's whole course on a
+// loaded machine: SLURM noticing a dead node, the nodes or the controller coming back, a requeue.
 const slurm = async (workDir: string, outputPath: string, env: Record<string, string> = {}) =>
-  ({ workDir, outputPath, scheduler: 'slurm' as const, env: { ...(await faultsClusterEnv()), ...env } });
+  ({ workDir, outputPath, scheduler: 'slurm' as const, env: { ...(await faultsClusterEnv()), ...env }, timeoutMs: 420_000 });
 
 describeCluster('cluster faults, end to end (a cluster of their own)', () => {
   beforeAll(async () => {
@@ -29,7 +31,7 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     await faultsCluster('down');
   }, 300_000);
 
-  it('a node dies under two jobs: the requeued one is followed to its new end, the other fails NODE_FAIL; a third is unaffected', { timeout: 240_000 }, async () => {
+  it('a node dies under two jobs: the requeued one is followed to its new end, the other fails NODE_FAIL; a third is unaffected', { timeout: 480_000 }, async () => {
     // The requeued job runs until released: it cannot end before its node dies, however slow the machine.
     const gate = releaseFile('requeued');
     const { workDir, outputPath } = writeWorkDir({
@@ -73,7 +75,7 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     expect(processesOfJob(jobs[1])).toEqual([]);
   });
 
-  it('a job waiting for a node that is briefly unavailable still runs; one that breaks its partition\'s limit fails at once', { timeout: 180_000 }, async () => {
+  it('a job waiting for a node that is briefly unavailable still runs; one that breaks its partition\'s limit fails at once', { timeout: 480_000 }, async () => {
     const { workDir, outputPath } = writeWorkDir({
       // Partition `small` allows 10 minutes; SLURM queues the job with reason PartitionTimeLimit.
       too_long: await standinConfig({ client: 'ok', partition: 'small', jobTime: '00:20:00' }),
@@ -96,7 +98,7 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     }
   });
 
-  it('the controller is stopped while jobs run and started again once a poll has failed: polling rides through, results are collected', { timeout: 180_000 }, async () => {
+  it('the controller is stopped while jobs run and started again once a poll has failed: polling rides through, results are collected', { timeout: 480_000 }, async () => {
     // The jobs run until released, so they are still running whenever the controller comes back.
     const gate = releaseFile('ctld-restart');
     const { workDir, outputPath } = writeWorkDir({
@@ -123,7 +125,7 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     }
   });
 
-  it('the controller is down at submission: sbatch is retried until it is back, and the test passes', { timeout: 180_000 }, async () => {
+  it('the controller is down at submission: sbatch is retried until it is back, and the test passes', { timeout: 480_000 }, async () => {
     const { workDir, outputPath } = writeWorkDir({ late: await standinConfig({ client: 'ok' }) }, 'sbatch-retry-');
     await faultsCluster('stop-controller');
     const child = startSuite(await slurm(workDir, outputPath));
@@ -143,7 +145,7 @@ describeCluster('cluster faults, end to end (a cluster of their own)', () => {
     expect(ledger.filter((e) => e.state === 'SUBMITTED')).toHaveLength(1);
   });
 
-  it('a node dies while its job is starting steps: nothing of the job runs on (kill-node\'s own check)', { timeout: 180_000 }, async () => {
+  it('a node dies while its job is starting steps: nothing of the job runs on (kill-node\'s own check)', { timeout: 480_000 }, async () => {
     // A step slurmd was launching as it died once ran on as an orphan (a stand-in router that CI
     // found alive at the end of a run): one look at the node's processes cannot see it.
     const job = (await faultsSlurm('sbatch', ['--parsable', '-w', 'n3', '-n1', '--no-requeue', '--output', '/dev/null',

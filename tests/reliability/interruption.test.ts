@@ -85,7 +85,7 @@ describeCluster.concurrent('interrupting a run', () => {
     process.kill(-child.pid!, 'SIGINT');
     const result = await child;
     expect(result.exitCode, String(result.all)).toBe(130);
-    await waitUntil('the slow jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 30_000);
+    await waitUntil('the slow jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 60_000);
     expectKept(before, dir.outputPath, ['slow1', 'slow2']);
 
     release(gate); // the jobs submitted again end at once
@@ -109,7 +109,7 @@ describeCluster.concurrent('interrupting a run', () => {
     process.kill(child.pid!, 'SIGTERM');
     const result = await child;
     expect(result.exitCode, String(result.all)).toBe(143);
-    await waitUntil('the slow jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 30_000);
+    await waitUntil('the slow jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 60_000);
     // The worker is gone too: nothing of the run is left.
     await waitUntil('the run\'s processes to end', () => processesOfJobs([jobs.slow1, jobs.slow2]).length === 0, 30_000);
     expectKept(before, dir.outputPath, ['slow1', 'slow2']);
@@ -180,7 +180,7 @@ describeCluster.concurrent('interrupting a run', () => {
     expect(cleanup.exitCode, cleanup.all).toBe(0);
     expect(cleanup.all).toContain(`${jobs.slow1} (${testIdOf('slow1')})`);
     expect(cleanup.all).toContain(`${jobs.slow2} (${testIdOf('slow2')})`);
-    await waitUntil('the cancelled jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 30_000);
+    await waitUntil('the cancelled jobs to leave the queue', async () => (await stillQueued([jobs.slow1, jobs.slow2])).length === 0, 60_000);
     expectKept(before, dir.outputPath, ['slow1', 'slow2']); // recorded as cancelled by an interruption
 
     release(gate);

@@ -184,7 +184,7 @@ describe('SLURM commands', () => {
     expect(missing).toMatchObject({ ok: false, failure: 'sbatch-that-does-not-exist not found on PATH' });
     expect(isTransientFailure(missing)).toBe(false);
 
-    const failing = await runSlurmCommand('bash', ['-c', 'echo line1 >&2; echo "it broke; really" >&2; exit 7'], { timeoutMs: 5000 });
+    const failing = await runSlurmCommand('bash', ['-c', 'echo line1 >&2; echo "it broke; really" >&2; exit 7'], { timeoutMs: 30_000 });
     expect(failing).toMatchObject({ ok: false, exitCode: 7, stderr: 'line1\nit broke; really' });
     const error = commandError(failing, 'the test command', 3);
     expect(error).toMatchObject({ exitCode: 7, stderr: 'line1\nit broke; really', command: formatCommand('bash', ['-c', 'echo line1 >&2; echo "it broke; really" >&2; exit 7']) });

@@ -3,12 +3,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServingLog } from '../../framework/metrics/extractors/serving.ts';
 import { serveBenchMain } from '../../runners/trtllm/serve-bench/main.ts';
+import { freePort } from '../../runners/common/free-port.ts';
 import { startStandinServer, type StandinServer, type StandinServerOptions } from '../fixtures/standin-openai-server.ts';
 
 const repoRoot = join(import.meta.dirname, '../..');
@@ -50,13 +50,6 @@ async function bench(port: number, args: string[]): Promise<BenchRun> {
   return { code, stdout, stderr, metrics, problems: parsed.problems };
 }
 
-async function unusedPort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('serve-bench against the stand-in server', () => {
   it('reports the tokens the server served, at the asked concurrency, with sane statistics', async () => {
@@ -130,7 +123,7 @@ describe('serve-bench against the stand-in server', () => {
 
 describe('serve-bench failed requests', () => {
   it('counts refused connections as failed requests with their reason, and exits 0', async () => {
-    const run = await bench(await unusedPort(), ['--num-prompts', '5', '--max-concurrency', '2', '--random-input-len', '4']);
+    const run = await bench(await freePort(), ['--num-prompts', '5', '--max-concurrency', '2', '--random-input-len', '4']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Error type: ECONNREFUSED, Count: 5 requests');
     expect(run.stdout).toContain('=======================!FAILED REQUESTS!=======================\nTotal failed requests: 5\n');
