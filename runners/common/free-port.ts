@@ -12,7 +12,7 @@
 // The range also stays clear of the ports the project binds on purpose: the local SLURM clusters
 // (16000-21999: scripts/slurm-local.sh, the tests' faults and netns clusters) and the stores'
 // derived ports (from DERIVED_PORT_BASE, runners/xfer/rank.ts).
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, chmodSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, chmodSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -24,7 +24,8 @@ const HIGHEST = 29_500;
 const ATTEMPTS = 200;
 /** How long a port handed out stays leased (a test's job may wait that long before binding it). */
 const LEASE_MS = 30 * 60_000;
-const LEASE_DIR = path.join(tmpdir(), 'disagg-port-leases');
+/** Host-wide, so not under TMPDIR (which a SLURM job may point at a folder of its own). */
+const LEASE_DIR = path.join(existsSync('/tmp') ? '/tmp' : tmpdir(), 'disagg-port-leases');
 
 /** A free port on `host` ('0.0.0.0': every interface). */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
