@@ -60,6 +60,16 @@ export function portFree(port: number, host = '127.0.0.1'): Promise<boolean> {
 }
 
 /**
+ * Leases the ports a caller chose itself (a cluster's fixed slot) as freePort leases its own: true
+ * when none was leased by anyone else (then they are the caller's for LEASE_MS), false when one was.
+ * It says nothing of whether they are free now: probe them with portFree after.
+ */
+export function leasePorts(ports: number[]): boolean {
+  sweepLeases();
+  return lease(ports) !== undefined;
+}
+
+/**
  * Leases every port of `ports`: the lease files made (all of them), or undefined when one is
  * leased by someone else. A folder that cannot be written (another user's) leases nothing: [].
  */

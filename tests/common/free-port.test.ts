@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { freePort, freePortRange, portFree } from '../../runners/common/free-port.ts';
+import { freePort, freePortRange, leasePorts, portFree } from '../../runners/common/free-port.ts';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 
@@ -38,6 +38,20 @@ describe('free ports', () => {
     const ports = [...JSON.parse(a.stdout), ...JSON.parse(b.stdout)] as number[];
     expect(ports).toHaveLength(300);
     expect(new Set(ports).size).toBe(300);
+  });
+
+  it('ports a caller chose itself are leased once: a second lease of any of them, or of a port freePort gave, is refused', async () => {
+    const given = await freePort();
+    expect(leasePorts([given])).toBe(false);
+    // Above freePort's band, where only this test leases (an earlier run's leases may still hold some).
+    let chosen = 0;
+    for (let attempt = 0; attempt < 100 && chosen === 0; attempt++) {
+      const first = 60_000 + 2 * Math.floor(Math.random() * 2500);
+      if (leasePorts([first, first + 1])) chosen = first;
+    }
+    expect(chosen).toBeGreaterThan(0);
+    expect(leasePorts([chosen + 1])).toBe(false);
+    expect(leasePorts([chosen - 1, chosen])).toBe(false);
   });
 
   it('a port something listens on is not free', async () => {
