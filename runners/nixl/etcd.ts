@@ -161,13 +161,10 @@ export async function stopEtcd(dir: string, graceMs = 5_000): Promise<boolean> {
   const pid = Number(readTextFileSync(pidFile, READ_LIMITS.record).trim());
   if (isOurEtcd(pid, dir)) {
     process.kill(pid, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while (alive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
-    if (alive(pid)) {
+    if (!(await gone(pid, graceMs))) {
       process.kill(pid, 'SIGKILL');
       // Gone once the kernel has run its exit: the caller may check at once that nothing is left.
-      const killDeadline = Date.now() + 5_000;
-      while (alive(pid) && Date.now() < killDeadline) await new Promise((res) => setTimeout(res, 50));
+      await gone(pid, 5_000);
     }
   }
   fs.rmSync(path.join(dir, ETCD_FILES.data), { recursive: true, force: true });
@@ -182,6 +179,13 @@ function isOurEtcd(pid: number, dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Waits up to `ms` for `pid` to end; whether it did. */
+async function gone(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (alive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+  return !alive(pid);
 }
 
 function alive(pid: number): boolean {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gresGpuItems, parsePartitionGpus, partitionGpus } from '../../framework/scheduler/slurm-gpus.ts';
 import { detectGpuType } from '../../framework/select/gpu.ts';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
-import { portsFree } from '../fixtures/reliability/faults-cluster.ts';
+import { claimPorts } from '../fixtures/reliability/faults-cluster.ts';
 import { baseConfig } from '../fixtures/serving/base-config.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -74,7 +74,7 @@ async function typedCluster() {
   for (;;) {
     const slot = Math.floor(Math.random() * 200);
     const port = 16_000 + slot * 5;
-    if (!(await portsFree(port, 2))) continue;
+    if (!(await claimPorts(port, 2))) continue;
     const dir = `/tmp/disagg-slurm-gpu-type-${slot}`;
     const scriptEnv = {
       DISAGG_SLURM_DIR: dir, DISAGG_SLURM_PORT: String(port), DISAGG_SLURMD_PORT: String(port + 1), DISAGG_SLURM_NODES: '1',
