@@ -103,6 +103,12 @@ export interface TestType {
    * performance history (the transfer backend...): upstream's match keys.
    */
   identity?(config: Record<string, unknown>): Record<string, string | number>;
+  /**
+   * The figures users of this type watch (the run digest's column, the report's first cards and,
+   * by default, the only metrics the history gate judges), picked from the test's extracted
+   * metrics, most important first. Undefined or empty: the test has no headline figure.
+   */
+  headline?(metrics: readonly Metric[], config: Record<string, unknown>, category: string): Metric[];
   /** How the test's CSV rows are named and which metrics they hold (results/csv.ts). */
   csvInfo?(config: Record<string, unknown>, category: string, testId: string): CsvInfo;
 }
