@@ -1,6 +1,7 @@
 // The plan of one run: which configs exist, which parse and validate, which are selected and which
 // are skipped (and why). Nothing is submitted here: `vitest list` and the CLI use it as is.
 import { discoverConfigs, type ConfigFile } from '../config/discover.ts';
+import { testIdProblem } from '../config/ids.ts';
 import { flushParseCache, openParseCache, readYamlFileCached } from '../config/parse-cache.ts';
 import { validateConfig } from '../config/validate.ts';
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts';
@@ -46,6 +47,8 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   const type = testType(file.testType);
   const parsed = readYamlFileCached(file.absFile, file.displayFile);
   const test: PlannedTest = { ...file, issues: [...parsed.issues] };
+  const tooLong = testIdProblem(file.id);
+  if (tooLong) test.issues.push({ file: file.displayFile, message: tooLong });
   if (!type) {
     test.issues.push({ file: file.displayFile, message: `unknown test type '${file.testType}' (known: ${allTestTypes().map((t) => t.name).join(', ')})` });
     return test;
