@@ -46,6 +46,12 @@ export const nixlType: TestType = {
   regression: (config) => (nixlConfig(config).benchmark as { regression?: unknown }).regression,
   // The benchmark kind and the transfer backend: the same file on another backend is another test.
   identity: (config) => ({ benchmark_kind: nixlConfig(config).benchmark.kind, transfer_backend: nixlConfig(config).benchmark.backend }),
+  // the kind's figures; a config that replaces the metrics (benchmark.metrics) names its own
+  headline: (metrics, config) => {
+    const override = metricsOverrideSpec(nixlConfig(config));
+    if (override) return metrics.filter((m) => override[0].names?.includes(m.name));
+    return kindOf(config).headline?.(config, metrics) ?? [];
+  },
   csvInfo: (config) => ({ command: `disagg-bench ${nixlConfig(config).benchmark.kind}` }),
 };
 

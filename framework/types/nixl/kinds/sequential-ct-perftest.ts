@@ -15,7 +15,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
 import { rankArgv } from '../job/rank-command.ts';
 import {
-  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, sequentialCommand, sequentialMetrics,
+  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, sequentialCommand, sequentialHeadline, sequentialMetrics,
   sequentialRunProperties, type SequentialRunOptions,
 } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
@@ -46,6 +46,7 @@ export const sequentialCtPerftestKind: NixlKind = {
     return [...out, ...checkSequentialRunOptions(s, SECTION)];
   },
   metrics: sequentialMetrics,
+  headline: (_config, metrics) => sequentialHeadline(metrics),
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
     const artefacts: Record<string, string> = {};
