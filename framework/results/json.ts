@@ -15,6 +15,7 @@ import { withFileLock } from './file-lock.ts';
 import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { recordProblem } from './record-check.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -155,9 +156,16 @@ export function readRecordsSync(outputPath: string): TestRecord[] {
   }
 }
 
-/** Checks that an existing results.json can be added to (before a run submits anything). */
+/**
+ * Checks that an existing results.json can be added to and read back (before a run submits
+ * anything): the file, then each record as the report and the history read it.
+ */
 export function checkResultsText(file: string, text: string): void {
-  parseResults(file, text);
+  const { records } = parseResults(file, text);
+  for (const [k, record] of records.entries()) {
+    const problem = recordProblem(record);
+    if (problem) throw new ResultsFileError(file, `records[${k}] ${problem} (the report and the history could not read it)`);
+  }
 }
 
 /** Whether a record holds a result: a skip does not (RESUME, comparisons and histories leave it out). */
