@@ -8,6 +8,7 @@ import { kindOf, nixlKinds } from './nixl/kinds.ts';
 import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
 import type { MetricSpec } from '../metrics/metric.ts';
 import { buildNixlJob, NIXL_TYPE } from './nixl/job/job-builder.ts';
+import { missingTransportReason } from './nixl/transport-libraries.ts';
 
 function rules(config: Record<string, unknown>, source: { file: string }): RuleViolation[] {
   const typed = nixlConfig(config);
@@ -52,6 +53,8 @@ export const nixlType: TestType = {
     if (override) return metrics.filter((m) => override[0].names?.includes(m.name));
     return kindOf(config).headline?.(config, metrics) ?? [];
   },
+  // the engine's kinds on UCX or libfabric need that library here (the real tools bring their own)
+  unavailableHere: (config) => (kindOf(config).externalTool ? undefined : missingTransportReason(nixlConfig(config).benchmark.backend)),
   csvInfo: (config) => ({ command: `disagg-bench ${nixlConfig(config).benchmark.kind}` }),
 };
 
