@@ -8,6 +8,11 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+// `disagg-bench run` owns its signals from the first millisecond: while the CLI loads they are held
+// here, and framework/run/command.ts takes them over and acts on one already held (nothing has been
+// submitted yet). Without this, Node's default would end the process with no word said.
+if (process.argv[2] === 'run') holdRunSignals();
+
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const debug = process.env.DISAGG_DEBUG_BIN === '1' ? (line) => process.stderr.write(`bin: ${line}\n`) : () => {};
 
@@ -40,4 +45,11 @@ async function tsxMain() {
   const { main } = await import('../framework/cli.ts');
   debug('tsx');
   return main;
+}
+
+function holdRunSignals() {
+  const held = [];
+  const handler = (signal) => held.push(signal);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, handler);
+  globalThis[Symbol.for('disagg-bench.early-signals')] = { held, handler };
 }

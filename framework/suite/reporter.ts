@@ -1,16 +1,11 @@
 // A Vitest reporter that ends a run with a compact table of each test's key metrics, names the
-// tests that did not run to their end (their worker died: SIGKILL, out of memory), and rebuilds
-// OUTPUT_PATH/report.html from the run's results.json.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
+// tests that did not run to their end (their worker died: SIGKILL, out of memory), and makes the
+// end-of-run writes (run-end.ts: the history, report.html).
 import type { Reporter, TestModule } from 'vitest/node';
 import { formatMetricsTable, type MetricsRow } from './metrics-table.ts';
 import { readSettings } from '../settings.ts';
-import { RESULTS_JSON_FILE } from '../results/json.ts';
-import { buildReport } from '../results/report/build.ts';
-import { REPORT_FILE } from '../results/report/render.ts';
 import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
-import { appendRunsToHistory } from '../history/run-end.ts';
+import { writeRunEnd } from './run-end.ts';
 
 export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
@@ -38,17 +33,6 @@ export default class DisaggReporter implements Reporter {
       process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
     }
     if (rows.length === 0) return;
-    const settings = readSettings();
-    const { outputPath } = settings;
-    if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
-    // The run's records into the performance history (one transaction; a failing store is one line).
-    const history = await appendRunsToHistory(settings, process.env.DISAGG_RUN_ID).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}`, trends: undefined }));
-    if (history) (history.ok ? process.stdout : process.stderr).write(`${history.message}\n`);
-    try {
-      const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE), trends: history?.trends });
-      process.stdout.write(`report: ${report.file}\n`);
-    } catch (err) {
-      process.stderr.write(`report.html could not be written: ${(err as Error).message}\n`);
-    }
+    await writeRunEnd(process.env.DISAGG_RUN_ID);
   }
 }
