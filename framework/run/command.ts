@@ -1,6 +1,6 @@
 // `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API, in this process, so
-// the run owns its process from the first millisecond: bin/disagg-bench.js holds SIGINT, SIGTERM and
-// SIGHUP while the CLI loads, and this module takes them over (suite/run-ending.ts: one place that
+// the run owns its process from the first millisecond: bin/disagg-bench.js answers SIGINT, SIGTERM
+// and SIGHUP while the CLI loads, and this module takes them over (suite/run-ending.ts: one place that
 // ends a run, whatever stage it is at). Settings come from the command line, then the environment,
 // then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
 // defaults once at its start. The end-of-run writes (history, report.html) happen whatever
@@ -18,12 +18,8 @@ import { describeSources, resolveRun, type CommandLineSettings } from './resolve
 /** The reporter that appends the history and writes report.html at the run's end. */
 export const PROJECT_REPORTER = './framework/suite/reporter.ts';
 
-/** What bin/disagg-bench.js records of a signal that came while the CLI loaded. */
+/** bin/disagg-bench.js's handler for a signal that comes while the CLI loads. */
 const EARLY_SIGNALS = Symbol.for('disagg-bench.early-signals');
-interface EarlySignals {
-  held: NodeJS.Signals[];
-  handler: (signal: NodeJS.Signals) => void;
-}
 
 const width = RUN_OPTIONS.reduce((w, o) => Math.max(w, optionSpelling(o).length), 0);
 export const usage = `usage: disagg-bench run [TYPE...] [options]
@@ -47,14 +43,13 @@ const spec = {
 
 export const args = { options: spec.options };
 
-/** Takes the process's signals from bin's early handler; a signal that already came ends the run now. */
+/** Takes the process's signals over from bin's early handler. */
 function takeSignals(): void {
   claimSignals();
   for (const signal of RUN_SIGNALS) process.on(signal, onRunSignal);
-  const early = (globalThis as { [EARLY_SIGNALS]?: EarlySignals })[EARLY_SIGNALS];
-  if (early) for (const signal of RUN_SIGNALS) process.off(signal, early.handler);
+  const early = (globalThis as { [EARLY_SIGNALS]?: (signal: NodeJS.Signals) => void })[EARLY_SIGNALS];
+  if (early) for (const signal of RUN_SIGNALS) process.off(signal, early);
   watchLauncherOnce();
-  if (early?.held.length) onRunSignal(early.held[0]);
 }
 
 function commandLineSettings(values: Record<string, unknown>): CommandLineSettings {
