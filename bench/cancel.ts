@@ -12,7 +12,7 @@
 // DISAGG_BIN passes through (tsx: the checkout's sources, where a shared node_modules holds another
 // checkout's CLI bundle).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -159,12 +159,14 @@ async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signal
   }
   const result = await child;
   const output = String(result.all ?? '');
-  const left = await jobsLeft(outputPath, env);
+  // `disagg-bench run` keeps the run's ledger in the folder OUTPUT_PATH/latest names; Vitest's form in OUTPUT_PATH.
+  const runFolder = existsSync(path.join(outputPath, 'latest')) ? path.join(outputPath, 'latest') : outputPath;
+  const left = await jobsLeft(runFolder, env);
   // Named: the run said which tests it did not run, or that it submitted nothing. A signal that
   // lands before the process ran a line of JavaScript (Node's own start, seconds on a busy machine)
   // ends it unsaid: then the ledger must be empty, nothing having been submitted.
   const said = /test\(s\) not run .*disagg_perf_sleep_0|nothing was submitted|no test had been collected yet/.test(output);
-  const submitted = readLedger(outputPath).length > 0;
+  const submitted = readLedger(runFolder).length > 0;
   const named = said || !submitted;
   rmSync(dir, { recursive: true, force: true });
   const exit = result.exitCode !== undefined ? String(result.exitCode) : String(result.signal);

@@ -3,17 +3,18 @@
 // and SIGHUP while the CLI loads, and this module takes them over (suite/run-ending.ts: one place that
 // ends a run, whatever stage it is at). Settings come from the command line, then the environment,
 // then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
-// defaults once at its start. The end-of-run writes (history, report.html) happen whatever
+// defaults once at its start. Each run has its own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
 // reporters are named: the project's reporter is always added to them.
 import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
 import { CommandArgsError } from '../../runners/common/args/args-error.ts';
 import { claimSignals, onRunSignal, RUN_SIGNALS, watchLauncherOnce } from '../suite/run-ending.ts';
-import { packageRoot } from '../settings.ts';
+import { packageRoot, readSettings } from '../settings.ts';
 import { testTypeNames } from '../types/names.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
+import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
 
 /** The reporter that appends the history and writes report.html at the run's end. */
 export const PROJECT_REPORTER = './framework/suite/reporter.ts';
@@ -81,6 +82,19 @@ export async function run(argv: string[]): Promise<number> {
   const resolved = resolveRun(commandLine, process.env, profile);
   Object.assign(process.env, resolved.env);
   for (const line of describeSources(resolved.sources)) console.log(line);
+  // Every variable checked before a folder is made (one line per problem, SettingsError).
+  const settings = readSettings();
+  const run = openRunFolder(settings.outputPath, settings.resume ? '--resume' : settings.debugMode ? '--replay' : undefined);
+  Object.assign(process.env, runFolderEnv(run, process.env));
+  console.log(`disagg-bench run: run ${run.runId}, folder ${run.folder}`);
+  // On every way out, an interruption's process.exit included: the rows written so far join the cumulative CSV.
+  process.on('exit', () => {
+    try {
+      appendToCumulativeCsv(run);
+    } catch (error) {
+      process.stderr.write(`disagg-bench run: ${run.root}/perf_script_test_results.csv: the run's rows could not be appended: ${(error as Error).message}\n`);
+    }
+  });
 
   const { startVitest } = await import('vitest/node');
   const given = (values.reporter as string[] | undefined) ?? [];

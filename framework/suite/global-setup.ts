@@ -15,8 +15,9 @@ import { endRunNow } from './main-interrupt.ts';
 import { onRunSignal, RUN_SIGNALS, setRunEnd, signalsClaimed, watchLauncherOnce } from './run-ending.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
 import { writeRunEnd } from './run-end.ts';
+import { newRunId } from './run-id.ts';
 
-const runId = process.env.DISAGG_RUN_ID ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
+const runId = process.env.DISAGG_RUN_ID ?? newRunId();
 process.env.DISAGG_RUN_ID = runId;
 let announced = false;
 let ending = false;

@@ -1,11 +1,12 @@
 // `disagg-bench run` end to end, on the real local scheduler with STAND-IN serving jobs (the serving
 // engine cannot run here; tests/fixtures/reliability/suite-run.ts): a profile and the command line
-// set the run, reporters named on the command line leave the history and report.html in place,
+// set the run, each run has its own folder under OUTPUT_PATH/runs/ while the history and upstream's
+// CSV accumulate at OUTPUT_PATH, reporters named on the command line leave the history and report.html in place,
 // SIGTERM at any moment cancels the jobs, names the tests not run and exits 143, and --resume
 // continues. Nothing here times anything: jobs wait on a file the test creates, and every check
 // reads what the run recorded (ledger, results.json, the history, its output).
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -59,11 +60,12 @@ function binHandlesSignals(pid: number): boolean {
 const newMark = () => `run-${randomBytes(4).toString('hex')}`;
 
 describe('disagg-bench run', () => {
-  it('takes a profile and the command line, says where each setting came from, and writes the history and report.html with --reporter=junit', { timeout: 240_000 }, async () => {
+  it('takes a profile and the command line, says where each setting came from, and writes the history and report.html with --reporter=junit; one folder per run', { timeout: 300_000 }, async () => {
     const dir = writeWorkDir({ a: await standinConfig({ client: 'ok' }), b: await standinConfig({ client: 'ok' }) }, 'run-cmd-');
     writeFileSync(path.join(dir.workDir, 'disagg-bench.yaml'), 'profiles:\n  smoke:\n    scheduler: local\n    label: smoke-run\n    batch-size: 1\n');
     const mark = newMark();
-    const result = await startRun(['disagg', '--profile', 'smoke', '--batch-size', '0', '--output', 'out', '--reporter=junit'], dir, mark);
+    const args = ['disagg', '--profile', 'smoke', '--batch-size', '0', '--output', 'out', '--reporter=junit'];
+    const result = await startRun(args, dir, mark);
     const output = String(result.all);
     expect(result.exitCode, output).toBe(0);
     const settingLines = output.split('\n').filter((l) => /^ {2}\S/.test(l) && /\((command line|profile|environment)/.test(l)).map((l) => l.trim().replace(/\s+/g, ' '));
@@ -79,12 +81,31 @@ describe('disagg-bench run', () => {
     // --reporter=junit replaced the reporters: the JUnit XML is there, and so are the history and the report.
     expect(output).toMatch(/<testsuites name="vitest tests" tests="2" failures="0"/);
     expect(output).toMatch(/history: 2 record\(s\), \d+ metric value\(s\) appended/);
-    expect(existsSync(path.join(dir.outputPath, 'report.html'))).toBe(true);
-    const { records, ledger } = readOutputs(dir.outputPath);
+    const first = readlinkSync(path.join(dir.outputPath, 'latest'));
+    expect(first).toMatch(/^runs\/run-/);
+    const firstDir = path.join(dir.outputPath, first);
+    expect(existsSync(path.join(firstDir, 'report.html'))).toBe(true);
+    const { records, ledger } = readOutputs(firstDir);
     expect(records.map((r) => r.verdict)).toEqual(['passed', 'passed']);
     expect(new Set(ledger.map((e) => e.scheduler))).toEqual(new Set(['local']));
     expect(records.map((r) => r.run?.label)).toEqual(['smoke-run', 'smoke-run']);
+    expect(records.map((r) => r.run?.id)).toEqual([path.basename(first), path.basename(first)]);
     expect(runProcesses(mark)).toEqual([]);
+
+    // A second run into the same OUTPUT_PATH: its own folder and report; the history and upstream's CSV accumulate at OUTPUT_PATH.
+    const again = await startRun(args, dir, mark);
+    expect(again.exitCode, String(again.all)).toBe(0);
+    const second = readlinkSync(path.join(dir.outputPath, 'latest'));
+    expect(second).not.toBe(first);
+    expect(readdirSync(path.join(dir.outputPath, 'runs')).sort()).toEqual([path.basename(first), path.basename(second)].sort());
+    expect(readOutputs(path.join(dir.outputPath, second)).records).toHaveLength(2);
+    expect(readOutputs(firstDir).records).toHaveLength(2);
+    const ownRows = (folder: string) => readOutputs(folder).csvRows;
+    expect(readOutputs(dir.outputPath).csvRows).toEqual([...ownRows(firstDir), ...ownRows(path.join(dir.outputPath, second))]);
+    expect(ownRows(firstDir).length).toBeGreaterThan(0);
+    expect(String(again.all)).toMatch(/history: 2 record\(s\), \d+ metric value\(s\) appended/);
+    expect(existsSync(path.join(dir.outputPath, 'history.duckdb'))).toBe(true);
+    expect(existsSync(path.join(firstDir, 'history.duckdb'))).toBe(false);
   });
 
   it('SIGTERM while a job runs: the job is cancelled and recorded, the test named as not run, exit 143; --resume continues it', { timeout: 300_000 }, async () => {
@@ -92,7 +113,8 @@ describe('disagg-bench run', () => {
     const dir = writeWorkDir({ slow: await standinConfig({ client: `wait:${gate}` }) }, 'run-sig-');
     const mark = newMark();
     const child = startRun(['--scheduler', 'local', '--output', dir.outputPath], dir, mark);
-    await waitUntil('the slow job to run', () => statesOf(dir.outputPath, testIdOf('slow')).includes('RUNNING'), 120_000);
+    const runDir = path.join(dir.outputPath, 'latest');
+    await waitUntil('the slow job to run', () => statesOf(runDir, testIdOf('slow')).includes('RUNNING'), 120_000);
     child.kill('SIGTERM');
     const result = await child;
     const output = String(result.all);
@@ -100,14 +122,18 @@ describe('disagg-bench run', () => {
     expect(output).toMatch(/1 test\(s\) not run \(the run was interrupted \(SIGTERM received by disagg-bench run\); no result recorded\): disagg_perf_slow/);
     expect(output).toMatch(/to continue: the same command with --resume/);
     await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
-    expect(readOutputs(dir.outputPath).ledger.at(-1)).toMatchObject({ test: testIdOf('slow'), state: 'CANCELLED', terminal: true, interrupted: true });
-    expect(readOutputs(dir.outputPath).records).toEqual([]);
+    expect(readOutputs(runDir).ledger.at(-1)).toMatchObject({ test: testIdOf('slow'), state: 'CANCELLED', terminal: true, interrupted: true });
+    expect(readOutputs(runDir).records).toEqual([]);
+    const interrupted = readlinkSync(runDir);
 
     release(gate);
     const resumed = await startRun(['--scheduler', 'local', '--output', dir.outputPath, '--resume'], dir, mark);
     expect(resumed.exitCode, String(resumed.all)).toBe(0);
     expect(String(resumed.all)).toMatch(/resume +on +\(command line\)/);
-    expect(recordOf(readOutputs(dir.outputPath).records, testIdOf('slow'))).toMatchObject({ verdict: 'passed' });
+    // --resume continued the run `latest` names, in its folder, under its id.
+    expect(readlinkSync(runDir)).toBe(interrupted);
+    expect(readdirSync(path.join(dir.outputPath, 'runs'))).toEqual([path.basename(interrupted)]);
+    expect(recordOf(readOutputs(runDir).records, testIdOf('slow'))).toMatchObject({ verdict: 'passed', run: { id: path.basename(interrupted) } });
   });
 
   it('SIGTERM while the CLI is still loading: the run ends at once, nothing submitted, exit 143', { timeout: 120_000 }, async () => {
@@ -136,7 +162,7 @@ describe('disagg-bench run', () => {
       const result = await startRun(['--output', dir.outputPath, ...args], dir, newMark());
       expect(result.exitCode, String(result.all)).not.toBe(0);
       expect(String(result.all).trim()).toMatch(expected);
-      expect(existsSync(path.join(dir.outputPath, 'ledger.jsonl'))).toBe(false);
+      expect(existsSync(path.join(dir.outputPath, 'runs'))).toBe(false);
     }
   });
 });
