@@ -46,7 +46,8 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;
     }
-    const kept = spec.names ? result.metrics.filter((m) => spec.names!.includes(m.name)) : result.metrics;
+    const wanted = spec.names ? [...spec.names, ...(spec.optionalNames ?? [])] : undefined;
+    const kept = wanted ? result.metrics.filter((m) => wanted.includes(m.name)) : result.metrics;
     // One by one: a long log may yield more metrics than a spread into push() can take.
     for (const metric of kept) metrics.push(metric);
     for (const problem of result.problems) problems.push(`${file}: ${problem}`);

@@ -51,6 +51,26 @@ export interface TestRecord {
   run?: RecordRunContext;
   /** This record checked against the history's baselines (absent: not checked). */
   regression?: RecordRegression;
+  /**
+   * Its headline figures (the type's TestType.headline), most important first, named by metric
+   * and labels; their values are in `metrics`. Absent: a record of an older version.
+   */
+  headline?: MetricRef[];
+  /** The job's queue and run time from the scheduler's start and end of it (absent: not known). */
+  job?: JobTimes;
+}
+
+/** One metric of a record, by name and labels. */
+export interface MetricRef {
+  name: string;
+  labels: Metric['labels'];
+}
+
+export interface JobTimes {
+  /** From the submission (sbatch returned, or the local launch) to the scheduler's start of the job. */
+  queueSec?: number;
+  /** The scheduler's start to its end of the job. */
+  runSec?: number;
 }
 
 /** Which run a record came from, kept with it in the history (framework/history/). */

@@ -60,6 +60,7 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   test.supportedGpus = supportedGpusOf(type, parsed.data);
   test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
+  test.skipReason ??= type.unavailableHere?.(parsed.data as Record<string, unknown>);
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);
   return test;
