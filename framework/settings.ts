@@ -73,7 +73,7 @@ export interface GateSettings {
   metrics: string[];
   /** DISAGG_GATE_MIN_DAYS (default 3): days of history a series needs before it gates. */
   minDays: number;
-  /** DISAGG_GATE_NOISE_K (default 3): a change must also exceed k robust standard deviations of the daily values. */
+  /** DISAGG_GATE_NOISE_K (default 2.75): a change must also exceed k standard deviations of the series' daily means. */
   noiseK: number;
   /** DISAGG_BRANCH: the branch the run's records belong to (default: the git branch of WORK_DIR). */
   branch?: string;
@@ -83,7 +83,7 @@ export interface GateSettings {
   lockWaitSec: number;
 }
 
-export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], minDays: 3, noiseK: 3, baselineBranch: 'main', lockWaitSec: 30 };
+export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], minDays: 3, noiseK: 2.75, baselineBranch: 'main', lockWaitSec: 30 };
 
 export const HISTORY_FILE = 'history.duckdb';
 

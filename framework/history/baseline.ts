@@ -70,6 +70,13 @@ export function baselineOf(daily: number[], higherIsBetter: boolean): number | u
   return percentile(rollingSmooth(daily), higherIsBetter ? 95 : 5);
 }
 
+/** The sample standard deviation (n - 1); 0 for fewer than two values. */
+export function sampleSd(values: number[]): number {
+  if (values.length < 2) return 0;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1));
+}
+
 /** One series' statistics from the day sums of its history: what store.ts baselines returns for it. */
 export function seriesBaseline(seriesId: number, history: DaySums | undefined): SeriesStats {
   const daily = dailyMeans(history);
@@ -80,7 +87,7 @@ export function seriesBaseline(seriesId: number, history: DaySums | undefined): 
     p95: percentile(smoothed, 95),
     p5: percentile(smoothed, 5),
     median,
-    mad: percentile(daily.map((v) => Math.abs(v - median)), 50),
+    sd: sampleSd(daily),
     days: daily.length,
     historyValues: (history?.counts ?? []).reduce((a, b) => a + b, 0),
     lastDay: daily.at(-1) ?? 0,

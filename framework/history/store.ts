@@ -205,8 +205,8 @@ export class HistoryStore {
    * history query: b_is_valid, b_is_post_merge, the lookback range on ts_created), of the branch
    * asked for, one mean per UTC day, a trailing rolling mean over 3 days, then the 95th and 5th
    * percentiles with linear interpolation (percentile_cont = upstream's _percentile); beside them
-   * what the gate needs (gate.ts): the median of the daily means, their median absolute
-   * deviation and the latest day's mean. Grouping by the numeric series id keeps a million values
+   * what the gate needs (gate.ts): the median and standard deviation of the daily means and the
+   * latest day's mean. Grouping by the numeric series id keeps a million values
    * under a few seconds on DuckDB.
    */
   async baselines(filter: BaselineFilter): Promise<Map<number, SeriesStats>> {
@@ -233,21 +233,20 @@ export class HistoryStore {
               row_number() OVER (PARTITION BY series_id ORDER BY day DESC) AS back FROM daily),
        stats AS (SELECT series_id,
               percentile_cont(0.95) WITHIN GROUP (ORDER BY mean3) AS p95, percentile_cont(0.05) WITHIN GROUP (ORDER BY mean3) AS p5,
-              percentile_cont(0.5) WITHIN GROUP (ORDER BY mean) AS median, count(*) AS days, sum(n) AS history_values,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY mean) AS median, stddev_samp(mean) AS sd, count(*) AS days, sum(n) AS history_values,
               max(CASE WHEN back = 1 THEN mean END) AS last_day
             FROM smoothed GROUP BY series_id)
-       SELECT CAST(s.series_id AS DOUBLE PRECISION) AS series_id, CAST(s.p95 AS DOUBLE PRECISION) AS p95, CAST(s.p5 AS DOUBLE PRECISION) AS p5,
-              CAST(s.median AS DOUBLE PRECISION) AS median, CAST(percentile_cont(0.5) WITHIN GROUP (ORDER BY abs(d.mean - s.median)) AS DOUBLE PRECISION) AS mad,
-              CAST(s.days AS INTEGER) AS days, CAST(s.history_values AS INTEGER) AS history_values, CAST(s.last_day AS DOUBLE PRECISION) AS last_day
-       FROM stats s JOIN daily d ON d.series_id = s.series_id
-       GROUP BY s.series_id, s.p95, s.p5, s.median, s.days, s.history_values, s.last_day`,
+       SELECT CAST(series_id AS DOUBLE PRECISION) AS series_id, CAST(p95 AS DOUBLE PRECISION) AS p95, CAST(p5 AS DOUBLE PRECISION) AS p5,
+              CAST(median AS DOUBLE PRECISION) AS median, CAST(coalesce(sd, 0) AS DOUBLE PRECISION) AS sd,
+              CAST(days AS INTEGER) AS days, CAST(history_values AS INTEGER) AS history_values, CAST(last_day AS DOUBLE PRECISION) AS last_day
+       FROM stats`,
       params,
     );
     if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
     return new Map(
       rows.map((r) => [
         num(r.series_id),
-        { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), median: num(r.median), mad: num(r.mad), days: num(r.days), historyValues: num(r.history_values), lastDay: num(r.last_day) },
+        { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), median: num(r.median), sd: num(r.sd), days: num(r.days), historyValues: num(r.history_values), lastDay: num(r.last_day) },
       ]),
     );
   }

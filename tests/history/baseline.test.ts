@@ -29,8 +29,8 @@ describe('upstream baseline algorithm', () => {
     expect(daily).toEqual([20, 22, 19, 27.5]);
     expect(baselineOf(daily, false)).toBeCloseTo(20.05, 12);
     expect(baselineOf(daily, true)).toBeCloseTo(22.55833333333333, 12);
-    // the median and MAD of the daily means, and the latest day, for the gate
-    expect(seriesBaseline(1, series)).toMatchObject({ median: 21, mad: 1.5, days: 4, historyValues: 5, lastDay: 27.5 });
+    // the median and sample standard deviation of the daily means, and the latest day, for the gate
+    expect(seriesBaseline(1, series)).toMatchObject({ median: 21, sd: expect.closeTo(Math.sqrt(43.1875 / 3), 12), days: 4, historyValues: 5, lastDay: 27.5 });
     expect(baselineOf([], true)).toBeUndefined();
   });
 
@@ -144,11 +144,11 @@ describe('the gate', () => {
   });
 
   it('needs the change to exceed k robust standard deviations of the daily values besides the threshold', () => {
-    // Daily values 100 +/- 4 (MAD 4, robust sd 5.93): 93 is beyond 5 % of the P95 baseline but within 3 sd of the median.
+    // Daily values 100 +/- 4 (sd 3.27): 93 is beyond 5 % of the P95 baseline but within 3 sd of the median.
     const noisy = { days: [0, 1, 2, 3, 4, 5, 6].map((d) => day + d), sums: [96, 104, 100, 96, 104, 100, 100], counts: [1, 1, 1, 1, 1, 1, 1] };
     const within = judgeWith(record({ runId: 'n', day: 8, throughput: 93 }), new Map([[tput, noisy]]));
     expect(within.regression).toBe(false);
-    expect(within.note).toMatch(/^within the noise: 7\.00% worse than the median, under 3 x its robust sd \(5\.93%\)/);
+    expect(within.note).toMatch(/^within the noise: 7\.00% worse than the median, under 3 x its sd \(3\.27%\)/);
     expect(judgeWith(record({ runId: 'n', day: 8, throughput: 80 }), new Map([[tput, noisy]])).regression).toBe(true);
     // k = 0 is upstream's rule alone
     expect(judgeWith(record({ runId: 'n', day: 8, throughput: 93 }), new Map([[tput, noisy]]), { rule: { minDays: 3, noiseK: 0 } }).regression).toBe(true);

@@ -14,7 +14,7 @@ describe('history settings', () => {
       regression: 'warn',
       thresholdPercent: undefined,
       runLabel: undefined,
-      gate: { metrics: ['headline'], minDays: 3, noiseK: 3, branch: undefined, baselineBranch: 'main', lockWaitSec: 30 },
+      gate: { metrics: ['headline'], minDays: 3, noiseK: 2.75, branch: undefined, baselineBranch: 'main', lockWaitSec: 30 },
     });
   });
 

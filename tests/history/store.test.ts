@@ -81,9 +81,9 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     const baselines = await withHistory(target, (store) =>
       store.baselines({ fromMs: DAY0 - 80 * DAY_MS, toMs: DAY0 + 3 * DAY_MS, excludeRunId: 'self', points: [{ seriesId: id, tsMs: now, value: 40 }, { seriesId: 12345, tsMs: now, value: 1 }] }),
     );
-    // history only: daily means [12, 30], smoothed [12, 21]: P5 12.45, P95 20.55; median 21, MAD 9
+    // history only: daily means [12, 30], smoothed [12, 21]: P5 12.45, P95 20.55; median 21, sd 12.73
     const expected = seriesBaseline(id, { days: [1, 2], sums: [24, 30], counts: [2, 1] });
-    expect(baselines.get(id)).toEqual({ ...expected, p5: expect.closeTo(expected.p5, 9), p95: expect.closeTo(expected.p95, 9), median: expect.closeTo(21, 9), mad: expect.closeTo(9, 9) });
+    expect(baselines.get(id)).toEqual({ ...expected, p5: expect.closeTo(expected.p5, 9), p95: expect.closeTo(expected.p95, 9), median: expect.closeTo(21, 9), sd: expect.closeTo(Math.sqrt(162), 9) });
     expect(expected).toMatchObject({ days: 2, historyValues: 3, lastDay: 30 });
     expect(expected.p5).toBeCloseTo(12.45, 9);
     expect(baselines.has(12345)).toBe(false); // a series without history has no baseline
@@ -124,7 +124,7 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
       expect(have.p95).toBeCloseTo(want.p95, 9);
       expect(have.p5).toBeCloseTo(want.p5, 9);
       expect(have.median).toBeCloseTo(want.median, 9);
-      expect(have.mad).toBeCloseTo(want.mad, 9);
+      expect(have.sd).toBeCloseTo(want.sd, 9);
       expect(have.lastDay).toBeCloseTo(want.lastDay, 9);
     }
   });
