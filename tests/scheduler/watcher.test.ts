@@ -1,10 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { JobWatcher } from '../../framework/scheduler/watcher.ts';
 import type { JobStatus, Scheduler } from '../../framework/scheduler/scheduler.ts';
+import { localDefinition } from '../../framework/scheduler/local.ts';
 
 /** An in-memory scheduler for the polling logic alone (the backends have their own real tests). */
 class ScriptedScheduler implements Scheduler {
-  readonly name = 'local' as const;
+  readonly name = 'local';
+  readonly capabilities = localDefinition.capabilities;
   polls: string[][] = [];
   states = new Map<string, JobStatus>();
   failNext = 0;
@@ -17,6 +19,7 @@ class ScriptedScheduler implements Scheduler {
     return out;
   }
   async cancel() {}
+  cancelNow() { return undefined; }
   logs() { return { stdout: '', stderr: '' }; }
   async close() {}
 }
