@@ -274,6 +274,22 @@ describe('module boundaries: runners and test types', () => {
   });
 });
 
+describe('module boundaries: the scheduler seam', () => {
+  /** The backends' own files: only the scheduler layer (and its registrations) may name them. */
+  const BACKEND = /^framework\/scheduler\/(slurm|local|replay)[^/]*\.ts$/;
+
+  it('above the scheduler layer, nothing imports a backend or compares a scheduler\'s name', () => {
+    const above = files.filter((f) => !f.startsWith('framework/scheduler/'));
+    expect(edges.some((e) => e.file.startsWith('framework/jobs/') && e.target === 'framework/scheduler/registry.ts')).toBe(true); // the walk sees the seam
+    const imports = edges.filter((e) => above.includes(e.file) && BACKEND.test(e.target) && !e.typeOnly);
+    expect(imports.map(show)).toEqual([]);
+    const named = above.flatMap((file) =>
+      readFileSync(path.join(root, file), 'utf8').split('\n').flatMap((line, i) =>
+        /(?<!typeof )\bscheduler(?:\.name|Kind\([^)]*\))?\s*[!=]==\s*['"]|\.scheduler\s*[!=]==\s*['"]/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+    expect(named).toEqual([]);
+  });
+});
+
 describe('module boundaries: product code and every import form', () => {
   it('product code imports nothing from tests/ or bench/, and no computed path', () => {
     const product = [...edges, ...productEntries.flatMap((file) => importsOf(file))];
