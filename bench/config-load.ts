@@ -25,8 +25,9 @@ import { MAX_CONFIG_BYTES } from '../framework/config/load.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { outputTail, timedCommand } from './lib/timed-command.ts';
 import { minOf } from './lib/stats.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({ options: { keep: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ args: benchArgs(['--runs', '1']), options: { keep: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' } } });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number >= 1, got ${values.runs}`);
 

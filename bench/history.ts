@@ -25,8 +25,9 @@ import { startPostgres } from '../scripts/postgres-local.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
 import { timedCommand } from './lib/timed-command.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--runs', '1', '--days', '2', '--tests', '10', '--metrics', '2']),
   options: {
     runs: { type: 'string', default: '5' },
     days: { type: 'string', default: '20' },
