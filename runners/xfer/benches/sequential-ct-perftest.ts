@@ -1,4 +1,4 @@
-// Sequential CT perftest (seed 000): a list of traffic patterns, e.g. matgen's metadata.yaml.
+// Sequential CT perftest: a list of traffic patterns, e.g. matgen's metadata.yaml.
 // 1. prepare every pattern once (buffers, plans); 2. warm-up; 3. isolated phase: each pattern
 // alone (a global barrier between patterns), timed runs; 4. workload phase, per iteration: a global
 // barrier, then every rank walks the patterns in order, skipping those it takes no part in; per

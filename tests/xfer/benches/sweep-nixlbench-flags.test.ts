@@ -1,4 +1,4 @@
-// nixlbench's flags beyond the sweep's shape (issue 15 items 6-8): each is honoured as nixlbench
+// nixlbench's flags beyond the sweep's shape: each is honoured as nixlbench
 // means it or refused with one sentence. Engine-level checks run a real one-rank engine (shm, ucx
 // over tcp) in this process and watch what the backend is asked to do.
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -31,7 +31,7 @@ async function single(backend: 'shm' | 'ucx', ucx: UcxOptions = {}) {
   return engine;
 }
 
-describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
+describe('lifecycle flags (recreate_xfer, reregister_mem)', () => {
   it('--reregister_mem implies --recreate_xfer with nixlbench message, and is refused where registration costs nothing', () => {
     const o = parseSweepArgs(['--backend', 'ucx', '--reregister_mem']);
     expect(o.nixlbench).toMatchObject({ reregisterMem: true, recreateXfer: true });
@@ -58,7 +58,7 @@ describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
     for (let i = 0; i < 5; i++) await plain.iterate();
     expect([prepare.mock.calls.length, register.mock.calls.length, plain.prepUs.length]).toEqual([1, 0, 1]);
 
-    // a slot not built yet builds itself at its first post, as nixlbench's slots inside the timed loop (issue 22)
+    // a slot not built yet builds itself at its first post, as nixlbench's slots inside the timed loop
     prepare.mockClear();
     const lazy = new SweepLane(engine, requests, undefined, { recreateXfer: false, reregisterMem: false });
     for (let i = 0; i < 5; i++) await lazy.iterate();
@@ -85,7 +85,7 @@ describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
   });
 });
 
-describe('item 6: --enable_pt (a progress thread)', () => {
+describe('--enable_pt (a progress thread)', () => {
   it('is honoured on ucx: a thread of its own progresses the worker and the transfer completes verified', async () => {
     const engine = await single('ucx', { progressThread: true });
     const src = engine.allocate('src', 1 << 20);
@@ -125,7 +125,7 @@ describe('item 6: --enable_pt (a progress thread)', () => {
   });
 });
 
-describe('item 6: the other nixlbench flags are honoured or refused, never dropped', () => {
+describe('the other nixlbench flags are honoured or refused, never dropped', () => {
   it('--device_list gives each pairwise rank its NIC (UCX_NET_DEVICES), nixlbench indexing, and is refused without UCX', () => {
     const o = parseSweepArgs(['--device_list', 'mlx5_0,mlx5_1', '--num_initiator_dev', '2', '--num_target_dev', '2']);
     const roles = sweepRoles(4, 'pairwise', 2, 2);
@@ -160,7 +160,7 @@ describe('item 6: the other nixlbench flags are honoured or refused, never dropp
   });
 });
 
-describe('item 7: --mode MG (several devices per process)', () => {
+describe('--mode MG (several devices per process)', () => {
   it('pairs device i of the initiator process with device i of the target, each with its own region', () => {
     const o = parseSweepArgs(['--mode', 'MG', '--num_initiator_dev', '2', '--num_target_dev', '2', '--max_block_size', '8K']);
     const roles = mgRoles(2, o.scheme, 2, 2);
@@ -178,7 +178,7 @@ describe('item 7: --mode MG (several devices per process)', () => {
   });
 });
 
-describe('item 8: --initiator_seg_type VRAM picks a GPU backend', () => {
+describe('--initiator_seg_type VRAM picks a GPU backend', () => {
   const vram = { backend: 'shm' as const, backendGiven: false, initiatorSegType: 'VRAM' as const, targetSegType: 'VRAM' as const };
   const probe = (available: string[], ucxCuda = false): VramProbe => ({
     availability: (name) => (available.includes(name) ? { name, available: true, detail: '' } : { name, available: false, reason: `${name} missing` }),
@@ -200,7 +200,7 @@ describe('item 8: --initiator_seg_type VRAM picks a GPU backend', () => {
   });
 });
 
-describe("issue 22 item 12: nixlbench's command line exactly as gflags reads it", () => {
+describe("nixlbench's command line exactly as gflags reads it", () => {
   it('takes every form gflags takes: one or two dashes, =value or the next word, --flag / --noflag / --flag=<gflags bool>', () => {
     const same = parseSweepArgs(['--num_iter', '32', '--check_consistency']);
     for (const argv of [

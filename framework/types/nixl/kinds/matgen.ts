@@ -25,7 +25,7 @@ import { rankArgv } from '../job/rank-command.ts';
 import { checkMatgenOptions, computeModels, MODEL_PRESETS, workerPairings } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
-import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
+import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialHeadline, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 import { int, sectionSchema } from './kind-values.ts';
 
@@ -89,6 +89,7 @@ export const matgenKind: NixlKind = {
     return [...out, ...checkSequentialRunOptions(s, SECTION)];
   },
   metrics: sequentialMetrics,
+  headline: (_config, metrics) => sequentialHeadline(metrics),
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
     const generate = disaggBenchCommand(ctx.packageRoot, ['matgen', ...matgenArgs(s), '--results-dir', matricesDir(ctx.logDir)]);

@@ -3,7 +3,8 @@
 // metrics, and copying matrices into the job's log folder so the job records what it ran.
 import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
-import type { MetricSpec } from '../../../metrics/metric.ts';
+import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
+import { named } from '../../../metrics/headline-picks.ts';
 import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
 import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
@@ -69,6 +70,12 @@ export const ctMetrics = (): MetricSpec[] => [
     names: ['TOTAL_LATENCY_S', 'AVG_LATENCY_PER_ITER_S', 'AVG_ITER_LATENCY_MS', 'TOTAL_SIZE_GB', 'AGGREGATE_BW_GBPS', 'AVG_BW_GBPS', 'BW_GBPS', 'MIN_BW_GBPS', 'MAX_BW_GBPS'],
   },
 ];
+
+/** CT perftest's headline: the average latency per iteration (kvbench's `Avg latency/iter (s)`). */
+export const ctHeadline = (metrics: readonly Metric[]): Metric[] => named(metrics, 'AVG_LATENCY_PER_ITER_S');
+
+/** The sequential CT perftest's headline: the workload's latency, per workload iteration. */
+export const sequentialHeadline = (metrics: readonly Metric[]): Metric[] => named(metrics, 'WORKLOAD_LATENCY_MS');
 
 export const sequentialMetrics = (): MetricSpec[] => [
   {

@@ -1,4 +1,4 @@
-// `disagg-bench ep` options: the NIXL EP perf tests' names and defaults (seed 001), on the engine.
+// `disagg-bench ep` options: the NIXL EP perf tests' names and defaults, on the engine.
 import { readArgs, type OptionSpec } from '../../../common/args/read-args.ts';
 import { argparseAbbreviations } from '../../../common/args/argparse.ts';
 import { NODE_FLAGS } from './ep-nodes.ts';
