@@ -15,6 +15,7 @@ import { trendsForRun } from '../history/trends.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
 import { readArgs } from '../../runners/common/args/read-args.ts';
+import { UsageError } from '../../runners/common/errors.ts';
 
 export const usage = `usage: disagg-bench report [results.json|folder ...] [--output report.html] [--baseline old.json]
        [--threshold 5] [--fail-on-regression]
@@ -37,7 +38,7 @@ export function parseThreshold(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const percent = Number(raw.replace(/%$/, ''));
   if (raw.trim() === '' || !Number.isFinite(percent) || percent < 0) {
-    throw new Error(`--threshold ${JSON.stringify(raw)}: expected a percentage >= 0, e.g. --threshold 5`);
+    throw new UsageError(`--threshold ${JSON.stringify(raw)}: expected a percentage >= 0, e.g. --threshold 5`, 'threshold');
   }
   return percent / 100;
 }

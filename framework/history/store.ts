@@ -5,9 +5,7 @@
 import type { HistoryTarget } from '../settings.ts';
 import type { Metric } from '../metrics/metric.ts';
 import type { TestRecord } from '../results/json.ts';
-import { withDuckDb } from './duckdb.ts';
 import { HistoryStoreError } from './errors.ts';
-import { withPostgres } from './postgres.ts';
 import { metricRows, num, optional, parseJson, recordFromRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
 import {
   CREATE_NEW_POINTS,
@@ -333,6 +331,12 @@ export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryS
     throw error;
   };
   if (target.kind === 'off') throw new HistoryStoreError(description, 'no history store is configured', 'unset DISAGG_HISTORY (a DuckDB file in OUTPUT_PATH) or set it to a file or a postgres:// URL');
-  if (target.kind === 'duckdb') return withDuckDb(target.file, description, session, { create }).catch(wrap);
+  // Each backend's driver (DuckDB's native library, pg) is loaded when a store of its kind is
+  // opened: a process that lists or plans tests never opens one and should not pay for either.
+  if (target.kind === 'duckdb') {
+    const { withDuckDb } = await import('./duckdb.ts');
+    return withDuckDb(target.file, description, session, { create }).catch(wrap);
+  }
+  const { withPostgres } = await import('./postgres.ts');
   return withPostgres(target.url, description, session).catch(wrap);
 }

@@ -24,6 +24,7 @@ import { stringify } from 'yaml';
 import { formatMatrix, type TransferMatrix } from './matrix.ts';
 import { seededRandom, normalSample } from '../common/random.ts';
 import { upstreamMatrixText, upstreamMetadataYaml } from './matgen-upstream-format.ts';
+import { UsageError } from '../common/errors.ts';
 
 export interface ModelShape {
   hidden: number;
@@ -161,7 +162,7 @@ export function checkMatgenOptions(o: MatgenOptions): void {
       `Prefill and decode workers must have the same number of workers, got ${prefillWorkers} and ${decodeWorkers} (kvbench pairs prefill worker k with decode worker k; --pair-workers round-robin pairs any numbers)`,
     );
   }
-  if (problems.length) throw new Error(`matgen: ${problems.join('; ')}`);
+  if (problems.length) throw new UsageError(`matgen: ${problems.join('; ')}`);
 }
 
 /** The input length of each user request: int(normal(mean, scale)) clipped, as kvbench draws them (seeded here). */

@@ -7,6 +7,7 @@ import { kindOf } from '../kinds.ts';
 import { nixlConfig } from '../common.ts';
 import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';
 import { nixlResources, renderNixlJobScript } from './job-script.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 export const NIXL_TYPE = 'nixl';
 
@@ -21,7 +22,7 @@ export async function buildNixlJob(ctx: JobBuildContext): Promise<BuiltJob> {
   const configDir = nixlConfigDir(ctx.workDir, ctx.category);
   const problems = kind.rules(ctx.config, configDir);
   if (problems.length > 0) {
-    throw new Error(`the job cannot be built (config folder ${configDir}): ${problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ')}`);
+    throw new DisaggBenchError(`the job cannot be built (config folder ${configDir}): ${problems.map((p) => `${p.path.join('.')}: ${p.message}`).join('; ')}`);
   }
   const rank = kind.rankCommand({ config: ctx.config, configDir, logDir: ctx.logDir, packageRoot: ctx.packageRoot });
   await mkdir(ctx.logDir, { recursive: true });
