@@ -26,6 +26,10 @@ function testWorkers(raw = process.env.DISAGG_TEST_WORKERS): number {
 export default defineConfig({
   test: {
     reporters: ['default', './framework/suite/reporter.ts'],
+    // Transformed modules kept between runs in node_modules/.experimental-vitest-cache (keyed by each
+    // file's content and the config): a run or a listing pays Vitest's transform of the framework
+    // once, not at every start (bench/startup.ts). The unit project's tests stay on the default.
+    experimental: { fsModuleCache: true },
     // One value for every project: Vitest refuses projects of one group with different counts.
     maxWorkers: testWorkers(),
     // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
@@ -44,6 +48,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['tests/**/*.test.ts'],
+          experimental: { fsModuleCache: false },
           globalSetup: ['tests/setup/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

@@ -151,7 +151,7 @@ describe('--json on the listing commands', () => {
 });
 
 describe('output into a closed pipe', () => {
-  it('list | head -1 ends quietly: no EPIPE, no stack, exit 0', async () => {
+  it('list --json | head -c 10 ends quietly: no EPIPE, no stack, exit 0', async () => {
     // Enough configs that the listing outgrows the pipe's buffer after the reader has gone.
     const many = path.join(scratch, 'many');
     const from = path.join(root, 'test_configs/disagg/perf');
@@ -164,7 +164,7 @@ describe('output into a closed pipe', () => {
       timeout: 120_000,
       env: { ...baseEnv(), WORK_DIR: many },
     });
-    expect(String(r.stdout)).toBe('{\n  "tests"');
+    expect(String(r.stdout)).toBe('{\n  "tests');
     expect(String(r.stderr)).not.toMatch(/EPIPE|\n\s+at /);
     expect(r.exitCode).toBe(0);
   });
