@@ -101,7 +101,7 @@ interface Timing {
 
 /** One run under /usr/bin/time (wall, and user + system of the whole process tree). */
 async function timed(command: string[], cwd: string, env: NodeJS.ProcessEnv, expectLines: number | undefined): Promise<Timing> {
-  const r = await execa('/usr/bin/time', ['-f', 'TIMES %e %U %S', ...command], { cwd, env, extendEnv: false, reject: false, all: true, timeout: 600_000 });
+  const r = await execa('/usr/bin/time', ['-f', 'TIMES %e %U %S', ...command], { cwd, env, extendEnv: false, reject: false, all: true, timeout: 1_800_000 });
   const out = String(r.all);
   const times = /TIMES ([\d.]+) ([\d.]+) ([\d.]+)\s*$/.exec(out);
   const listed = out.split('\n').filter((l) => /\bdisagg_\w+/.test(l) && !/no configs under/.test(l)).length;
