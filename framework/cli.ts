@@ -35,6 +35,7 @@ export interface Command {
 }
 
 export const commands: Record<string, Command> = {
+  run: { summary: 'run the tests: configs become jobs (Vitest underneath); options, profiles, signals handled', load: () => import('./run/command.ts') },
   list: { summary: 'list test ids with their state (runs, skipped and why, invalid)', load: () => import('./commands/list.ts') },
   validate: { summary: 'validate every config (or the files given) and print all errors', load: () => import('./commands/validate.ts') },
   report: { summary: 'rebuild report.html (tests, plots, baseline comparison) from results.json files', load: () => import('./commands/report.ts') },

@@ -32,6 +32,8 @@ export interface Settings {
   pollMaxSec: number;
   /** DISAGG_CSV_EXTRA_ROWS=1: CSV rows also for metrics upstream does not write (request counts, accuracy). */
   csvExtraRows: boolean;
+  /** DISAGG_PRINT_METRICS=1: the end of a run also lists every metric of every test (the digest shows the headline). */
+  printMetrics: boolean;
   /** Performance history (framework/history/): where it is kept and how a run uses it. */
   history: HistorySettings;
 }
@@ -63,8 +65,9 @@ export const HISTORY_FILE = 'history.duckdb';
 
 /**
  * The environment variables of a run, by the setting each sets: the one spelling of each name.
- * readSettings reads them by these names and the commands' --help quotes them from here, so a help
- * text cannot name a variable that nothing reads.
+ * readSettings reads them by these names, `disagg-bench run`'s options set them (run/options.ts)
+ * and the commands' --help quotes them from here, so a help text cannot name a variable that
+ * nothing reads.
  */
 export const SETTING_VARIABLES = {
   workDir: 'WORK_DIR',
@@ -76,6 +79,9 @@ export const SETTING_VARIABLES = {
   debugMode: 'DEBUG_MODE',
   resume: 'RESUME',
   history: 'DISAGG_HISTORY',
+  runKind: 'DISAGG_RUN_KIND',
+  regression: 'DISAGG_REGRESSION',
+  runLabel: 'DISAGG_RUN_LABEL',
 } as const;
 
 /**
@@ -190,9 +196,9 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
     read.problems.push(`DISAGG_HISTORY=${shown(raw)}: expected off, a postgres://user@host:port/database URL or a file path (DuckDB)`);
     target = { kind: 'off' };
   } else target = { kind: 'duckdb', file: path.resolve(raw) };
-  const runKind = read.oneOf('DISAGG_RUN_KIND', RUN_KINDS, 'post-merge runs feed later baselines, pre-merge runs do not') ?? 'post-merge';
+  const runKind = read.oneOf(SETTING_VARIABLES.runKind, RUN_KINDS, 'post-merge runs feed later baselines, pre-merge runs do not') ?? 'post-merge';
   // Upstream's process_and_upload_test_results: fail_on_regression=None means fail for pre-merge only.
-  const regression = read.oneOf('DISAGG_REGRESSION', REGRESSION_MODES, 'what a regression against the history does') ?? (runKind === 'pre-merge' ? 'fail' : 'warn');
+  const regression = read.oneOf(SETTING_VARIABLES.regression, REGRESSION_MODES, 'what a regression against the history does') ?? (runKind === 'pre-merge' ? 'fail' : 'warn');
   let thresholdPercent: number | undefined;
   const rawThreshold = env.DISAGG_REGRESSION_THRESHOLD?.trim();
   if (rawThreshold) {
@@ -202,7 +208,7 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
       thresholdPercent = undefined;
     }
   }
-  return { target, runKind, regression, thresholdPercent, runLabel: env.DISAGG_RUN_LABEL?.trim() || undefined };
+  return { target, runKind, regression, thresholdPercent, runLabel: env[SETTING_VARIABLES.runLabel]?.trim() || undefined };
 }
 
 /** Every variable of the run, checked; throws one SettingsError naming every variable that is wrong. */
@@ -222,6 +228,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
     pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
     csvExtraRows: read.flag('DISAGG_CSV_EXTRA_ROWS'),
+    printMetrics: read.flag('DISAGG_PRINT_METRICS'),
     history: { target: { kind: 'off' }, runKind: 'post-merge', regression: 'warn' },
   };
   read.oneOf('DISAGG_PROGRESS', PROGRESS_MODES, 'how the run shows its progress');

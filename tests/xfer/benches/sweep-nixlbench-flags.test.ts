@@ -7,10 +7,13 @@ import { checkPattern, fillPattern, poisonPattern } from '../../../runners/xfer/
 import { rankFromEnv } from '../../../runners/xfer/rank.ts';
 import { openStore } from '../../../runners/xfer/store.ts';
 import { UcxBackend, type UcxOptions } from '../../../runners/xfer/backends/ucx.ts';
-import { parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
+import { adjustIterations, parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
+import { hugepageRounding } from '../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
+import { timingColumns } from '../../../runners/xfer/benches/sweep/sweep-figures.ts';
+import { nixlbenchPercentile } from '../../../runners/common/stats.ts';
 import { chooseSweepBackend, type VramProbe } from '../../../runners/xfer/benches/sweep/sweep-backend.ts';
 import { SweepLane } from '../../../runners/xfer/benches/sweep/sweep-lane.ts';
-import { laneRequests, mgRoles, rankRegions, stepAreas } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
+import { laneRequests, mgRoles, rankRegions, stepAreas, sweepSteps } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { deviceOfRank, sweepEngineOptions, sweepNotes } from '../../../runners/xfer/benches/sweep/sweep-setup.ts';
 import { sweepRoles } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
 
@@ -234,5 +237,58 @@ describe("nixlbench's command line exactly as gflags reads it", () => {
     expect(() => parseSweepArgs(['--flagfile=f.txt'])).toThrow(/--flagfile is disabled for nixlbench/);
     expect(() => parseSweepArgs(['--asio_port', '70000'])).toThrow('Invalid value for --asio_port: 70000 (must be <= 65535)');
     expect(() => parseSweepArgs(['--worker_type', 'NIXL'])).toThrow(/--worker_type NIXL: only nixl/);
+  });
+});
+
+describe("nixlbench's reading of numbers, --use_hugepages and its check order (utils.cpp loadParams, gflags' ParseFrom)", () => {
+  it('takes a leading blank and a sign as strtoll does: --num_iter= 32 is 32, --warmup_iter -5 is -5, rounded as nixlbench rounds it', () => {
+    expect(parseSweepArgs(['--num_iter= 32']).numIter).toBe(32);
+    expect(parseSweepArgs(['--num_iter', '\t+32']).numIter).toBe(32);
+    expect(parseSweepArgs(['--total_buffer_size= 8388608', '--max_block_size', '4M']).totalBufferSize).toBe(8388608);
+    const o = parseSweepArgs(['--warmup_iter', '-5']);
+    expect(o.warmupIter).toBe(-5);
+    // nixlbench: warmup_iter += partition - (warmup_iter % partition) with C++'s remainder: -5 + 16 + 5 = 16
+    expect(adjustIterations(o)).toContain('WARNING: Adjusting warmup_iter to 16 to allow equal distribution to 1 threads');
+    expect(o.warmupIter).toBe(16);
+    // -37 stays negative (-16): nixlbench then runs no warm-up (`if (skip > 0)`), nor does the sweep
+    const negative = parseSweepArgs(['--warmup_iter', '-37', '--max_block_size', '4K']);
+    adjustIterations(negative);
+    expect(negative.warmupIter).toBe(-16);
+    expect(sweepSteps(negative).map((s) => s.warmup)).toEqual([0]);
+    // what strtoll does not take stays refused: hex after a blank or a sign, a trailing blank, a minus on an unsigned flag
+    for (const [flag, value] of [['num_iter', ' 0x20'], ['num_iter', '-0x20'], ['num_iter', '32 '], ['max_batch_size', ' -2']]) {
+      expect(() => parseSweepArgs([`--${flag}`, value]), value).toThrow(/illegal value/);
+    }
+  });
+
+  it('--use_hugepages rounds total_buffer_size up to 2 MiB first, with its message, and checks the rounded size', () => {
+    // 3000000 B rounds to 4 MiB: a 4 MiB block then fits (refused without the flag, as nixlbench refuses it)
+    expect(() => parseSweepArgs(['--total_buffer_size', '3000000', '--max_block_size', '4M'])).toThrow(/Incorrect buffer size configuration for Initiator/);
+    const o = parseSweepArgs(['--total_buffer_size', '3000000', '--max_block_size', '4M', '--use_hugepages']);
+    expect(o.totalBufferSize).toBe(4194304);
+    expect(o.nixlbench.notes[0]).toBe('Rounding total_buffer_size from 3000000 to 4194304 for 2MB hugepage alignment.');
+    // 3 MiB with 3 threads divides evenly, but rounded to 4 MiB it does not: nixlbench refuses it
+    expect(parseSweepArgs(['--total_buffer_size', '3145728', '--num_threads', '3', '--max_block_size', '64K']).totalBufferSize).toBe(3145728);
+    expect(() => parseSweepArgs(['--total_buffer_size', '3145728', '--num_threads', '3', '--max_block_size', '64K', '--use_hugepages'])).toThrow(
+      "Total_buffer_size must be divisible by the product of num_threads and num_initiator_dev, next such value is 4194306 (nixlbench's check)",
+    );
+    expect(hugepageRounding(4194304, true)).toEqual({ totalBufferSize: 4194304 });
+  });
+
+  it('reports the buffer error before the iteration factor, the iteration factor before divisibility', () => {
+    expect(() => parseSweepArgs(['--total_buffer_size', '1M', '--max_block_size', '2M', '--large_blk_iter_ftr', '0'])).toThrow(/^Incorrect buffer size configuration for Initiator/);
+    expect(() => parseSweepArgs(['--total_buffer_size', '1000000', '--num_threads', '3', '--max_block_size', '4K', '--large_blk_iter_ftr', '0'])).toThrow(
+      "iter_factor must be greater than 0 (nixlbench's check)",
+    );
+  });
+});
+
+describe("nixlbench's P99 (xferMetricStats::p99: the sorted samples' element at floor(0.99 n))", () => {
+  it('takes one sample above the nearest rank when n is a multiple of 100', () => {
+    const shuffled = (n: number) => Array.from({ length: n }, (_, i) => ((i * 7919) % n) + 1); // 1..n, out of order
+    // n = 400: nixlbench's samples[396] is the 397th (the nearest rank would be the 396th)
+    expect(timingColumns({ prepUs: shuffled(400), postUs: shuffled(100), txUs: shuffled(7) })).toMatchObject({ p99PrepUs: 397, p99PostUs: 100, p99TxUs: 7 });
+    expect(timingColumns({ prepUs: shuffled(1000), postUs: [], txUs: [5] })).toMatchObject({ p99PrepUs: 991, avgPostUs: 0, p99PostUs: 0, p99TxUs: 5 });
+    expect(nixlbenchPercentile(shuffled(250), 0.99)).toBe(248); // floor(247.5) = 247: the 248th
   });
 });
