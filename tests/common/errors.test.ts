@@ -33,6 +33,7 @@ import { ConcurrencyListError } from '../../framework/types/serving/serving-conf
 import { RequestFailedError } from '../../runners/trtllm/serve-bench/failure.ts';
 import { MalformedStreamError } from '../../runners/trtllm/serve-bench/sse-lines.ts';
 import { EtcdError } from '../../runners/nixl/etcd.ts';
+import { ProfileError } from '../../framework/run/profile.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -111,6 +112,7 @@ const ROWS: Row[] = [
   [ConcurrencyListError, () => new ConcurrencyListError('"a" is not a whole number'), carriesNothing],
   [RequestFailedError, () => new RequestFailedError({ kind: 'timeout', message: 'no first token in 60 s' }), carriesNothing],
   [MalformedStreamError, () => new MalformedStreamError('data line is not JSON'), carriesNothing],
+  [ProfileError, () => new ProfileError('--profile nightly: /w/disagg-bench.yaml has no profile of that name (it has smoke)', '/w/disagg-bench.yaml'), { file: '/w/disagg-bench.yaml' }],
   [EtcdError, () => new EtcdError('/run/etcd/etcd.env names no ETCD_ENDPOINTS', { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }), { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }],
 ];
 
