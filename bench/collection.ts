@@ -2,7 +2,9 @@
 // test_configs/, with varied names) in a temporary WORK_DIR. Times `npx vitest list --project
 // disagg` (median of --runs runs; the same on an empty WORK_DIR, the fixed cost; and without npx),
 // and the plan alone (`planRun`: discover, parse, validate, resolve, select) in this process: the
-// first call (cold: schemas compiled) and the median of the next ones. Goal: listing under 3 s.
+// first call (cold: schemas compiled) and the median of the next ones. Goals: 1,000 configs listed
+// in at most 2.0 s, 10,000 in at most 4 s (bench/startup.ts: the same against bare Vitest and an
+// earlier commit in one run).
 //   node --import tsx bench/collection.ts [--configs 1000] [--runs 3] [--keep]
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,7 +113,8 @@ async function main(): Promise<void> {
     ]);
     const perConfigMs = ((median(listFull) - median(listEmpty)) / configCount) * 1000;
     console.log(`\nper config: ${perConfigMs.toFixed(2)} ms of listing time beyond the fixed cost`);
-    const goals: Goal[] = [{ what: `vitest list of ${configCount} configs`, value: Number(median(listFull).toFixed(2)), limit: 3, atMost: true, unit: ' s' }];
+    const limit = configCount <= 1000 ? 2.0 : 4.0;
+    const goals: Goal[] = [{ what: `vitest list of ${configCount} configs`, value: Number(median(listFull).toFixed(2)), limit, atMost: true, unit: ' s' }];
     printGoals(goals);
     appendResult('collection', {
       configs: configCount, runs, gpuType: GPU_TYPE,

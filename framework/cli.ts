@@ -1,16 +1,22 @@
 // `disagg-bench <command> [options]`: one table of commands, each in its own module, loaded only
 // when asked for (so `serve-bench` does not pay for the framework, nor a rank for the CLI).
 // Every command reads its words through the one argument layer (runners/common/args/read-args.ts)
-// and answers --help and -h here, before it runs, with its `usage` (exit 0).
+// and answers --help and -h here, before it runs, with its `usage` (exit 0), and --version / -V.
+// The conventions every command keeps live here and in commands/support/: the exit code of each
+// outcome (exit-code.ts: 2 for a usage error), quiet output into a closed pipe (closed-pipe.ts),
+// and one line for an expected failure (its message; the stack only with DISAGG_DEBUG=1).
 //
 // Adding a command: a module that exports `usage` ('usage: disagg-bench <name> ...', what --help
 // prints) and `run(argv)` (reading argv with readArgs; `args` too where a value may look like an
 // option: gflags, click, argparse styles; `subcommandUsage` for a command of subcommands, as
-// nixl-tool), and one line in the table below. tests/cli/help.test.ts walks every command of the
-// table (--help, -h, an unknown option), so a new one is checked as it lands.
-import { asksForHelp, type HelpSpec } from '../runners/common/args/read-args.ts';
-import { CommandArgsError } from '../runners/common/args/args-error.ts';
-import { failureExitCode } from '../runners/xfer/errors.ts';
+// nixl-tool), and one line in the table below. tests/cli/help.test.ts and conventions.test.ts walk
+// every command of the table (--help, -h, --version, an unknown option), so a new one is checked as
+// it lands.
+import { asksFor, asksForHelp, type HelpSpec } from '../runners/common/args/read-args.ts';
+import { UsageError } from '../runners/common/errors.ts';
+import { EXIT_USAGE, exitCodeFor } from './commands/support/exit-code.ts';
+import { endQuietlyOnClosedPipe } from './commands/support/closed-pipe.ts';
+import { VERSION_WORDS, versionLine } from './commands/support/version.ts';
 
 /** What a command's module exports. */
 export interface CommandModule {
@@ -54,20 +60,29 @@ function usage(): string {
     '',
     ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
+    '  --version, -V  the version of disagg-bench and of Node.js',
+    '',
+    'Exit codes: 0 done, 1 failed, 2 a usage error (sweep: 1, as nixlbench). See docs/cli.md.',
     'Tests run through Vitest: npx vitest run --project <test type>. See README.md.',
   ].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedPipe(process.stdout);
+  endQuietlyOnClosedPipe(process.stderr);
   const [name, ...rest] = argv;
   if (!name || name === '-h' || name === '--help' || name === 'help') {
     console.log(usage());
-    return name ? 0 : 2;
+    return name ? 0 : EXIT_USAGE;
+  }
+  if ((VERSION_WORDS as readonly string[]).includes(name)) {
+    console.log(versionLine());
+    return 0;
   }
   const command = commands[name];
   if (!command) {
     console.error(`disagg-bench: unknown command '${name}'\n\n${usage()}`);
-    return 2;
+    return EXIT_USAGE;
   }
   try {
     const module = await command.load();
@@ -75,12 +90,16 @@ export async function main(argv: string[]): Promise<number> {
       console.log(module.subcommandUsage?.(rest) ?? module.usage);
       return 0;
     }
+    if (asksFor(rest, module.args ?? {}, VERSION_WORDS)) {
+      console.log(versionLine());
+      return 0;
+    }
     return await module.run(rest);
   } catch (err) {
     // Expected failures (bad input, unavailable backends) carry their own message; print it alone.
-    const hint = err instanceof CommandArgsError ? ` (disagg-bench ${name} --help shows its usage)` : '';
+    const hint = err instanceof UsageError && !/\nusage: /.test((err as Error).message) ? ` (disagg-bench ${name} --help shows its usage)` : '';
     console.error(`disagg-bench ${name}: ${(err as Error).message}${hint}`);
     if (process.env.DISAGG_DEBUG) console.error((err as Error).stack);
-    return failureExitCode(err);
+    return exitCodeFor(name, err);
   }
 }

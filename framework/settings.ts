@@ -92,6 +92,33 @@ export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], minDays: 3, n
 
 export const HISTORY_FILE = 'history.duckdb';
 
+/**
+ * The environment variables of a run, by the setting each sets: the one spelling of each name.
+ * readSettings reads them by these names, `disagg-bench run`'s options set them (run/options.ts)
+ * and the commands' --help quotes them from here, so a help text cannot name a variable that
+ * nothing reads.
+ */
+export const SETTING_VARIABLES = {
+  workDir: 'WORK_DIR',
+  outputPath: 'OUTPUT_PATH',
+  testList: 'DISAGG_TEST_LIST',
+  gpuType: 'GPU_TYPE',
+  scheduler: 'SCHEDULER',
+  batchSize: 'DISAGG_BATCH_SIZE',
+  debugMode: 'DEBUG_MODE',
+  resume: 'RESUME',
+  history: 'DISAGG_HISTORY',
+  runKind: 'DISAGG_RUN_KIND',
+  regression: 'DISAGG_REGRESSION',
+  runLabel: 'DISAGG_RUN_LABEL',
+} as const;
+
+/**
+ * Names a user may set for a setting that is spelled otherwise here, and the name to use: set
+ * without the real one, such a variable is refused (it would otherwise be silently ignored).
+ */
+const MISSPELLED_VARIABLES: Readonly<Record<string, string>> = { TEST_LIST: SETTING_VARIABLES.testList };
+
 export const DEFAULT_BATCH_SIZE = 5;
 
 /** What DISAGG_PROGRESS takes (framework/results/progress-stream.ts). */
@@ -189,7 +216,7 @@ class EnvReader {
 /** DISAGG_HISTORY, DISAGG_RUN_KIND, DISAGG_REGRESSION, DISAGG_REGRESSION_THRESHOLD, DISAGG_RUN_LABEL. */
 function readHistorySettings(read: EnvReader, outputPath: string): HistorySettings {
   const env = read.env;
-  const raw = env.DISAGG_HISTORY?.trim() ?? '';
+  const raw = env[SETTING_VARIABLES.history]?.trim() ?? '';
   let target: HistoryTarget;
   if (raw === '') target = { kind: 'duckdb', file: path.join(outputPath, HISTORY_FILE) };
   else if (/^(off|none|0|false|no)$/i.test(raw)) target = { kind: 'off' };
@@ -198,9 +225,9 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
     read.problems.push(`DISAGG_HISTORY=${shown(raw)}: expected off, a postgres://user@host:port/database URL or a file path (DuckDB)`);
     target = { kind: 'off' };
   } else target = { kind: 'duckdb', file: path.resolve(raw) };
-  const runKind = read.oneOf('DISAGG_RUN_KIND', RUN_KINDS, 'only post-merge runs feed later baselines') ?? 'local';
+  const runKind = read.oneOf(SETTING_VARIABLES.runKind, RUN_KINDS, 'only post-merge runs feed later baselines') ?? 'local';
   // Upstream's process_and_upload_test_results: fail_on_regression=None means fail for pre-merge only.
-  const regression = read.oneOf('DISAGG_REGRESSION', REGRESSION_MODES, 'what a regression against the history does') ?? (runKind === 'pre-merge' ? 'fail' : 'warn');
+  const regression = read.oneOf(SETTING_VARIABLES.regression, REGRESSION_MODES, 'what a regression against the history does') ?? (runKind === 'pre-merge' ? 'fail' : 'warn');
   let thresholdPercent: number | undefined;
   const rawThreshold = env.DISAGG_REGRESSION_THRESHOLD?.trim();
   if (rawThreshold) {
@@ -210,7 +237,7 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
       thresholdPercent = undefined;
     }
   }
-  return { target, runKind, regression, thresholdPercent, runLabel: env.DISAGG_RUN_LABEL?.trim() || undefined, gate: readGateSettings(read) };
+  return { target, runKind, regression, thresholdPercent, runLabel: env[SETTING_VARIABLES.runLabel]?.trim() || undefined, gate: readGateSettings(read) };
 }
 
 /** DISAGG_GATE_METRICS, DISAGG_GATE_MIN_DAYS, DISAGG_GATE_NOISE_K, DISAGG_BRANCH, DISAGG_BASELINE_BRANCH, DISAGG_HISTORY_LOCK_WAIT_SEC. */
@@ -240,18 +267,18 @@ function readGateSettings(read: EnvReader): GateSettings {
 /** Every variable of the run, checked; throws one SettingsError naming every variable that is wrong. */
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const read = new EnvReader(env);
-  const batch = parseBatchSize(env.DISAGG_BATCH_SIZE);
+  const batch = parseBatchSize(env[SETTING_VARIABLES.batchSize]);
   const settings: Settings = {
-    workDir: read.folder('WORK_DIR', packageRoot, 'the folder that holds test_configs/ and testlist/'),
-    outputPath: path.resolve(env.OUTPUT_PATH || path.join(packageRoot, 'results')),
+    workDir: read.folder(SETTING_VARIABLES.workDir, packageRoot, 'the folder that holds test_configs/ and testlist/'),
+    outputPath: path.resolve(env[SETTING_VARIABLES.outputPath] || path.join(packageRoot, 'results')),
     batchSize: batch.value,
     batchSizeWarning: batch.warning,
-    debugMode: read.flag('DEBUG_MODE'),
+    debugMode: read.flag(SETTING_VARIABLES.debugMode),
     debugJobId: env.DEBUG_JOB_ID || undefined,
-    resume: read.flag('RESUME'),
+    resume: read.flag(SETTING_VARIABLES.resume),
     // Checked against the scheduler registry by the run's environment check (suite/env-check.ts).
-    scheduler: env.SCHEDULER?.trim() || undefined,
-    testList: env.DISAGG_TEST_LIST || undefined,
+    scheduler: env[SETTING_VARIABLES.scheduler]?.trim() || undefined,
+    testList: env[SETTING_VARIABLES.testList] || undefined,
     queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
     pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
     csvExtraRows: read.flag('DISAGG_CSV_EXTRA_ROWS'),
@@ -262,6 +289,9 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   settings.history = readHistorySettings(read, settings.outputPath);
   if (env.OUTPUT_PATH !== undefined && env.OUTPUT_PATH.trim() === '' && env.OUTPUT_PATH !== '') {
     read.problems.push(`OUTPUT_PATH=${shown(env.OUTPUT_PATH)}: expected a folder for results, logs and the job ledger`);
+  }
+  for (const [wrong, right] of Object.entries(MISSPELLED_VARIABLES)) {
+    if (env[wrong] && !env[right]) read.problems.push(`${wrong}=${shown(env[wrong])}: not a variable disagg-bench reads; expected ${right}=${shown(env[wrong])}`);
   }
   if (read.problems.length > 0) throw new SettingsError(read.problems);
   return settings;

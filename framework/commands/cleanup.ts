@@ -6,16 +6,18 @@
 // as "all clean". Here a missing ledger is an error; --missing-ok keeps upstream's exit 0 (for a CI
 // step that runs whether or not the run started).
 import path from 'node:path';
-import { readSettings } from '../settings.ts';
+import { readSettings, SETTING_VARIABLES } from '../settings.ts';
 import { LEDGER_FILE } from '../jobs/ledger.ts';
 import { cancelLeftovers, describeLeftovers, ledgerExists, leftoverJobs } from '../jobs/leftover-jobs.ts';
 import { readArgs } from '../../runners/common/args/read-args.ts';
 
+const { outputPath: OUTPUT_PATH } = SETTING_VARIABLES;
+
 export const usage = `usage: disagg-bench cleanup [--run ID] [--missing-ok]
-  Cancels the SLURM jobs that the ledger of OUTPUT_PATH lists as unfinished (a run killed before it
-  could cancel its own), and records each cancellation, so RESUME=1 submits those tests again.
+  Cancels the SLURM jobs that the ledger of ${OUTPUT_PATH} lists as unfinished (a run killed before it
+  could cancel its own), and records each cancellation, so ${SETTING_VARIABLES.resume}=1 submits those tests again.
   --run ID       only the jobs of this run
-  --missing-ok   exit 0 when OUTPUT_PATH has no ledger (upstream's cleanup_jobs.sh does; default: exit 1)`;
+  --missing-ok   exit 0 when ${OUTPUT_PATH} has no ledger (upstream's cleanup_jobs.sh does; default: exit 1)`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = readArgs(argv, { options: { run: { type: 'string' }, 'missing-ok': { type: 'boolean', default: false } } });

@@ -5,7 +5,7 @@
 // first input.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { readSettings, type Settings } from '../settings.ts';
+import { readSettings, SETTING_VARIABLES, type Settings } from '../settings.ts';
 import { readAndMergeResults } from '../results/report/load.ts';
 import type { TrendInput } from '../results/report/trends.ts';
 import { isHistoryStoreError } from '../history/errors.ts';
@@ -15,15 +15,18 @@ import { trendsForRun } from '../history/trends.ts';
 import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
 import { readArgs } from '../../runners/common/args/read-args.ts';
+import { UsageError } from '../../runners/common/errors.ts';
+
+const { outputPath: OUTPUT_PATH, history: DISAGG_HISTORY } = SETTING_VARIABLES;
 
 export const usage = `usage: disagg-bench report [results.json|folder ...] [--output report.html] [--baseline old.json]
        [--threshold 5] [--fail-on-regression]
-  inputs        results.json files or folders holding one (default: OUTPUT_PATH)
+  inputs        results.json files or folders holding one (default: ${OUTPUT_PATH})
   --output      report file (default: report.html next to the first input)
   --baseline    previous results to compare with (repeatable); regressions are marked
   --threshold   percent a metric may worsen before it counts as a regression (default 5)
   --fail-on-regression  exit 1 when the comparison finds a regression
-  With a performance history (DISAGG_HISTORY, default OUTPUT_PATH/history.duckdb) holding the
+  With a performance history (${DISAGG_HISTORY}, default ${OUTPUT_PATH}/history.duckdb) holding the
   inputs' latest run, the report has a trend section: each test's headline metric over time with
   its baseline and threshold.`;
 
@@ -37,7 +40,7 @@ export function parseThreshold(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const percent = Number(raw.replace(/%$/, ''));
   if (raw.trim() === '' || !Number.isFinite(percent) || percent < 0) {
-    throw new Error(`--threshold ${JSON.stringify(raw)}: expected a percentage >= 0, e.g. --threshold 5`);
+    throw new UsageError(`--threshold ${JSON.stringify(raw)}: expected a percentage >= 0, e.g. --threshold 5`, 'threshold');
   }
   return percent / 100;
 }

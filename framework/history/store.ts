@@ -5,9 +5,7 @@
 import type { HistoryTarget } from '../settings.ts';
 import type { Metric } from '../metrics/metric.ts';
 import type { TestRecord } from '../results/json.ts';
-import { withDuckDb } from './duckdb.ts';
 import { HistoryStoreError } from './errors.ts';
-import { withPostgres } from './postgres.ts';
 import { metricRows, num, optional, parseJson, recordFromRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
 import {
   CREATE_NEW_POINTS,
@@ -368,9 +366,13 @@ export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryS
     throw error;
   };
   if (target.kind === 'off') throw new HistoryStoreError(description, 'no history store is configured', 'unset DISAGG_HISTORY (a DuckDB file in OUTPUT_PATH) or set it to a file or a postgres:// URL');
+  // Each backend's driver (DuckDB's native library, pg) is loaded when a store of its kind is
+  // opened: a process that lists or plans tests never opens one and should not pay for either.
   const lockWaitMs = (options.lockWaitSec ?? 30) * 1000;
-  const open = <R>(write: boolean, fn: (db: SqlConnection) => Promise<R>) =>
-    target.kind === 'duckdb' ? withDuckDb(target.file, description, fn, { create: write, lockWaitMs }) : withPostgres(target.url, description, fn);
+  const open = async <R>(write: boolean, fn: (db: SqlConnection) => Promise<R>): Promise<R> =>
+    target.kind === 'duckdb'
+      ? (await import('./duckdb.ts')).withDuckDb(target.file, description, fn, { create: write, lockWaitMs })
+      : (await import('./postgres.ts')).withPostgres(target.url, description, fn);
   return open(create, session).catch(async (error: unknown) => {
     if (!(error instanceof StoreNeedsUpgrade)) return wrap(error);
     await open(true, (db) => new HistoryStore(db, description).prepare(true)).catch(wrap);

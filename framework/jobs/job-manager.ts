@@ -102,7 +102,7 @@ export class JobManager {
     } catch (error) {
       // A job the ledger does not know could outlive a crash unseen: it does not run at all.
       await scheduler.cancel([jobId]).catch(() => undefined);
-      throw new Error(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`);
+      throw new DisaggBenchError(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`);
     }
     if (this.interruption) {
       // sbatch was already under way when the run was interrupted: this job must not outlive it.
@@ -159,7 +159,7 @@ export class JobManager {
     this.owned.delete(job.jobId);
     const { scheduler, settings, ledger, watcher } = this.options;
     // Stop watching a job that the timeout or an abort ended; the watcher may still hold it.
-    watcher.forget(job.jobId, new Error('no longer watched'));
+    watcher.forget(job.jobId, new DisaggBenchError('no longer watched'));
     // Interrupted: the ledger already says the job was cancelled by it (RESUME submits it again).
     if (this.interruption) return { passed: false, failures: [this.interruption], metrics: [], status };
     ledger.record({ test: test.id, job: job.jobId, state: status.state, terminal: true, reason: status.reason });
@@ -179,7 +179,7 @@ export class JobManager {
     if (jobs.length === 0) return [];
     const { scheduler, watcher, ledger } = this.options;
     await scheduler.cancel(jobs.map((j) => j.job));
-    for (const { job } of jobs) watcher.forget(job, new Error('the run was aborted; job cancelled'));
+    for (const { job } of jobs) watcher.forget(job, new DisaggBenchError('the run was aborted; job cancelled'));
     this.owned.clear();
     recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
     return jobs.map((j) => j.job);

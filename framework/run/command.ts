@@ -7,7 +7,7 @@
 // reporters are named: the project's reporter is always added to them.
 import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
-import { CommandArgsError } from '../../runners/common/args/args-error.ts';
+import { UsageError } from '../../runners/common/errors.ts';
 import { claimSignals, onRunSignal, RUN_SIGNALS, watchLauncherOnce } from '../suite/run-ending.ts';
 import { packageRoot, readSettings } from '../settings.ts';
 import { testTypeNames } from '../types/names.ts';
@@ -62,7 +62,7 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
     else if (option.kind === 'switch') settings.values.set(option.name, 'true');
     else {
       const problem = option.check?.(value as string);
-      if (problem) throw new CommandArgsError(`--${option.name} ${JSON.stringify(value)}: ${problem}`, option.name);
+      if (problem) throw new UsageError(`--${option.name} ${JSON.stringify(value)}: ${problem}`, option.name);
       // A folder given on the command line is the caller's: relative to where they are.
       settings.values.set(option.name, option.name === 'output' ? path.resolve(value as string) : (value as string));
     }
@@ -74,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   takeSignals();
   const { values, positionals } = readArgs(argv, spec);
   for (const type of positionals) {
-    if (!(testTypeNames as readonly string[]).includes(type)) throw new CommandArgsError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
+    if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
   }
   const commandLine = commandLineSettings(values);
   const workDir = path.resolve(process.env.WORK_DIR || packageRoot);

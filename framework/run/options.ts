@@ -2,7 +2,7 @@
 // that a variable also sets names it: the command line and the profile set that variable for the
 // run, so everything downstream (framework/settings.ts, the Vitest workers) reads the environment
 // exactly as under `npx vitest run`. Rows without a variable are Vitest's own options.
-import { parsePythonInt, REGRESSION_MODES, RUN_KINDS } from '../settings.ts';
+import { parsePythonInt, REGRESSION_MODES, RUN_KINDS, SETTING_VARIABLES as VARIABLE } from '../settings.ts';
 
 export interface RunOption {
   /** The option's long name (`--batch-size`), also its key in a profile (`batch-size:`). */
@@ -28,19 +28,19 @@ const oneOf = (allowed: readonly string[]) => (value: string) => (allowed.includ
 export const RUN_OPTIONS: readonly RunOption[] = [
   { name: 'test-name', short: 't', kind: 'value', vitest: 'testNamePattern', arg: 'PATTERN', help: 'only tests whose id matches PATTERN (Vitest -t)' },
   { name: 'tags', kind: 'list', vitest: 'tagsFilter', arg: 'EXPR', help: 'only tests of these tags: perf, accuracy, stress (Vitest --tags-filter; repeatable)' },
-  { name: 'test-list', kind: 'value', env: 'DISAGG_TEST_LIST', arg: 'FILE', help: 'only the tests this list names (relative to WORK_DIR)' },
+  { name: 'test-list', kind: 'value', env: VARIABLE.testList, arg: 'FILE', help: 'only the tests this list names (relative to WORK_DIR)' },
   {
-    name: 'batch-size', kind: 'value', env: 'DISAGG_BATCH_SIZE', arg: 'N', help: 'jobs per batch (default 5; 0 = all at once)',
+    name: 'batch-size', kind: 'value', env: VARIABLE.batchSize, arg: 'N', help: 'jobs per batch (default 5; 0 = all at once)',
     check: (v) => (parsePythonInt(v) === undefined ? 'expected a whole number of jobs per batch (0 = all at once)' : undefined),
   },
-  { name: 'scheduler', kind: 'value', env: 'SCHEDULER', arg: 'NAME', help: 'slurm or local (default: slurm when sbatch is on PATH)', check: oneOf(['slurm', 'local']) },
-  { name: 'output', kind: 'value', env: 'OUTPUT_PATH', arg: 'DIR', help: 'results, logs, the ledger and the history (default <package>/results)' },
-  { name: 'replay', kind: 'switch', env: 'DEBUG_MODE', envOn: '1', help: 'submit nothing: replay the logs of the run in the output folder' },
-  { name: 'resume', kind: 'switch', env: 'RESUME', envOn: '1', help: 'continue an interrupted run: adopt its jobs, keep its results' },
-  { name: 'label', kind: 'value', env: 'DISAGG_RUN_LABEL', arg: 'NAME', help: 'a name for the run, kept with its records' },
-  { name: 'run-kind', kind: 'value', env: 'DISAGG_RUN_KIND', arg: 'KIND', help: `${RUN_KINDS.join(' or ')}: whether the run feeds later baselines`, check: oneOf(RUN_KINDS) },
-  { name: 'regression', kind: 'value', env: 'DISAGG_REGRESSION', arg: 'MODE', help: `${REGRESSION_MODES.join(', ')}: what a regression against the history does`, check: oneOf(REGRESSION_MODES) },
-  { name: 'gpu-type', kind: 'value', env: 'GPU_TYPE', arg: 'GPU', help: 'the GPU the run is on (default: from SLURM or NVML)' },
+  { name: 'scheduler', kind: 'value', env: VARIABLE.scheduler, arg: 'NAME', help: 'slurm or local (default: slurm when sbatch is on PATH)', check: oneOf(['slurm', 'local']) },
+  { name: 'output', kind: 'value', env: VARIABLE.outputPath, arg: 'DIR', help: 'results, logs, the ledger and the history (default <package>/results)' },
+  { name: 'replay', kind: 'switch', env: VARIABLE.debugMode, envOn: '1', help: 'submit nothing: replay the logs of the run in the output folder' },
+  { name: 'resume', kind: 'switch', env: VARIABLE.resume, envOn: '1', help: 'continue an interrupted run: adopt its jobs, keep its results' },
+  { name: 'label', kind: 'value', env: VARIABLE.runLabel, arg: 'NAME', help: 'a name for the run, kept with its records' },
+  { name: 'run-kind', kind: 'value', env: VARIABLE.runKind, arg: 'KIND', help: `${RUN_KINDS.join(' or ')}: whether the run feeds later baselines`, check: oneOf(RUN_KINDS) },
+  { name: 'regression', kind: 'value', env: VARIABLE.regression, arg: 'MODE', help: `${REGRESSION_MODES.join(', ')}: what a regression against the history does`, check: oneOf(REGRESSION_MODES) },
+  { name: 'gpu-type', kind: 'value', env: VARIABLE.gpuType, arg: 'GPU', help: 'the GPU the run is on (default: from SLURM or NVML)' },
 ];
 
 export function runOption(name: string): RunOption | undefined {

@@ -22,6 +22,7 @@ import { batchEnvironment, defaultVirtualNodeNames, detectGpuIds, splitGpusOverN
 import { LocalJobProcess, type LocalJobEnd } from './local-job.ts';
 import { redactEnv } from '../secrets.ts';
 import { jobOutputFiles } from './log-folder.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface LocalSchedulerOptions {
   /** CPUs jobs may hold at once (default: os.availableParallelism()). */
@@ -77,7 +78,7 @@ process.on('exit', () => {
 });
 
 function positiveInteger(value: number, what: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${what} must be a whole number >= 1, got ${value}`);
+  if (!Number.isInteger(value) || value < 1) throw new DisaggBenchError(`${what} must be a whole number >= 1, got ${value}`);
   return value;
 }
 
@@ -128,8 +129,8 @@ export class LocalScheduler implements Scheduler {
       positiveInteger(res.nodes, 'resources.nodes');
       positiveInteger(res.ntasks, 'resources.ntasks');
       positiveInteger(res.cpusPerTask ?? 1, 'resources.cpusPerTask');
-      if (!fs.statSync(request.scriptPath).isFile()) throw new Error(`job script ${request.scriptPath} is not a file`);
-      if (!fs.statSync(request.workDir).isDirectory()) throw new Error(`work dir ${request.workDir} is not a folder`);
+      if (!fs.statSync(request.scriptPath).isFile()) throw new SchedulerError(`job script ${request.scriptPath} is not a file`, 'submit');
+      if (!fs.statSync(request.workDir).isDirectory()) throw new SchedulerError(`work dir ${request.workDir} is not a folder`, 'submit');
       nodes = this.virtualNodeNames(res.nodes, this.nodeName);
       fs.mkdirSync(request.logDir, { recursive: true });
     } catch (error) {

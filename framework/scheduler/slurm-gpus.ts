@@ -1,6 +1,7 @@
 // Which GPUs a SLURM partition's nodes have, from the gres SLURM knows them by (`sinfo`): for a run
 // started where there is no GPU to ask (a login node), the GPU type of the nodes its jobs will get.
 import { runSlurmCommand } from './slurm-command.ts';
+import { SchedulerError } from './scheduler.ts';
 
 export interface PartitionGpus {
   /** The partition asked about (the default one when none was named). */
@@ -63,9 +64,9 @@ export async function partitionGpus(partition: string | undefined, env?: Record<
   const outcome = await runSlurmCommand('sinfo', SINFO_ARGS, { env, timeoutMs: 30_000 });
   if (!outcome.ok) {
     const why = outcome.failure ?? (outcome.stderr.trim().split('\n').pop() || `exit code ${outcome.exitCode}`);
-    throw new Error(`${outcome.command} failed: ${why}`);
+    throw new SchedulerError(`${outcome.command} failed: ${why}`, outcome.command);
   }
   const found = parsePartitionGpus(outcome.stdout, partition);
-  if (!found) throw new Error(partition ? `sinfo lists no partition ${partition}` : 'sinfo lists no default partition');
+  if (!found) throw new SchedulerError(partition ? `sinfo lists no partition ${partition}` : 'sinfo lists no default partition', 'sinfo');
   return found;
 }

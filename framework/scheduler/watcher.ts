@@ -2,6 +2,7 @@
 // The interval starts short, grows while nothing changes, and resets when any job changes state
 // or a new job arrives, so a finished job is noticed quickly without hammering the controller.
 import type { JobStatus, Scheduler } from './scheduler.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface WatcherOptions {
   /** First interval after a submission or a change (ms). Default 200. */
@@ -69,7 +70,7 @@ export class JobWatcher {
    * Several callers may wait on one id.
    */
   wait(id: string): Promise<JobStatus> {
-    if (this.closed) return Promise.reject(new Error('job watcher is closed'));
+    if (this.closed) return Promise.reject(new DisaggBenchError('job watcher is closed'));
     let watched = this.jobs.get(id);
     if (!watched) {
       let resolve!: (s: JobStatus) => void;
@@ -108,7 +109,7 @@ export class JobWatcher {
   close(): void {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    for (const id of [...this.jobs.keys()]) this.forget(id, new Error('job watcher closed before the job ended'));
+    for (const id of [...this.jobs.keys()]) this.forget(id, new DisaggBenchError('job watcher closed before the job ended'));
   }
 
   /** Poll soon: a new job or a change makes the next answer interesting. */
@@ -141,7 +142,7 @@ export class JobWatcher {
       const span = Date.now() - this.firstFailureAt;
       if (this.failures > this.options.maxConsecutiveFailures && span >= this.options.minFailureSpanMs) {
         const message = `polling the ${this.scheduler.name} scheduler failed ${this.failures} times in a row: ${error.message} (failing for ${Math.round(span / 1000)} s)`;
-        for (const id of [...this.jobs.keys()]) this.forget(id, new Error(message));
+        for (const id of [...this.jobs.keys()]) this.forget(id, new DisaggBenchError(message));
       } else {
         this.options.onPollError?.(error, this.failures);
       }

@@ -46,7 +46,7 @@ export function makeFolders(target: string): void {
   for (let p = path.resolve(target); ; p = path.dirname(p)) {
     try {
       if (statSync(p).isDirectory()) break;
-      throw Object.assign(new Error(`${p} is a file, not a folder`), { code: 'ENOTDIR' });
+      throw Object.assign(new DisaggBenchError(`${p} is a file, not a folder`), { code: 'ENOTDIR' });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
@@ -60,7 +60,7 @@ export function makeFolders(target: string): void {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' && statSync(folder).isDirectory()) continue;
       if (code === 'ENOENT') {
-        throw Object.assign(new Error(`${path.dirname(folder)} takes no new folders (mkdir ${folder}: ENOENT although its parent exists; a file system such as /proc)`), { code: 'ENOENT' });
+        throw Object.assign(new DisaggBenchError(`${path.dirname(folder)} takes no new folders (mkdir ${folder}: ENOENT although its parent exists; a file system such as /proc)`), { code: 'ENOENT' });
       }
       throw error;
     }

@@ -14,9 +14,10 @@ import { saveNoJobRecords, saveTestResult, testRecordOf } from '../jobs/save-res
 import { historyForTest } from '../history/test-check.ts';
 import { testTypeNames } from '../types/names.ts';
 import { testType } from '../types/registry.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
-if (!typeName) throw new Error('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
+if (!typeName) throw new DisaggBenchError('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
 
 const settings = readSettings();
 const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
@@ -82,8 +83,8 @@ describe(typeName, { concurrent: true }, () => {
   const recordedWithoutJob = async (planned: PlannedTest) => {
     const failure = await noJobRecords;
     if (!failure) return;
-    if (planned.skipReason) throw new Error(`${planned.id}: skipped (${planned.skipReason}), and its record could not be written: ${failure}`);
-    throw new Error(`${planned.id}: its record could not be written: ${failure}; the config's issues:\n${new ConfigError(planned.issues).message}`);
+    if (planned.skipReason) throw new DisaggBenchError(`${planned.id}: skipped (${planned.skipReason}), and its record could not be written: ${failure}`);
+    throw new DisaggBenchError(`${planned.id}: its record could not be written: ${failure}; the config's issues:\n${new ConfigError(planned.issues).message}`);
   };
 
   const defineTest = (planned: PlannedTest) => {
@@ -104,7 +105,7 @@ describe(typeName, { concurrent: true }, () => {
       const notRun = run.interrupted ?? run.notRun;
       if (notRun) {
         ctx.task.meta.disagg = { jobId: run.jobId, state: run.interrupted ? 'CANCELLED' : 'NOT SUBMITTED', metrics: [], files: [], notRun };
-        throw new Error(`${planned.id}: not run: ${notRun}; no result recorded`);
+        throw new DisaggBenchError(`${planned.id}: not run: ${notRun}; no result recorded`);
       }
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
       // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
@@ -117,13 +118,13 @@ describe(typeName, { concurrent: true }, () => {
       const saved = nothingToSave ? [] : await saveTestResult({ settings, gpu, test: planned, run, history }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.
         const why = run.passed ? '' : `\n- ${run.failures.filter((f) => f !== err.message).join('\n- ')}`;
-        throw new Error(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
+        throw new DisaggBenchError(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
       });
       ctx.task.meta.disagg = { jobId: run.jobId, state: run.status.state, metrics: run.metrics, files: saved };
       const earlier = run.alreadyRecorded ? ` (result of job ${run.jobId}, recorded by an earlier run)` : '';
       const failures = [...run.failures, ...(history?.failures ?? [])];
       if (failures.length > 0) {
-        throw new Error(`${planned.id} failed${earlier}:\n- ${failures.join('\n- ')}`);
+        throw new DisaggBenchError(`${planned.id} failed${earlier}:\n- ${failures.join('\n- ')}`);
       }
     });
   };
@@ -145,7 +146,7 @@ describe(typeName, { concurrent: true }, () => {
   const unknownIds = reportsRunWide ? plan.unknownListedIds : [];
   if (unknownIds.length > 0) {
     test(`test list ${plan.testList!.file}: unknown ids`, () => {
-      throw new Error(describeUnknownIds(plan.testList!, unknownIds));
+      throw new DisaggBenchError(describeUnknownIds(plan.testList!, unknownIds));
     });
   }
   // Configs under a folder that names no test type belong to no project (`vitest --project bogus`

@@ -4,12 +4,13 @@ import { testTypeNames } from './names.ts';
 import { disaggType } from './disagg.ts';
 import { wideepType } from './wideep.ts';
 import { nixlType } from './nixl.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 const types: TestType[] = [disaggType, wideepType, nixlType];
 
 const byName = new Map(types.map((t) => [t.name, t]));
 for (const name of testTypeNames) {
-  if (!byName.has(name)) throw new Error(`test type '${name}' is listed in names.ts but not registered`);
+  if (!byName.has(name)) throw new DisaggBenchError(`test type '${name}' is listed in names.ts but not registered`);
 }
 
 export function testType(name: string): TestType | undefined {

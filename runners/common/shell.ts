@@ -100,7 +100,7 @@ export function envFromMapping(mapping: Record<string, unknown>): EnvAssignment[
 /** A value known only when the job runs (a node name...): expands a script variable, quoted. */
 export class ShellVar {
   constructor(readonly name: string) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?$/.test(name)) throw new Error(`not a shell variable name: ${name}`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?$/.test(name)) throw new DisaggBenchError(`not a shell variable name: ${name}`);
   }
 }
 

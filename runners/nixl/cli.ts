@@ -8,6 +8,7 @@ import { writeToolReport } from './tool-report.ts';
 import { readToolSpec } from './tool-spec.ts';
 import { runToolTask } from './tool-task.ts';
 import { readArgs } from '../common/args/read-args.ts';
+import { UsageError } from '../common/errors.ts';
 
 const STEP_USAGE: Record<string, string> = {
   'etcd-start': 'etcd-start --dir D --prefix P [--host 127.0.0.1|auto]   start the job\'s etcd in D, wipe namespace P',
@@ -45,14 +46,14 @@ export async function run(argv: string[]): Promise<number> {
   const unused = Object.keys(values).filter((name) => STEP_OPTIONS[step] && !STEP_OPTIONS[step].includes(name));
   if (unused.length > 0) {
     const takes = STEP_OPTIONS[step].length ? `takes ${STEP_OPTIONS[step].map((o) => `--${o}`).join(', ')}` : 'takes no option';
-    throw new Error(`nixl-tool ${step} ${takes}; --${unused[0]} is not used there\n${usage}`);
+    throw new UsageError(`nixl-tool ${step} ${takes}; --${unused[0]} is not used there\n${usage}`);
   }
   if (STEP_OPTIONS[step] && !['run', 'report'].includes(step) && positionals.length > 0) {
-    throw new Error(`nixl-tool ${step} takes options only; '${positionals[0]}' is not used there\n${usage}`);
+    throw new UsageError(`nixl-tool ${step} takes options only; '${positionals[0]}' is not used there\n${usage}`);
   }
   const need = (name: 'dir' | 'prefix' | 'endpoints') => {
     const value = values[name];
-    if (!value) throw new Error(`nixl-tool ${step} needs --${name}\n${usage}`);
+    if (!value) throw new UsageError(`nixl-tool ${step} needs --${name}\n${usage}`);
     return value;
   };
   switch (step) {
@@ -91,6 +92,6 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 function spec(positionals: string[]): string {
-  if (positionals.length !== 1) throw new Error(`give one spec file\n${usage}`);
+  if (positionals.length !== 1) throw new UsageError(`give one spec file\n${usage}`);
   return positionals[0];
 }

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import type { FlagProbe } from './flag-probe.ts';
 import { READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
+import { DisaggBenchError } from '../common/errors.ts';
 
 export const TOOL_SPEC_FILE = 'nixl-tool-spec.json';
 
@@ -43,7 +44,7 @@ export function readToolSpec(file: string): ToolSpec {
   try {
     return JSON.parse(readTextFileSync(file, READ_LIMITS.record)) as ToolSpec;
   } catch (err) {
-    throw new Error(`cannot read the tool spec ${file}: ${(err as Error).message}`);
+    throw new DisaggBenchError(`cannot read the tool spec ${file}: ${(err as Error).message}`);
   }
 }
 

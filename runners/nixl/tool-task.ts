@@ -11,6 +11,7 @@ import { endpointOf, etcdctl } from './etcd.ts';
 import { collectNodeArtefacts } from './node-artefacts.ts';
 import { pickFlagWords, runHelp } from './flag-probe.ts';
 import { fillPlaceholders, readToolSpec, taskLog, taskStatus, type ToolSpec } from './tool-spec.ts';
+import { DisaggBenchError } from '../common/errors.ts';
 
 type Env = NodeJS.ProcessEnv;
 
@@ -44,7 +45,7 @@ export async function runToolTask(specFile: string, env: Env = process.env): Pro
   const spec = readToolSpec(specFile);
   const { task, world, localId, node } = taskOf(env);
   if (world !== spec.commands.length) {
-    throw new Error(`the spec has commands for ${spec.commands.length} task(s) but this job step has ${world}`);
+    throw new DisaggBenchError(`the spec has commands for ${spec.commands.length} task(s) but this job step has ${world}`);
   }
   if (localId === 0) await collectNodeArtefacts(spec.logDir, node);
   const endpoint = spec.etcd ? (spec.etcd.mode === 'private' ? endpointOf(spec.etcd.dir!) : spec.etcd.endpoints) : undefined;
@@ -81,14 +82,14 @@ async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | unde
     await sleep(position * ordering.seconds * 1000);
     return;
   }
-  if (!endpoint) throw new Error('registration order needs the job\'s etcd');
+  if (!endpoint) throw new DisaggBenchError('registration order needs the job\'s etcd');
   console.log(`nixl-tool: task ${task} starts after ${position} registration(s) under ${ordering.sizeKey} (the tool ranks processes by arrival)`);
   const deadline = Date.now() + ordering.timeoutS * 1000;
   for (;;) {
     const value = (await etcdctl(endpoint, ['get', ordering.sizeKey, '--print-value-only'])).trim();
     if (Number(value || 0) >= position) return;
     if (Date.now() > deadline) {
-      throw new Error(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered within ${ordering.timeoutS} s (did they fail? see their logs)`);
+      throw new DisaggBenchError(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered within ${ordering.timeoutS} s (did they fail? see their logs)`);
     }
     await sleep(200);
   }

@@ -1,5 +1,6 @@
 // Time for the engine: a monotonic nanosecond clock per process, and its offset to rank 0's clock
 // (estimated through the store) so timestamps taken on different nodes compare.
+import { XferError } from './errors.ts';
 
 /** Monotonic time in nanoseconds (CLOCK_MONOTONIC: shared by all processes of one machine). */
 export function monoNs(): number {
@@ -24,7 +25,7 @@ export interface ClockOffset {
 
 /** NTP-style estimate: the sample with the smallest round trip, assuming a symmetric path. */
 export function estimateOffset(samples: readonly ClockSample[]): ClockOffset {
-  if (samples.length === 0) throw new Error('estimateOffset: no samples');
+  if (samples.length === 0) throw new XferError('estimateOffset: no samples');
   let best = samples[0];
   for (const s of samples) if (s.receivedNs - s.sentNs < best.receivedNs - best.sentNs) best = s;
   return {

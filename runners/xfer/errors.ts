@@ -1,7 +1,10 @@
 // The engine's typed errors. Each carries the context needed to act on it: which library call,
-// which ranks, which offset. Callers match on the class, people read the message.
+// which ranks, which offset. Callers match on the class, people read the message. XferError sits
+// under the project's one root, DisaggBenchError (runners/common, the one layer the engine may
+// import), so a caller that catches "any error of ours" catches the engine's too.
+import { DisaggBenchError } from '../common/errors.ts';
 
-export class XferError extends Error {
+export class XferError extends DisaggBenchError {
   override name = 'XferError';
 }
 
@@ -72,7 +75,7 @@ export class VerificationError extends XferError {
   constructor(
     message: string,
     readonly offset: number,
-    readonly expected: number,
+    readonly expectedByte: number,
     readonly got: number,
   ) {
     super(message);
@@ -86,13 +89,9 @@ export class VerificationError extends XferError {
  */
 export const PEER_DIED_EXIT_CODE = 75;
 
-/**
- * The exit code for a command or rank that failed with `err`: PEER_DIED_EXIT_CODE for a
- * RankDeadError or a TransferError with a rank the store saw die, else 1.
- */
-export function failureExitCode(err: unknown): number {
-  const peerDied = err instanceof RankDeadError || (err instanceof TransferError && err.deadRanks.length > 0);
-  return peerDied ? PEER_DIED_EXIT_CODE : 1;
+/** Whether `err` says a rank failed because another rank died: a RankDeadError, or a TransferError with a rank the store saw die. */
+export function isPeerDeath(err: unknown): boolean {
+  return err instanceof RankDeadError || (err instanceof TransferError && err.deadRanks.length > 0);
 }
 
 /** Formats a rank list for messages: "rank 3" or "ranks 2, 5". */

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { readArgs } from '../common/args/read-args.ts';
 import { cudart } from './native/cudart.ts';
-import { BenchOptionError, intOption } from './benches/common/options.ts';
+import { UsageError, intOption } from './benches/common/options.ts';
 
 export interface GpuAsk {
   gpusPerNode: number;
@@ -51,10 +51,10 @@ export async function run(argv: string[]): Promise<number> {
   try {
     visible = cudart().deviceCount();
   } catch (err) {
-    throw new BenchOptionError(`the config's ranks need GPUs, and CUDA cannot count any on node ${os.hostname()}: ${(err as Error).message}`);
+    throw new UsageError(`the config's ranks need GPUs, and CUDA cannot count any on node ${os.hostname()}: ${(err as Error).message}`);
   }
   const problem = nodeGpuProblem(ask, visible, os.hostname());
-  if (problem) throw new BenchOptionError(problem);
+  if (problem) throw new UsageError(problem);
   console.log(`GPU check: node ${os.hostname()} has ${visible} GPU(s) for ${ask.ranksPerNode} rank(s)${ask.ranksPerNode > visible ? ' (ranks share GPUs, as the config allows)' : ''}`);
   return 0;
 }

@@ -10,8 +10,9 @@ import { cudart } from './native/cudart.ts';
 import { nvml } from './native/nvml.ts';
 import type { RankInfo } from './rank.ts';
 import type { RankDevice } from '../common/rank-device-line.ts';
+import { SHARE_GPU_ENV } from './gpu-share-env.ts';
 
-export const SHARE_GPU_ENV = 'XFER_RANKS_MAY_SHARE_GPU';
+export { SHARE_GPU_ENV };
 
 /** Whether ranks may share a GPU (the config's ranks_may_share_gpu, carried by the job's environment). */
 export function ranksMayShareGpu(env: NodeJS.ProcessEnv = process.env): boolean {

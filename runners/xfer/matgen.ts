@@ -25,6 +25,7 @@ import { stringify } from 'yaml';
 import { formatMatrix, type TransferMatrix } from './matrix.ts';
 import { seededRandom, normalSample } from '../common/random.ts';
 import { upstreamMatrixText, upstreamMetadataYaml } from './matgen-upstream-format.ts';
+import { UsageError } from '../common/errors.ts';
 
 export interface ModelShape {
   hidden: number;
@@ -159,7 +160,7 @@ export function checkMatgenOptions(o: MatgenOptions): void {
     );
   }
   if (problems.length === 0) problems.push(...shortWorkerProblems(o, prefill, decode));
-  if (problems.length) throw new Error(`matgen: ${problems.join('; ')}`);
+  if (problems.length) throw new UsageError(`matgen: ${problems.join('; ')}`);
 }
 
 /**

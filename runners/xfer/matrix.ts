@@ -5,13 +5,14 @@
 // that dropped. Beyond kvbench: `#` comments and blank lines are accepted.
 import { sizeValue } from '../common/size.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
+import { XferError } from './errors.ts';
 
 export type TransferMatrix = number[][];
 
-export class MatrixError extends Error {
+export class MatrixError extends XferError {
   constructor(
     message: string,
-    readonly file: string,
+    override readonly file: string,
     readonly line?: number,
     readonly col?: number,
   ) {

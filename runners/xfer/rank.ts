@@ -3,6 +3,7 @@
 // launcher (local-launch.ts), which sets torchrun's variables.
 import os from 'node:os';
 import { slurmStepNodes } from '../common/hostlist.ts';
+import { XferError } from './errors.ts';
 
 export type Launcher = 'slurm' | 'torchrun' | 'mpirun' | 'single';
 
@@ -124,14 +125,14 @@ function int(env: Env, name: string): number {
   const raw = env[name];
   const value = Number(raw);
   if (raw === undefined || raw.trim() === '' || !Number.isInteger(value) || value < 0) {
-    throw new Error(`rank: environment variable ${name}='${raw}' is not a non-negative integer`);
+    throw new XferError(`rank: environment variable ${name}='${raw}' is not a non-negative integer`);
   }
   return value;
 }
 
 function check(info: RankInfo): RankInfo {
   if (info.worldSize < 1 || info.rank >= info.worldSize) {
-    throw new Error(`rank: rank ${info.rank} is outside a world of ${info.worldSize} (launcher ${info.launcher})`);
+    throw new XferError(`rank: rank ${info.rank} is outside a world of ${info.worldSize} (launcher ${info.launcher})`);
   }
   return info;
 }

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { openStore } from './store.ts';
 import { rankFromEnv } from './rank.ts';
 import { XferEngine } from './engine.ts';
-import { VerificationError, failureExitCode } from './errors.ts';
+import { PEER_DIED_EXIT_CODE, VerificationError, isPeerDeath } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
 import { seededRandom } from '../common/random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
@@ -16,6 +16,7 @@ import { maxOf, minOf } from '../common/stats.ts';
 import { backendNames, type BackendName, type XferOp } from './backends/types.ts';
 import type { MemoryKind } from './memory.ts';
 import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';
+import { UsageError } from '../common/errors.ts';
 
 export interface SelftestOptions {
   backend: BackendName;
@@ -126,9 +127,9 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
     },
   });
   const backend = values.backend as BackendName;
-  if (!backendNames.includes(backend)) throw new Error(`--backend must be one of ${backendNames.join(', ')}`);
+  if (!backendNames.includes(backend)) throw new UsageError(`--backend must be one of ${backendNames.join(', ')}`);
   const ops = values.ops.split(',').map((s) => s.trim().toUpperCase()) as XferOp[];
-  if (ops.some((op) => op !== 'READ' && op !== 'WRITE')) throw new Error('--ops takes READ and/or WRITE');
+  if (ops.some((op) => op !== 'READ' && op !== 'WRITE')) throw new UsageError('--ops takes READ and/or WRITE');
   const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
   return {
     backend,
@@ -153,7 +154,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     () => process.exit(0),
     (err: Error) => {
       console.error(`rank ${process.env.RANK ?? process.env.SLURM_PROCID ?? '?'}: ${err.name}: ${err.message}`);
-      process.exit(failureExitCode(err));
+      process.exit(isPeerDeath(err) ? PEER_DIED_EXIT_CODE : 1); // the launchers' protocol: 75 names a rank that lost a peer
     },
   );
 }

@@ -3,17 +3,17 @@
 // gflags style's every form is walked by tests/xfer/benches/sweep-nixlbench-flags.test.ts.
 import { describe, expect, it } from 'vitest';
 import { asksForHelp, readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
-import { CommandArgsError } from '../../runners/common/args/args-error.ts';
+import { UsageError } from '../../runners/common/errors.ts';
 import { takeOptions } from '../../runners/common/args/take-options.ts';
 
 const options = { out: { type: 'string' }, seed: { type: 'string' }, fast: { type: 'boolean' } } as const satisfies OptionSpec;
 
-/** The refusal's message, checked to be a CommandArgsError of one line. */
+/** The refusal's message, checked to be a UsageError of one line. */
 function refusal(run: () => unknown): string {
   try {
     run();
   } catch (err) {
-    expect(err).toBeInstanceOf(CommandArgsError);
+    expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).not.toContain('\n');
     return (err as Error).message;
   }
@@ -44,7 +44,7 @@ describe("the 'node' style (node's parseArgs)", () => {
     } catch (err) {
       caught = err;
     }
-    expect((caught as CommandArgsError).option).toBe('out');
+    expect((caught as UsageError).option).toBe('out');
     const mine = new Error('--zz is a flag of the other tool');
     expect(() => readArgs(['--zz'], { options, unknown: (name) => (name === 'zz' ? mine : new Error('other')) })).toThrow(mine);
   });

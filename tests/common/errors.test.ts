@@ -1,11 +1,13 @@
-// The one error hierarchy (runners/common/errors.ts): every error class of the framework, of
-// runners/common and of the non-engine runners extends DisaggBenchError, and each renders the file,
-// place and expectation it carries. The classes are found in the source, so a new one without a row
-// here fails; each row builds its error the way the code raising it does.
+// The one error hierarchy (runners/common/errors.ts): every error class of the framework and the
+// runners extends DisaggBenchError (the engine's through XferError), and each outside the engine
+// renders the file, place and expectation it carries. The classes are found in the source, so a new
+// one without a row here fails; each row builds its error the way the code raising it does.
+// tests/common/throw-sites.test.ts checks what is thrown.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DisaggBenchError, withPlace, type ErrorPlace } from '../../runners/common/errors.ts';
+import { TransferError } from '../../runners/xfer/errors.ts';
 import { SettingsError } from '../../framework/settings.ts';
 import { RunInterruptedError } from '../../framework/jobs/job-manager.ts';
 import { RunRefError } from '../../framework/history/run-ref.ts';
@@ -20,24 +22,26 @@ import { ResultsInputError } from '../../framework/results/report/load.ts';
 import { CsvHeaderMismatchError } from '../../framework/results/csv.ts';
 import { FileLockError } from '../../framework/results/file-lock.ts';
 import { ResultsFileError } from '../../framework/results/json.ts';
-import { UsageError } from '../../framework/commands/history/common.ts';
 import { ShellWordsError, splitShellWords } from '../../runners/common/shell.ts';
 import { OutputWriteError } from '../../runners/common/append-whole.ts';
 import { FileReadError } from '../../runners/common/read-file.ts';
-import { CommandArgsError } from '../../runners/common/args/args-error.ts';
+import { UsageError } from '../../runners/common/errors.ts';
 import { AllocationError } from '../../framework/types/serving/job/allocation.ts';
 import { CommandTemplateError } from '../../framework/types/serving/job/command-template.ts';
 import { UnresolvedPlaceholderError } from '../../framework/types/serving/job/job-builder.ts';
 import { ConcurrencyListError } from '../../framework/types/serving/serving-config.ts';
-import { ServeBenchUsageError } from '../../runners/trtllm/serve-bench/options.ts';
 import { RequestFailedError } from '../../runners/trtllm/serve-bench/failure.ts';
 import { MalformedStreamError } from '../../runners/trtllm/serve-bench/sse-lines.ts';
 import { EtcdError } from '../../runners/nixl/etcd.ts';
+import { ProfileError } from '../../framework/run/profile.ts';
+import { ImportFileError } from '../../framework/history/import.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** Where error classes live: everything but the engine (runners/xfer has its own hierarchy, XferError). */
-const FOLDERS = ['framework', 'runners/common', 'runners/trtllm', 'runners/nixl'];
+/** Where error classes live. */
+const FOLDERS = ['framework', 'runners'];
+/** The engine's classes: under DisaggBenchError through XferError, with fields of their own (ranks, library, offset) rather than rows here. */
+const ENGINE = 'runners/xfer/';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
@@ -49,9 +53,9 @@ function sourceFiles(dir: string): string[] {
 
 /** Every `class X extends Y` whose name or parent ends in Error. */
 const declared = FOLDERS.flatMap(sourceFiles).flatMap((file) =>
-  [...readFileSync(path.join(root, file), 'utf8').matchAll(/\bclass\s+(\w+)\s+extends\s+(\w+)/g)]
-    .filter(([, name, parent]) => name.endsWith('Error') || parent.endsWith('Error'))
-    .map(([, name, parent]) => ({ file, name, parent })),
+  [...readFileSync(path.join(root, file), 'utf8').matchAll(/(\bexport\s+)?\bclass\s+(\w+)\s+extends\s+(\w+)/g)]
+    .filter(([, , name, parent]) => name.endsWith('Error') || parent.endsWith('Error'))
+    .map(([, exported, name, parent]) => ({ file, name, parent, exported: Boolean(exported) })),
 );
 
 type Row = [cls: abstract new (...args: never[]) => Error, make: () => Error, carries: ErrorPlace];
@@ -61,7 +65,7 @@ const carriesNothing: ErrorPlace = {};
 /**
  * Each class, an error as its code raises it, and the file/place/expected it carries. Those that
  * carry none (carriesNothing): SqlError is a backend's failure, turned into a HistoryStoreError that
- * names the store; UsageError is printed under its command's name and usage; ConcurrencyListError
+ * names the store; ConcurrencyListError
  * becomes a config issue located at benchmark.concurrency_list (the serving rules); AllocationError is
  * the job builder's safety net behind the rules that report the same problems at their keys;
  * RequestFailedError and MalformedStreamError end one request of serve-bench and are counted there.
@@ -92,7 +96,6 @@ const ROWS: Row[] = [
   [CsvHeaderMismatchError, () => new CsvHeaderMismatchError('/out/perf.csv', 'network_name,perf_metric', 'a,b'), { file: '/out/perf.csv', place: 'its header', expected: 'network_name,perf_metric' }],
   [FileLockError, () => new FileLockError('/out/results.json', 'the lock was compromised'), { file: '/out/results.json' }],
   [ResultsFileError, () => new ResultsFileError('/out/results.json', 'is not JSON'), { file: '/out/results.json' }],
-  [UsageError, () => new UsageError('history show: unknown option --x'), carriesNothing],
   [ShellWordsError, () => {
     try {
       splitShellWords("a 'b");
@@ -103,14 +106,15 @@ const ROWS: Row[] = [
   }, { place: JSON.stringify("a 'b") }],
   [OutputWriteError, () => new OutputWriteError('/out/perf.csv', 'ENOSPC', 'no space left on device'), { file: '/out/perf.csv' }],
   [FileReadError, () => new FileReadError('/w/l.txt', 'is not a regular file (a FIFO)', 'not-regular'), { file: '/w/l.txt' }],
-  [CommandArgsError, () => new CommandArgsError('unknown option --colour', 'colour'), { place: 'colour' }],
-  [ServeBenchUsageError, () => new ServeBenchUsageError('unknown option --colour', 'colour'), { place: 'colour' }],
+  [UsageError, () => new UsageError('unknown option --colour', 'colour'), { place: 'colour' }],
   [UnresolvedPlaceholderError, () => new UnresolvedPlaceholderError([{ path: 'slurm.partition', value: '<partition>' }]), { place: 'slurm.partition' }],
   [AllocationError, () => new AllocationError('4 GPUs per server but 2 per node'), carriesNothing],
   [CommandTemplateError, () => new CommandTemplateError('benchmark.client_command: unknown placeholder {x} (known: {model})', 'benchmark.client_command'), { place: 'benchmark.client_command' }],
   [ConcurrencyListError, () => new ConcurrencyListError('"a" is not a whole number'), carriesNothing],
   [RequestFailedError, () => new RequestFailedError({ kind: 'timeout', message: 'no first token in 60 s' }), carriesNothing],
   [MalformedStreamError, () => new MalformedStreamError('data line is not JSON'), carriesNothing],
+  [ImportFileError, () => new ImportFileError('/w/history.ndjson'), { file: '/w/history.ndjson' }],
+  [ProfileError, () => new ProfileError('--profile nightly: /w/disagg-bench.yaml has no profile of that name (it has smoke)', '/w/disagg-bench.yaml'), { file: '/w/disagg-bench.yaml' }],
   [EtcdError, () => new EtcdError('/run/etcd/etcd.env names no ETCD_ENDPOINTS', { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }), { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }],
 ];
 
@@ -118,8 +122,25 @@ describe('one error hierarchy', () => {
   it('has a row for every error class declared outside the engine', () => {
     expect(declared.length).toBeGreaterThan(20); // the walk sees the classes
     const rows = new Set(ROWS.map(([cls]) => cls.name));
-    expect(declared.filter((d) => d.name !== 'DisaggBenchError' && !rows.has(d.name)).map((d) => `${d.file}: ${d.name}`)).toEqual([]);
+    // A class its module keeps to itself (StoreNeedsUpgrade) is met only as its exported parent.
+    const outsideEngine = declared.filter((d) => !d.file.startsWith(ENGINE) && d.exported);
+    expect(outsideEngine.filter((d) => d.name !== 'DisaggBenchError' && !rows.has(d.name)).map((d) => `${d.file}: ${d.name}`)).toEqual([]);
     expect(declared.filter((d) => d.parent === 'Error').map((d) => `${d.file}: ${d.name}`)).toEqual(['runners/common/errors.ts: DisaggBenchError']);
+  });
+
+  it('every error class, the engine\'s too, reaches DisaggBenchError through classes of its own', () => {
+    const parentOf = new Map(declared.map((d) => [d.name, d.parent]));
+    const root = (name: string, seen = new Set<string>()): string => {
+      const parent = parentOf.get(name);
+      return parent === undefined || seen.has(name) ? name : root(parent, seen.add(name));
+    };
+    expect(declared.filter((d) => root(d.name) !== 'Error').map((d) => `${d.file}: ${d.name} -> ${root(d.name)}`)).toEqual([]);
+    expect(declared.filter((d) => d.file.startsWith(ENGINE)).map((d) => d.name)).toEqual(expect.arrayContaining(['XferError', 'TransferError', 'MatrixError']));
+    expect(new TransferError('ucx: rank 1 died', 'ucx', 1, [1])).toBeInstanceOf(DisaggBenchError);
+  });
+
+  it('has one usage error: every class whose name says usage is UsageError', () => {
+    expect(declared.filter((d) => /usage|option|args/i.test(d.name)).map((d) => d.name)).toEqual(['UsageError']);
   });
 
   it.each(ROWS.map(([cls, make, carries]) => [cls.name, cls, make, carries] as const))('%s extends DisaggBenchError and renders what it carries', (name, cls, make, carries) => {

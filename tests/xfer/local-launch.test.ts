@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PEER_DIED_EXIT_CODE, RankDeadError, TransferError, VerificationError, failureExitCode } from '../../runners/xfer/errors.ts';
+import { PEER_DIED_EXIT_CODE } from '../../runners/xfer/errors.ts';
 import { checkLocalWorld, nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
 
@@ -68,14 +68,6 @@ describe('spawnLocalRanks', () => {
     // With no rank failing on its own, the first failure is still named.
     const alone = await spawnLocalRanks(1, ['-e', `process.exit(${PEER_DIED_EXIT_CODE})`], { onLine: () => {} });
     expect(alone.firstFailure).toEqual({ rank: 0, code: PEER_DIED_EXIT_CODE, signal: null });
-  });
-
-  it('a rank exits 75 only when it failed because another rank died', () => {
-    expect(failureExitCode(new RankDeadError('rank 1 died', [1]))).toBe(PEER_DIED_EXIT_CODE);
-    expect(failureExitCode(new TransferError('ucx: transfer with rank 1 failed: rank 1 died', 'ucx', 1, [1]))).toBe(PEER_DIED_EXIT_CODE);
-    expect(failureExitCode(new TransferError('ucx: transfer with rank 1 failed: timeout', 'ucx', 1))).toBe(1);
-    expect(failureExitCode(new VerificationError('WRITE verification failed', 0, 1, 2))).toBe(1);
-    expect(failureExitCode(new Error('anything else'))).toBe(1);
   });
 
   it('removes the shared-memory segments of a rank that died by SIGKILL (no exit hook of its own ran)', async () => {

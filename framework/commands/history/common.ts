@@ -1,21 +1,19 @@
 // What the history commands share: their settings (DISAGG_HISTORY...), option parsing that turns
 // a wrong option into one line, and a session on the store.
 import { readArgs, type OptionSpec } from '../../../runners/common/args/read-args.ts';
-import { CommandArgsError } from '../../../runners/common/args/args-error.ts';
+import { UsageError } from '../../../runners/common/errors.ts';
 import { readSettings, type Settings } from '../../settings.ts';
 import { withHistory, type HistoryStore, type OpenOptions } from '../../history/store.ts';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
 
-export class UsageError extends DisaggBenchError {
-  override name = 'UsageError';
-}
+/** The one usage error of every command (runners/common/errors.ts); the history commands throw it from here. */
+export { UsageError };
 
 /** The one argument layer (readArgs) with --help; a wrong option is a UsageError naming it, then the usage. */
 export function parseOptions<O extends OptionSpec>(argv: string[], options: O, usage: string) {
   try {
     return readArgs(argv, { positionals: true, options: { ...options, help: { type: 'boolean', short: 'h' } } as O & { help: { type: 'boolean'; short: 'h' } } });
   } catch (error) {
-    if (!(error instanceof CommandArgsError)) throw error;
+    if (!(error instanceof UsageError)) throw error;
     throw new UsageError(`${error.message}\n${usage}`);
   }
 }

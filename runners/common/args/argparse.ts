@@ -5,7 +5,7 @@
 // when there is one that is not an option, else stands alone. argparse's allow_abbrev (a long
 // option written as a prefix of its name) is argparseAbbreviations, for commands whose upstream
 // parser keeps it on.
-import { CommandArgsError } from './args-error.ts';
+import { UsageError } from '../errors.ts';
 import type { OptionSpec } from './read-args.ts';
 
 const isOption = (word: string | undefined) => word === undefined || word.startsWith('--');
@@ -63,7 +63,7 @@ export function argparseAbbreviations(argv: readonly string[], names: readonly s
     const theirs = matches.filter((n) => upstream.includes(n));
     const name = matches.length === 1 ? matches[0] : theirs.length === 1 ? theirs[0] : undefined;
     if (matches.length > 1 && name === undefined) {
-      throw new CommandArgsError(`ambiguous option: --${m[1]} could match ${matches.map((n) => `--${n}`).join(', ')}`, m[1]);
+      throw new UsageError(`ambiguous option: --${m[1]} could match ${matches.map((n) => `--${n}`).join(', ')}`, m[1]);
     }
     out.push(name === undefined ? word : `--${name}${m[2] ?? ''}`);
   }

@@ -13,7 +13,7 @@
 // Help: gflags answers --help, -help, --helpfull and --helpshort (HandleCommandLineHelpFlags in
 // gflags_reporting.cc, before it reports any other error); so does this style, and -h as every
 // command. gflags then exits 1; here help exits 0, as every disagg-bench command.
-import { CommandArgsError } from './args-error.ts';
+import { UsageError } from '../errors.ts';
 import type { OptionSpec } from './read-args.ts';
 
 const TRUE = ['1', 't', 'true', 'y', 'yes'];
@@ -37,7 +37,7 @@ export function gflagsTakesNextWord(word: string, spec: OptionSpec): boolean {
 export function gflagsWords(argv: readonly string[], spec: OptionSpec): string[] {
   for (const arg of argv) {
     const disabled = DISABLED.find((d) => arg.includes(d));
-    if (disabled) throw new CommandArgsError(`'${arg}': --${disabled} is disabled for nixlbench (its own refusal: "Use --config_file instead"; here pass the parameters as flags)`);
+    if (disabled) throw new UsageError(`'${arg}': --${disabled} is disabled for nixlbench (its own refusal: "Use --config_file instead"; here pass the parameters as flags)`);
   }
   const out: string[] = [];
   const booleans = new Map<string, boolean>();
@@ -57,7 +57,7 @@ export function gflagsWords(argv: readonly string[], spec: OptionSpec): string[]
       const negated = name.startsWith('no') ? spec[name.slice(2)] : undefined;
       if (negated && value === undefined) {
         if (negated.type !== 'boolean') {
-          throw new CommandArgsError(`--${name}: boolean value (${name}) specified for the non-boolean flag '${name.slice(2)}' (gflags: only booleans take the no<flag> form)`);
+          throw new UsageError(`--${name}: boolean value (${name}) specified for the non-boolean flag '${name.slice(2)}' (gflags: only booleans take the no<flag> form)`);
         }
         booleans.set(name.slice(2), false);
         continue;
@@ -75,15 +75,15 @@ export function gflagsWords(argv: readonly string[], spec: OptionSpec): string[]
       out.push(`--${name}=${value}`);
       continue;
     }
-    if (i + 1 >= argv.length) throw new CommandArgsError(`--${name}: flag '${name}' is missing its argument (gflags)`);
+    if (i + 1 >= argv.length) throw new UsageError(`--${name}: flag '${name}' is missing its argument (gflags)`);
     out.push(`--${name}=${argv[++i]}`);
   }
   for (const [name, on] of booleans) if (on) out.push(`--${name}`);
   return out;
 }
 
-function positional(word: string, where = ''): CommandArgsError {
-  return new CommandArgsError(
+function positional(word: string, where = ''): UsageError {
+  return new UsageError(
     `'${word}' is not a flag${where ? ` (${where})` : ''}: nixlbench takes flags only and would ignore it; a boolean takes its value with '=' (--check_consistency=false)`,
   );
 }
@@ -93,7 +93,7 @@ export function gflagsBool(name: string, raw: string): boolean {
   const v = raw.toLowerCase();
   if (TRUE.includes(v)) return true;
   if (FALSE.includes(v)) return false;
-  throw new CommandArgsError(`--${name}: illegal value '${raw}' specified for bool flag '${name}' (gflags takes ${[...TRUE, ...FALSE].join(', ')})`);
+  throw new UsageError(`--${name}: illegal value '${raw}' specified for bool flag '${name}' (gflags takes ${[...TRUE, ...FALSE].join(', ')})`);
 }
 
 /**
@@ -110,7 +110,7 @@ export function gflagsInteger(name: string, raw: string, type: 'int32' | 'uint32
   const max = type === 'int32' ? 2 ** 31 - 1 : type === 'uint32' ? 2 ** 32 - 1 : Number.MAX_SAFE_INTEGER;
   const min = type === 'int32' ? -(2 ** 31) : 0;
   if ((!hex && !dec) || (unsigned && dec?.[1] === '-') || !Number.isSafeInteger(n) || n > max || n < min) {
-    throw new CommandArgsError(`--${name}: illegal value '${raw}' specified for ${type} flag '${name}' (gflags takes a decimal or 0x-hex integer${unsigned ? ' >= 0' : ''})`);
+    throw new UsageError(`--${name}: illegal value '${raw}' specified for ${type} flag '${name}' (gflags takes a decimal or 0x-hex integer${unsigned ? ' >= 0' : ''})`);
   }
   return n;
 }

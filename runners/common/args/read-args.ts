@@ -2,7 +2,7 @@
 // ArgSpec: node's parseArgs options, plus the style its upstream reads them in) and reads its words
 // with readArgs; framework/cli.ts answers --help and -h for every command before the command runs
 // (asksForHelp, with the command's `usage`). Bad words are refused in one sentence
-// (CommandArgsError) naming the word and what was expected.
+// (UsageError) naming the word and what was expected.
 //
 // Styles (how the words are read; each keeps its upstream's semantics exactly):
 //   'node'     node's parseArgs as is: --name value, --name=value, a value never starts with '-'
@@ -18,7 +18,7 @@
 //   }
 // and one line in framework/cli.ts's command table; tests/cli/help.test.ts then walks its --help.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { CommandArgsError } from './args-error.ts';
+import { UsageError } from '../errors.ts';
 import { argparseTakesNextWord, argparseWords } from './argparse.ts';
 import { clickTakesNextWord, clickWords } from './click.ts';
 import { GFLAGS_HELP_WORDS, gflagsTakesNextWord, gflagsWords } from './gflags.ts';
@@ -37,7 +37,7 @@ export interface ArgSpec<O extends OptionSpec = OptionSpec, P extends boolean = 
   /** argparse's nargs='?' string options: given without a value, they are in the result's `alone`. */
   optionalValue?: readonly string[];
   /** The refusal of an option `options` does not have (default: unknown option "--name"). */
-  unknown?: (name: string) => Error;
+  unknown?: (name: string) => UsageError;
 }
 
 /** What a command's --help needs to know of its words: which option may take the next word. */
@@ -49,7 +49,7 @@ export type ReadArgs<O extends OptionSpec, P extends boolean> = ReturnType<typeo
   alone: ReadonlySet<string>;
 };
 
-/** The words of a command line, read as `spec` says; a CommandArgsError for any it cannot take. */
+/** The words of a command line, read as `spec` says; a UsageError for any it cannot take. */
 export function readArgs<O extends OptionSpec, P extends boolean = false>(argv: readonly string[], spec: ArgSpec<O, P>): ReadArgs<O, P> {
   const style = spec.style ?? 'node';
   let words: string[] = [...argv];
@@ -73,25 +73,25 @@ export function readArgs<O extends OptionSpec, P extends boolean = false>(argv: 
 }
 
 /** One sentence for each of parseArgs' refusals (its own messages run to three sentences). */
-function refusal(err: Error & { code?: string }, spec: ArgSpec<OptionSpec, boolean>): Error {
+function refusal(err: Error & { code?: string }, spec: ArgSpec<OptionSpec, boolean>): UsageError {
   const quoted = /'([^']*)'/.exec(err.message)?.[1] ?? '';
   const long = /--([^\s'<]+)/.exec(err.message)?.[1];
   switch (err.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
       const name = quoted.replace(/^--?/, '');
-      return (quoted.startsWith('--') && spec.unknown?.(name)) || new CommandArgsError(`unknown option ${JSON.stringify(quoted)}`, name);
+      return (quoted.startsWith('--') && spec.unknown?.(name)) || new UsageError(`unknown option ${JSON.stringify(quoted)}`, name);
     }
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      return new CommandArgsError(`unexpected argument ${JSON.stringify(quoted)}: this command takes options only`);
+      return new UsageError(`unexpected argument ${JSON.stringify(quoted)}: this command takes options only`);
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
-      if (/does not take an argument/.test(err.message)) return new CommandArgsError(`--${long} takes no value`, long);
+      if (/does not take an argument/.test(err.message)) return new UsageError(`--${long} takes no value`, long);
       if (/ambiguous/.test(err.message)) {
-        return new CommandArgsError(`--${long} needs a value, and the word after it is an option (write --${long}=VALUE for a value that starts with '-')`, long);
+        return new UsageError(`--${long} needs a value, and the word after it is an option (write --${long}=VALUE for a value that starts with '-')`, long);
       }
-      return new CommandArgsError(`--${long} needs a value`, long);
+      return new UsageError(`--${long} needs a value`, long);
     }
     default:
-      return err;
+      return new UsageError(err.message); // parseArgs' other refusals, in its own words
   }
 }
 
@@ -101,13 +101,17 @@ function refusal(err: Error & { code?: string }, spec: ArgSpec<OptionSpec, boole
  * any other fault of the line, as gflags and argparse answer it.
  */
 export function asksForHelp(argv: readonly string[], spec: HelpSpec = {}): boolean {
+  return asksFor(argv, spec, spec.style === 'gflags' ? GFLAGS_HELP_WORDS : ['--help', '-h']);
+}
+
+/** Whether one of `words` is in the line as an option (not an option's value, not after `--`): --help's test, for other such words (--version). */
+export function asksFor(argv: readonly string[], spec: HelpSpec, words: readonly string[]): boolean {
   const style = spec.style ?? 'node';
   const options = spec.options ?? {};
-  const helpWords = style === 'gflags' ? GFLAGS_HELP_WORDS : ['--help', '-h'];
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i];
     if (word === '--') return false;
-    if (helpWords.includes(word)) return true;
+    if (words.includes(word)) return true;
     const takesNext =
       style === 'gflags' ? gflagsTakesNextWord(word, options)
       : style === 'click' ? clickTakesNextWord(word, options)

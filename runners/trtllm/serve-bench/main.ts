@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { formatServingResult } from '../../common/serving-format.ts';
 import { driveRequests } from './driver.ts';
 import { formatFailureSummary } from './failure.ts';
-import { parseServeBenchArgs, serveBenchArgSpec, serveBenchUsage, ServeBenchUsageError, type ServeBenchOptions } from './options.ts';
+import { parseServeBenchArgs, serveBenchArgSpec, serveBenchUsage, type ServeBenchOptions } from './options.ts';
+import { UsageError } from '../../common/errors.ts';
 import { asksForHelp } from '../../common/args/read-args.ts';
 import { generatePrompts } from './prompts.ts';
 import { resultJson, writeResultJson } from './result-json.ts';
@@ -96,7 +97,7 @@ export async function serveBenchMain(argv: string[], io: ServeBenchIo = processI
   try {
     options = parseServeBenchArgs(argv);
   } catch (error) {
-    if (!(error instanceof ServeBenchUsageError)) throw error;
+    if (!(error instanceof UsageError)) throw error;
     io.stderr(`serve-bench: ${error.message}\n\n${serveBenchUsage}\n`);
     return 2;
   }

@@ -1,6 +1,6 @@
 // Command-line options of `disagg-bench serve-bench`, spelled like benchmark_serving's where the
 // meaning is the same, so a job script can call either client with the same arguments.
-import { CommandArgsError } from '../../common/args/args-error.ts';
+import { UsageError } from '../../common/errors.ts';
 import { readArgs, type ArgSpec } from '../../common/args/read-args.ts';
 
 export type LatencyMetricName = 'ttft' | 'tpot' | 'itl' | 'e2el';
@@ -51,11 +51,6 @@ export interface ServeBenchOptions {
   ignored: string[];
 }
 
-/** A command line serve-bench cannot take: printed with its usage, exit code 2. */
-export class ServeBenchUsageError extends CommandArgsError {
-  override name = 'ServeBenchUsageError';
-}
-
 /** Flags of benchmark_serving that mean nothing for this client: accepted, reported, no effect. */
 // --use-chat-template: the SA client wraps its prompt in the model's chat template; the prompt
 // here is already the requested number of tokens, and no tokenizer is loaded.
@@ -97,7 +92,7 @@ function splitArgs(argv: string[]): RawArgs {
   try {
     parsed = readArgs(argv, serveBenchArgSpec);
   } catch (error) {
-    throw error instanceof CommandArgsError ? new ServeBenchUsageError(error.message) : error;
+    throw error;
   }
   const raw: RawArgs = { values: new Map(), flags: new Set(), ignored: [] };
   const ignored = (name: string) => ignoredFlags.has(name) || ignoredWithValue.has(name);
@@ -119,7 +114,7 @@ function integer(raw: RawArgs, name: string, fallback: number, min: number): num
   if (text === undefined) return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < min) {
-    throw new ServeBenchUsageError(`${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`);
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`);
   }
   return value;
 }
@@ -129,7 +124,7 @@ function number(raw: RawArgs, name: string, fallback: number, check: (v: number)
   if (text === undefined) return fallback;
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || !check(value)) {
-    throw new ServeBenchUsageError(`${name} must be ${what}, got ${JSON.stringify(text)}`);
+    throw new UsageError(`${name} must be ${what}, got ${JSON.stringify(text)}`);
   }
   return value;
 }
@@ -138,7 +133,7 @@ function parseMetricNames(text: string): LatencyMetricName[] {
   const asked = text.split(',').map((s) => s.trim()).filter(Boolean);
   for (const name of asked) {
     if (!latencyMetricNames.includes(name as LatencyMetricName)) {
-      throw new ServeBenchUsageError(`--percentile-metrics: unknown metric ${JSON.stringify(name)} (allowed: ${latencyMetricNames.join(', ')})`);
+      throw new UsageError(`--percentile-metrics: unknown metric ${JSON.stringify(name)} (allowed: ${latencyMetricNames.join(', ')})`);
     }
   }
   return latencyMetricNames.filter((name) => asked.includes(name));
@@ -148,7 +143,7 @@ function parsePercentiles(text: string): number[] {
   return text.split(',').map((s) => {
     const p = Number(s.trim());
     if (s.trim() === '' || !Number.isFinite(p) || p < 0 || p > 100) {
-      throw new ServeBenchUsageError(`--metric-percentiles: ${JSON.stringify(s)} is not a percentile in [0, 100]`);
+      throw new UsageError(`--metric-percentiles: ${JSON.stringify(s)} is not a percentile in [0, 100]`);
     }
     return p;
   });
@@ -162,10 +157,10 @@ function endpointUrl(raw: RawArgs, backend: ServeBenchOptions['backend']): URL {
   try {
     url = new URL(`${base.replace(/\/+$/, '')}${endpoint.startsWith('/') ? '' : '/'}${endpoint}`);
   } catch {
-    throw new ServeBenchUsageError(`not a valid endpoint URL: ${JSON.stringify(base + endpoint)}`);
+    throw new UsageError(`not a valid endpoint URL: ${JSON.stringify(base + endpoint)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ServeBenchUsageError(`endpoint URL must be http or https, got ${url.href}`);
+    throw new UsageError(`endpoint URL must be http or https, got ${url.href}`);
   }
   return url;
 }
@@ -182,31 +177,31 @@ function saveResultPath(raw: RawArgs, backend: string, model: string, maxConcurr
   return dir === undefined ? name : `${dir.replace(/\/+$/, '')}/${name}`;
 }
 
-/** Parses serve-bench's arguments; throws ServeBenchUsageError with the reason on bad input. */
+/** Parses serve-bench's arguments; throws UsageError with the reason on bad input. */
 export function parseServeBenchArgs(argv: string[]): ServeBenchOptions {
   const raw = splitArgs(argv);
   const backend = raw.values.get('--backend') ?? 'openai';
   if (backend !== 'openai' && backend !== 'openai-chat') {
-    throw new ServeBenchUsageError(`--backend must be openai or openai-chat, got ${JSON.stringify(backend)}`);
+    throw new UsageError(`--backend must be openai or openai-chat, got ${JSON.stringify(backend)}`);
   }
   const model = raw.values.get('--model');
-  if (!model) throw new ServeBenchUsageError('--model is required (the model name sent in each request)');
+  if (!model) throw new UsageError('--model is required (the model name sent in each request)');
   const dataset = raw.values.get('--dataset-name') ?? 'random';
   if (dataset !== 'random') {
-    throw new ServeBenchUsageError(`--dataset-name: only "random" is supported by serve-bench, got ${JSON.stringify(dataset)}`);
+    throw new UsageError(`--dataset-name: only "random" is supported by serve-bench, got ${JSON.stringify(dataset)}`);
   }
   const rate = raw.values.get('--request-rate');
   if (rate !== undefined && rate !== 'inf') {
-    throw new ServeBenchUsageError(`--request-rate: only "inf" (all requests at once, bounded by --max-concurrency) is supported, got ${JSON.stringify(rate)}`);
+    throw new UsageError(`--request-rate: only "inf" (all requests at once, bounded by --max-concurrency) is supported, got ${JSON.stringify(rate)}`);
   }
   const url = endpointUrl(raw, backend);
   const nvSa = raw.flags.has('--nv-sa');
   const ids = nvSa || raw.flags.has('--random-ids');
   if (ids && (backend === 'openai-chat' || url.pathname.endsWith('/chat/completions'))) {
-    throw new ServeBenchUsageError(`${nvSa ? '--nv-sa' : '--random-ids'} sends token ids as the prompt, which only the completions endpoint takes (use --backend openai)`);
+    throw new UsageError(`${nvSa ? '--nv-sa' : '--random-ids'} sends token ids as the prompt, which only the completions endpoint takes (use --backend openai)`);
   }
   if (!ids && raw.values.has('--random-vocab-size')) {
-    throw new ServeBenchUsageError('--random-vocab-size bounds the token ids of --random-ids or --nv-sa prompts; give one of them, or leave it out');
+    throw new UsageError('--random-vocab-size bounds the token ids of --random-ids or --nv-sa prompts; give one of them, or leave it out');
   }
   const maxConcurrency = raw.values.has('--max-concurrency') ? integer(raw, '--max-concurrency', 1, 1) : null;
   return {

@@ -1,11 +1,12 @@
 // A loop that keeps a transport progressing in the background while the rank does something else
 // (ucx-progress.ts, libfabric-progress.ts): started once, stopped (and awaited) before the
 // transport is destroyed; if a turn throws, the loop stops and check() reports why.
+import { XferError } from '../errors.ts';
 
 export abstract class BackgroundLoop {
   private running = false;
   private loop: Promise<void> = Promise.resolve();
-  private failure: Error | undefined;
+  private failure: XferError | undefined;
 
   constructor(private readonly backend: string) {}
 
@@ -34,7 +35,7 @@ export abstract class BackgroundLoop {
       while (this.running) await this.turn();
     } catch (err) {
       this.running = false;
-      this.failure = new Error(`${this.backend}: background progress stopped: ${(err as Error).message}`);
+      this.failure = new XferError(`${this.backend}: background progress stopped: ${(err as Error).message}`);
     }
   }
 }

@@ -238,7 +238,7 @@ export class LibfabricBackend implements Backend {
   private async waitForProgress(run: FabricRun, deadline: number, timeoutMs: number, resolved: FabricPlan['resolved'], posting?: number): Promise<void> {
     this.driver.check();
     const progressed = this.drain();
-    if (run.failure) throw Object.assign(new Error(run.failure.message), { requestIndex: run.failure.requestIndex });
+    if (run.failure) throw Object.assign(new XferError(run.failure.message), { requestIndex: run.failure.requestIndex });
     if (progressed) {
       run.idle = 0;
       return;

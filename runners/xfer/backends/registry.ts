@@ -11,6 +11,8 @@ import { ShmBackend, type ShmOptions } from './shm.ts';
 import { backendNames, type Backend, type BackendContext, type BackendName } from './types.ts';
 import { UcxBackend, type UcxOptions } from './ucx.ts';
 import { LibfabricBackend, type LibfabricOptions } from './libfabric.ts';
+import { XferError } from '../errors.ts';
+import { UsageError } from '../../common/errors.ts';
 
 export interface BackendOptions {
   shm?: ShmOptions;
@@ -49,7 +51,7 @@ export function backendAvailability(name: BackendName): BackendAvailability {
 
 function gpuCount(): number {
   const n = cudart().deviceCount();
-  if (n === 0) throw new Error('no CUDA device');
+  if (n === 0) throw new XferError('no CUDA device');
   return n;
 }
 
@@ -66,6 +68,6 @@ export function createBackend(name: BackendName, ctx: BackendContext, options: B
     case 'libfabric':
       return new LibfabricBackend(ctx, options.libfabric);
     default:
-      throw new Error(`unknown backend '${name as string}' (known: ${backendNames.join(', ')})`);
+      throw new UsageError(`unknown backend '${name as string}' (known: ${backendNames.join(', ')})`);
   }
 }

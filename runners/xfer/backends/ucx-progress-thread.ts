@@ -6,6 +6,7 @@
 // threads. The rank's thread no longer progresses; it only checks its requests' states.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { XferError } from '../errors.ts';
 
 const POLL_MS = 1;
 /** Flags shared with the thread: [0] stop request, [1] progress calls that did work, [2] thread failed. */
@@ -21,7 +22,7 @@ const flags = workerData.flags;
 try {
   let lib;
   for (const name of workerData.libraries) { try { lib = koffi.load(name); break; } catch {} }
-  if (!lib) throw new Error('cannot load libucp (' + workerData.libraries.join(', ') + ')');
+  if (!lib) throw new XferError('cannot load libucp (' + workerData.libraries.join(', ') + ')');
   const progress = lib.func('unsigned int ucp_worker_progress(void *worker)');
   const arm = lib.func('int8_t ucp_worker_arm(void *worker)'); // ucs_status_t is one byte
   const libc = koffi.load('libc.so.6');
@@ -74,7 +75,7 @@ export class UcxProgressThread {
   /** The rank's thread does not progress: false, or the thread's failure. */
   drain(): boolean {
     if (this.failure !== undefined || Atomics.load(this.flags, FAILED) === 1) {
-      throw new Error(`ucx: the progress thread stopped: ${this.failure ?? 'unknown error'}`);
+      throw new XferError(`ucx: the progress thread stopped: ${this.failure ?? 'unknown error'}`);
     }
     return false;
   }

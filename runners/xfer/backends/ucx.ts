@@ -298,7 +298,7 @@ interface UcxOp {
   what: string;
 }
 
-class PeerFailure extends Error {
+class PeerFailure extends XferError {
   constructor(
     readonly rank: number,
     readonly detail: string,

@@ -5,7 +5,7 @@
 // by default, the last of a pair wins), --json-output-path; this project's: --backend, --cuda-copy.
 import { backendNames, type BackendName } from '../backends/types.ts';
 import type { BackendOptions } from '../backends/registry.ts';
-import { BenchOptionError, choiceOption } from './common/options.ts';
+import { UsageError, choiceOption } from './common/options.ts';
 import { cudaCopyPaths, type CudaCopyPath } from '../device-copy/copy-path.ts';
 import { readArgs, type ArgSpec, type OptionSpec } from '../../common/args/read-args.ts';
 
@@ -38,7 +38,7 @@ export function ctArgSpec(own: OptionSpec = {}): ArgSpec<OptionSpec, true> {
 /** The common options, and the raw values of the command's own (`own`). */
 export function parseCtArgs(argv: string[], usage: string, own: OptionSpec = {}): { common: CtCommonOptions; values: Record<string, string | boolean | undefined> } {
   const { values, positionals } = readArgs(argv, ctArgSpec(own));
-  if (positionals.length !== 1) throw new BenchOptionError(`expected one CONFIG file, got ${positionals.length}\n${usage}`);
+  if (positionals.length !== 1) throw new UsageError(`expected one CONFIG file, got ${positionals.length}\n${usage}`);
   const raw = values as Record<string, string | boolean | undefined>;
   const backend = raw.backend as string | undefined;
   return {
@@ -57,6 +57,6 @@ export function parseCtArgs(argv: string[], usage: string, own: OptionSpec = {})
 /** The engine options the common flags ask for; --cuda-copy with another backend is refused. */
 export function ctBackendOptions(o: CtCommonOptions, backend: BackendName): BackendOptions {
   if (o.cudaCopy === undefined) return {};
-  if (backend !== 'cuda') throw new BenchOptionError(`--cuda-copy chooses how the cuda backend copies; this run's backend is ${backend}`);
+  if (backend !== 'cuda') throw new UsageError(`--cuda-copy chooses how the cuda backend copies; this run's backend is ${backend}`);
   return { cuda: { copy: o.cudaCopy } };
 }

@@ -11,7 +11,7 @@ import {
 } from '../matgen.ts';
 import { totalBytes } from '../matrix.ts';
 import { memTypes } from './traffic-pattern.ts';
-import { BenchOptionError, choiceOption, intOption, numberOption } from './common/options.ts';
+import { UsageError, choiceOption, intOption, numberOption } from './common/options.ts';
 import { readArgs, type ArgSpec } from '../../common/args/read-args.ts';
 
 const SHAPE_OPTIONS = ['hidden-size', 'num-layers', 'num-heads', 'num-kv-heads', 'dtype-size'] as const;
@@ -56,7 +56,7 @@ export const matgenArgSpec = {
 export function parseMatgenArgs(argv: string[]): MatgenCommand {
   const { values, positionals } = readArgs(argv, matgenArgSpec);
   const fail = (message: string): never => {
-    throw new BenchOptionError(`${message}\n${matgenUsage}`);
+    throw new UsageError(`${message}\n${matgenUsage}`);
   };
   // kvbench's script is a click group whose one command is `generate`.
   const extra = positionals[0] === 'generate' ? positionals.slice(1) : positionals;
@@ -112,8 +112,8 @@ function inputNotes(o: MatgenOptions): string[] {
 function islScale(raw: string | undefined): number {
   if (raw === undefined) return MATGEN_DEFAULTS.islScale;
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n)) throw new BenchOptionError(`--isl-scale takes a number, got '${raw}'`);
-  if (n < 0) throw new BenchOptionError(`--isl-scale ${raw}: the ISLs' normal distribution needs a scale >= 0 (kvbench's numpy.random.normal refuses it: scale < 0)`);
+  if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--isl-scale takes a number, got '${raw}'`);
+  if (n < 0) throw new UsageError(`--isl-scale ${raw}: the ISLs' normal distribution needs a scale >= 0 (kvbench's numpy.random.normal refuses it: scale < 0)`);
   return n;
 }
 
@@ -137,7 +137,7 @@ export async function matgenMain(argv: string[]): Promise<number> {
   try {
     patterns = generatePatterns(options);
   } catch (err) {
-    throw new BenchOptionError((err as Error).message.replace(/^matgen: /, '')); // the CLI names the command already
+    throw new UsageError((err as Error).message.replace(/^matgen: /, '')); // the CLI names the command already
   }
   const metadata = writePatterns(resultsDir, patterns, patternFields, cellFormat);
   for (const note of inputNotes(options)) process.stdout.write(`matgen: note: ${note}\n`);

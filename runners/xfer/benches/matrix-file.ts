@@ -6,6 +6,7 @@
 // both (the same file, or two identical copies, is read from the config's folder).
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { XferError } from '../errors.ts';
 
 export type MatrixBase = 'absolute' | 'config folder' | 'working directory';
 
@@ -18,7 +19,7 @@ export interface ResolvedMatrixFile {
 }
 
 /** A relative matrix_file that names no file, or two different ones. */
-export class MatrixFileNotFound extends Error {
+export class MatrixFileNotFound extends XferError {
   override name = 'MatrixFileNotFound';
 }
 

@@ -20,7 +20,7 @@ import { readSequentialConfig, type TrafficPattern } from './traffic-pattern.ts'
 import { checkBuffersFit, describeReceived, layoutBuffers, patternRanks, patternRequests, prepareVerification, regionName, verifyReceived } from './pattern-buffers.ts';
 import { formatSequentialReport, sequentialReport, type SequentialReport, type Span } from './sequential-report.ts';
 import { defaultBackend, printNotes, reportingBenchMain, runAsRank, writeJsonReport } from './bench-rank.ts';
-import { BenchOptionError, intOption, numberOption } from './common/options.ts';
+import { UsageError, intOption, numberOption } from './common/options.ts';
 import { ctArgSpec, ctBackendOptions, parseCtArgs, type CtCommonOptions } from './ct-options.ts';
 import type { OptionSpec } from '../../common/args/read-args.ts';
 import { ucxFlagsUsage } from './common/ucx-flags.ts';
@@ -64,7 +64,7 @@ export function parseSequentialArgs(argv: string[]): SequentialOptions {
   const { common, values } = parseCtArgs(argv, sequentialUsage, SEQUENTIAL_OPTIONS);
   const shareBuffers = values['share-buffers'] === true;
   if (shareBuffers && common.verifyBuffers) {
-    throw new BenchOptionError('--share-buffers puts every pattern in the same window, so the bytes cannot be verified: drop one of --share-buffers, --verify-buffers');
+    throw new UsageError('--share-buffers puts every pattern in the same window, so the bytes cannot be verified: drop one of --share-buffers, --verify-buffers');
   }
   const int = (name: 'isolation-iters' | 'warmup-iters' | 'workload-iters', fallback: number, min: number) =>
     values[name] === undefined ? fallback : intOption(name, values[name] as string, min);

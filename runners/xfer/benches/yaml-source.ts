@@ -4,11 +4,12 @@
 // merge keys, duplicate keys and recursive aliases mean the same in every config.)
 import { FileReadError, READ_LIMITS, readRegularFileSync } from '../../common/read-file.ts';
 import { decodeYamlBytes, loadYaml } from '../../common/yaml-load.ts';
+import { XferError } from '../errors.ts';
 
 export type KeyPath = (string | number)[];
 
 /** A benchmark config that cannot be used; the message names file, line, column and key. */
-export class BenchConfigError extends Error {
+export class BenchConfigError extends XferError {
   override name = 'BenchConfigError';
 }
 

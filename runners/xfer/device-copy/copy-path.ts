@@ -8,6 +8,7 @@
 // fast at 16 MiB, the copy engines 1-8 % faster at 64 and 256 MiB. The table of the choice by size
 // is in runners/xfer/README.md.
 //   flag --cuda-copy, config key benchmark.cuda_copy, environment XFER_CUDA_COPY
+import { UsageError } from '../../common/errors.ts';
 
 export const cudaCopyPaths = ['auto', 'copy-engine', 'kernel'] as const;
 export type CudaCopyPath = (typeof cudaCopyPaths)[number];
@@ -35,7 +36,7 @@ export interface PlanShape {
 /** The value of --cuda-copy / cuda_copy / XFER_CUDA_COPY, or one sentence saying what is allowed. */
 export function parseCudaCopyPath(raw: string, where: string): CudaCopyPath {
   const found = cudaCopyPaths.find((p) => p === raw.trim().toLowerCase());
-  if (!found) throw new Error(`${where}: '${raw}' is not one of ${cudaCopyPaths.join(', ')}`);
+  if (!found) throw new UsageError(`${where}: '${raw}' is not one of ${cudaCopyPaths.join(', ')}`);
   return found;
 }
 

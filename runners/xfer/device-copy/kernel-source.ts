@@ -19,6 +19,8 @@
 // with running sums, so a host can tell where a phase's time goes without timing it from outside.
 // Only that block waits, so a phase needs no co-resident grid. A wait that outlasts `timeoutNs`
 // sets status = 1 (it stays set) and ends, so no kernel spins forever.
+import { XferError } from '../errors.ts';
+import { UsageError } from '../../common/errors.ts';
 
 /** The 64-bit fields of the phase descriptor, in memory order (copy-table.ts writes them). */
 export const PHASE_FIELDS = ['copies', 'copyCount', 'chunks', 'totalChunks', 'signals', 'signalCount', 'waits', 'waitCount', 'state', 'timeoutNs'] as const;
@@ -51,9 +53,9 @@ export const chunkBytes = (shape: KernelShape): number => shape.threads * 16 * s
 
 export function checkKernelShape(shape: KernelShape): void {
   if (!Number.isInteger(shape.threads) || shape.threads < 32 || shape.threads > 1024 || shape.threads % 32) {
-    throw new Error(`kernel threads ${shape.threads}: must be a multiple of 32 from 32 to 1024`);
+    throw new XferError(`kernel threads ${shape.threads}: must be a multiple of 32 from 32 to 1024`);
   }
-  if (!Number.isInteger(shape.unroll) || shape.unroll < 1 || shape.unroll > 16) throw new Error(`kernel unroll ${shape.unroll}: must be 1 to 16`);
+  if (!Number.isInteger(shape.unroll) || shape.unroll < 1 || shape.unroll > 16) throw new XferError(`kernel unroll ${shape.unroll}: must be 1 to 16`);
 }
 
 /**
@@ -62,12 +64,12 @@ export function checkKernelShape(shape: KernelShape): void {
  */
 export function parseKernelShape(raw: string, where: string): KernelShape {
   const m = /^(\d+)\/(\d+)\/(streaming|cached)$/.exec(raw.trim());
-  if (!m) throw new Error(`${where}: kernel shape '${raw}' is not threads/unroll/streaming|cached, e.g. 512/4/streaming`);
+  if (!m) throw new UsageError(`${where}: kernel shape '${raw}' is not threads/unroll/streaming|cached, e.g. 512/4/streaming`);
   const shape = { threads: Number(m[1]), unroll: Number(m[2]), streaming: m[3] === 'streaming' };
   try {
     checkKernelShape(shape);
   } catch (err) {
-    throw new Error(`${where}: ${(err as Error).message}`);
+    throw new UsageError(`${where}: ${(err as Error).message}`);
   }
   return shape;
 }
@@ -89,7 +91,7 @@ export function backendKernelSync(env: NodeJS.ProcessEnv = process.env): KernelS
   const raw = env.XFER_CUDA_KERNEL_SYNC?.trim();
   if (!raw) return defaultKernelSync;
   const found = kernelSyncs.find((k) => k === raw);
-  if (!found) throw new Error(`XFER_CUDA_KERNEL_SYNC: '${raw}' is not one of ${kernelSyncs.join(', ')}`);
+  if (!found) throw new UsageError(`XFER_CUDA_KERNEL_SYNC: '${raw}' is not one of ${kernelSyncs.join(', ')}`);
   return found;
 }
 

@@ -2,7 +2,7 @@
 // all-to-all) over TCP. It knows which ranks are connected, so a wait that cannot complete fails at
 // once when a rank it needs drops, and a timeout names the ranks that never arrived.
 import net from 'node:net';
-import { describeRanks } from '../errors.ts';
+import { describeRanks, XferError } from '../errors.ts';
 import {
   collectiveLabel,
   encodeLine,
@@ -84,7 +84,7 @@ export class StoreServer {
         server.close();
       }
     }
-    throw new Error(`store: cannot listen on any of ports ${options.ports.join(', ')}: ${lastError?.message}`);
+    throw new XferError(`store: cannot listen on any of ports ${options.ports.join(', ')}: ${lastError?.message}`);
   }
 
   /** Waits until every rank has left (cleanly or not), at most `timeoutMs`, then stops listening. */

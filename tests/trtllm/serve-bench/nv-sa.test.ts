@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServingLog } from '../../../framework/metrics/extractors/serving.ts';
 import { serveBenchMain } from '../../../runners/trtllm/serve-bench/main.ts';
-import { parseServeBenchArgs, ServeBenchUsageError } from '../../../runners/trtllm/serve-bench/options.ts';
+import { parseServeBenchArgs } from '../../../runners/trtllm/serve-bench/options.ts';
+import { UsageError } from '../../../runners/common/errors.ts';
 import { generatePrompts } from '../../../runners/trtllm/serve-bench/prompts.ts';
 import { startStandinServer, type StandinServerOptions } from '../../fixtures/standin-openai-server.ts';
 import { maxOf, minOf } from '../../../runners/common/stats.ts';
@@ -58,7 +59,7 @@ describe('SA options', () => {
     expect(parse('--nv-sa')).toMatchObject({ nvSa: true, rangeRatio: 1, seed: 0, tokenIdVocab: 32000 });
     expect(parse('--nv-sa', '--random-range-ratio', '0', '--random-vocab-size', '128')).toMatchObject({ rangeRatio: 0, tokenIdVocab: 128 });
     expect(() => parse('--nv-sa', '--random-range-ratio', '1.2')).toThrow(/in \[0, 1\] with --nv-sa/);
-    expect(() => parse('--nv-sa', '--backend', 'openai-chat')).toThrow(ServeBenchUsageError);
+    expect(() => parse('--nv-sa', '--backend', 'openai-chat')).toThrow(UsageError);
     expect(parse('--nv-sa', '--use-chat-template').ignored).toEqual(['--use-chat-template']);
     expect(parse('--random-ids')).toMatchObject({ nvSa: false, tokenIdVocab: 32000, rangeRatio: 0 });
     expect(() => parse('--random-vocab-size', '128')).toThrow(/bounds the token ids of --random-ids or --nv-sa/);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseServeBenchArgs, ServeBenchUsageError } from '../../../runners/trtllm/serve-bench/options.ts';
+import { parseServeBenchArgs } from '../../../runners/trtllm/serve-bench/options.ts';
+import { UsageError } from '../../../runners/common/errors.ts';
 
 describe('serve-bench options', () => {
   it('defaults to benchmark_serving\'s values, with every latency section printed', () => {
@@ -59,7 +60,7 @@ describe('serve-bench options', () => {
     [['--model', 'm', '--base-url', 'not a url'], /not a valid endpoint URL/],
     [['--model', 'm', '--ignore-eos=yes'], /--ignore-eos takes no value/],
   ])('rejects %j', (argv, message) => {
-    expect(() => parseServeBenchArgs(argv)).toThrow(ServeBenchUsageError);
+    expect(() => parseServeBenchArgs(argv)).toThrow(UsageError);
     expect(() => parseServeBenchArgs(argv)).toThrow(message);
   });
 });

@@ -6,10 +6,11 @@ import type { JobResources } from '../../../scheduler/scheduler.ts';
 import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
 import { shellQuote, splitShellWords } from '../../../../runners/common/shell.ts';
 import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from '../common.ts';
-import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-placement.ts';
+import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-share-env.ts';
 import { PEER_DIED_EXIT_CODE } from '../../../../runners/xfer/errors.ts';
 import type { RankCommand } from '../kind.ts';
 import { ucxSectionEnv } from '../ucx-section.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
 export const FAILURE_TAIL_LINES = 40;
@@ -125,6 +126,6 @@ function oneLine(text: string): string {
 }
 
 function checkedName(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`not a valid environment variable name: ${JSON.stringify(name)}`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new DisaggBenchError(`not a valid environment variable name: ${JSON.stringify(name)}`);
   return name;
 }

@@ -4,7 +4,7 @@
 // 16, 256-token chunks, bf16, a 1 GiB buffer) and which can be made smaller here.
 import { readArgs, type OptionSpec } from '../../../common/args/read-args.ts';
 import type { MemoryKind } from '../../memory.ts';
-import { BenchOptionError, choiceOption, intOption, sizeOption } from '../common/options.ts';
+import { UsageError, choiceOption, intOption, sizeOption } from '../common/options.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../kvpipe/kvpipe-options.ts';
 import { parsePipeMeeting, pipeMeetingOptionSpec, type PipeMeeting } from '../kvpipe/pipe-roles.ts';
 import { LMCACHE_SHAPE, PagedKv, STAMP_BYTES } from './paged-kv.ts';
@@ -54,13 +54,13 @@ export function parseCacheEngineArgs(argv: string[]): CacheEngineOptions {
     dtypeBytes: DTYPE_BYTES[choiceOption('dtype', v.dtype!, Object.keys(DTYPE_BYTES))],
   });
   if (kv.pieceBytes < STAMP_BYTES) {
-    throw new BenchOptionError(`a token's K or V of one layer is ${kv.pieceBytes} bytes (heads x head size x dtype); at least ${STAMP_BYTES} are needed to stamp it`);
+    throw new UsageError(`a token's K or V of one layer is ${kv.pieceBytes} bytes (heads x head size x dtype); at least ${STAMP_BYTES} are needed to stamp it`);
   }
   const numChunks = int('num-chunks');
   // LMCache's own check, in its words
-  if (numChunks > kv.maxChunks) throw new BenchOptionError(`Number of chunks must be <= ${kv.maxChunks} (num_blocks x block_size / chunk_size)`);
+  if (numChunks > kv.maxChunks) throw new UsageError(`Number of chunks must be <= ${kv.maxChunks} (num_blocks x block_size / chunk_size)`);
   const bufferBytes = sizeOption('buffer-size', v['buffer-size']!);
-  if (kv.chunkBytes > bufferBytes) throw new BenchOptionError(`a chunk of ${kv.chunkBytes} bytes does not fit the ${bufferBytes}-byte NIXL buffer; raise --buffer-size`);
+  if (kv.chunkBytes > bufferBytes) throw new UsageError(`a chunk of ${kv.chunkBytes} bytes does not fit the ${bufferBytes}-byte NIXL buffer; raise --buffer-size`);
   return {
     ...parsePipeMeeting(v, 29572),
     backend: choiceOption('backend', v.backend!, kvpipeBackends),

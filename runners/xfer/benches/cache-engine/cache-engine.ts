@@ -18,6 +18,7 @@ import { parseCacheEngineArgs, type CacheEngineOptions } from './cache-engine-op
 import { runCacheReceiver } from './cache-engine-receiver.ts';
 import { runCacheSender } from './cache-engine-sender.ts';
 import { slotMapping } from './paged-kv.ts';
+import { UsageError } from '../../../common/errors.ts';
 
 export const usage = `usage: disagg-bench cache-engine [--ranks 2 | --role sender|receiver [--host H --port P | --master-addr A --master-port P]] [options]
   --num-chunks 10 --num-rounds 1   (LMCache's: chunks of --chunk-size 256 tokens)
@@ -35,7 +36,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 export async function runCacheEngineRank(o: CacheEngineOptions, info: RankInfo = rankFromEnv()): Promise<number> {
-  if (info.worldSize !== 2) throw new Error(`cache-engine runs 2 ranks (rank 0 stores, rank 1 receives and retrieves), not ${info.worldSize}`);
+  if (info.worldSize !== 2) throw new UsageError(`cache-engine runs 2 ranks (rank 0 stores, rank 1 receives and retrieves), not ${info.worldSize}`);
   const kind: MemoryKind = o.memory ?? (o.backend === 'cuda' ? 'gpu' : 'host');
   const slots = slotMapping(o.kv.slots, o.numChunks * o.kv.shape.chunkSize, o.seed);
   const role = info.rank === SENDER ? 'sender' : 'receiver';

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { MemoryKind } from '../../memory.ts';
+import { XferError } from '../../errors.ts';
 
 export interface HostMemory {
   /** MemAvailable of /proc/meminfo (os.freemem() where it is missing). */
@@ -51,7 +52,7 @@ export function checkHostFits(what: string, kind: MemoryKind, bytesPerRank: numb
 export function checkNodeHostFits(what: string, bytesOnNode: number, how: string, memory: HostMemory = hostMemory()): void {
   const budget = hostBudgetBytes(memory);
   if (bytesOnNode > budget) {
-    throw new Error(
+    throw new XferError(
       `${what} needs ${how} = ${formatBytes(bytesOnNode)}, more than the ${formatBytes(budget)} this node can give ` +
         `(80% of min(MemAvailable, /dev/shm free)); reduce the sizes`,
     );

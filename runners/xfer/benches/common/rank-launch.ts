@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { nodeEntryArgv, spawnLocalRanks, type NodeOfWorld } from '../../local-launch.ts';
 import { rankFromEnv } from '../../rank.ts';
 import { takeOptions } from '../../../common/args/take-options.ts';
+import { UsageError } from '../../../common/errors.ts';
 
 /** bin/disagg-bench.js of this package: what every local rank runs. */
 export const disaggBenchBin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/disagg-bench.js');
@@ -29,7 +30,7 @@ export function takeRanksOption(argv: string[], names = ['--ranks']): { ranks?: 
   let ranks: number | undefined;
   for (const { name, value } of taken) {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} takes a whole number of ranks >= 1, got '${value ?? ''}'`);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} takes a whole number of ranks >= 1, got '${value ?? ''}'`);
     ranks = n;
   }
   return { ranks, rest };

@@ -9,7 +9,7 @@ import {
   ucxErrorHandlings,
   ucxMemories,
 } from '../../backends/ucx-options.ts';
-import { BenchOptionError } from './options.ts';
+import { UsageError } from './options.ts';
 import { takeOptions } from '../../../common/args/take-options.ts';
 
 export const ucxFlagsUsage =
@@ -27,12 +27,12 @@ export function takeUcxFlags(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const given: string[] = [];
   for (const { name, value: raw } of taken) {
     const flag = FLAGS.find((f) => (f.names as readonly string[]).includes(name))!;
-    if (raw === undefined || raw.startsWith('--')) throw new BenchOptionError(`${name} needs a value: one of ${flag.choices.join(', ')}`);
+    if (raw === undefined || raw.startsWith('--')) throw new UsageError(`${name} needs a value: one of ${flag.choices.join(', ')}`);
     let value: string;
     try {
       value = checkUcxChoice(name, raw, flag.choices);
     } catch (err) {
-      throw new BenchOptionError((err as Error).message);
+      throw new UsageError((err as Error).message);
     }
     env[flag.env] = value;
     given.push(`${flag.names[0]} ${value}`);

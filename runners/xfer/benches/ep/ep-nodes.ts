@@ -6,7 +6,7 @@
 // are ranks themselves, --num-processes must agree with them: a run never has another rank count
 // than its flags ask for.
 import { slurmStepNodes } from '../../../common/hostlist.ts';
-import { BenchOptionError, intOption } from '../common/options.ts';
+import { UsageError, intOption } from '../common/options.ts';
 import { takeOptions } from '../../../common/args/take-options.ts';
 
 export interface EpNodeWorld {
@@ -35,13 +35,13 @@ export function epNodeWorld(argv: string[], env: Env = process.env): EpNodeFlags
   const { taken, rest } = takeOptions(argv, NODE_FLAGS);
   const flags = new Map<string, string>();
   for (const { name, value } of taken) {
-    if (value === undefined) throw new BenchOptionError(`${name} needs a value`);
+    if (value === undefined) throw new UsageError(`${name} needs a value`);
     flags.set(name.slice(2), value);
   }
   const given = [...flags.keys()];
   if (!flags.has('num-processes')) {
     if (given.length > 0) {
-      throw new BenchOptionError(`--${given[0]} places a node of --num-processes ranks in a multi-node run (the EP tests' form): give --num-processes too, or use --ranks N`);
+      throw new UsageError(`--${given[0]} places a node of --num-processes ranks in a multi-node run (the EP tests' form): give --num-processes too, or use --ranks N`);
     }
     return { rest };
   }
@@ -55,7 +55,7 @@ export function epNodeWorld(argv: string[], env: Env = process.env): EpNodeFlags
   if (perProcessTasks !== undefined) {
     const nodesOfTasks = mpiTasks !== undefined ? Number(flags.get('world-size') ?? 1) : slurmNodes;
     if (perProcessTasks !== perNode * nodesOfTasks) {
-      throw new BenchOptionError(
+      throw new UsageError(
         `--num-processes ${perNode} asks for ${perNode} ranks per node x ${nodesOfTasks} node(s) = ${perNode * nodesOfTasks}, but the launcher started ${perProcessTasks} task(s) that are ranks themselves: ` +
           'start one task per node (the EP tests\' form) or drop --num-processes',
       );
@@ -71,9 +71,9 @@ export function epNodeWorld(argv: string[], env: Env = process.env): EpNodeFlags
   const masterAddr = flags.get('master-addr') ?? env.MASTER_ADDR ?? firstNode ?? '127.0.0.1';
   const masterPort = num('master-port', flags.get('master-port') ?? env.MASTER_PORT, 1);
   // The EP tests' own checks, in their words
-  if (nodeRank >= nodes) throw new BenchOptionError(`RANK must be in [0, ${nodes - 1}], got ${nodeRank} (RANK / --rank is this node's rank among WORLD_SIZE / --world-size nodes)`);
+  if (nodeRank >= nodes) throw new UsageError(`RANK must be in [0, ${nodes - 1}], got ${nodeRank} (RANK / --rank is this node's rank among WORLD_SIZE / --world-size nodes)`);
   if (nodes > 1 && nodeRank > 0 && masterAddr === '127.0.0.1') {
-    throw new BenchOptionError('MASTER_ADDR must be set (not 127.0.0.1) for worker nodes in multi-node setup. Set MASTER_ADDR environment variable or use --master-addr flag.');
+    throw new UsageError('MASTER_ADDR must be set (not 127.0.0.1) for worker nodes in multi-node setup. Set MASTER_ADDR environment variable or use --master-addr flag.');
   }
   const source = flags.has('world-size') || flags.has('rank') ? 'flags' : env.WORLD_SIZE !== undefined || env.RANK !== undefined ? 'WORLD_SIZE/RANK' : slurmNodeLevel ? 'srun (one task per node)' : 'one node';
   return { node: { nodes, nodeRank, ranksPerNode: perNode, masterAddr, masterPort, source }, rest };

@@ -5,7 +5,7 @@ import { NODE_FLAGS } from './ep-nodes.ts';
 import { backendNames, type BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { epLayouts, type EpLayoutKind } from './ep-routing.ts';
-import { BenchOptionError, choiceOption, intOption, listOption, numberOption } from '../common/options.ts';
+import { UsageError, choiceOption, intOption, listOption, numberOption } from '../common/options.ts';
 
 export const epModes = ['dispatch', 'combine', 'e2e'] as const;
 export type EpMode = (typeof epModes)[number];
@@ -72,7 +72,7 @@ const NVLINK_BACKENDS: Record<(typeof NVLINK_CHOICES)[number], BackendName> = { 
 /** A choice as the tests' argparse checks it: exact case, argparse's message. */
 function argparseChoice<T extends string>(name: string, raw: string, choices: readonly T[]): T {
   const found = choices.find((c) => c === raw);
-  if (found === undefined) throw new BenchOptionError(`argument --${name}: invalid choice: '${raw}' (choose from ${choices.map((c) => `'${c}'`).join(', ')})`);
+  if (found === undefined) throw new UsageError(`argument --${name}: invalid choice: '${raw}' (choose from ${choices.map((c) => `'${c}'`).join(', ')})`);
   return found;
 }
 
@@ -118,20 +118,20 @@ export function expandEpAbbreviations(argv: readonly string[]): string[] {
 export function parseEpArgs(argv: string[]): EpOptions {
   const { values: v } = readArgs(argv, { options: EP_OPTION_SPEC });
   if (v['use-etcd']) {
-    throw new BenchOptionError("--use-etcd: the engine's ranks exchange their metadata through its own TCP store, there is no etcd path to choose; leave it out");
+    throw new UsageError("--use-etcd: the engine's ranks exchange their metadata through its own TCP store, there is no etcd path to choose; leave it out");
   }
   if (v['discover-nics']) {
-    throw new BenchOptionError('--discover-nics: GPU-NIC topology discovery (each GPU paired with its nearest NIC for UCX) is not done here; set UCX_NET_DEVICES per rank instead');
+    throw new UsageError('--discover-nics: GPU-NIC topology discovery (each GPU paired with its nearest NIC for UCX) is not done here; set UCX_NET_DEVICES per rank instead');
   }
   const notes: string[] = [];
   if (v['use-tcp-store']) notes.push("--use-tcp-store: the engine's store is a TCP store already (nothing to switch)");
   if (v['skip-nic-discovery']) notes.push('--skip-nic-discovery: the engine does no NIC discovery (UCX picks, as with this flag)');
   if (v.tokens !== undefined && v['num-tokens'] !== undefined && v.tokens !== v['num-tokens']) {
-    throw new BenchOptionError(`--tokens ${v.tokens} and --num-tokens ${v['num-tokens']} name the same value (the data and control plane tests' names): give one`);
+    throw new UsageError(`--tokens ${v.tokens} and --num-tokens ${v['num-tokens']} name the same value (the data and control plane tests' names): give one`);
   }
   const hidden = intOption('hidden', v.hidden);
   const experts = v['experts-per-rank'] === undefined ? undefined : listOption('experts-per-rank', v['experts-per-rank'], (n, raw) => intOption(n, raw));
-  if (hidden % 128) throw new BenchOptionError(`--hidden ${hidden} must be a multiple of 128 (one fp32 scale per 128 values)`);
+  if (hidden % 128) throw new UsageError(`--hidden ${hidden} must be a multiple of 128 (one fp32 scale per 128 values)`);
   const controlPlane = v['control-plane'] || v.test !== undefined;
   // The data plane runs when asked for with --mode, or by default when the control plane is not
   const modes = v.mode !== undefined ? listOption('mode', v.mode, (n, raw) => argparseChoice(n, raw, epModes)) : controlPlane ? [] : ['e2e' as const];
@@ -142,10 +142,10 @@ export function parseEpArgs(argv: string[]): EpOptions {
   else if (nvlink !== undefined) backend = NVLINK_BACKENDS[nvlink];
   const initiatedBy = v['initiated-by'] === undefined ? (backend === 'cuda' ? 'gpu' : 'host') : choiceOption('initiated-by', v['initiated-by'], epInitiators);
   if (initiatedBy === 'gpu' && backend !== 'cuda') {
-    throw new BenchOptionError(`--initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC); ${backend} is host-posted only`);
+    throw new UsageError(`--initiated-by gpu needs --backend cuda (kernels write into peers' GPU memory through CUDA IPC); ${backend} is host-posted only`);
   }
   const iters = intOption('iters', v.iters ?? '100');
-  if (modes.length > 0 && iters < 2) throw new BenchOptionError('--iters must be at least 2: the first sample is dropped');
+  if (modes.length > 0 && iters < 2) throw new UsageError('--iters must be at least 2: the first sample is dropped');
   // --warmup: data-plane iterations (default 10) and control-plane rounds (default 0), the two tests' defaults.
   // With the control plane alone, --iters is its measured rounds (the newer control test's name for --rounds).
   const cpOnly = modes.length === 0;

@@ -15,6 +15,7 @@
 import { seededRandom } from '../../../common/random.ts';
 import type { XferRequest } from '../../backends/types.ts';
 import { coalesceRequests } from '../common/coalesce.ts';
+import { UsageError } from '../../../common/errors.ts';
 
 export interface EpShape {
   ranks: number;
@@ -45,7 +46,7 @@ export const EP_REGIONS = {
 /** Each token's experts, [t * topk + k] = expert: distinct per token, reproducible from (seed, rank). */
 export function routeTokens(shape: EpShape, rank: number): Int32Array {
   const experts = shape.ranks * shape.expertsPerRank;
-  if (shape.topk > experts) throw new Error(`--topk ${shape.topk} exceeds the ${experts} experts (${shape.ranks} ranks x ${shape.expertsPerRank})`);
+  if (shape.topk > experts) throw new UsageError(`--topk ${shape.topk} exceeds the ${experts} experts (${shape.ranks} ranks x ${shape.expertsPerRank})`);
   const next = seededRandom(Math.imul(shape.seed + 1, 0x9e3779b1) ^ Math.imul(rank + 1, 0x85ebca6b));
   const route = new Int32Array(shape.tokens * shape.topk);
   for (let t = 0; t < shape.tokens; t++) {

@@ -10,6 +10,7 @@ import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
 import { expandEpAbbreviations, parseEpArgs, type EpOptions } from './ep-options.ts';
 import { epNodeWorld, type EpNodeWorld } from './ep-nodes.ts';
+import { XferError } from '../../errors.ts';
 
 export const usage = `usage: disagg-bench ep [--ranks N | --num-processes P [--world-size NODES --rank NODE --master-addr A --master-port P]] [options]
   --mode dispatch|combine|e2e (or a list: dispatch,combine,e2e; default e2e unless --control-plane)
@@ -81,6 +82,6 @@ export async function runEpRank(o: EpOptions, info: RankInfo = rankFromEnv()): P
     return passed ? 0 : 1;
   } catch (err) {
     await store.closeAfterFailure();
-    throw new Error(`rank ${info.rank}: ${(err as Error).message}`, { cause: err });
+    throw new XferError(`rank ${info.rank}: ${(err as Error).message}`, {}, { cause: err });
   }
 }

@@ -2,7 +2,7 @@
 import { readArgs } from '../../../common/args/read-args.ts';
 import type { BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
-import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
+import { UsageError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
 import { parsePipeMeeting, pipeMeetingOptionSpec, type PipeMeeting } from './pipe-roles.ts';
 
 export const DTYPE_BYTES: Record<string, number> = { bf16: 2, bfloat16: 2, fp16: 2, float16: 2, fp32: 4, float32: 4, fp8: 1, uint8: 1 };
@@ -56,7 +56,7 @@ export function parseKvpipeArgs(argv: string[]): KvpipeOptions {
   const dtype = choiceOption('dtype', v.dtype, Object.keys(DTYPE_BYTES));
   const shape = listOption('obj-shape', v['obj-shape'], (n, raw) => intOption(n, raw));
   const objectBytes = v['obj-size'] !== undefined ? sizeOption('obj-size', v['obj-size']) : shape.reduce((a, b) => a * b, DTYPE_BYTES[dtype]);
-  if (objectBytes < 1) throw new BenchOptionError('objects must be at least 1 byte');
+  if (objectBytes < 1) throw new UsageError('objects must be at least 1 byte');
   return {
     ...parsePipeMeeting(v, 29571),
     backend: choiceOption('backend', v.backend, kvpipeBackends) as BackendName as KvpipeOptions['backend'],

@@ -15,6 +15,7 @@ import { RECEIVER, REGIONS, SENDER, keys, type PipeSetup } from './kvpipe-protoc
 import { pipeStoreOptions, roleRank } from './pipe-roles.ts';
 import { runReceiver } from './kvpipe-receiver.ts';
 import { runSender } from './kvpipe-sender.ts';
+import { UsageError } from '../../../common/errors.ts';
 
 export const usage = `usage: disagg-bench kvpipe [--ranks 2 | --role sender|receiver [--master-addr A --master-port P]] [options]
   --backend shm|ucx|cuda|libfabric --memory host|gpu --buffer-size 4G (host default capped to a quarter of free memory)
@@ -35,7 +36,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 export async function runKvpipeRank(o: KvpipeOptions, info: RankInfo = rankFromEnv()): Promise<number> {
-  if (info.worldSize !== 2) throw new Error(`kvpipe runs 2 ranks (rank 0 sends, rank 1 receives), not ${info.worldSize}`);
+  if (info.worldSize !== 2) throw new UsageError(`kvpipe runs 2 ranks (rank 0 sends, rank 1 receives), not ${info.worldSize}`);
   const kind: MemoryKind = o.memory ?? (o.backend === 'cuda' ? 'gpu' : 'host');
   const role = info.rank === SENDER ? 'sender' : 'receiver';
   try {
@@ -77,11 +78,11 @@ export function pipeSetup(o: KvpipeOptions, kind: MemoryKind, ranksOnNode: numbe
     }
   }
   if (o.objectBytes > bufferBytes) {
-    throw new Error(`an object of ${o.objectBytes} bytes does not fit the ${bufferBytes}-byte transfer buffer; raise --buffer-size`);
+    throw new UsageError(`an object of ${o.objectBytes} bytes does not fit the ${bufferBytes}-byte transfer buffer; raise --buffer-size`);
   }
   const batchSize = o.batchSize ?? Math.floor(bufferBytes / o.objectBytes);
   if (batchSize * o.objectBytes > bufferBytes) {
-    throw new Error(`--batch-size ${batchSize} x ${o.objectBytes} bytes = ${batchSize * o.objectBytes} exceeds the ${bufferBytes}-byte transfer buffer`);
+    throw new UsageError(`--batch-size ${batchSize} x ${o.objectBytes} bytes = ${batchSize * o.objectBytes} exceeds the ${bufferBytes}-byte transfer buffer`);
   }
   return { bufferBytes, batchSize: Math.min(batchSize, o.numObjs), capped };
 }

@@ -5,7 +5,7 @@
 import type { OptionSpec } from '../../../common/args/read-args.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import type { StoreOptions } from '../../store.ts';
-import { BenchOptionError, choiceOption, intOption } from '../common/options.ts';
+import { UsageError, choiceOption, intOption } from '../common/options.ts';
 
 export const SENDER = 0;
 export const RECEIVER = 1;
@@ -31,10 +31,10 @@ export function parsePipeMeeting(v: Record<string, unknown>, defaultPort: number
   const str = (name: string) => v[name] as string | undefined;
   const lmcacheAddress = str('host') !== undefined || str('port') !== undefined;
   if (lmcacheAddress && (str('master-addr') !== undefined || str('master-port') !== undefined)) {
-    throw new BenchOptionError("--host/--port (LMCache's: where the receiver listens) and --master-addr/--master-port (where the sender's rendezvous is) are two ways to meet: give one pair");
+    throw new UsageError("--host/--port (LMCache's: where the receiver listens) and --master-addr/--master-port (where the sender's rendezvous is) are two ways to meet: give one pair");
   }
   if (lmcacheAddress && str('role') === undefined) {
-    throw new BenchOptionError('--host/--port name the receiver when sender and receiver are started on their own (--role sender|receiver); with --ranks 2 both run here');
+    throw new UsageError('--host/--port name the receiver when sender and receiver are started on their own (--role sender|receiver); with --ranks 2 both run here');
   }
   return {
     role: str('role') === undefined ? undefined : choiceOption('role', str('role')!, ['sender', 'receiver'] as const),

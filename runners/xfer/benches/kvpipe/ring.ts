@@ -2,6 +2,7 @@
 // `tail` (bytes the receiver has freed, learnt from its acknowledgements) grow for ever; positions
 // are taken modulo the size. An object never straddles the end (the rest of the ring is skipped),
 // and nothing is placed over bytes the receiver has not freed: head - tail <= size, always.
+import { XferError } from '../../errors.ts';
 
 export interface Placement {
   /** Ring offset of each object, in order. */
@@ -15,12 +16,12 @@ export class RingBuffer {
   private tail = 0;
 
   constructor(readonly size: number) {
-    if (!(size > 0)) throw new Error(`ring size must be positive, got ${size}`);
+    if (!(size > 0)) throw new XferError(`ring size must be positive, got ${size}`);
   }
 
   /** Where `count` objects of `objectBytes` would go now, or undefined when they do not fit yet. */
   place(objectBytes: number, count: number): Placement | undefined {
-    if (objectBytes > this.size) throw new Error(`an object of ${objectBytes} bytes cannot fit a ${this.size}-byte buffer`);
+    if (objectBytes > this.size) throw new XferError(`an object of ${objectBytes} bytes cannot fit a ${this.size}-byte buffer`);
     let h = this.head;
     const positions: number[] = [];
     for (let i = 0; i < count; i++) {
@@ -37,13 +38,13 @@ export class RingBuffer {
 
   /** Records that objects up to `endHead` were written. */
   commit(endHead: number): void {
-    if (endHead - this.tail > this.size) throw new Error(`ring overrun: head ${endHead} - tail ${this.tail} > ${this.size}`);
+    if (endHead - this.tail > this.size) throw new XferError(`ring overrun: head ${endHead} - tail ${this.tail} > ${this.size}`);
     this.head = endHead;
   }
 
   /** The receiver freed everything before `tail`. */
   release(tail: number): void {
-    if (tail > this.head || tail < this.tail) throw new Error(`ring: acknowledged tail ${tail} outside [${this.tail}, ${this.head}]`);
+    if (tail > this.head || tail < this.tail) throw new XferError(`ring: acknowledged tail ${tail} outside [${this.tail}, ${this.head}]`);
     this.tail = tail;
   }
 
@@ -53,7 +54,7 @@ export class RingBuffer {
 
   /** With nothing unread, starts the next objects at offset 0 (a batch that fits the buffer then fits). */
   rewind(): void {
-    if (!this.empty) throw new Error('ring: cannot rewind with unread data');
+    if (!this.empty) throw new XferError('ring: cannot rewind with unread data');
     this.head = this.tail = Math.ceil(this.head / this.size) * this.size;
   }
 

@@ -4,7 +4,7 @@
 // why each is unavailable, before anything is allocated.
 import type { BackendAvailability } from '../../backends/registry.ts';
 import type { BackendName } from '../../backends/types.ts';
-import { BenchOptionError } from '../common/options.ts';
+import { UsageError } from '../common/options.ts';
 import type { SweepOptions } from './sweep-options.ts';
 
 /** GPU-memory backends in order of preference for a sweep without --backend. */
@@ -26,5 +26,5 @@ export function chooseSweepBackend(o: Pick<SweepOptions, 'backend' | 'backendGiv
     else if (name === 'ucx' && !probe.ucxHasCuda()) reasons.push('ucx: this UCX has no CUDA transport (no libuct_cuda module)');
     else return name;
   }
-  throw new BenchOptionError(`VRAM segments need a backend that moves GPU memory, and none can run here (${reasons.join('; ')})`);
+  throw new UsageError(`VRAM segments need a backend that moves GPU memory, and none can run here (${reasons.join('; ')})`);
 }

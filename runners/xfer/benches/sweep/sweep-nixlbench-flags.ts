@@ -4,7 +4,7 @@
 // Each is honoured as nixlbench means it (benchmark/nixlbench/src/utils/utils.cpp and
 // worker/nixl/nixl_worker.cpp) or refused with one sentence saying why: none is dropped silently.
 import type { OptionSpec } from '../../../common/args/read-args.ts';
-import { BenchOptionError, choiceOption } from '../common/options.ts';
+import { UsageError, choiceOption } from '../common/options.ts';
 import { gflagsInteger } from '../../../common/args/gflags.ts';
 
 export const sweepModes = ['SG', 'MG'] as const;
@@ -97,20 +97,20 @@ export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: bo
   const dram = segTypes.includes('DRAM');
 
   if (str('worker_type') !== 'nixl') {
-    throw new BenchOptionError(`--worker_type ${str('worker_type')}: only nixl (the transfer engine) runs here; the NVSHMEM worker has no counterpart`);
+    throw new UsageError(`--worker_type ${str('worker_type')}: only nixl (the transfer engine) runs here; the NVSHMEM worker has no counterpart`);
   }
   const progressThreads = gflagsInteger('progress_threads', str('progress_threads'), 'uint64');
   if (progressThreads > 0) {
-    throw new BenchOptionError(`--progress_threads ${progressThreads}: NIXL's UCX threadpool of dedicated workers has no counterpart here (use --enable_pt for a progress thread)`);
+    throw new UsageError(`--progress_threads ${progressThreads}: NIXL's UCX threadpool of dedicated workers has no counterpart here (use --enable_pt for a progress thread)`);
   }
   if (v.config_file !== undefined) {
-    throw new BenchOptionError(`--config_file ${str('config_file')}: nixlbench's TOML config files are not read here; pass the parameters as flags`);
+    throw new UsageError(`--config_file ${str('config_file')}: nixlbench's TOML config files are not read here; pass the parameters as flags`);
   }
 
   let reregisterMem = v.reregister_mem === true;
   let recreateXfer = v.recreate_xfer === true;
   if (reregisterMem && !REGISTERING_BACKENDS.includes(backend)) {
-    throw new BenchOptionError(
+    throw new UsageError(
       `--reregister_mem: the ${backend} backend registers nothing per buffer (${backend === 'shm' ? 'peers map the shared segment' : 'peers open the allocation itself'}), ` +
         `so there is no registration cost to measure; use --backend ucx`,
     );
@@ -122,7 +122,7 @@ export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: bo
   }
   const progressThread = v.enable_pt === true;
   if (progressThread && backend !== 'ucx') {
-    throw new BenchOptionError(`--enable_pt: a progress thread drives UCX workers (NIXL's UCX progress thread); the ${backend} backend has none to drive, use --backend ucx`);
+    throw new UsageError(`--enable_pt: a progress thread drives UCX workers (NIXL's UCX progress thread); the ${backend} backend has none to drive, use --backend ucx`);
   }
   const vmm = v.enable_vmm === true;
   if (vmm && !vram) notes.push('--enable_vmm: no VRAM buffers in this run (both seg types are DRAM), so nothing is allocated through CUDA VMM');
@@ -133,7 +133,7 @@ export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: bo
   if (str('device_list') !== 'all') {
     if (backend !== 'ucx') {
       const which = backendGiven ? `the ${backend} backend` : `the default backend (${backend})`;
-      throw new BenchOptionError(`--device_list names the NICs UCX uses (UCX_NET_DEVICES per rank); ${which} uses no NIC, use --backend ucx`);
+      throw new UsageError(`--device_list names the NICs UCX uses (UCX_NET_DEVICES per rank); ${which} uses no NIC, use --backend ucx`);
     }
     deviceList = str('device_list').split(',').map((d) => d.trim()).filter((d) => d !== '');
   }
@@ -150,12 +150,12 @@ export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: bo
     given,
   };
   // nixlbench's validateAsioPort
-  if (runtime.asioPort > 65535) throw new BenchOptionError(`Invalid value for --asio_port: ${runtime.asioPort} (must be <= 65535)`);
+  if (runtime.asioPort > 65535) throw new UsageError(`Invalid value for --asio_port: ${runtime.asioPort} (must be <= 65535)`);
   return { mode, recreateXfer, reregisterMem, progressThread, vmm, hugepages, runtime, deviceList, notes };
 }
 
 /** A flag the sweep does not have: one of nixlbench's with its reason, or gflags' unknown flag. */
-export function unknownFlag(name: string): BenchOptionError {
-  if (REFUSED_NIXLBENCH_FLAGS[name]) return new BenchOptionError(`--${name} is a nixlbench flag the sweep does not take: ${REFUSED_NIXLBENCH_FLAGS[name]}`);
-  return new BenchOptionError(`unknown command line flag '${name}' (gflags' words; disagg-bench sweep --help lists the flags)`);
+export function unknownFlag(name: string): UsageError {
+  if (REFUSED_NIXLBENCH_FLAGS[name]) return new UsageError(`--${name} is a nixlbench flag the sweep does not take: ${REFUSED_NIXLBENCH_FLAGS[name]}`);
+  return new UsageError(`unknown command line flag '${name}' (gflags' words; disagg-bench sweep --help lists the flags)`);
 }

@@ -4,7 +4,7 @@
 // message, gflags' integers); on the transfer engine's backends. Beyond nixlbench, documented: sizes
 // with K/M/G (`64M`), an op_type list (`READ,WRITE`), and --expect, --tolerance, --link_bw.
 import { backendNames, type BackendName, type XferOp } from '../../backends/types.ts';
-import { BenchOptionError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
+import { UsageError, choiceOption, intOption, listOption, numberOption, sizeOption } from '../common/options.ts';
 import { nixlbenchFlagOptions, parseNixlbenchFlags, unknownFlag, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
 import { gflagsInteger } from '../../../common/args/gflags.ts';
 import { readArgs, type ArgSpec, type OptionSpec } from '../../../common/args/read-args.ts';
@@ -98,7 +98,7 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
   const targetSegType = choiceOption('target_seg_type', str('target_seg_type'), segTypes, false);
   const int32 = (name: string, min: number, nixlbenchMessage?: string) => {
     const n = gflagsInteger(name, str(name), 'int32');
-    if (n < min) throw new BenchOptionError(nixlbenchMessage ? `--${name} ${n}: ${nixlbenchMessage} (nixlbench's check)` : `--${name} takes a whole number >= ${min}, got '${str(name)}'`);
+    if (n < min) throw new UsageError(nixlbenchMessage ? `--${name} ${n}: ${nixlbenchMessage} (nixlbench's check)` : `--${name} takes a whole number >= ${min}, got '${str(name)}'`);
     return n;
   };
   const options: SweepOptions = {
@@ -130,16 +130,16 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
     nixlbench: parseNixlbenchFlags(v, backend, backendGiven, [initiatorSegType, targetSegType]),
   };
   if (backendGiven && backend === 'shm' && (initiatorSegType === 'VRAM' || targetSegType === 'VRAM')) {
-    throw new BenchOptionError('--backend shm moves host memory only; VRAM segments need --backend cuda, nccl or ucx (with a CUDA transport), or no --backend to pick one');
+    throw new UsageError('--backend shm moves host memory only; VRAM segments need --backend cuda, nccl or ucx (with a CUDA transport), or no --backend to pick one');
   }
   if (options.startBlockSize < 1 || options.startBlockSize > options.maxBlockSize) {
-    throw new BenchOptionError(`--start_block_size (${options.startBlockSize}) must be between 1 and --max_block_size (${options.maxBlockSize})`);
+    throw new UsageError(`--start_block_size (${options.startBlockSize}) must be between 1 and --max_block_size (${options.maxBlockSize})`);
   }
   if (options.startBatchSize > options.maxBatchSize) {
-    throw new BenchOptionError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
+    throw new UsageError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
   }
   const buffer = nixlbenchBufferError({ ...options, useHugepages: options.nixlbench.hugepages });
-  if (buffer) throw new BenchOptionError(`${buffer} (nixlbench's check)`);
+  if (buffer) throw new UsageError(`${buffer} (nixlbench's check)`);
   // nixlbench prints the rounding when it reads its flags, and uses the rounded size from then on
   const rounding = hugepageRounding(options.totalBufferSize, options.nixlbench.hugepages);
   if (rounding.message) options.nixlbench.notes.unshift(rounding.message);
@@ -149,7 +149,7 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
 
 /** nixlbench's check and message (utils.cpp loadParams): exactly READ or WRITE; a list is this sweep's. */
 function opType(name: string, raw: string): XferOp {
-  if (raw !== 'READ' && raw !== 'WRITE') throw new BenchOptionError(`--${name}: Invalid op type: ${raw}. Must be one of [READ, WRITE] (nixlbench's check)`);
+  if (raw !== 'READ' && raw !== 'WRITE') throw new UsageError(`--${name}: Invalid op type: ${raw}. Must be one of [READ, WRITE] (nixlbench's check)`);
   return raw;
 }
 
@@ -159,7 +159,7 @@ function sizeFlag(name: string, raw: string): number {
 }
 
 function atLeast(name: string, n: number, min: number): number {
-  if (n < min) throw new BenchOptionError(`--${name} takes a whole number >= ${min}, got ${n}`);
+  if (n < min) throw new UsageError(`--${name} takes a whole number >= ${min}, got ${n}`);
   return n;
 }
 
@@ -170,7 +170,7 @@ function impliesUcx(v: Record<string, unknown>): boolean {
 /** `67108864:46.48` or `64M:46.48`: block size and expected GB/s. */
 function parseExpectation(name: string, raw: string): ExpectedBandwidth {
   const [block, gbps, extra] = raw.split(':');
-  if (gbps === undefined || extra !== undefined) throw new BenchOptionError(`--${name} takes BLOCK_SIZE:GBPS (e.g. 67108864:46.48), got '${raw}'`);
+  if (gbps === undefined || extra !== undefined) throw new UsageError(`--${name} takes BLOCK_SIZE:GBPS (e.g. 67108864:46.48), got '${raw}'`);
   return { blockSize: sizeOption(name, block), gbps: numberOption(name, gbps) };
 }
 

@@ -11,6 +11,7 @@
 // i of the other, each device with its own buffer (region sweep-d<i>).
 import type { XferOp, XferRequest } from '../../backends/types.ts';
 import type { Scheme, SweepOptions } from './sweep-options.ts';
+import { UsageError } from '../../../common/errors.ts';
 
 /** Blocks above this run num_iter / large_blk_iter_ftr iterations (nixlbench's LARGE_BLOCK_SIZE). */
 export const LARGE_BLOCK_SIZE = 1 << 20;
@@ -34,7 +35,7 @@ export interface SweepRoles {
 
 export function sweepRoles(worldSize: number, scheme: Scheme, numInitiator?: number, numTarget?: number): SweepRoles {
   const fail = (why: string) => {
-    throw new Error(`scheme ${scheme} with ${worldSize} ranks: ${why}`);
+    throw new UsageError(`scheme ${scheme} with ${worldSize} ranks: ${why}`);
   };
   const defaults: Record<Scheme, [number, number]> = {
     pairwise: [worldSize / 2, worldSize / 2],
@@ -89,7 +90,7 @@ export function sweepRoles(worldSize: number, scheme: Scheme, numInitiator?: num
 /** MG roles: 2 processes, pairwise, device i <-> device i (nixlbench's MG mode). */
 export function mgRoles(worldSize: number, scheme: Scheme, numInitiatorDev = 1, numTargetDev = numInitiatorDev): SweepRoles {
   const fail = (why: string) => {
-    throw new Error(`--mode MG: ${why}`);
+    throw new UsageError(`--mode MG: ${why}`);
   };
   if (worldSize !== 2) fail(`one initiator process and one target process drive the devices, so the run has 2 ranks, not ${worldSize}`);
   if (scheme !== 'pairwise') fail(`only the pairwise scheme pairs devices across the two processes (got ${scheme})`);

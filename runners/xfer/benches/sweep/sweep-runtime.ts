@@ -11,8 +11,9 @@ import os from 'node:os';
 import { sleep } from '../../clock.ts';
 import { EtcdKv } from '../../etcd-kv.ts';
 import { rankFromEnv, type RankInfo } from '../../rank.ts';
-import { BenchOptionError } from '../common/options.ts';
+import { UsageError } from '../common/options.ts';
 import type { SweepOptions } from './sweep-options.ts';
+import { XferError } from '../../errors.ts';
 
 export interface RuntimeRank {
   info: RankInfo;
@@ -35,11 +36,11 @@ export async function runtimeRank(o: SweepOptions, launched: boolean, ranksGiven
   if (r.given.length === 0) return undefined;
   const flags = r.given.map((f) => `--${f}`).join(', ');
   if (launched || ranksGiven) {
-    throw new BenchOptionError(`${flags}: ${launched ? 'the launcher (srun, torchrun or mpirun)' : '--ranks'} already gives the ranks; nixlbench's runtimes are for processes started on their own`);
+    throw new UsageError(`${flags}: ${launched ? 'the launcher (srun, torchrun or mpirun)' : '--ranks'} already gives the ranks; nixlbench's runtimes are for processes started on their own`);
   }
   if (r.type === 'ASIO') return asioRank(o, env);
   if (!r.etcdEndpoints) {
-    throw new BenchOptionError(`${flags}: nixlbench's ETCD runtime needs --etcd_endpoints here (without it the sweep starts its ranks itself, --ranks N)`);
+    throw new UsageError(`${flags}: nixlbench's ETCD runtime needs --etcd_endpoints here (without it the sweep starts its ranks itself, --ranks N)`);
   }
   return etcdRank(o, env);
 }
@@ -58,7 +59,7 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   }
   if (rank >= world) {
     await kv.deletePrefix(prefix);
-    throw new Error(
+    throw new XferError(
       `Rank ${rank} is greater than or equal to global size ${world} (nixlbench's ETCD runtime: more processes registered under ${prefix} than ` +
         `num_initiator_dev + num_target_dev, or keys of an earlier run were left there; they are removed now)`,
     );
@@ -95,7 +96,7 @@ async function waitForStore(kv: EtcdKv, key: string, registered: string): Promis
       const parsed = JSON.parse(value.value) as { host: string; job: string; registered: string };
       if (parsed.registered === registered) return parsed;
     }
-    if (Date.now() > deadline) throw new Error(`rank 0 did not publish its store address under ${key} within 120 s`);
+    if (Date.now() > deadline) throw new XferError(`rank 0 did not publish its store address under ${key} within 120 s`);
     await sleep(100);
   }
 }
@@ -103,7 +104,7 @@ async function waitForStore(kv: EtcdKv, key: string, registered: string): Promis
 async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<RuntimeRank> {
   const { asioAddress, asioPort } = o.nixlbench.runtime;
   if (runtimeWorldSize(o) !== 2) {
-    throw new BenchOptionError(`--runtime_type ASIO: nixlbench's ASIO runtime joins exactly 2 processes, not num_initiator_dev + num_target_dev = ${runtimeWorldSize(o)}`);
+    throw new UsageError(`--runtime_type ASIO: nixlbench's ASIO runtime joins exactly 2 processes, not num_initiator_dev + num_target_dev = ${runtimeWorldSize(o)}`);
   }
   // The process that binds the ASIO port is rank 0 and keeps it bound for the run, answering the
   // other process with where its store listens; the other one connects and is rank 1.
@@ -154,7 +155,7 @@ async function askBeacon(host: string, port: number): Promise<{ job: string }> {
       socket.on('error', () => resolve(undefined));
     });
     if (line) return beaconReply(line, host, port);
-    if (Date.now() > deadline) throw new Error(`ASIO runtime: nothing answered at ${host}:${port} within 120 s (is the other process started?)`);
+    if (Date.now() > deadline) throw new XferError(`ASIO runtime: nothing answered at ${host}:${port} within 120 s (is the other process started?)`);
     await sleep(100);
   }
 }
@@ -166,7 +167,7 @@ function beaconReply(line: string, host: string, port: number): { job: string } 
   } catch {
     // not JSON: named below
   }
-  throw new Error(`ASIO runtime: something else listens at ${host}:${port} (it answered ${JSON.stringify(line.slice(0, 80))}, not the other process's address); choose another --asio_port`);
+  throw new XferError(`ASIO runtime: something else listens at ${host}:${port} (it answered ${JSON.stringify(line.slice(0, 80))}, not the other process's address); choose another --asio_port`);
 }
 
 /** This host's first non-loopback IPv4 address (peers on other hosts reach the store there), else loopback. */

@@ -6,7 +6,7 @@ import type { RankInfo } from '../../rank.ts';
 import { backendAvailability } from '../../backends/registry.ts';
 import { ucxHasCudaSupport } from '../../backends/ucx.ts';
 import { UCX_CHOICE_ENV } from '../../backends/ucx-options.ts';
-import { BenchOptionError } from '../common/options.ts';
+import { UsageError } from '../common/options.ts';
 import type { VramProbe } from './sweep-backend.ts';
 import type { SweepOptions } from './sweep-options.ts';
 import type { SweepRoles } from './sweep-plan.ts';
@@ -18,7 +18,7 @@ export function sweepNotes(o: SweepOptions, env: NodeJS.ProcessEnv = process.env
   if (o.nixlbench.hugepages && dram && o.backend === 'ucx') {
     // nixlbench allocates the huge pages and registers them with NIXL's UCX backend; so does the engine
     if (env[UCX_CHOICE_ENV.memory] === 'ucx') {
-      throw new BenchOptionError('--use_hugepages with --ucx-memory ucx (or ucx.memory: ucx): huge pages are allocated by the engine and registered with UCX, so UCX cannot also allocate them; leave one out');
+      throw new UsageError('--use_hugepages with --ucx-memory ucx (or ucx.memory: ucx): huge pages are allocated by the engine and registered with UCX, so UCX cannot also allocate them; leave one out');
     }
     notes.push('--use_hugepages: DRAM buffers are the engine\'s huge pages, registered with UCX (as NIXL registers nixlbench\'s), not UCX-allocated memory');
   }
@@ -30,9 +30,9 @@ export function sweepNotes(o: SweepOptions, env: NodeJS.ProcessEnv = process.env
 
 /** The NIC of this rank: device_list[rank] for initiators, device_list[rank - initiators] for targets (pairwise). */
 export function deviceOfRank(devices: string[], roles: SweepRoles, rank: number, mode: string): string {
-  if (mode === 'MG') throw new BenchOptionError('--device_list with --mode MG: nixlbench indexes the list by process rank, which names no NIC per device; leave it out');
+  if (mode === 'MG') throw new UsageError('--device_list with --mode MG: nixlbench indexes the list by process rank, which names no NIC per device; leave it out');
   if (devices.length !== roles.initiators || devices.length !== roles.targets) {
-    throw new BenchOptionError(
+    throw new UsageError(
       `--device_list ${devices.join(',')}: the pairwise scheme needs one device per initiator and per target (${roles.initiators} and ${roles.targets}), not ${devices.length} (nixlbench's "Incorrect device list")`,
     );
   }

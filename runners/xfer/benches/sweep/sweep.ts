@@ -42,6 +42,7 @@ import {
   type SweepStep,
 } from './sweep-plan.ts';
 import { hasAggregateColumns, sweepBanner, sweepTableHeader, sweepTableRow, type SweepRow } from './sweep-table.ts';
+import { XferError } from '../../errors.ts';
 
 export const usage = `usage: disagg-bench sweep [--ranks N] [nixlbench flags]
   --backend shm|ucx|cuda|nccl|libfabric (LIBFABRIC: provider from FI_PROVIDER)  --initiator_seg_type/--target_seg_type DRAM|VRAM
@@ -102,7 +103,7 @@ export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv
     for (const depth of capped) {
       for (const peers of peerCounts) {
         const error = pipelineDescriptorError(peers, step.batchSize, o.pipelineDepth, depth);
-        if (error) throw new Error(`${error} (nixlbench's execTransferLoop; block ${step.blockSize} B, batch ${step.batchSize}: ${depths.warnings.join('; ')})`);
+        if (error) throw new XferError(`${error} (nixlbench's execTransferLoop; block ${step.blockSize} B, batch ${step.batchSize}: ${depths.warnings.join('; ')})`);
       }
     }
   }

@@ -1,0 +1,37 @@
+// What every `disagg-bench` command exits with, decided here and nowhere else (errors are raised
+// where the fault is found; what a process reports for them is the CLI's business):
+//   0   done
+//   1   the command ran and failed (a test, a regression, an unreadable file...)
+//   2   a usage error: an unknown option, a missing argument, a bad value (UsageError), or a bad
+//       setting in the environment (SettingsError), as a run refuses it before it starts
+//   75  a transfer rank that stopped because another rank died (the engine's PEER_DIED_EXIT_CODE,
+//       which the rank launchers read to name the rank that failed on its own)
+// A command that imitates an upstream tool exits as that tool does, where it differs: `sweep`
+// reads nixlbench's flags, and gflags exits 1 on a flag it does not know. kvbench's click
+// (ct-perftest, sequential-ct-perftest, matgen) and benchmark_serving's argparse (serve-bench)
+// exit 2 on a usage error, as every other command here does.
+import { UsageError } from '../../../runners/common/errors.ts';
+import { isPeerDeath, PEER_DIED_EXIT_CODE } from '../../../runners/xfer/errors.ts';
+import { SettingsError } from '../../settings.ts';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Commands whose usage errors exit as their upstream tool's do, with that tool named for the docs. */
+export const UPSTREAM_USAGE_EXIT: Readonly<Record<string, { code: number; tool: string }>> = {
+  sweep: { code: 1, tool: "nixlbench (gflags exits 1 on an unknown or malformed flag)" },
+};
+
+/** The usage-error exit code of `command`. */
+export function usageExitCode(command: string): number {
+  return UPSTREAM_USAGE_EXIT[command]?.code ?? EXIT_USAGE;
+}
+
+/** The exit code of `command` ending with `err`. */
+export function exitCodeFor(command: string, err: unknown): number {
+  if (err instanceof UsageError) return usageExitCode(command);
+  if (err instanceof SettingsError) return EXIT_USAGE;
+  if (isPeerDeath(err)) return PEER_DIED_EXIT_CODE;
+  return EXIT_FAILURE;
+}
