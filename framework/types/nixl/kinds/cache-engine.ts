@@ -1,4 +1,4 @@
-// Kind `cache-engine`: LMCache's CacheEngine test over NIXL (seed 004, tests/disagg/
+// Kind `cache-engine`: LMCache's CacheEngine test over NIXL (LMCache tests/disagg/
 // test_nixl_cache_engine.py) on the engine, `disagg-bench cache-engine`; 2 ranks, rank 0 stores
 // chunks gathered from its paged KV cache, rank 1 receives them, retrieves them into its own paged
 // cache at the same slot_mapping and checks every piece.

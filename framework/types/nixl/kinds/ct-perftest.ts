@@ -1,4 +1,4 @@
-// Kind `ct-perftest`: one traffic pattern, timed over iterations (seed 000's CT perftest).
+// Kind `ct-perftest`: one traffic pattern, timed over iterations (kvbench's CT perftest).
 //   ct_perftest:
 //     iters: 10
 //     warmup_iters: 2

@@ -1,4 +1,4 @@
-// Kind `ep`: the NIXL EP perf tests on the engine (seed 001).
+// Kind `ep`: the NIXL EP perf tests on the engine.
 //   ep:
 //     modes: [dispatch, combine, e2e]   # data plane; leave out for the control plane alone
 //     control_plane: true               # init, connect, disconnect, reconnect, destroy

@@ -1,4 +1,4 @@
-// Kind `kvpipe`: the LMCache disaggregated-prefill pipe on the engine (seed 004); 2 ranks, rank 0
+// Kind `kvpipe`: the LMCache disaggregated-prefill pipe on the engine; 2 ranks, rank 0
 // sends, rank 1 receives through its bounded buffer and verifies every object.
 //   kvpipe:
 //     buffer_size: 64M                 # default 4 GiB (host: capped to the node's memory)

@@ -1,6 +1,7 @@
 // Kind `sequential-ct-perftest`: a list of traffic patterns run in sequence with their simulated
-// compute (seed 000's sequential CT perftest), isolated vs congested latency per pattern.
+// compute (kvbench's sequential CT perftest), isolated vs congested latency per pattern.
 //   sequential_ct_perftest:
+//     sleep_before_launch: true   # sleep sleep_before_launch_sec (kvbench never does; default false)
 //     sleep_scale: 0.001          # scales every sleep_*_launch_sec
 //     isolation_iters: 5
 //     warmup_iters: 1

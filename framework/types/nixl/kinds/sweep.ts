@@ -1,4 +1,4 @@
-// Kind `sweep`: nixlbench's block-size sweep on the engine (seed 003), nixlbench's option names.
+// Kind `sweep`: nixlbench's block-size sweep on the engine, nixlbench's option names.
 //   sweep:
 //     op_type: [READ, WRITE]            # or one op
 //     initiator_seg_type: DRAM          # DRAM | VRAM (VRAM with cuda or nccl)

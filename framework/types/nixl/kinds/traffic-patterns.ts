@@ -45,6 +45,7 @@ export const sequentialRunProperties = {
   verify_buffers: { type: 'boolean' },
   print_recv_buffers: { type: 'boolean' },
   share_buffers: { type: 'boolean' },
+  sleep_before_launch: { type: 'boolean' },
 };
 
 export interface SequentialRunOptions {
@@ -55,6 +56,8 @@ export interface SequentialRunOptions {
   verify_buffers?: boolean;
   print_recv_buffers?: boolean;
   share_buffers?: boolean;
+  /** Sleep each pattern's sleep_before_launch_sec (kvbench never does; default false). */
+  sleep_before_launch?: boolean;
 }
 
 export const CT_JSON = 'ct_perftest.json';
@@ -96,6 +99,7 @@ export function sequentialCommand(configFile: (logDir: string) => string): FlagC
       ['--verify-buffers', 'verify_buffers', 'switch'],
       ['--print-recv-buffers', 'print_recv_buffers', 'switch'],
       ['--share-buffers', 'share_buffers', 'switch'],
+      ['--sleep-before-launch', 'sleep_before_launch', 'switch'],
     ],
   };
 }
