@@ -22,10 +22,16 @@ function picksOf(record: TestRecord): Pick[] {
   const findings = record.regression?.findings ?? [];
   const regressed = findings.filter((f) => f.regression);
   if (regressed.length) return regressed.map((f) => ({ record, metric: f.metric, labels: f.labels, finding: f }));
+  // the figure its type's users watch (TestType.headline), with its check when there was one
+  const headline = record.headline?.[0];
+  if (headline) {
+    const finding = findings.find((f) => f.metric === headline.name && labelsKey(f.labels) === labelsKey(headline.labels));
+    return [{ record, metric: headline.name, labels: headline.labels, finding }];
+  }
   const moved = [...findings].sort((a, b) => a.diffPercent - b.diffPercent)[0];
   if (moved) return [{ record, metric: moved.metric, labels: moved.labels, finding: moved }];
-  const headline = record.metrics.find((m) => m.higherIsBetter !== undefined && HEADLINE_UNITS.includes(m.unit));
-  return headline ? [{ record, metric: headline.name, labels: headline.labels }] : [];
+  const guess = record.metrics.find((m) => m.higherIsBetter !== undefined && HEADLINE_UNITS.includes(m.unit));
+  return guess ? [{ record, metric: guess.name, labels: guess.labels }] : [];
 }
 
 export async function trendsForRun(store: HistoryStore, records: TestRecord[]): Promise<TrendInput> {

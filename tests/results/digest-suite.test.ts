@@ -72,12 +72,12 @@ describe('the run digest at the end of a run', () => {
     const store = { kind: 'duckdb' as const, file: path.join(outputPath, 'history.duckdb') };
     const record = first.records.find((r) => r.testId === CT)!;
     const [stored] = await withHistory(store, (s) => s.records([record.run!.id]));
-    await withHistory(store, (s) => s.append(earlierDays(stored, 5).map((r) => ({ record: r, run: r.run!, source: 'seed' }))));
+    await withHistory(store, (s) => s.append(earlierDays(stored, 5).map((r) => ({ record: r, run: r.run!, source: 'seed' }))), { create: true });
     const second = await run({ DISAGG_REGRESSION: 'fail' });
     expect(second.exitCode).toBe(1);
     const regressed = tail(second.output);
     expect(regressed).toMatch(new RegExp(`^FAIL\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+-\\d+\\.\\d% REGRESSED`, 'm'));
-    expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against baseline \\S+ s \\(-\\d+\\.\\d%, threshold 5\\.0%; baseline from \\d+ day\\(s\\) of post-merge history\\): failed the test$`, 'm'));
+    expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against baseline \\S+ s \\(-\\d+\\.\\d%, threshold \\d+\\.\\d%; baseline from \\d+ day\\(s\\) of post-merge history\\): failed the test$`, 'm'));
     expect(regressed).toMatch(/^2 test\(s\): 0 passed, 1 failed, 1 skipped, 1 regressed/m);
     expect(readFileSync(path.join(outputPath, 'summary.md'), 'utf8')).toMatch(new RegExp(`## Regressions\\n\\n- ${CT}: AVG_LATENCY_PER_ITER_S`));
   });

@@ -34,6 +34,21 @@ describe('which plots metrics make', () => {
     ]);
   });
 
+  it('draws no series of nothing but zeros (a figure a tool printed rounded below its resolution), and no chart of only such series', () => {
+    const plots = planPlots([
+      record('t', [
+        ...[1, 2].map((round) => metric('THROUGHPUT_GBPS', 0, { round }, 'GB/s', true)),
+        ...[1, 2].map((round) => metric('SEND_TIME_S', 0.5 * round, { round }, 's', false)),
+        ...[4096, 8192].flatMap((block_size) => [metric('BW_GBPS', 0, { block_size, op_type: 'READ' }, 'GB/s', true), metric('BW_GBPS', 0.2, { block_size, op_type: 'WRITE' }, 'GB/s', true)]),
+      ]),
+    ]);
+    const drawn = plots.flatMap((p) => p.series.map((s) => `${s.metric}:${s.name}`));
+    expect(drawn.some((d) => d.startsWith('THROUGHPUT_GBPS'))).toBe(false);
+    expect(drawn.some((d) => d.startsWith('SEND_TIME_S'))).toBe(true);
+    expect(plots.flatMap((p) => p.series).filter((s) => s.metric === 'BW_GBPS').every((s) => s.values.some((v) => v !== 0 && v !== null))).toBe(true);
+    expect(plots.flatMap((p) => p.series).some((s) => s.metric === 'BW_GBPS')).toBe(true);
+  });
+
   it('plots nothing for metrics that do not repeat, nor counts', () => {
     const plots = planPlots([
       record('t', [

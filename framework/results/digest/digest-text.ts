@@ -5,6 +5,9 @@
 import type { Digest, DigestHeadline, DigestTest } from './digest.ts';
 import { labelsText } from './digest.ts';
 
+/** Regression lines the terminal shows (the headline's first); summary.md and summary.json list every one. */
+const MAX_TERMINAL_REGRESSIONS = 5;
+
 const VERDICT_WORD: Record<DigestTest['verdict'], string> = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', interrupted: 'STOP' };
 
 /** A figure as read: 4 significant digits, no exponent for everyday sizes. */
@@ -55,7 +58,10 @@ export function digestTerminal(d: Digest): string {
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   const out = ['', `disagg-bench run digest${d.runId ? ` (${d.runId})` : ''}`, line(header), ...rows.map(line)];
   for (const t of d.tests.filter((x) => x.verdict === 'failed' && !x.regressed)) out.push(`failed: ${t.testId}: ${t.failures[0] ?? 'no reason recorded'}`);
-  for (const r of regressionLines(d)) out.push(`REGRESSION ${r}`);
+  // a noisy run can regress dozens of figures: the tail keeps room for the rest, summary.md has them all
+  const regressions = regressionLines(d);
+  for (const r of regressions.slice(0, MAX_TERMINAL_REGRESSIONS)) out.push(`REGRESSION ${r}`);
+  if (regressions.length > MAX_TERMINAL_REGRESSIONS) out.push(`REGRESSION ... and ${regressions.length - MAX_TERMINAL_REGRESSIONS} more regressed figure(s), every one in ${d.files.summaryMd}`);
   for (const t of d.tests.filter((x) => x.verdict === 'skipped')) out.push(`skipped: ${t.testId}: ${t.skipReason ?? 'no reason recorded'}`);
   const interrupted = d.tests.filter((x) => x.verdict === 'interrupted');
   if (interrupted.length > 0) out.push(`interrupted: ${interrupted.map((t) => t.testId).join(', ')}${d.resume ? `; continue with: ${d.resume}` : ''}`);

@@ -133,7 +133,14 @@ export function buildDigest(input: DigestInput): Digest {
   const tests = input.tests.map((t) => testOf(t, input.previous));
   const count = (v: DigestVerdict) => tests.filter((t) => t.verdict === v).length;
   const records = input.tests.map((t) => t.record).filter((r): r is TestRecord => !!r && r.verdict !== 'skipped');
-  const regressions = records.flatMap((r) => (r.regression?.findings ?? []).filter((f) => f.regression).map((f) => ({ testId: r.testId, mode: r.regression!.mode, ...f })));
+  // per test, its headline figures first: what its users watch leads the list
+  const isHeadline = (r: TestRecord, f: RegressionFinding) => !!r.headline?.some((h) => h.name === f.metric && JSON.stringify(Object.entries(h.labels).sort()) === JSON.stringify(Object.entries(f.labels).sort()));
+  const regressions = records.flatMap((r) =>
+    (r.regression?.findings ?? [])
+      .filter((f) => f.regression)
+      .sort((a, b) => Number(isHeadline(r, b)) - Number(isHeadline(r, a)))
+      .map((f) => ({ testId: r.testId, mode: r.regression!.mode, ...f })),
+  );
   const starts = records.map((r) => r.timing.start).sort();
   const ends = records.map((r) => r.timing.end).sort();
   return {

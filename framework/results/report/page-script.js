@@ -87,3 +87,30 @@
     box.textContent = 'Some charts could not be drawn: ' + errors.join('; ');
   }
 })();
+
+// Filter and search over the tests table: a row shows when its text holds every word typed and its
+// verdict is the one chosen; the count says how many show. Writes data-filter="ready" on <body>.
+(function () {
+  'use strict';
+  var search = document.getElementById('test-filter');
+  var verdict = document.getElementById('verdict-filter');
+  var count = document.getElementById('filter-count');
+  if (!search || !verdict) return;
+  var rows = Array.prototype.slice.call(document.querySelectorAll('table.tests > tbody > tr'));
+  function apply() {
+    var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var wanted = verdict.value;
+    var shown = 0;
+    rows.forEach(function (row) {
+      var text = row.textContent.toLowerCase();
+      var ok = words.every(function (w) { return text.indexOf(w) >= 0; }) && (!wanted || row.classList.contains('row-' + wanted));
+      row.hidden = !ok;
+      if (ok) shown++;
+    });
+    count.textContent = shown + ' of ' + rows.length + ' tests';
+  }
+  search.addEventListener('input', apply);
+  verdict.addEventListener('change', apply);
+  apply();
+  document.body.setAttribute('data-filter', 'ready');
+})();

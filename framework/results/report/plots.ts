@@ -185,10 +185,14 @@ export function planPlots(records: TestRecord[], baseline?: Map<string, TestReco
           values[k] = p.value;
           old[k] = beforeValues.get(metricKey(p)) ?? null;
         }
+        // A series of nothing but zeros is a figure printed rounded below its resolution (a tool's
+        // `0.00 GB/s`), not a measurement: it is not drawn (the tests table still lists the values).
+        if (values.every((v) => v === null || v === 0)) continue;
         const hidden = !visible.has(name);
         series.push({ name, metric, values, hidden, baseline: false });
         if (old.some((v) => v !== null)) series.push({ name: `${name} (baseline)`, metric, values: old, hidden, baseline: true });
       }
+      if (series.length === 0) continue; // every series all zeros: no chart of nothing
       const chart = BAR_AXES.has(group.axis) || !xs.every(isNumeric) ? 'bar' : 'line';
       plots.push({
         id: `plot-${plots.length + 1}`,

@@ -37,6 +37,26 @@ export interface RenderedReport {
   comparison?: Comparison;
 }
 
+/** The run(s) the records came from: id, label, kind, the configs' commit and branch, GPU type, span. */
+function runMetadata(records: TestRecord[]): string {
+  const distinct = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => !!v))].join(', ');
+  const ran = records.filter((r) => r.verdict !== 'skipped');
+  const starts = ran.map((r) => r.timing.start).sort();
+  const ends = ran.map((r) => r.timing.end).sort();
+  const items: [string, string][] = [
+    ['run', distinct(records.map((r) => r.run?.id))],
+    ['label', distinct(records.map((r) => r.run?.label))],
+    ['run kind', distinct(records.map((r) => r.run?.kind))],
+    ['configs at commit', distinct(records.map((r) => r.run?.commit))],
+    ['branch', distinct(records.map((r) => r.run?.branch))],
+    ['GPU type', distinct(records.map((r) => r.gpuType))],
+    ['start', starts[0] ?? ''],
+    ['end', ends.at(-1) ?? ''],
+  ];
+  const shown = items.filter(([, v]) => v).map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd><code>${escapeHtml(v)}</code></dd>`);
+  return `<dl class="run-meta" id="run-meta">${shown.join('')}</dl>`;
+}
+
 function header(input: ReportInput, comparison: Comparison | undefined): string {
   const count = (v: TestRecord['verdict']) => input.records.filter((r) => r.verdict === v).length;
   const hosts = [...new Set(input.records.map((r) => r.host).filter(Boolean))];
@@ -47,6 +67,7 @@ function header(input: ReportInput, comparison: Comparison | undefined): string 
     : '';
   return [
     `<header><h1>${escapeHtml(input.title ?? 'disagg-bench report')}</h1>`,
+    runMetadata(input.records),
     `<p class="meta">Generated ${escapeHtml((input.generatedAt ?? new Date()).toISOString())} on ${escapeHtml(hostname())}` +
       `${sources ? ` from ${sources}` : ''}${hosts.length ? ` · hosts ${escapeHtml(hosts.join(', '))}` : ''}` +
       `${gpus.length ? ` · GPU ${escapeHtml(gpus.join(', '))}` : ''}</p>`,

@@ -25,6 +25,10 @@ tr.row-failed { background: #fff5f5; }
 details summary { cursor: pointer; color: var(--muted); }
 pre.failure { white-space: pre-wrap; background: #fff0f0; border-left: 3px solid var(--fail); padding: 6px 8px; margin: 6px 0; }
 p.skip-reason { background: #fffbe6; border-left: 3px solid var(--skip); padding: 6px 8px; margin: 6px 0; }
+dl.run-meta { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 0 0 10px; }
+dl.run-meta dt { color: var(--muted); }
+dl.run-meta dd { margin: 0 0 0 -12px; }
+p.filter input { width: 24em; padding: 4px; }
 table.inner { width: auto; margin: 6px 0; } table.inner td, table.inner th { padding: 2px 8px; font-size: 12.5px; }
 tr.regression td { background: #ffe9e9; } tr.regression td.change { color: var(--fail); font-weight: 700; }
 tr.improvement td.change, tr.improvement td.flag { color: var(--pass); font-weight: 700; }

@@ -1,6 +1,7 @@
 // The report's table of tests: one row per record (id, type, category, verdict, job, scheduler
 // state, duration) with the failures (a log's problems among them), a skip's reason and the
 // metrics in an expandable cell.
+import { pathToFileURL } from 'node:url';
 import type { TestRecord } from '../json.ts';
 import { formatDuration } from '../test-timing.ts';
 import { escapeHtml } from './escape.ts';
@@ -45,6 +46,28 @@ function detailsCell(record: TestRecord): string {
   return `<details${open}><summary>${escapeHtml(parts.join(', '))}</summary>${failures}${skip}${metricsTable(record)}${facts(record)}</details>`;
 }
 
+/** The record's first headline figure (its type's TestType.headline), as `NAME (labels) value unit`. */
+function headlineCell(record: TestRecord): string {
+  const ref = record.headline?.[0];
+  const m = ref && record.metrics.find((x) => x.name === ref.name && formatLabels(x.labels) === formatLabels(ref.labels));
+  if (!m) return '—';
+  const labels = formatLabels(m.labels);
+  return `<code>${escapeHtml(m.name)}</code>${labels ? ` <span class="meta">${escapeHtml(labels)}</span>` : ''} <b>${escapeHtml(formatNumber(m.value))}</b> ${escapeHtml(m.unit)}`;
+}
+
+/** Job run and queue time (the scheduler's start and end) when known, else the test's span. */
+function timesCell(record: TestRecord): string {
+  const run = record.job?.runSec;
+  if (run === undefined) return escapeHtml(formatDuration(record.timing.durationSec));
+  const queue = record.job?.queueSec;
+  return `${escapeHtml(formatDuration(run))}${queue === undefined ? '' : ` <span class="meta">+ ${escapeHtml(formatDuration(queue))} queued</span>`}`;
+}
+
+/** Filter and search over the rows (the page script wires them; without it every row shows). */
+const FILTER = '<p class="filter"><input type="search" id="test-filter" placeholder="Search tests (id, type, reason)" aria-label="Search tests"> ' +
+  '<select id="verdict-filter" aria-label="Verdict"><option value="">every verdict</option><option>passed</option><option>failed</option><option>skipped</option></select> ' +
+  '<span class="meta" id="filter-count"></span></p>';
+
 /** `plotAnchors`: test id -> the id of its plots section, for a link from the row. */
 export function testsTable(records: TestRecord[], plotAnchors: Map<string, string>): string {
   const rows = records.map((r) => {
@@ -55,12 +78,13 @@ export function testsTable(records: TestRecord[], plotAnchors: Map<string, strin
       `<td class="id">${id}</td><td>${escapeHtml(r.type)}</td><td>${escapeHtml(r.category)}</td>` +
       `<td class="verdict verdict-${escapeHtml(r.verdict)}">${escapeHtml(r.verdict)}</td>` +
       `<td><code>${escapeHtml(r.jobId ?? '—')}</code></td><td>${escapeHtml(r.schedulerState ?? '—')}</td>` +
-      `<td class="num">${escapeHtml(formatDuration(r.timing.durationSec))}</td><td>${detailsCell(r)}</td></tr>`
+      `<td>${headlineCell(r)}${r.skipReason ? `<p class="skip-reason">${escapeHtml(r.skipReason)}</p>` : ''}</td>` +
+      `<td class="num">${timesCell(r)}</td><td>${r.logDir ? `<a class="logs" href="${escapeHtml(pathToFileURL(r.logDir).href)}">logs</a>` : '—'}</td><td>${detailsCell(r)}</td></tr>`
     );
   });
   return (
-    '<section id="tests"><h2>Tests</h2><table class="tests"><thead><tr>' +
-    '<th>Test</th><th>Type</th><th>Category</th><th>Verdict</th><th>Job</th><th>Scheduler state</th><th>Duration</th><th>Details</th>' +
+    `<section id="tests"><h2>Tests</h2>${FILTER}<table class="tests"><thead><tr>` +
+    '<th>Test</th><th>Type</th><th>Category</th><th>Verdict</th><th>Job</th><th>Scheduler state</th><th>Headline</th><th>Run time</th><th>Logs</th><th>Details</th>' +
     `</tr></thead><tbody>${rows.join('\n')}</tbody></table></section>`
   );
 }

@@ -65,7 +65,8 @@ export function trendPlots(input: TrendInput): PlotSpec[] {
       unit: chart.unit,
       chart: 'line',
       yScale: 'linear',
-      title: `${chart.regression ? 'REGRESSION: ' : ''}${chart.metric}${labels ? ` (${labels})` : ''}`,
+      // titled by test and metric: a page of cards that all read SEND_TIME_S says nothing
+      title: `${chart.regression ? 'REGRESSION: ' : ''}${chart.testId}: ${chart.metric}${labels ? ` (${labels})` : ''}`,
       xLabels: chart.points.map((p) => when(p.tsMs)),
       series,
     } satisfies PlotSpec;
