@@ -49,7 +49,11 @@ export async function appendRunsToHistory(settings: Settings, runId?: string): P
     );
   } catch (error) {
     if (!isHistoryStoreError(error)) throw error;
-    if (!pendingFile || own.length === 0) return { ok: false, message: `history: nothing appended: ${error.message}` };
+    // Kept aside only when the store is there but busy (another process holds the file) or out of
+    // reach (a server): a broken or foreign file would keep them forever; its records stay in
+    // results.json, and the next run that reaches a store appends them.
+    const transient = error.locked || target.kind === 'postgres';
+    if (!pendingFile || own.length === 0 || !transient) return { ok: false, message: `history: nothing appended: ${error.message}` };
     try {
       keepPending(pendingFile, own);
     } catch (keepError) {

@@ -143,7 +143,7 @@ describe('the gate', () => {
     expect(f).toMatchObject({ regression: false, days: 2, note: '2 of 3 day(s) of history: not gated yet' });
   });
 
-  it('needs the change to exceed k robust standard deviations of the daily values besides the threshold', () => {
+  it('needs the change to exceed k standard deviations of the daily means besides the threshold', () => {
     // Daily values 100 +/- 4 (sd 3.27): 93 is beyond 5 % of the P95 baseline but within 3 sd of the median.
     const noisy = { days: [0, 1, 2, 3, 4, 5, 6].map((d) => day + d), sums: [96, 104, 100, 96, 104, 100, 100], counts: [1, 1, 1, 1, 1, 1, 1] };
     const within = judgeWith(record({ runId: 'n', day: 8, throughput: 93 }), new Map([[tput, noisy]]));
@@ -170,8 +170,10 @@ describe('the gate', () => {
   });
 
   it('exempts a pre-merge run from a regression its baseline branch already has', () => {
-    const history = { days: [0, 1, 2, 3, 4].map((d) => day + d), sums: [100, 100, 100, 100, 80], counts: [1, 1, 1, 1, 1] };
-    const r = record({ runId: 'pr', day: 6, throughput: 80, kind: 'pre-merge' });
+    // ten days at 100, then main's latest day at 80 (sd 6.03: a drop to 80 is beyond 3 sd of the median)
+    const days = Array.from({ length: 11 }, (_, d) => day + d);
+    const history = { days, sums: days.map((_, d) => (d === 10 ? 80 : 100)), counts: days.map(() => 1) };
+    const r = record({ runId: 'pr', day: 12, throughput: 80, kind: 'pre-merge' });
     const f = judgeWith(r, new Map([[tput, history]]), { runKind: 'pre-merge' });
     expect(f).toMatchObject({ regression: false, threshold: 0.1 });
     expect(f.note).toMatch(/baseline branch's latest day \(80\.0000\) is beyond the threshold too/);

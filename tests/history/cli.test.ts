@@ -36,7 +36,7 @@ const resultsFile = (name: string, records: TestRecord[]) => {
 };
 
 describe('disagg-bench history', () => {
-  it('every command has --help', async () => {
+  it('every command has --help', { timeout: 300_000 }, async () => {
     for (const name of Object.keys(subcommands)) {
       const r = await cli([name, '--help']);
       expect(r.exitCode, r.all).toBe(0);

@@ -28,7 +28,7 @@ function issuesOf(type: string, regression: unknown): string[] {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `x${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, stringify(config));
-  const planned = loadPlannedTest({ testType: type, category: 'perf', name: path.basename(file, '.yaml'), absFile: file, displayFile: path.relative(work, file) } as never, { gpuType: undefined, source: 'none' }, {});
+  const planned = loadPlannedTest({ testType: type, category: 'perf', name: path.basename(file, '.yaml'), id: path.basename(file, '.yaml'), absFile: file, displayFile: path.relative(work, file) } as never, { gpuType: undefined, source: 'none' }, {});
   return planned.issues.map(formatIssue);
 }
 

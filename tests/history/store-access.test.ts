@@ -47,7 +47,7 @@ async function hold(file: string, mode: 'read' | 'write') {
 const run = (out: string, args: string[], env: Record<string, string> = {}) => execa('node', [cli, ...args], { cwd: scratch, reject: false, env: { OUTPUT_PATH: out, ...env } });
 
 describe('a DuckDB history another process holds', () => {
-  it('held read-only (a notebook): `history runs` works and a run appends', { timeout: 120_000 }, async () => {
+  it('held read-only (a notebook): `history runs` works and a run appends', { timeout: 400_000 }, async () => {
     const { out, file } = await seeded();
     await hold(file, 'read');
     const runs = await run(out, ['history', 'runs']);
@@ -60,7 +60,7 @@ describe('a DuckDB history another process holds', () => {
     const settings = readSettings({ OUTPUT_PATH: out, DISAGG_HISTORY_LOCK_WAIT_SEC: '1' });
     const t0 = Date.now();
     const ended = await appendRunsToHistory(settings, 'new');
-    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(Date.now() - t0).toBeLessThan(60_000); // 1 s of waiting, on a loaded machine
     expect(ended).toMatchObject({ ok: false });
     expect(ended!.message).toMatch(/^history: 1 record\(s\) kept in \S+history\.duckdb\.pending\.jsonl \(appended by the next run or `disagg-bench history import`\): another process \(PID \d+\) holds the file/);
     expect(existsSync(`${file}.pending.jsonl`)).toBe(true);
@@ -73,7 +73,7 @@ describe('a DuckDB history another process holds', () => {
     expect((await withHistory({ kind: 'duckdb', file }, (s) => s.runs())).map((r) => r.runId)).toEqual(['old', 'new']);
   });
 
-  it('held for writing: readers and the run wait a bounded time and say so in one line', { timeout: 120_000 }, async () => {
+  it('held for writing: readers and the run wait a bounded time and say so in one line', { timeout: 400_000 }, async () => {
     const { out, file } = await seeded();
     await hold(file, 'write');
     const runs = await run(out, ['history', 'runs'], { DISAGG_HISTORY_LOCK_WAIT_SEC: '1' });
