@@ -15,6 +15,7 @@ import { withFileLock } from './file-lock.ts';
 import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { recordProblem } from './record-check.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -50,13 +51,33 @@ export interface TestRecord {
   run?: RecordRunContext;
   /** This record checked against the history's baselines (absent: not checked). */
   regression?: RecordRegression;
+  /**
+   * Its headline figures (the type's TestType.headline), most important first, named by metric
+   * and labels; their values are in `metrics`. Absent: a record of an older version.
+   */
+  headline?: MetricRef[];
+  /** The job's queue and run time from the scheduler's start and end of it (absent: not known). */
+  job?: JobTimes;
+}
+
+/** One metric of a record, by name and labels. */
+export interface MetricRef {
+  name: string;
+  labels: Metric['labels'];
+}
+
+export interface JobTimes {
+  /** From the submission (sbatch returned, or the local launch) to the scheduler's start of the job. */
+  queueSec?: number;
+  /** The scheduler's start to its end of the job. */
+  runSec?: number;
 }
 
 /** Which run a record came from, kept with it in the history (framework/history/). */
 export interface RecordRunContext {
   id: string;
-  /** DISAGG_RUN_KIND: post-merge records feed later baselines, pre-merge ones do not. */
-  kind: 'post-merge' | 'pre-merge';
+  /** DISAGG_RUN_KIND: post-merge records feed later baselines, pre-merge and local ones do not. */
+  kind: 'post-merge' | 'pre-merge' | 'local';
   /** DISAGG_RUN_LABEL. */
   label?: string;
   /** Git commit and branch of the configs (WORK_DIR), when it is a git work tree. */
@@ -68,6 +89,8 @@ export interface RecordRunContext {
   identity?: Record<string, string | number>;
   /** Per-metric thresholds (fractions) this config sets, embedded as upstream embeds d_threshold_*. */
   thresholds?: Record<string, { postMerge: number; preMerge: number }>;
+  /** The metrics that can fail the regression gate (headline and opted in); absent: not known (an older record). */
+  gate?: string[];
 }
 
 /** One metric compared with its baseline from the history. */
@@ -81,9 +104,14 @@ export interface RegressionFinding {
   threshold: number;
   /** Percent, positive = better (upstream's _calculate_diff). */
   diffPercent: number;
+  /** The gate's verdict: a gated metric beyond the threshold and beyond the noise, not exempt. */
   regression: boolean;
-  /** Days of history (this run's included) the baseline came from. */
+  /** Days of history (before this run) the baseline came from. */
   days: number;
+  /** The metric can fail the gate (headline, or opted in); false: shown against its baseline only. */
+  gated?: boolean;
+  /** Why a value beyond the threshold is not a regression (within noise, too little history, the baseline branch has it). */
+  note?: string;
 }
 
 export interface RecordRegression {
@@ -155,9 +183,16 @@ export function readRecordsSync(outputPath: string): TestRecord[] {
   }
 }
 
-/** Checks that an existing results.json can be added to (before a run submits anything). */
+/**
+ * Checks that an existing results.json can be added to and read back (before a run submits
+ * anything): the file, then each record as the report and the history read it.
+ */
 export function checkResultsText(file: string, text: string): void {
-  parseResults(file, text);
+  const { records } = parseResults(file, text);
+  for (const [k, record] of records.entries()) {
+    const problem = recordProblem(record);
+    if (problem) throw new ResultsFileError(file, `records[${k}] ${problem} (the report and the history could not read it)`);
+  }
 }
 
 /** Whether a record holds a result: a skip does not (RESUME, comparisons and histories leave it out). */

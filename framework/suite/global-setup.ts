@@ -14,7 +14,7 @@ import { testTypeNames } from '../types/names.ts';
 import { endRunNow } from './main-interrupt.ts';
 import { onRunSignal, RUN_SIGNALS, setRunEnd, signalsClaimed, watchLauncherOnce } from './run-ending.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
-import { writeRunEnd } from './run-end.ts';
+import { runEndTests, writeRunEnd } from './run-end.ts';
 import { newRunId } from './run-id.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? newRunId();
@@ -78,6 +78,7 @@ export default function setup(project: TestProject) {
     const said = describeLeftovers(outcome);
     if (said) console.warn(`cleanup: ${said}`);
     // Reporters named on the command line replace the project's: its end-of-run writes happen here then.
-    if (anyTestRecorded(project.vitest.state.getTestModules())) await writeRunEnd(runId);
+    const modules = project.vitest.state.getTestModules();
+    if (anyTestRecorded(modules)) await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
   };
 }
