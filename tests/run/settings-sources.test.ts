@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadProfile, ProfileError, PROFILE_FILE } from '../../framework/run/profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from '../../framework/run/resolve.ts';
 import { RUN_OPTIONS, runOption } from '../../framework/run/options.ts';
+import { RUN_KINDS } from '../../framework/settings.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -105,7 +106,7 @@ describe('every option of disagg-bench run', () => {
 
   it('a value an option cannot take is refused with what it expects', () => {
     expect(runOption('scheduler')!.check!('pbs')).toBe('expected slurm or local');
-    expect(runOption('run-kind')!.check!('nightly')).toBe('expected post-merge or pre-merge');
+    expect(runOption('run-kind')!.check!('nightly')).toBe(`expected ${RUN_KINDS.join(' or ')}`);
     expect(runOption('regression')!.check!('loud')).toBe('expected fail or warn or off');
     expect(runOption('batch-size')!.check!('1e3')).toMatch(/expected a whole number/);
     expect(runOption('batch-size')!.check!('1_000')).toBeUndefined();
