@@ -7,6 +7,9 @@
 // - the worker that runs the tests (session.ts): it knows its jobs, stops submitting, cancels them;
 // - Vitest's main process (suite/main-interrupt.ts): it cancels every job the run's ledger lists as
 //   unfinished (leftover-jobs.ts), including those of a worker that was killed or is stuck.
+// Every way into the main process's end (a signal, the npx launcher gone, a signal during
+// `disagg-bench run`'s start) goes through suite/run-ending.ts; bin/disagg-bench.js answers a
+// signal only while the CLI loads, because loading that module takes seconds on a busy machine.
 // Each cancelled job gets a ledger line `CANCELLED ... interrupted: true` (leftover-jobs.ts's
 // recordCancelled, the one place that writes it), so RESUME=1 submits it again instead of
 // reporting the cancellation as the test's result. Results already written are never touched.

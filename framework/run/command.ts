@@ -71,7 +71,6 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
 }
 
 export async function run(argv: string[]): Promise<number> {
-  takeSignals();
   const { values, positionals } = readArgs(argv, spec);
   for (const type of positionals) {
     if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
@@ -80,6 +79,8 @@ export async function run(argv: string[]): Promise<number> {
   const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
   const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
+  // Up to here bin's early handler answered a signal (nothing has been made yet); from here this run's.
+  takeSignals();
   Object.assign(process.env, resolved.env);
   for (const line of describeSources(resolved.sources)) console.log(line);
   // Every variable checked before a folder is made (one line per problem, SettingsError).

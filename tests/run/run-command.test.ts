@@ -108,13 +108,13 @@ describe('disagg-bench run', () => {
     expect(existsSync(path.join(firstDir, 'history.duckdb'))).toBe(false);
   });
 
-  it('SIGTERM while a job runs: the job is cancelled and recorded, the test named as not run, exit 143; --resume continues it', { timeout: 300_000 }, async () => {
+  it('SIGTERM while a job runs: the job is cancelled and recorded, the test named as not run, exit 143; --resume continues it', { timeout: 600_000 }, async () => {
     const gate = releaseFile('gate');
     const dir = writeWorkDir({ slow: await standinConfig({ client: `wait:${gate}` }) }, 'run-sig-');
     const mark = newMark();
     const child = startRun(['--scheduler', 'local', '--output', dir.outputPath], dir, mark);
     const runDir = path.join(dir.outputPath, 'latest');
-    await waitUntil('the slow job to run', () => statesOf(runDir, testIdOf('slow')).includes('RUNNING'), 120_000);
+    await waitUntil('the slow job to run', () => statesOf(runDir, testIdOf('slow')).includes('RUNNING'), 300_000);
     child.kill('SIGTERM');
     const result = await child;
     const output = String(result.all);

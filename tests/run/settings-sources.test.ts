@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadProfile, ProfileError, PROFILE_FILE } from '../../framework/run/profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from '../../framework/run/resolve.ts';
+import { RUN_OPTIONS, runOption } from '../../framework/run/options.ts';
+import { RUN_KINDS } from '../../framework/settings.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -77,6 +79,37 @@ describe('precedence: command line, environment, profile, default', () => {
       'DISAGG_HISTORY off (environment)',
     ]);
     expect(describeSources(resolveRun(cli(), {}, undefined).sources)).toEqual(['disagg-bench run: every setting is its default']);
+  });
+});
+
+describe('every option of disagg-bench run', () => {
+  // One value each option takes; the walk fails for an option added without one.
+  const sample: Record<string, string> = {
+    'test-name': 'kv_', tags: 'perf', 'test-list': 'testlist/a.txt', 'batch-size': '7', scheduler: 'local', output: '/tmp/out',
+    replay: 'true', resume: 'true', label: 'nightly', 'run-kind': 'pre-merge', regression: 'fail', 'gpu-type': 'H200',
+  };
+
+  it.each(RUN_OPTIONS.map((o) => o.name))('--%s changes what the run does, and is printed with its source', (name) => {
+    const option = RUN_OPTIONS.find((o) => o.name === name)!;
+    expect(sample[name], `a sample value for --${name}`).toBeDefined();
+    const given = option.kind === 'list' ? cli({}, { [name]: [sample[name]] }) : cli({ [name]: sample[name] });
+    const run = resolveRun(given, {}, undefined);
+    if (option.env) expect(run.env[option.env]).toBe(option.kind === 'switch' ? option.envOn : sample[name]);
+    else expect(option.vitest === 'tagsFilter' ? run.tagsFilter : run.testNamePattern).toEqual(option.kind === 'list' ? [sample[name]] : sample[name]);
+    expect(run.sources).toEqual([{ setting: name, value: option.kind === 'switch' ? 'on' : sample[name], from: 'command line' }]);
+    // The same value from a profile: the same effect, its source named.
+    const profile = { name: 'p', file: '/w/disagg-bench.yaml', values: new Map(option.kind === 'list' ? [] : [[name, option.kind === 'switch' ? 'true' : sample[name]]]), lists: new Map(option.kind === 'list' ? [[name, [sample[name]]]] : []) };
+    const fromProfile = resolveRun(cli(), {}, profile);
+    expect(fromProfile.env).toEqual(run.env);
+    expect(fromProfile.sources[0].from).toBe('profile p in /w/disagg-bench.yaml');
+  });
+
+  it('a value an option cannot take is refused with what it expects', () => {
+    expect(runOption('scheduler')!.check!('pbs')).toBe('expected slurm or local');
+    expect(runOption('run-kind')!.check!('nightly')).toBe(`expected ${RUN_KINDS.join(' or ')}`);
+    expect(runOption('regression')!.check!('loud')).toBe('expected fail or warn or off');
+    expect(runOption('batch-size')!.check!('1e3')).toMatch(/expected a whole number/);
+    expect(runOption('batch-size')!.check!('1_000')).toBeUndefined();
   });
 });
 
