@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
-# Builds NIXL (UCX and libfabric backends, Python bindings where pybind11 is present) and
-# nixlbench from one pinned commit of ai-dynamo/nixl into a cache prefix outside the repository,
-# with the dependencies Debian 12 lacks built from fetched sources:
+# Builds NIXL (UCX and libfabric backends) and nixlbench from one pinned commit of ai-dynamo/nixl
+# into a cache prefix outside the repository, with the dependencies Debian 12 lacks or has too
+# old built from fetched sources:
+#   - UCX: NIXL's UCX plugin uses UCP APIs newer than Debian's 1.13 (NIXL's CI builds v1.22.x);
+#     with CUDA where /usr/local/cuda exists (cuda_copy, cuda_ipc, gdr-less);
 #   - Abseil: Debian's 20220623 has no absl_log, which NIXL's meson requires (and it refuses to
 #     mix a subproject Abseil with an old system one);
 #   - etcd-cpp-apiv3: nixlbench's ETCD runtime (without it nixlbench has only its ASIO runtime);
-#   - taskflow, tomlplusplus: meson subprojects, which cannot download their wraps offline.
+#     built where Debian's gRPC, protobuf and cpprestsdk are installed;
+#   - gflags (where no system one), asio headers, taskflow, tomlplusplus: meson's wraps would
+#     download them, which cannot happen offline.
 #
-#   scripts/build-nixl.sh            build what is missing (idempotent: finished steps are skipped)
-#   scripts/build-nixl.sh --prefix   print the prefix (build or not) and exit
-#   scripts/build-nixl.sh --check    exit 0 when nixlbench is built, 1 when not; prints what is missing
+#   scripts/build-nixl.sh              build what is missing (idempotent: finished steps are skipped)
+#   scripts/build-nixl.sh --prefix     print the prefix (built or not) and exit
+#   scripts/build-nixl.sh --check      exit 0 and print nixlbench's path when built; else exit 1
+#                                      with what is missing
+#   scripts/build-nixl.sh --pack DIR   write the pinned sources as DIR/<owner>+<name>@<ref>.tar.xz
+#                                      (UCX's with its configure generated), to carry them to a
+#                                      machine without the mirror or autotools
 #
-# Sources: bare git repositories laid out as <SOURCES>/<owner>+<name>/repo (the layout the
-# project's source mirror uses), SOURCES=${NIXL_SOURCES:-/work/.mirror}.
+# Sources: <SOURCES>/<owner>+<name>@<ref>.tar.xz when present, else bare git repositories laid out as
+# <SOURCES>/<owner>+<name>/repo (the project's source mirror); SOURCES=${NIXL_SOURCES:-/work/.mirror}.
 # Prefix: ${NIXL_PREFIX:-${XDG_CACHE_HOME:-~/.cache}/disagg-bench/nixl-<commit>}; nixlbench is
-# <prefix>/bin/nixlbench, every step's log <prefix>/logs/<step>.log.
-# Debian packages it needs: meson ninja-build cmake g++ pkg-config libucx-dev libfabric-dev
-# libgflags-dev libasio-dev; for the ETCD runtime also libgrpc++-dev libprotobuf-dev
-# protobuf-compiler-grpc libcpprest-dev; for the Python bindings pybind11-dev python3-dev.
+# <prefix>/bin/nixlbench, each step's log <prefix>/logs/<step>.log.
+# Debian packages it needs: meson ninja-build cmake g++ make autoconf automake libtool pkg-config
+# libfabric-dev; libgflags-dev (else gflags is built); for the ETCD runtime also libgrpc++-dev
+# libprotobuf-dev protobuf-compiler-grpc libcpprest-dev.
 set -euo pipefail
 
 NIXL_COMMIT=8770b655a6b17b5cdf7d2b56b6e0be5392496df5 # ai-dynamo/nixl main, 2026-08-21 (NIXL 1.4.0)
@@ -25,6 +33,9 @@ ABSEIL_REF=20250814.1                                 # what NIXL's abseil-cpp.w
 TASKFLOW_REF=v3.10.0                                  # NIXL's taskflow.wrap
 TOMLPP_REF=v3.4.0                                     # NIXL's and nixlbench's tomlplusplus.wrap
 ETCD_CPP_REF=v0.15.4
+UCX_REF=v1.22.0                                       # NIXL's CI builds UCX v1.22.x
+ASIO_REF=asio-1-30-2                                  # nixlbench's asio.wrap
+GFLAGS_REF=v2.2.2
 
 SOURCES=${NIXL_SOURCES:-/work/.mirror}
 PREFIX=${NIXL_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/disagg-bench/nixl-${NIXL_COMMIT:0:12}}
@@ -32,28 +43,48 @@ JOBS=${NIXL_BUILD_JOBS:-$(nproc)}
 NICE=${NIXL_BUILD_NICE:-19}
 
 repo_of() { echo "$SOURCES/${1/\//+}/repo"; }
+# Every source and the ref it is built at.
+PINNED=("ai-dynamo/nixl $NIXL_COMMIT" "abseil/abseil-cpp $ABSEIL_REF" "taskflow/taskflow $TASKFLOW_REF"
+  "marzer/tomlplusplus $TOMLPP_REF" "openucx/ucx $UCX_REF" "chriskohlhoff/asio $ASIO_REF"
+  "gflags/gflags $GFLAGS_REF" "etcd-cpp-apiv3/etcd-cpp-apiv3 $ETCD_CPP_REF")
+packed() { echo "$SOURCES/${1/\//+}@$2.tar.xz"; }
+have_source() { [[ -f $(packed "$1" "$2") ]] || git --git-dir="$(repo_of "$1")" rev-parse -q --verify "$2^{commit}" >/dev/null 2>&1; }
 say() { echo "build-nixl: $*"; }
 
 missing() {
   local out=()
-  for tool in meson ninja cmake g++ pkg-config git; do command -v "$tool" >/dev/null || out+=("program $tool"); done
-  for pc in ucx gflags libfabric; do pkg-config --exists "$pc" 2>/dev/null || out+=("pkg-config module $pc (Debian: libucx-dev / libgflags-dev / libfabric-dev)"); done
-  [[ -f /usr/include/asio.hpp ]] || out+=("/usr/include/asio.hpp (Debian: libasio-dev)")
-  for r in ai-dynamo/nixl abseil/abseil-cpp taskflow/taskflow marzer/tomlplusplus; do
-    git --git-dir="$(repo_of $r)" rev-parse -q --verify "HEAD^{commit}" >/dev/null 2>&1 || out+=("source $r at $(repo_of $r)")
+  for tool in meson ninja cmake g++ make autoreconf libtoolize pkg-config; do command -v "$tool" >/dev/null || out+=("program $tool"); done
+  local pinned
+  for pinned in "${PINNED[@]:0:6}"; do
+    # shellcheck disable=SC2086
+    have_source $pinned || out+=("source ${pinned/ / at } ($(packed $pinned) or $(repo_of ${pinned% *}))")
   done
   [[ ${#out[@]} -eq 0 ]] || printf '%s\n' "${out[@]}"
 }
 
 case "${1:-}" in
   --prefix) echo "$PREFIX"; exit 0 ;;
+  --pack)
+    [[ -n ${2:-} ]] || { echo "usage: scripts/build-nixl.sh --pack DIR" >&2; exit 2; }
+    mkdir -p "$2"
+    for pinned in "${PINNED[@]}"; do
+      read -r repo ref <<<"$pinned"
+      out="$(cd "$2" && pwd)/${repo/\//+}@$ref.tar.xz"
+      [[ -f $out ]] && continue
+      tmp=$(mktemp -d)
+      git --git-dir="$(repo_of "$repo")" archive "$ref" | tar -x -C "$tmp"
+      [[ $repo == openucx/ucx ]] && (cd "$tmp" && ./autogen.sh >/dev/null)
+      tar -C "$tmp" -c . | xz -T2 -6 >"$out.part" && mv "$out.part" "$out" && echo "$out"
+      rm -rf "$tmp"
+    done
+    exit 0 ;;
   --check)
     if [[ -x $PREFIX/bin/nixlbench ]]; then echo "$PREFIX/bin/nixlbench"; exit 0; fi
     echo "nixlbench is not built: $PREFIX/bin/nixlbench is missing (run scripts/build-nixl.sh)"
     missing | sed 's/^/  needs: /'
     exit 1 ;;
   "") ;;
-  *) echo "usage: scripts/build-nixl.sh [--prefix | --check]" >&2; exit 2 ;;
+  *) echo "usage: scripts/build-nixl.sh [--prefix | --check | --pack DIR]" >&2; exit 2 ;;
 esac
 
 needs=$(missing)
@@ -68,17 +99,22 @@ mkdir -p "$PREFIX/logs" "$PREFIX/src"
 # which uses Debian's old Abseil, so the new Abseil's headers must never be on its include path
 # (nor on nixlbench's, which includes the etcd client's headers). Their sonames and inline
 # namespaces differ, so both Abseils load side by side in nixlbench.
-ABSL=$PREFIX/absl ETCD=$PREFIX/etcd
-RPATH="-Wl,-rpath,$PREFIX/lib,-rpath,$ABSL/lib,-rpath,$ETCD/lib"
-export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig:$ABSL/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+ABSL=$PREFIX/absl ETCD=$PREFIX/etcd UCX=$PREFIX/ucx
+RPATH="-Wl,-rpath,$PREFIX/lib,-rpath,$ABSL/lib,-rpath,$ETCD/lib,-rpath,$UCX/lib"
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig:$ABSL/lib/pkgconfig:$UCX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 say "prefix $PREFIX, $JOBS jobs at nice $NICE, sources from $SOURCES"
 
 # A tree of <repo> at <ref> under $PREFIX/src/<dir> (once).
 tree() {
   local repo=$1 ref=$2 dir=$PREFIX/src/$3
   if [[ ! -d $dir ]]; then
-    mkdir -p "$dir.part"
-    git --git-dir="$(repo_of "$repo")" archive "$ref" | tar -x -C "$dir.part"
+    rm -rf "$dir.part" && mkdir -p "$dir.part"
+    if [[ -f $(packed "$repo" "$ref") ]]; then
+      xz -dc "$(packed "$repo" "$ref")" | tar -x -C "$dir.part"
+    else
+      git --git-dir="$(repo_of "$repo")" archive "$ref" | tar -x -C "$dir.part"
+    fi
     mv "$dir.part" "$dir"
   fi
   echo "$dir"
@@ -97,6 +133,36 @@ step() {
   fi
   touch "$PREFIX/logs/$name.done"
   say "$name: done in $((SECONDS - t0)) s"
+}
+
+build_ucx() {
+  local src; src=$(tree openucx/ucx "$UCX_REF" ucx)
+  local cuda=(--without-cuda)
+  [[ -x $CUDA_HOME/bin/nvcc ]] && cuda=(--with-cuda="$CUDA_HOME" --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90")
+  cd "$src"
+  [[ -x configure ]] || nice -n "$NICE" ./autogen.sh
+  mkdir -p "$PREFIX/build/ucx" && cd "$PREFIX/build/ucx"
+  nice -n "$NICE" "$src/contrib/configure-release-mt" --prefix="$UCX" --enable-shared --disable-static \
+    --disable-doxygen-doc --enable-cma --enable-devel-headers --without-java --without-go --without-gdrcopy \
+    "${cuda[@]}"
+  nice -n "$NICE" make -j "$JOBS"
+  nice -n "$NICE" make install
+}
+
+# Header-only; meson's dependency('asio') wants a pkg-config file.
+build_asio() {
+  local src; src=$(tree chriskohlhoff/asio "$ASIO_REF" asio)
+  mkdir -p "$PREFIX/include" "$PREFIX/lib/pkgconfig"
+  cp -r "$src/asio/include/asio" "$src/asio/include/asio.hpp" "$PREFIX/include/"
+  printf 'prefix=%s\nName: asio\nDescription: Asio (headers)\nVersion: 1.30.2\nCflags: -I${prefix}/include\n' "$PREFIX" >"$PREFIX/lib/pkgconfig/asio.pc"
+}
+
+build_gflags() {
+  local src; src=$(tree gflags/gflags "$GFLAGS_REF" gflags)
+  nice -n "$NICE" cmake -S "$src" -B "$PREFIX/build/gflags" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_INSTALL_LIBDIR=lib -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=OFF \
+    -DCMAKE_INSTALL_RPATH="$PREFIX/lib"
+  nice -n "$NICE" ninja -C "$PREFIX/build/gflags" -j "$JOBS" install
 }
 
 build_abseil() {
@@ -131,28 +197,32 @@ build_nixl() {
   subprojects "$src/subprojects"
   # NIXL's own etcd metadata exchange is left out (nixlbench exchanges metadata through its runtime):
   # NIXL compiles against the new Abseil, the etcd client's headers against Debian's.
+  local plugins=UCX
+  pkg-config --exists libfabric && plugins=UCX,LIBFABRIC
   nice -n "$NICE" meson setup "$PREFIX/build/nixl" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
-    --libdir=lib -Dbuildtype=release -Dwerror=false -Denable_plugins=UCX,LIBFABRIC -Dbuild_tests=false \
-    -Dbuild_examples=false -Dinstall_headers=true -Dwith_trace=false -Dcpp_link_args="$RPATH"
+    --libdir=lib -Dbuildtype=release -Dwerror=false -Denable_plugins="$plugins" -Dbuild_tests=false \
+    -Dbuild_examples=false -Dinstall_headers=true -Dwith_trace=false -Ducx_path="$UCX" \
+    -Dnixl_cuda_arch_list=90 -Dcpp_link_args="$RPATH"
   nice -n "$NICE" ninja -C "$PREFIX/build/nixl" -j "$JOBS" install
 }
 
 build_nixlbench() {
   local src=$PREFIX/src/nixl/benchmark/nixlbench
   subprojects "$src/subprojects"
-  # Debian's libasio-dev is header-only and ships no pkg-config file; meson's dependency('asio') needs one.
-  mkdir -p "$PREFIX/lib/pkgconfig"
-  printf 'Name: asio\nDescription: Asio (Debian libasio-dev headers)\nVersion: 1.22.1\nCflags: -I/usr/include\n' >"$PREFIX/lib/pkgconfig/asio.pc"
   nice -n "$NICE" meson setup "$PREFIX/build/nixlbench" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
-    --libdir=lib -Dbuildtype=release -Dwerror=false -Dnixl_path="$PREFIX" \
+    --libdir=lib -Dbuildtype=release -Dwerror=false -Dnixl_path="$PREFIX" -Ducx_path="$UCX" \
+    -Ducx_device_cuda_arch_list=90 \
     -Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" \
     -Dcpp_link_args="$RPATH"
   nice -n "$NICE" ninja -C "$PREFIX/build/nixlbench" -j "$JOBS" install
 }
 
 step abseil build_abseil
+step ucx build_ucx
+step asio build_asio
+if pkg-config --exists gflags; then say "gflags: the system's"; else step gflags build_gflags; fi
 if pkg-config --exists grpc++ protobuf && command -v grpc_cpp_plugin >/dev/null && [[ -d /usr/include/cpprest ]] &&
-  git --git-dir="$(repo_of etcd-cpp-apiv3/etcd-cpp-apiv3)" rev-parse -q --verify "$ETCD_CPP_REF^{commit}" >/dev/null 2>&1; then
+  have_source etcd-cpp-apiv3/etcd-cpp-apiv3 "$ETCD_CPP_REF"; then
   step etcd-cpp-apiv3 build_etcd_cpp
 else
   say "etcd-cpp-apiv3: skipped (needs libgrpc++-dev, protobuf-compiler-grpc, libcpprest-dev and the etcd-cpp-apiv3/etcd-cpp-apiv3 source): nixlbench gets only its ASIO runtime"
