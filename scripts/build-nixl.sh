@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds NIXL (UCX and libfabric backends) and nixlbench from one pinned commit of ai-dynamo/nixl
+# Builds NIXL (UCX backend; NIXL_PLUGINS=UCX,LIBFABRIC for libfabric too) and nixlbench from one pinned commit of ai-dynamo/nixl
 # into a cache prefix outside the repository, with the dependencies Debian 12 lacks or has too
 # old built from fetched sources:
 #   - UCX: NIXL's UCX plugin uses UCP APIs newer than Debian's 1.13 (NIXL's CI builds v1.22.x);
@@ -48,6 +48,8 @@ PINNED=("ai-dynamo/nixl $NIXL_COMMIT" "abseil/abseil-cpp $ABSEIL_REF" "taskflow/
   "marzer/tomlplusplus $TOMLPP_REF" "openucx/ucx $UCX_REF" "chriskohlhoff/asio $ASIO_REF"
   "gflags/gflags $GFLAGS_REF" "etcd-cpp-apiv3/etcd-cpp-apiv3 $ETCD_CPP_REF")
 packed() { echo "$SOURCES/${1/\//+}@$2.tar.xz"; }
+# The part of a repository the build uses, where that is not all of it (taskflow's is 48 MB packed).
+part_of() { case $1 in taskflow/taskflow) echo taskflow ;; chriskohlhoff/asio) echo asio/include ;; esac; }
 have_source() { [[ -f $(packed "$1" "$2") ]] || git --git-dir="$(repo_of "$1")" rev-parse -q --verify "$2^{commit}" >/dev/null 2>&1; }
 say() { echo "build-nixl: $*"; }
 
@@ -72,7 +74,8 @@ case "${1:-}" in
       out="$(cd "$2" && pwd)/${repo/\//+}@$ref.tar.xz"
       [[ -f $out ]] && continue
       tmp=$(mktemp -d)
-      git --git-dir="$(repo_of "$repo")" archive "$ref" | tar -x -C "$tmp"
+      # shellcheck disable=SC2046
+      git --git-dir="$(repo_of "$repo")" archive "$ref" $(part_of "$repo") | tar -x -C "$tmp"
       [[ $repo == openucx/ucx ]] && (cd "$tmp" && ./autogen.sh >/dev/null)
       tar -C "$tmp" -c . | xz -T2 -6 >"$out.part" && mv "$out.part" "$out" && echo "$out"
       rm -rf "$tmp"
@@ -113,7 +116,8 @@ tree() {
     if [[ -f $(packed "$repo" "$ref") ]]; then
       xz -dc "$(packed "$repo" "$ref")" | tar -x -C "$dir.part"
     else
-      git --git-dir="$(repo_of "$repo")" archive "$ref" | tar -x -C "$dir.part"
+      # shellcheck disable=SC2046
+      git --git-dir="$(repo_of "$repo")" archive "$ref" $(part_of "$repo") | tar -x -C "$dir.part"
     fi
     mv "$dir.part" "$dir"
   fi
@@ -135,10 +139,16 @@ step() {
   say "$name: done in $((SECONDS - t0)) s"
 }
 
+# CUDA where there is a toolkit AND a driver: a toolkit alone (this CPU machine has one) fails
+# UCX's configure, and nixlbench linked to libcuda would not start without the driver.
+has_cuda() { [[ -x $CUDA_HOME/bin/nvcc ]] && ldconfig -p | grep -q 'libcuda\.so\.1'; }
+# meson's CUDA lookup and nixlbench's fallback both read these: pointing them nowhere builds without.
+without_cuda() { if has_cuda; then "$@"; else CUDA_PATH=/var/empty CUDA_HOME=/var/empty "$@"; fi; }
+
 build_ucx() {
   local src; src=$(tree openucx/ucx "$UCX_REF" ucx)
   local cuda=(--without-cuda)
-  [[ -x $CUDA_HOME/bin/nvcc ]] && cuda=(--with-cuda="$CUDA_HOME" --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90")
+  has_cuda && cuda=(--with-cuda="$CUDA_HOME" --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90")
   cd "$src"
   [[ -x configure ]] || nice -n "$NICE" ./autogen.sh
   mkdir -p "$PREFIX/build/ucx" && cd "$PREFIX/build/ucx"
@@ -197,9 +207,9 @@ build_nixl() {
   subprojects "$src/subprojects"
   # NIXL's own etcd metadata exchange is left out (nixlbench exchanges metadata through its runtime):
   # NIXL compiles against the new Abseil, the etcd client's headers against Debian's.
-  local plugins=UCX
-  pkg-config --exists libfabric && plugins=UCX,LIBFABRIC
-  nice -n "$NICE" meson setup "$PREFIX/build/nixl" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
+  # NIXL_PLUGINS=UCX,LIBFABRIC adds the libfabric backend (Debian's libfabric-dev 1.17)
+  local plugins=${NIXL_PLUGINS:-UCX}
+  without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixl" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
     --libdir=lib -Dbuildtype=release -Dwerror=false -Denable_plugins="$plugins" -Dbuild_tests=false \
     -Dbuild_examples=false -Dinstall_headers=true -Dwith_trace=false -Ducx_path="$UCX" \
     -Dnixl_cuda_arch_list=90 -Dcpp_link_args="$RPATH"
@@ -209,7 +219,7 @@ build_nixl() {
 build_nixlbench() {
   local src=$PREFIX/src/nixl/benchmark/nixlbench
   subprojects "$src/subprojects"
-  nice -n "$NICE" meson setup "$PREFIX/build/nixlbench" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
+  without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixlbench" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
     --libdir=lib -Dbuildtype=release -Dwerror=false -Dnixl_path="$PREFIX" -Ducx_path="$UCX" \
     -Ducx_device_cuda_arch_list=90 \
     -Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" \
@@ -221,13 +231,18 @@ step abseil build_abseil
 step ucx build_ucx
 step asio build_asio
 if pkg-config --exists gflags; then say "gflags: the system's"; else step gflags build_gflags; fi
+step nixl build_nixl
+# nixlbench first with what is there (its ASIO runtime at least), then again with its ETCD runtime
+# once the etcd client is built: the longest step comes after a nixlbench that runs.
+step nixlbench build_nixlbench
 if pkg-config --exists grpc++ protobuf && command -v grpc_cpp_plugin >/dev/null && [[ -d /usr/include/cpprest ]] &&
   have_source etcd-cpp-apiv3/etcd-cpp-apiv3 "$ETCD_CPP_REF"; then
   step etcd-cpp-apiv3 build_etcd_cpp
+  step nixlbench-etcd build_nixlbench
 else
-  say "etcd-cpp-apiv3: skipped (needs libgrpc++-dev, protobuf-compiler-grpc, libcpprest-dev and the etcd-cpp-apiv3/etcd-cpp-apiv3 source): nixlbench gets only its ASIO runtime"
+  say "etcd-cpp-apiv3: skipped (needs libgrpc++-dev, protobuf-compiler-grpc, libcpprest-dev and the etcd-cpp-apiv3/etcd-cpp-apiv3 source): nixlbench has only its ASIO runtime"
 fi
-step nixl build_nixl
-step nixlbench build_nixlbench
-say "nixlbench: $PREFIX/bin/nixlbench"
+runtimes=ASIO
+[[ -f $PREFIX/logs/nixlbench-etcd.done ]] && runtimes="ETCD, ASIO"
+say "nixlbench ($runtimes runtimes): $PREFIX/bin/nixlbench"
 say "NIXL plugins: $PREFIX/lib/plugins"
