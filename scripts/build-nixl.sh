@@ -152,11 +152,17 @@ build_ucx() {
   cd "$src"
   [[ -x configure ]] || nice -n "$NICE" ./autogen.sh
   mkdir -p "$PREFIX/build/ucx" && cd "$PREFIX/build/ucx"
-  nice -n "$NICE" "$src/contrib/configure-release-mt" --prefix="$UCX" --enable-shared --disable-static \
-    --disable-doxygen-doc --enable-cma --enable-devel-headers --without-java --without-go --without-gdrcopy \
-    "${cuda[@]}"
-  nice -n "$NICE" make -j "$JOBS"
-  nice -n "$NICE" make install
+  [[ -f config.status && Makefile -nt config.status ]] ||
+    nice -n "$NICE" "$src/contrib/configure-release-mt" --prefix="$UCX" --enable-shared --disable-static \
+      --disable-doxygen-doc --enable-cma --enable-devel-headers --without-java --without-go --without-gdrcopy \
+      "${cuda[@]}"
+  # The libraries and their transport modules; UCX's tools only for ucx_info (the GPU run's record).
+  local dir
+  for dir in src/ucm src/ucs src/uct src/ucp; do
+    nice -n "$NICE" make -C "$dir" -j "$JOBS" install
+  done
+  nice -n "$NICE" make -C src/tools/info -j "$JOBS" install
+  nice -n "$NICE" make install-pkgconfigDATA || true # ucx.pc (not needed: NIXL is given -Ducx_path)
 }
 
 # Header-only; meson's dependency('asio') wants a pkg-config file.
@@ -209,7 +215,9 @@ build_nixl() {
   # NIXL compiles against the new Abseil, the etcd client's headers against Debian's.
   # NIXL_PLUGINS=UCX,LIBFABRIC adds the libfabric backend (Debian's libfabric-dev 1.17)
   local plugins=${NIXL_PLUGINS:-UCX}
-  without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixl" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
+  # configured once (a rerun after a failed compile resumes instead of starting over)
+  [[ -f $PREFIX/build/nixl/build.ninja ]] ||
+    without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixl" "$src" --wrap-mode=nodownload --prefix="$PREFIX" \
     --libdir=lib -Dbuildtype=release -Dwerror=false -Denable_plugins="$plugins" -Dbuild_tests=false \
     -Dbuild_examples=false -Dinstall_headers=true -Dwith_trace=false -Ducx_path="$UCX" \
     -Dnixl_cuda_arch_list=90 -Dcpp_link_args="$RPATH"

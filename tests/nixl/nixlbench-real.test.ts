@@ -90,8 +90,10 @@ describeBuilt(describe)('the REAL nixlbench through the nixlbench kind (local sc
       // UCX at info level names each endpoint's lanes: `ep_cfg[N]: rma(<transport>/<device>...)`
       const lanes = [...job.read('nixlbench-task0.log').matchAll(/ep_cfg\[\d+\]: (.+)$/gm)].map((m) => m[1]);
       expect(lanes.length, job.read('nixlbench-task0.log').slice(-3000)).toBeGreaterThan(0);
-      const want = { shm: /posix|sysv/, cma: /cma/, tcp: /tcp/ }[tls]!;
+      // UCX's `shm` alias is its shared-memory transports: mm (posix, sysv), cma, knem, xpmem
+      const want = { shm: /posix|sysv|cma|knem|xpmem/, cma: /cma/, tcp: /tcp/ }[tls]!;
       expect(lanes.some((l) => want.test(l)), lanes.join('\n')).toBe(true);
+      if (tls !== 'tcp') expect(lanes.filter((l) => /tcp/.test(l)), 'no tcp lane when not asked for').toEqual([]);
     });
   }
 });
