@@ -24,7 +24,8 @@
 # Prefix: ${NIXL_PREFIX:-${XDG_CACHE_HOME:-~/.cache}/disagg-bench/nixl-<commit>}; nixlbench is
 # <prefix>/bin/nixlbench, each step's log <prefix>/logs/<step>.log.
 # Debian packages it needs: meson ninja-build cmake g++ make autoconf automake libtool pkg-config
-# libfabric-dev; libgflags-dev (else gflags is built); for the ETCD runtime also libgrpc++-dev
+# libfabric-dev libhwloc-dev (NIXL builds its libfabric utilities whenever libfabric is found);
+# libgflags-dev (else gflags is built); for the ETCD runtime also libgrpc++-dev
 # libprotobuf-dev protobuf-compiler-grpc libcpprest-dev.
 set -euo pipefail
 
@@ -233,6 +234,8 @@ build_nixlbench() {
     -Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" \
     -Dcpp_link_args="$RPATH"
   nice -n "$NICE" ninja -C "$PREFIX/build/nixlbench" -j "$JOBS" install
+  # built with the etcd client already there: that is the ETCD build too
+  if grep -q 'HAVE_ETCD 1' "$PREFIX/build/nixlbench/config.h"; then touch "$PREFIX/logs/nixlbench-etcd.done"; fi
 }
 
 step abseil build_abseil
