@@ -3,6 +3,12 @@
 import { defineConfig } from 'vitest/config';
 import { testTypeNames } from './framework/types/names.ts';
 import SlowestFirstSequencer from './tests/setup/sequencer.ts';
+import { runsTestTypes, watchLauncherOnce } from './framework/suite/run-ending.ts';
+
+// A run of test-type projects watches the npx that started it from here, Vitest's first read of
+// the project, not from the global setup: a SIGTERM to npx before the global setup ran would
+// otherwise leave Vitest orphaned, submitting and running every job (framework/suite/run-ending.ts).
+if (runsTestTypes()) watchLauncherOnce();
 
 const suite = 'framework/suite/suite.test.ts';
 

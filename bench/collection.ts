@@ -1,4 +1,4 @@
-// Collection speed (issue 2): 1,000 valid configs (copies of the disagg examples under
+// Collection speed: 1,000 valid configs (copies of the disagg examples under
 // test_configs/, with varied names) in a temporary WORK_DIR. Times `npx vitest list --project
 // disagg` (median of --runs runs; the same on an empty WORK_DIR, the fixed cost; and without npx),
 // and the plan alone (`planRun`: discover, parse, validate, resolve, select) in this process: the

@@ -1,10 +1,10 @@
-// Loading a huge config (issue 23 item 2): a valid disagg config whose worker_config.gen holds N
+// Loading a huge config: a valid disagg config whose worker_config.gen holds N
 // extra keys (passed to the engine verbatim, so the config stays valid), timed as a user meets
 // it: `disagg-bench validate <file>` as a child process (wall time, the CLI's start included).
-// - linearity: N = 25k..200k keys; the time per key must not grow with N (before issue 23 the
+// - linearity: N = 25k..200k keys; the time per key must not grow with N (before the linear loader the
 //   unique-key check compared every key with every earlier one: 40k keys 11.6 s);
 // - the baseline in the same run: the `yaml` library parsing the same text with its own
-//   uniqueKeys check on (the loader before issue 23), for the two smallest N only (it is quadratic);
+//   uniqueKeys check on (the quadratic loader it replaced), for the two smallest N only (it is quadratic);
 // - the largest key-dense file under the size bound (MAX_CONFIG_BYTES), loaded;
 // - 1M keys (about 21 MB) and a 50 MB file: each refused in one line by the size bound;
 // - the same 100k-key file listed by `vitest list --project disagg` minus an empty list: the
@@ -82,7 +82,7 @@ async function validate(name: string, text: string): Promise<{ s: number; all: n
   return { s: minOf(all), all, ...last, mb: Buffer.byteLength(text) / 1e6 };
 }
 
-/** The `yaml` library alone with its uniqueKeys check (the loader before issue 23), in this process. */
+/** The `yaml` library alone with its uniqueKeys check (the quadratic loader it replaced), in this process. */
 function yamlUniqueKeys(text: string): number {
   const t0 = performance.now();
   parseDocument(text, { uniqueKeys: true }).toJS();

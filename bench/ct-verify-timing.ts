@@ -1,4 +1,4 @@
-// Issue 22 item 1: what --verify-buffers costs in the CT perftest's figures. The case of the issue,
+// what --verify-buffers costs in the CT perftest's figures. The case of the issue,
 // a 4-rank all-to-all of 8 MiB per pair on shm, run through `disagg-bench ct-perftest --ranks 4`
 // with and without --verify-buffers, rounds alternating (the load of a shared machine falls on
 // both); reported: kvbench's "Avg latency/iter (s)" and "Total time (s)" from the JSON report, the

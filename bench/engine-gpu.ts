@@ -1,7 +1,7 @@
 // GPU benchmark of the transfer engine on two GPUs of one node: `cuda` WRITE and READ of 256 MiB
 // between 2 ranks (one GPU each), one way each direction and both ways at once, against plain
 // cudaMemcpyPeerAsync of the same size in the same run; plus `nccl` one way when NCCL is there.
-// Goal (issue 6): cuda >= 95% of the plain peer copy. Prints a table and appends one JSON line to
+// Goal: cuda >= 95% of the plain peer copy. Prints a table and appends one JSON line to
 // bench/results/engine-gpu.jsonl.
 //   node --import tsx bench/engine-gpu.ts [--mib 256] [--iters 20]
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// Block-size sweep of the transfer engine on host memory (issue 9 item 3): `disagg-bench sweep`
+// Block-size sweep of the transfer engine on host memory: `disagg-bench sweep`
 // WRITE 4 KiB..64 MiB (doubling) with `shm` and `ucx`, against, in the same run, (a) one libc
 // memcpy of the same size in this process and (b) Debian's `ucx_perftest -t ucp_put_bw` on
 // loopback, with endpoints with error handling (`-e`: what NIXL's default leaves, tcp here) and

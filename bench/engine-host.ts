@@ -1,7 +1,7 @@
 // Host-memory benchmark of the transfer engine: a 64 MiB WRITE from rank 0 to rank 1 with `shm`
 // (default threads, and one thread = a plain memcpy per request) and with `ucx`, against a single
 // memcpy of the same size between two local buffers measured in the same run, interleaved.
-// Goal (issue 6): shm WRITE >= 90% of the single memcpy. Prints a table and appends one JSON line
+// Goal: shm WRITE >= 90% of the single memcpy. Prints a table and appends one JSON line
 // to bench/results/engine-host.jsonl.
 //   node --import tsx bench/engine-host.ts [--mib 64] [--iters 20] [--ucx-tls tcp]
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Many requests in flight (issue 16 item 3): `disagg-bench sweep --backend shm` of 64 KiB blocks
+// Many requests in flight: `disagg-bench sweep --backend shm` of 64 KiB blocks
 // with nixlbench's --max_batch_size (blocks per request) and --pipeline_depth (requests in flight
 // per thread), against libc memcpy of the same block size, in the same run, for several rounds.
 // Baselines: one 64 KiB block copied again and again (it stays in L1/L2), and the same blocks as

@@ -1,4 +1,4 @@
-// ucx at the speed of ucx_perftest (issue 16 item 2): `disagg-bench sweep --backend ucx` WRITE of
+// ucx at the speed of ucx_perftest: `disagg-bench sweep --backend ucx` WRITE of
 // one block size against Debian's `ucx_perftest -t ucp_put_bw` (its default transports) of the
 // same size, in the same run, alternating which goes first, for several rounds; ratio per round.
 // Once per size, for reference: the engine as NIXL configures UCX by default (error handling

@@ -1,4 +1,4 @@
-// The performance history's speed (issue 24): on DuckDB (the default store) and a throw-away
+// The performance history's speed: on DuckDB (the default store) and a throw-away
 // PostgreSQL 15 (scripts/postgres-local.ts, fsync on):
 // - appending one run of 1,000 records (20 tests x 50 metrics) to a store that already holds the
 //   1,000,000-record history below: median of --runs appends, each its own run; goal < 1 s;

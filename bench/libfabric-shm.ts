@@ -4,7 +4,7 @@
 // timed just before each execute, are rank 0 copying the same number of blocks of the same size
 // between two of its own buffers, with memcpy and with process_vm_writev (CMA: the kernel call
 // the provider makes per operation to write into another process, here into rank 0's own; the
-// provider's fast RMA path cannot beat it). Goal (issue 16 item 3, issue 25 item 5): libfabric
+// provider's fast RMA path cannot beat it). Goal: libfabric
 // shm >= 0.5x memcpy at 64 KiB. FI_SHM_DISABLE_CMA=1 measures the provider's other path (copies
 // through its shared-memory bounce buffers, completed when the target has copied them out).
 // Prints a table and appends one JSON line to bench/results/libfabric-shm.jsonl.

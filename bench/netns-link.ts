@@ -1,4 +1,4 @@
-// Cross-node transfers against iperf3 over the same link, in the same run (issue 25 item 4): a
+// Cross-node transfers against iperf3 over the same link, in the same run: a
 // SLURM cluster of two nodes that are apart (each in its own network namespace, joined by veth
 // pairs on a bridge: scripts/slurm-local.sh with DISAGG_SLURM_NETNS=1, brought up and down here
 // through the tests' fixture). Per round, in this order: iperf3 (one TCP stream, ns1 -> ns2, under

@@ -1,4 +1,4 @@
-// Orchestration overhead on the real local SLURM cluster (issues 3 and 9): N short jobs in batches
+// Orchestration overhead on the real local SLURM cluster: N short jobs in batches
 // through the framework (`npx vitest run --project disagg` as a child process, SCHEDULER=slurm),
 // against a plain shell loop that submits the same jobs in the same batches and polls squeue every
 // 0.1 s (bench/orchestration-baseline.sh), in the same run. Each job is `sleep` (bench/fixtures/

@@ -1,4 +1,4 @@
-// Rendezvous and preparation of the transfer engine (issue 9, item 5): time from launch to the
+// Rendezvous and preparation of the transfer engine : time from launch to the
 // first transfer for 2, 4 and 8 ranks on this machine. The launcher (spawnLocalRanks) starts
 // bench/fixtures/rendezvous-rank.ts once per rank; the launch time is taken here just before; each
 // rank reports when it passed each step. Reported: the latest rank's time per step, and node's own

@@ -5,8 +5,15 @@
 // Plain node starts a process ~4x faster than tsx, which is what every transfer rank pays.
 //   DISAGG_BIN=tsx        always run through tsx
 //   DISAGG_DEBUG_BIN=1    say on stderr which way ran ('bin: bundle <entry>' or 'bin: tsx') and why
+import { constants } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// `disagg-bench run` owns its signals from its first line: one that comes while the CLI loads ends
+// the run here, at once (nothing has been submitted yet), in the words framework/suite/run-ending.ts
+// uses; framework/run/command.ts takes the signals over once loaded. This stays outside that module
+// because loading it takes seconds on a busy machine. Node's default would end the process unsaid.
+if (process.argv[2] === 'run') endRunOnEarlySignals();
 
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const debug = process.env.DISAGG_DEBUG_BIN === '1' ? (line) => process.stderr.write(`bin: ${line}\n`) : () => {};
@@ -40,4 +47,13 @@ async function tsxMain() {
   const { main } = await import('../framework/cli.ts');
   debug('tsx');
   return main;
+}
+
+function endRunOnEarlySignals() {
+  const handler = (signal) => {
+    process.stderr.write(`disagg-bench: the run was interrupted (${signal} received by disagg-bench run) before any test was collected: nothing was submitted, nothing ran\n`);
+    process.exit(128 + constants.signals[signal]);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, handler);
+  globalThis[Symbol.for('disagg-bench.early-signals')] = handler;
 }

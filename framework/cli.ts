@@ -29,19 +29,20 @@ export interface Command {
 }
 
 export const commands: Record<string, Command> = {
+  run: { summary: 'run the tests: configs become jobs (Vitest underneath); options, profiles, signals handled', load: () => import('./run/command.ts') },
   list: { summary: 'list test ids with their state (runs, skipped and why, invalid)', load: () => import('./commands/list.ts') },
   validate: { summary: 'validate every config (or the files given) and print all errors', load: () => import('./commands/validate.ts') },
   report: { summary: 'rebuild report.html (tests, plots, baseline comparison) from results.json files', load: () => import('./commands/report.ts') },
   history: { summary: 'the performance history: import, regressions, show, runs, compare, compare-backends, export', load: () => import('./commands/history.ts') },
   cleanup: { summary: 'cancel jobs that an interrupted run left in flight (from the ledger)', load: () => import('./commands/cleanup.ts') },
   'serve-bench': { summary: 'serving benchmark client for an OpenAI-compatible endpoint', load: () => import('./commands/serve-bench.ts') },
-  sweep: { summary: "nixlbench's block-size sweep on the transfer engine (seed 003), nixlbench's flags and table", load: () => import('../runners/xfer/benches/sweep/sweep.ts') },
-  ep: { summary: 'MoE dispatch/combine data plane and EP control plane on the transfer engine (seed 001)', load: () => import('../runners/xfer/benches/ep/ep.ts') },
-  kvpipe: { summary: 'KV pipe: sender and receiver through a bounded buffer with credits, verified (seed 004)', load: () => import('../runners/xfer/benches/kvpipe/kvpipe.ts') },
+  sweep: { summary: "nixlbench's block-size sweep on the transfer engine, nixlbench's flags and table", load: () => import('../runners/xfer/benches/sweep/sweep.ts') },
+  ep: { summary: 'MoE dispatch/combine data plane and EP control plane on the transfer engine', load: () => import('../runners/xfer/benches/ep/ep.ts') },
+  kvpipe: { summary: 'KV pipe: sender and receiver through a bounded buffer with credits, verified', load: () => import('../runners/xfer/benches/kvpipe/kvpipe.ts') },
   'gpu-check': { summary: "a nixl job's check before its ranks start: the GPUs the config asks for are on this node", load: () => import('../runners/xfer/gpu-check.ts') },
-  'cache-engine': { summary: "LMCache's CacheEngine test: paged KV cache, slot_mapping, 256-token chunks stored and retrieved, verified (seed 004)", load: () => import('../runners/xfer/benches/cache-engine/cache-engine.ts') },
+  'cache-engine': { summary: "LMCache's CacheEngine test: paged KV cache, slot_mapping, 256-token chunks stored and retrieved, verified", load: () => import('../runners/xfer/benches/cache-engine/cache-engine.ts') },
   'nixl-tool': { summary: "steps of a real NIXL tool's job: private etcd start/wipe/stop, one task, the test report", load: () => import('../runners/nixl/cli.ts') },
-  'ct-perftest': { summary: 'CT perftest: one traffic matrix between ranks, timed and optionally verified (seed 000)', load: () => import('./commands/ct-perftest.ts') },
+  'ct-perftest': { summary: 'CT perftest: one traffic matrix between ranks, timed and optionally verified', load: () => import('./commands/ct-perftest.ts') },
   'sequential-ct-perftest': { summary: 'a sequence of traffic matrices with compute sleeps, isolated vs congested latency', load: () => import('./commands/sequential-ct-perftest.ts') },
   matgen: { summary: 'generate KV-cache transfer matrices and metadata.yaml for sequential-ct-perftest', load: () => import('./commands/matgen.ts') },
 };

@@ -32,6 +32,8 @@ export interface Settings {
   pollMaxSec: number;
   /** DISAGG_CSV_EXTRA_ROWS=1: CSV rows also for metrics upstream does not write (request counts, accuracy). */
   csvExtraRows: boolean;
+  /** DISAGG_PRINT_METRICS=1: the end of a run also lists every metric of every test (the digest shows the headline). */
+  printMetrics: boolean;
   /** Performance history (framework/history/): where it is kept and how a run uses it. */
   history: HistorySettings;
 }
@@ -199,6 +201,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
     pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
     csvExtraRows: read.flag('DISAGG_CSV_EXTRA_ROWS'),
+    printMetrics: read.flag('DISAGG_PRINT_METRICS'),
     history: { target: { kind: 'off' }, runKind: 'post-merge', regression: 'warn' },
   };
   read.oneOf('DISAGG_PROGRESS', PROGRESS_MODES, 'how the run shows its progress');

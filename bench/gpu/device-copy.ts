@@ -2,7 +2,7 @@
 // copies its buffer into rank 1's through the pointer CUDA IPC gives it (the cuda backend's path),
 // timed on the GPU with events, alternating kernel and memcpy, median of --iters. Each size's
 // copy is verified byte for byte at rank 1. Rows for many small blocks too (one kernel launch
-// against one cudaMemcpyAsync per block). Goal (issue 17): kernel >= 0.9x memcpy from 16 MiB up.
+// against one cudaMemcpyAsync per block). Goal: kernel >= 0.9x memcpy from 16 MiB up.
 //   node --import tsx bench/gpu/device-copy.ts --ranks-share-gpu [--sizes 16M,64M,256M,1G] [--iters 20]
 // --ranks-share-gpu puts both ranks on GPU 0 (two processes can open each other's IPC handles on
 // one device): allowed for this benchmark only, which says so in its output. Without it, rank r

@@ -1,4 +1,4 @@
-// The hardware's limits and the engine on the GPUs of one node, in the same run (issue 25), for N
+// The hardware's limits and the engine on the GPUs of one node, in the same run, for N
 // ranks (--ranks, default 2; one GPU each). Rank 0 first measures the limits with plain CUDA
 // (peer-copy-limits.ts: one way for every pair, the exchange of every GPU with every other at once
 // timed per GPU and between gates on the GPUs, a copy inside GPU 0), at --sizes and at the

@@ -1,4 +1,4 @@
-// GPU check of requests in flight (issue 16 item 3), bundled by bundle.sh and run by run.sh's
+// GPU check of requests in flight, bundled by bundle.sh and run by run.sh's
 // `inflight` part: on one GPU (one rank, to itself) with the cuda backend, a 1 GiB copy is
 // posted, then a 4 KiB one; the small one must complete first (it runs on another stream), as
 // the engine records it, in each of 3 trials. (256 MiB took ~0.2 ms on an H100, within one

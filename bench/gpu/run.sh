@@ -11,7 +11,7 @@
 #             --pipeline_depth (cuda, nccl) verified (2 GPUs: NCCL cannot put two ranks on one)
 #   libfabric the libfabric backend there: providers with FI_HMEM, host and VRAM self-tests over
 #             shm and tcp (VRAM needs FI_HMEM with CUDA: otherwise each says why), a VRAM sweep
-#   limits    issue 25: the hardware's limits and the engine in the same run, RUNS times (default 1),
+#   limits    the hardware's limits and the engine in the same run, RUNS times (default 1),
 #             on RANKS GPUs (default 2): peer copies one way / every GPU with every other at once,
 #             timed per GPU and between gates on the GPUs (engine-limits.mjs, also the engine's
 #             all-to-all per variant, host-timed and gated), NCCL all_to_all_single, EP at the
@@ -20,7 +20,7 @@
 #             LIMITS_ARGS, EP_ARGS: more arguments for engine-limits.mjs and every EP run;
 #             EP_VARIANTS, KV_SCHEDULES: extra runs to compare (see below).
 #             4 GPUs: RANKS=4 RUNS=3 bash .gpu-bundle/run.sh limits
-#   nixl-tools  issue 15's GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
+#   nixl-tools  the real-tool GPU checks on ONE GPU: --enable_vmm (cuMemCreate buffers shared through
 #             POSIX fds), --mode MG, VRAM picking a GPU backend, the GPU-per-node refusals and the
 #             per-rank device record, LMCache's CacheEngine test; each check prints CHECK ... ok|FAILED
 # Parts whose ranks outnumber the GPUs are refused (ranks would share a GPU) unless
@@ -189,7 +189,7 @@ check() { if grep -Eq -- "$3" "$R/$2.log"; then echo "CHECK $1: ok"; else echo "
 
 nixl-tools() {
   local vram=(--initiator_seg_type VRAM --target_seg_type VRAM --check_consistency --max_block_size 16M --num_iter 64 --warmup_iter 16 --large_blk_iter_ftr 4)
-  # item 14: two ranks on one GPU are refused with the reason unless sharing is allowed; the node
+  # two ranks on one GPU are refused with the reason unless sharing is allowed; the node
   # check refuses gpus_per_node 2 on a 1-GPU machine; each rank records its device
   step gpu-check-2 30 node $D/commands.mjs gpu-check --gpus-per-node 2 --ranks-per-node 2
   check 'gpus_per_node 2 on 1 GPU refused' gpu-check-2 'asks for 2 GPU\(s\) per node .* has 1 GPU\(s\).*refused before any rank starts'
@@ -198,23 +198,23 @@ nixl-tools() {
   ranks sweep-unshared 60 2 commands.mjs sweep --backend cuda "${vram[@]}"
   check 'ranks sharing a GPU unasked refused' sweep-unshared 'ranks would share a GPU'
   export XFER_RANKS_MAY_SHARE_GPU=1
-  # item 8: no --backend with VRAM picks a GPU backend (cuda), not shm
+  # no --backend with VRAM picks a GPU backend (cuda), not shm
   ranks sweep-vram-default 180 2 commands.mjs sweep "${vram[@]}"
   check 'VRAM picks cuda' sweep-vram-default 'Backend \(--backend=\[shm,ucx,cuda,nccl\]\) +: cuda'
   check 'VRAM sweep verified' sweep-vram-default 'Consistency check passed'
   check 'device of each rank recorded' sweep-vram-default 'GPU of rank 1: device 0, .*, bus [0-9A-Fa-f:.]+, node .*, shared by 2 ranks'
-  # item 6: --enable_vmm: buffers from cuMemCreate/cuMemMap, peers map them through POSIX fds
+  # --enable_vmm: buffers from cuMemCreate/cuMemMap, peers map them through POSIX fds
   ranks sweep-vmm 180 2 commands.mjs sweep --backend cuda --enable_vmm "${vram[@]}"
   check 'enable_vmm banner' sweep-vmm 'Enable VMM \(--enable_vmm=\[0,1\]\) +: 1'
   check 'enable_vmm verified' sweep-vmm 'Consistency check passed'
-  # item 6: huge pages where the machine has some reserved (else the refusal says how to reserve them)
+  # huge pages where the machine has some reserved (else the refusal says how to reserve them)
   ranks sweep-hugepages 120 2 commands.mjs sweep --backend shm --use_hugepages --check_consistency --max_block_size 1M --num_iter 16 --warmup_iter 4
   check 'use_hugepages verified or refused with the count' sweep-hugepages 'Consistency check passed|huge page\(s\) of 2 MiB, but'
-  # item 7: --mode MG, one process per side driving its device(s)
+  # --mode MG, one process per side driving its device(s)
   ranks sweep-mg 180 2 commands.mjs sweep --backend cuda --mode MG --num_initiator_dev 1 --num_target_dev 1 "${vram[@]}"
   check 'MG mode' sweep-mg 'Mode \(--mode=\[SG,MG\]\) +: MG'
   check 'MG verified' sweep-mg 'Consistency check passed'
-  # item 12: LMCache's CacheEngine test (its shape, fewer chunks and blocks than its 500 x 10,000)
+  # LMCache's CacheEngine test (its shape, fewer chunks and blocks than its 500 x 10,000)
   ranks cache-engine 300 2 commands.mjs cache-engine --backend cuda --num-chunks 60 --num-blocks 1000 --num-rounds 3
   check 'cache engine verified' cache-engine 'Data verification successful'
   ranks ep-control-rounds 120 2 commands.mjs ep --backend cuda --control-plane --warmup 1 --rounds 3 --experts-per-rank 8 --tokens 128 --hidden 7168 --topk 8

@@ -1,6 +1,6 @@
 // EP at the seed's shape from a GPU run's `ep` part (bench/gpu/run.sh ep): e2e latency of the
 // GPU-initiated path (one kernel per phase) against the host-posted emulation, per world size,
-// read from the logs with the framework's own NIXL EP parser. Goal (issue 17): host / GPU >= 2.
+// read from the logs with the framework's own NIXL EP parser. Goal: host / GPU >= 2.
 //   npx tsx bench/gpu/summarize-ep.ts <folder with ep-cuda-N-gpu.log and ep-cuda-N-host.log>
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 25's goals from one GPU run of `.gpu-bundle/run.sh limits` (bench/gpu/run.sh): the folder
+// The limits run's goals from one GPU run of `.gpu-bundle/run.sh limits` (bench/gpu/run.sh): the folder
 // holds run1/, run2/, ... each with limits.jsonl (engine-limits.ts: the peer-copy limits and the
 // engine's all-to-all), nccl.jsonl (nccl_alltoall.py), the EP logs ep-{ll,normal}-{gpu,host}.log
 // and kvpipe.log, all measured in that run. Prints, per run and as the median over runs, each

@@ -1,7 +1,7 @@
 // The all-to-all comparison from a GPU run's alltoall.jsonl (bench/gpu/alltoall.sh): per ranks and
 // bytes per peer, the engine's CT perftest (cuda: copy engines parallel or staggered, or the copy
 // kernel) against NCCL all_to_all_single, as time per exchange and the ratio NCCL time / CT time.
-// Goal (issue 17), for 64-256 MiB per peer: >= 1.3 on 2 GPUs, >= 1.2 on 4 GPUs.
+// Goal, for 64-256 MiB per peer: >= 1.3 on 2 GPUs, >= 1.2 on 4 GPUs.
 //   npx tsx bench/gpu/summarize.ts bench/results/gpu/2026-11-21-alltoall.jsonl
 import { appendFileSync, readFileSync } from 'node:fs';
 

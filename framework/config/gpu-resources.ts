@@ -31,10 +31,10 @@ export const gpuResourceConfig: Readonly<Record<string, GpuResources>> = {
 };
 
 /**
- * The resources of a GPU type, as upstream's `GPU_RESOURCE_CONFIG.get(gpu_type, {})` reads them: a
- * type it has no entry for (H200, A100...) gets no extra arguments, no segment and no clocks.
+ * The resources of a GPU type, as upstream's `GPU_RESOURCE_CONFIG.get(gpu_type, {})` reads them
+ * (the name exactly as written): a type it has no entry for (H200, A100...) gets no extra
+ * arguments, no segment and no clocks.
  */
 export function gpuResources(gpuType: string | undefined): GpuResources {
-  const key = gpuType?.trim().toUpperCase();
-  return (key && gpuResourceConfig[key]) || { slurmExtraArgs: '', setSegment: false };
+  return (gpuType !== undefined && Object.hasOwn(gpuResourceConfig, gpuType) && gpuResourceConfig[gpuType]) || { slurmExtraArgs: '', setSegment: false };
 }

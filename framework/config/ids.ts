@@ -21,6 +21,21 @@ export function identityOf(relFile: string): ConfigIdentity | undefined {
 }
 
 /**
+ * The longest test id, in bytes of UTF-8. A test's logs live in OUTPUT_PATH/slurm_logs/<test id>/,
+ * and a later run of the test keeps them by renaming that folder to `<test id>.<job id>`: both
+ * names must fit the 255-byte limit of a file name (NAME_MAX on Linux file systems), with room for
+ * the job id (SLURM's, an array job's `123_4`, or a timestamp of 24 characters) and a counter.
+ */
+export const MAX_TEST_ID_BYTES = 255 - 32;
+
+/** Why a test id cannot name its log folder, or undefined when it can. */
+export function testIdProblem(id: string): string | undefined {
+  const bytes = Buffer.byteLength(id);
+  if (bytes <= MAX_TEST_ID_BYTES) return undefined;
+  return `the test id ${id.slice(0, 40)}... is ${bytes} bytes, more than the ${MAX_TEST_ID_BYTES} taken: it names the test's log folder (and, with the earlier job's id, the folder its logs are kept in on a later run), and a file name holds at most 255 bytes; shorten the config's file name by ${bytes - MAX_TEST_ID_BYTES} bytes`;
+}
+
+/**
  * The file name without its suffix, as pathlib's PurePath.stem (upstream's test ids use it): a
  * name whose only dot leads it (`.yaml`) has no suffix, so its stem is the whole name.
  */

@@ -18,7 +18,7 @@ interface Entry {
 }
 
 /** Bump when what a parse produces changes shape (load.ts). */
-const FORMAT = 3;
+const FORMAT = 4;
 const cacheDir = path.join(packageRoot, 'node_modules', '.cache', 'disagg-bench', 'parsed-configs');
 
 let cacheFile: string | undefined;
@@ -74,15 +74,15 @@ export function readYamlFileCached(absFile: string, displayFile: string): Parsed
 }
 
 /**
- * JSON turns NaN and Infinity (`.nan`, `1e309`) into null: such data is not cached. Nor is data
- * JSON cannot hold at all (the loader refuses recursive aliases; this only keeps a cache from
- * ever taking the run down).
+ * JSON turns NaN and Infinity (`.nan`, `1.0e+309`) into null and a date (`2002-12-14`) into text:
+ * such data is not cached. Nor is data JSON cannot hold at all (the loader refuses recursive
+ * aliases; this only keeps a cache from ever taking the run down).
  */
 function survivesJson(data: unknown): boolean {
   let ok = true;
   try {
-    JSON.stringify(data, (_key, value: unknown) => {
-      if (typeof value === 'number' && !Number.isFinite(value)) ok = false;
+    JSON.stringify(data, function (this: Record<string, unknown>, key: string, value: unknown) {
+      if ((typeof value === 'number' && !Number.isFinite(value)) || this[key] instanceof Date) ok = false;
       return value;
     });
   } catch {

@@ -137,9 +137,17 @@ function valueAt(root: unknown, pointer: string): unknown {
 export function describe(value: unknown): string {
   if (value === null || value === undefined) return 'nothing (null)';
   if (Array.isArray(value)) return 'a list';
+  // An unquoted 2002-12-14 is a date to PyYAML, and so here: say so, and how to keep it text.
+  if (value instanceof Date) return `a date ${dateText(value)} (an unquoted date is one, as PyYAML reads it; quote it for text)`;
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return `string ${JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)}`;
   // YAML's own spellings of the numbers that are not finite.
   if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? '.nan' : value > 0 ? '.inf' : '-.inf';
   return `${typeof value} ${String(value)}`;
+}
+
+/** A date as written: the day alone when it has no time of day. */
+function dateText(date: Date): string {
+  const iso = date.toISOString();
+  return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
 }

@@ -9,6 +9,8 @@ import { isHistoryStoreError } from './errors.ts';
 import { withHistory, type AppendResult } from './store.ts';
 import { trendsForRun } from './trends.ts';
 import type { TrendInput } from '../results/report/trends.ts';
+import type { PreviousValues } from '../results/digest/digest.ts';
+import { previousValues } from './previous-values.ts';
 
 export interface RunEndHistory {
   /** One line for the run's output. */
@@ -17,6 +19,8 @@ export interface RunEndHistory {
   appended?: AppendResult;
   /** The report's trend section for this run's records. */
   trends?: TrendInput;
+  /** The run before's value of each headline figure of this run (the run digest's "vs previous"). */
+  previous?: PreviousValues;
 }
 
 export async function appendRunsToHistory(settings: Settings, runId?: string): Promise<RunEndHistory | undefined> {
@@ -32,7 +36,8 @@ export async function appendRunsToHistory(settings: Settings, runId?: string): P
         const appended = await store.append(entries);
         const mine = records.filter((r) => r.run?.id === runId);
         const trends = mine.length ? await trendsForRun(store, mine) : undefined;
-        return { ok: true, appended, trends, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
+        const previous = mine.length && runId ? await previousValues(store, mine, runId) : undefined;
+        return { ok: true, appended, trends, previous, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
       },
       { create: true },
     );

@@ -3,7 +3,7 @@
 // scheduler's final state and the logs.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { stringify } from 'yaml';
+import { dumpYamlForPyYaml } from '../../runners/common/yaml-dump.ts';
 import type { JobRequest, JobStatus, Scheduler } from '../scheduler/scheduler.ts';
 import type { JobWatcher } from '../scheduler/watcher.ts';
 import type { PlannedTest } from '../select/plan.ts';
@@ -85,8 +85,8 @@ export class JobManager {
       const earlier = setAsideEarlierLogs(logDir);
       if (earlier) this.options.log?.(`${test.id}: an earlier job's logs were moved to ${earlier}`);
       mkdirSync(logDir, { recursive: true });
-      // A copy for people (and CI uploads): secret-looking variables are redacted (secrets.ts).
-      writeFileSync(path.join(logDir, RESOLVED_CONFIG_FILE), stringify(redactSecrets(config)));
+      // A copy for people (and CI uploads), readable as a config again (YAML 1.1, as PyYAML reads it); secret-looking variables are redacted (secrets.ts).
+      writeFileSync(path.join(logDir, RESOLVED_CONFIG_FILE), dumpYamlForPyYaml(redactSecrets(config)));
       const built = await type.buildJob({
         testId: test.id, category: test.category, config, logDir, workDir: settings.workDir,
         packageRoot, gpuType: resourceTypeOf(gpuForType(this.options.gpu, type.assumedGpuType)),

@@ -21,7 +21,9 @@ import type { Settings } from '../settings.ts';
 import type { TestRun } from './session.ts';
 import { testType } from '../types/registry.ts';
 import { csvMetrics, perfRowsFor, replacePerfRows, rowsIdentity, type CsvRowsIdentity, type PerfRow } from '../results/csv.ts';
-import { findRecord, saveTestRecord, saveTestRecords, type RecordRegression, type RecordRunContext, type TestRecord } from '../results/json.ts';
+import { findRecord, saveTestRecord, saveTestRecords, type JobTimes, type MetricRef, type RecordRegression, type RecordRunContext, type TestRecord } from '../results/json.ts';
+import { headlineMetrics } from '../metrics/headline.ts';
+import type { Metric } from '../metrics/metric.ts';
 import { formatIssue } from '../config/issue.ts';
 import { testLogDir } from '../scheduler/log-folder.ts';
 import type { TestTiming } from '../results/test-timing.ts';
@@ -101,7 +103,25 @@ export function testRecordOf({ settings, gpu, test, run }: SaveInput): TestRecor
     metrics: run.metrics,
     timing: { start: timing.start.toISOString(), end: timing.end.toISOString(), durationSec: timing.durationSec },
     logDir: testLogDir(settings.outputPath, test.id),
+    headline: headlineOf(test, run.metrics),
+    ...(jobTimes(run) && { job: jobTimes(run) }),
   };
+}
+
+/** The test's headline figures by name and labels (its type's TestType.headline). */
+function headlineOf(test: PlannedTest, metrics: Metric[]): MetricRef[] {
+  const type = testType(test.testType);
+  if (!type) return [];
+  return headlineMetrics(type, test.resolved?.config ?? test.config ?? {}, test.category, metrics).map((m) => ({ name: m.name, labels: m.labels }));
+}
+
+/** Queue and run time from the scheduler's start and end of the job (SLURM's StartTime/EndTime; the local backend's launch and exit). */
+function jobTimes(run: TestRun): JobTimes | undefined {
+  const { startTime, endTime } = run.status;
+  const times: JobTimes = {};
+  if (startTime !== undefined && run.submittedAt !== undefined) times.queueSec = Math.max(0, (startTime - run.submittedAt) / 1000);
+  if (startTime !== undefined && endTime !== undefined) times.runSec = Math.max(0, (endTime - startTime) / 1000);
+  return Object.keys(times).length > 0 ? times : undefined;
 }
 
 export async function saveTestResult(input: SaveInput): Promise<string[]> {

@@ -24,6 +24,8 @@ export interface TestRun extends JobOutcome {
   batch?: number;
   startedAt: number;
   endedAt: number;
+  /** When the job was submitted (epoch ms; an adopted job's original submission is not known). */
+  submittedAt?: number;
   /** RESUME: the result of this job is already in results.json (and the CSV): write nothing. */
   alreadyRecorded?: boolean;
   /** The run was interrupted before this test's job ended: there is no result to write. */
@@ -191,7 +193,7 @@ export class RunSession {
       const outcome = await this.jobs.finish(test, job, this.abort.signal);
       if (this.interruption) return this.interruptedRun(jobId, batch, startedAt);
       this.board?.ended(test.id, outcome.passed ? 'passed' : 'failed', outcome.failures[0]);
-      return { ...outcome, jobId, batch, startedAt, endedAt: Date.now() };
+      return { ...outcome, jobId, batch, startedAt, endedAt: Date.now(), submittedAt: job.ended ? undefined : job.submittedAt };
     } catch (err) {
       if (this.interruption) return this.interruptedRun(jobId, batch, startedAt);
       const status = { id: jobId ?? '', state: 'UNKNOWN' as const, terminal: true };

@@ -37,6 +37,8 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
       problems.push(`${file}: log is empty`);
       continue;
     }
+    const damaged = nulLineProblem(text);
+    if (damaged) problems.push(`${file}:${damaged}`);
     let result: ExtractResult;
     try {
       result = finiteMetricsOnly(extractor(text, spec, file));
@@ -44,7 +46,8 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;
     }
-    const kept = spec.names ? result.metrics.filter((m) => spec.names!.includes(m.name)) : result.metrics;
+    const wanted = spec.names ? [...spec.names, ...(spec.optionalNames ?? [])] : undefined;
+    const kept = wanted ? result.metrics.filter((m) => wanted.includes(m.name)) : result.metrics;
     // One by one: a long log may yield more metrics than a spread into push() can take.
     for (const metric of kept) metrics.push(metric);
     for (const problem of result.problems) problems.push(`${file}: ${problem}`);
@@ -55,6 +58,27 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     problems.push(`${spec.logFile}: no value for ${missing.join(', ')}`);
   }
   return { metrics, problems };
+}
+
+/**
+ * `<line>: ...` for the first line holding a NUL byte, or undefined. A text log holds none; one
+ * that does was damaged (a crash leaves zeroed blocks, two writers overwrite each other), and the
+ * extractors' patterns silently miss the value on such a line (`Median TTFT (ms):  1\u000023`):
+ * the round it belonged to would vanish without a word. The test fails naming the line.
+ */
+export function nulLineProblem(text: string): string | undefined {
+  const at = text.indexOf('\u0000');
+  if (at < 0) return undefined;
+  const start = text.lastIndexOf('\n', at) + 1;
+  const end = text.indexOf('\n', at);
+  const line = text.slice(start, end < 0 ? text.length : end).replace(/\r$/, '');
+  let lineNumber = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < start; i = text.indexOf('\n', i + 1)) lineNumber += 1;
+  let count = 0;
+  for (let i = at; i >= 0; i = text.indexOf('\u0000', i + 1)) count += 1;
+  const shown = line.length > 120 ? `${line.slice(0, 117)}...` : line;
+  const more = count > 1 ? ` (${count} NUL bytes in the log)` : '';
+  return `${lineNumber}: a NUL byte in the line ${JSON.stringify(shown).replace(/\\u0000/g, '\\0')}${more}: the log is damaged (a crash or two writers?), and a value on such a line cannot be read`;
 }
 
 /**

@@ -27,6 +27,11 @@ export interface MetricSpec {
   extractor: string;
   /** Metric names to keep (or, for 'regex', the names of the capture groups in order). */
   names?: string[];
+  /**
+   * Metric names kept when the log has them and never missed when it does not (a line only some
+   * clients print, such as the headline's total token throughput).
+   */
+  optionalNames?: string[];
   /** Regular expression for the 'regex' extractor; one capture group per name. */
   pattern?: string;
   /** Unit for metrics the extractor cannot name a unit for (regex). */

@@ -15,6 +15,7 @@ import { withFileLock } from './file-lock.ts';
 import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { recordProblem } from './record-check.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -50,6 +51,26 @@ export interface TestRecord {
   run?: RecordRunContext;
   /** This record checked against the history's baselines (absent: not checked). */
   regression?: RecordRegression;
+  /**
+   * Its headline figures (the type's TestType.headline), most important first, named by metric
+   * and labels; their values are in `metrics`. Absent: a record of an older version.
+   */
+  headline?: MetricRef[];
+  /** The job's queue and run time from the scheduler's start and end of it (absent: not known). */
+  job?: JobTimes;
+}
+
+/** One metric of a record, by name and labels. */
+export interface MetricRef {
+  name: string;
+  labels: Metric['labels'];
+}
+
+export interface JobTimes {
+  /** From the submission (sbatch returned, or the local launch) to the scheduler's start of the job. */
+  queueSec?: number;
+  /** The scheduler's start to its end of the job. */
+  runSec?: number;
 }
 
 /** Which run a record came from, kept with it in the history (framework/history/). */
@@ -155,9 +176,16 @@ export function readRecordsSync(outputPath: string): TestRecord[] {
   }
 }
 
-/** Checks that an existing results.json can be added to (before a run submits anything). */
+/**
+ * Checks that an existing results.json can be added to and read back (before a run submits
+ * anything): the file, then each record as the report and the history read it.
+ */
 export function checkResultsText(file: string, text: string): void {
-  parseResults(file, text);
+  const { records } = parseResults(file, text);
+  for (const [k, record] of records.entries()) {
+    const problem = recordProblem(record);
+    if (problem) throw new ResultsFileError(file, `records[${k}] ${problem} (the report and the history could not read it)`);
+  }
 }
 
 /** Whether a record holds a result: a skip does not (RESUME, comparisons and histories leave it out). */

@@ -110,8 +110,12 @@ export function setAsideEarlierLogs(logDir: string): string | undefined {
   }
   if (entries.length === 0) return undefined;
   const earlierJob = readJobRecord(logDir)?.jobId ?? jobIdsOfOutputs(entries)[0] ?? new Date().toISOString().replace(/[:.]/g, '-');
-  let target = `${logDir}.${earlierJob}`;
-  for (let n = 2; existsSync(target); n++) target = `${logDir}.${earlierJob}-${n}`;
+  // The name must fit a file name's 255 bytes (config/ids.ts keeps test ids short enough for a
+  // job id): a job id too long for it is cut, and the counter keeps the names apart.
+  const room = 255 - Buffer.byteLength(path.basename(logDir)) - '.'.length - '-999'.length;
+  const job = Buffer.byteLength(earlierJob) <= room ? earlierJob : Buffer.from(earlierJob).subarray(0, Math.max(0, room)).toString('utf8').replace(/\uFFFD$/, '');
+  let target = `${logDir}.${job}`;
+  for (let n = 2; existsSync(target); n++) target = `${logDir}.${job}-${n}`;
   renameSync(logDir, target);
   return target;
 }

@@ -2,14 +2,14 @@
 // (a login node has no GPU to ask), else what NVML says on this node, else none (a test type may
 // then assume one: upstream's GB200 for the serving types). What the Python framework keeps per GPU
 // type (extra sbatch arguments, --segment, locked clocks for the CSV) is config/gpu-resources.ts.
-import { gpuResourceConfig } from '../config/gpu-resources.ts';
 
 /** GPU types recognised in names (NVML's, GPU_TYPE's, SLURM gres types'). */
 export const knownGpuTypes: readonly string[] = ['GB200', 'GB300', 'B200', 'B300', 'H200', 'H100', 'A100'];
 
 /**
- * GPU type from a GPU_TYPE value or an NVML device name: `NVIDIA H200` -> H200,
- * `NVIDIA GB200`/`GB200_NVL72` -> GB200, `NVIDIA H100 80GB HBM3` -> H100, `A100-SXM4-80GB` -> A100.
+ * GPU type from an NVML device name or a SLURM gres type: `NVIDIA H200` -> H200,
+ * `NVIDIA GB200` -> GB200, `NVIDIA H100 80GB HBM3` -> H100, `A100-SXM4-80GB` -> A100. Not for
+ * GPU_TYPE, which is taken exactly as written (gpuTypeFromEnv).
  */
 export function gpuTypeFromName(name: string): string {
   const upper = name.trim().toUpperCase().replace(/^NVIDIA\s+/, '');
@@ -19,12 +19,21 @@ export function gpuTypeFromName(name: string): string {
   return upper.split(/[\s_-]+/)[0];
 }
 
+/**
+ * GPU_TYPE as upstream's config loader takes it: exactly as written (`gb200` is not GB200, and
+ * `H100_PCIE` is not H100), except that a `GB200_` prefix is GB200 for filtering while upstream's
+ * per-GPU resources are read with the name as given (GB200_LYRIS keeps its own entry).
+ */
+export function gpuTypeFromEnv(value: string): { gpuType: string; resourceType?: string } {
+  return value.startsWith('GB200_') ? { gpuType: 'GB200', resourceType: value } : { gpuType: value };
+}
+
 export interface GpuDetection {
   /** The GPU type, or undefined when neither GPU_TYPE nor a GPU is there. */
   gpuType: string | undefined;
   /**
    * The key upstream's GPU_RESOURCE_CONFIG is read with, when it differs from gpuType: GPU_TYPE as
-   * given where upstream has an entry of that name (GB200_LYRIS).
+   * given (GB200_LYRIS; a GB200_ name without an entry is refused before the run, select/plan.ts).
    */
   resourceType?: string;
   /** Where the type came from; `assumed`: nothing was found and the test type assumes one. */
@@ -81,11 +90,7 @@ export async function detectGpuType(
   probe: GpuNameProbe = nvmlProbe,
   slurm?: SlurmGpuProbe,
 ): Promise<GpuDetection> {
-  if (env.GPU_TYPE?.trim()) {
-    const given = env.GPU_TYPE.trim().toUpperCase();
-    const gpuType = gpuTypeFromName(given);
-    return given !== gpuType && gpuResourceConfig[given] ? { gpuType, resourceType: given, source: 'GPU_TYPE' } : { gpuType, source: 'GPU_TYPE' };
-  }
+  if (env.GPU_TYPE) return { ...gpuTypeFromEnv(env.GPU_TYPE), source: 'GPU_TYPE' };
   const reasons: string[] = [];
   if (slurm) {
     try {
@@ -124,17 +129,20 @@ export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuT
   return `No GPU detected and GPU_TYPE unset (${detection.detail}): only configs that need no GPU run.`;
 }
 
-/** Why a config cannot run on this GPU, or undefined when it can. */
+/**
+ * Why a config cannot run on this GPU, or undefined when it can. As upstream: the GPU type must be
+ * in metadata.supported_gpus as written (`gb200` or `GB200_LYRIS` there never matches GB200).
+ */
 export function gpuSkipReason(supported: string[] | undefined, detection: GpuDetection): string | undefined {
   if (supported === undefined) return undefined;
-  const wanted = supported.map(gpuTypeFromName);
-  if (!detection.gpuType) {
-    return `needs a GPU (${wanted.join(', ')}) but none was detected and GPU_TYPE is unset`;
+  const gpuType = detection.gpuType;
+  if (!gpuType) {
+    return `needs a GPU (${supported.join(', ')}) but none was detected and GPU_TYPE is unset`;
   }
-  if (!wanted.includes(detection.gpuType)) {
-    return `GPU type ${detection.gpuType} is not in supported_gpus [${wanted.join(', ')}]`;
-  }
-  return undefined;
+  if (supported.includes(gpuType)) return undefined;
+  const reason = `GPU type ${gpuType} is not in supported_gpus [${supported.join(', ')}]`;
+  const near = supported.filter((s) => s.toUpperCase() === gpuType.toUpperCase() || gpuTypeFromName(s) === gpuType);
+  return near.length > 0 ? `${reason} (matched exactly, as upstream: ${near.map((s) => JSON.stringify(s)).join(', ')} is not ${gpuType})` : reason;
 }
 
 /** The name to read upstream's GPU_RESOURCE_CONFIG with (GB200_LYRIS keeps its own entry). */

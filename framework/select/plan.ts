@@ -1,6 +1,7 @@
 // The plan of one run: which configs exist, which parse and validate, which are selected and which
 // are skipped (and why). Nothing is submitted here: `vitest list` and the CLI use it as is.
 import { discoverConfigs, type ConfigFile } from '../config/discover.ts';
+import { testIdProblem } from '../config/ids.ts';
 import { flushParseCache, openParseCache, readYamlFileCached } from '../config/parse-cache.ts';
 import { validateConfig } from '../config/validate.ts';
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts';
@@ -8,7 +9,8 @@ import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
 import type { TestType } from '../types/test-type.ts';
 import type { Settings } from '../settings.ts';
-import { gpuForType, gpuSkipReason, gpuTypeFromName, knownGpuTypes, type GpuDetection } from './gpu.ts';
+import { gpuResourceConfig } from '../config/gpu-resources.ts';
+import { gpuForType, gpuSkipReason, gpuTypeFromEnv, gpuTypeFromName, knownGpuTypes, type GpuDetection } from './gpu.ts';
 import { readTestList, selectByTestList, type TestList, type UnknownListedId } from './testlist.ts';
 
 export interface PlannedTest extends ConfigFile {
@@ -45,6 +47,8 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   const type = testType(file.testType);
   const parsed = readYamlFileCached(file.absFile, file.displayFile);
   const test: PlannedTest = { ...file, issues: [...parsed.issues] };
+  const tooLong = testIdProblem(file.id);
+  if (tooLong) test.issues.push({ file: file.displayFile, message: tooLong });
   if (!type) {
     test.issues.push({ file: file.displayFile, message: `unknown test type '${file.testType}' (known: ${allTestTypes().map((t) => t.name).join(', ')})` });
     return test;
@@ -56,6 +60,7 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   test.supportedGpus = supportedGpusOf(type, parsed.data);
   test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
+  test.skipReason ??= type.unavailableHere?.(parsed.data as Record<string, unknown>);
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);
   return test;
@@ -102,16 +107,26 @@ export function planRun(options: PlanOptions): Plan {
 
 /**
  * GPU_TYPE naming a GPU type that is neither known (select/gpu.ts) nor listed by any config's
- * metadata.supported_gpus: a typo (`GPU_TYPE=bogus`) that would skip every config needing a GPU.
- * Upstream stops such a run too (scan_configs: "No configuration files found ... GPU type");
- * here it is one line before anything runs. The configs are read only in that case.
+ * metadata.supported_gpus: a typo (`GPU_TYPE=bogus`, `gb200`: upstream matches exactly) that would
+ * skip every config needing a GPU. Upstream stops such a run too (scan_configs: "No configuration
+ * files found ... GPU type"); here it is one line before anything runs, naming the type meant when
+ * there is one. Also a `GB200_` name upstream has no resources for (GB200_NVL72): upstream runs the
+ * GB200 configs with it, without GB200's --gres and --segment, and its CSV writer then fails.
+ * The configs are read only when the type is unknown.
  */
 export function gpuTypeProblem(settings: Settings, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const raw = env.GPU_TYPE?.trim();
+  const raw = env.GPU_TYPE;
   if (!raw) return undefined;
-  const type = gpuTypeFromName(raw);
+  const given = `GPU_TYPE=${JSON.stringify(raw)}`;
+  const { gpuType: type, resourceType } = gpuTypeFromEnv(raw);
+  if (resourceType !== undefined && !Object.hasOwn(gpuResourceConfig, resourceType)) {
+    const variants = Object.keys(gpuResourceConfig).filter((k) => k.startsWith('GB200_'));
+    return `${given}: upstream filters it as GB200 but has no resources for it (no --gres=gpu:4, no --segment, and its CSV writer fails on it); set GPU_TYPE=GB200${variants.map((v) => ` or ${v}`).join('')}`;
+  }
   if (knownGpuTypes.includes(type)) return undefined;
   const plan = planRun({ settings, gpu: { gpuType: type, source: 'GPU_TYPE' }, env });
-  if (plan.tests.some((t) => (t.supportedGpus ?? []).map(gpuTypeFromName).includes(type))) return undefined;
-  return `GPU_TYPE=${JSON.stringify(env.GPU_TYPE)}: ${type} is no known GPU type (${knownGpuTypes.join(', ')}) and no config lists it in metadata.supported_gpus; every config that needs a GPU would be skipped`;
+  if (plan.tests.some((t) => (t.supportedGpus ?? []).includes(type))) return undefined;
+  const meant = knownGpuTypes.find((k) => k === type.trim().toUpperCase()) ?? knownGpuTypes.find((k) => k === gpuTypeFromName(type));
+  const hint = meant ? `; GPU types match exactly, as upstream (${JSON.stringify(type)} does not run [${meant}] configs): set GPU_TYPE=${meant}` : '';
+  return `${given}: ${type} is no known GPU type (${knownGpuTypes.join(', ')}) and no config lists it in metadata.supported_gpus; every config that needs a GPU would be skipped${hint}`;
 }

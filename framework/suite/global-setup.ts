@@ -1,10 +1,10 @@
 // Runs once per test-type project in Vitest's main process. It names the run (one id shared by
 // every project of one invocation), checks the environment (variables, test list, OUTPUT_PATH)
 // before any job goes out (a mistake: one line per problem, exit 2), ends the run at once on
-// SIGINT/SIGTERM or when the npx that started it is gone (main-interrupt.ts: jobs cancelled and
-// recorded, workers ended, tests not run named), and at teardown cancels what the run's ledger
-// still lists, the backstop for workers that died before they could cancel their jobs.
-import { constants } from 'node:os';
+// SIGINT/SIGTERM/SIGHUP or when the npx that started it is gone (run-ending.ts routes them here;
+// main-interrupt.ts: jobs cancelled and recorded, workers ended, tests not run named), and at
+// teardown cancels what the run's ledger still lists, the backstop for workers that died before
+// they could cancel their jobs, and makes the end-of-run writes if no reporter did (run-end.ts).
 import type { TestProject } from 'vitest/node';
 import { readSettings } from '../settings.ts';
 import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
@@ -12,14 +12,15 @@ import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
 import { testTypeNames } from '../types/names.ts';
 import { endRunNow } from './main-interrupt.ts';
-import { watchLauncher } from './launcher-watch.ts';
-import { runTests, type RunTests } from './run-tests.ts';
+import { onRunSignal, RUN_SIGNALS, setRunEnd, signalsClaimed, watchLauncherOnce } from './run-ending.ts';
+import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
+import { runEndTests, writeRunEnd } from './run-end.ts';
+import { newRunId } from './run-id.ts';
 
-const runId = process.env.DISAGG_RUN_ID ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
+const runId = process.env.DISAGG_RUN_ID ?? newRunId();
 process.env.DISAGG_RUN_ID = runId;
 let announced = false;
 let ending = false;
-let launcher: { stop(): void } | undefined;
 /** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
 let tests: () => RunTests = () => ({ collected: 0, unfinished: [] });
 
@@ -39,10 +40,6 @@ function endRun(why: string, exitCode: number): void {
   // Now: Vitest's handler may have scheduled an exit too, but the workers' ends are already queued
   // and Vitest would report each as an unhandled error first.
   process.exit(process.exitCode ?? exitCode);
-}
-
-function onSignal(signal: NodeJS.Signals): void {
-  endRun(`${signal} received by Vitest's main process`, 128 + constants.signals[signal]);
 }
 
 /** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
@@ -69,17 +66,19 @@ export default function setup(project: TestProject) {
     console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
     const { vitest } = project;
     tests = () => runTests(vitest.state.getTestModules());
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    launcher = watchLauncher((why) => endRun(why, 128 + constants.signals.SIGTERM));
+    setRunEnd(endRun);
+    // Under `disagg-bench run` its handlers (there from its first millisecond) already lead here.
+    if (!signalsClaimed()) for (const signal of RUN_SIGNALS) process.on(signal, onRunSignal);
+    watchLauncherOnce();
   }
   return async function teardown() {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    launcher?.stop();
+    if (!signalsClaimed()) for (const signal of RUN_SIGNALS) process.off(signal, onRunSignal);
     // The backstop for a worker that died (or was killed) with jobs in flight.
     const outcome = await cancelLeftovers(settings.outputPath, { run: runId, reason: `the run ${runId} ended with the job in flight (its worker died)` });
     const said = describeLeftovers(outcome);
     if (said) console.warn(`cleanup: ${said}`);
+    // Reporters named on the command line replace the project's: its end-of-run writes happen here then.
+    const modules = project.vitest.state.getTestModules();
+    if (anyTestRecorded(modules)) await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
   };
 }

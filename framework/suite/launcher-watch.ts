@@ -43,8 +43,22 @@ export function npmLauncher(env: NodeJS.ProcessEnv = process.env): { npm: Proc; 
 
 const gone = (p: Proc) => proc(p.pid)?.start !== p.start;
 
+/**
+ * Whether npm started this process and is already gone: npm's variables are set but the process
+ * was re-parented to pid 1 (killed in the seconds before the watch began: Vitest reads its config
+ * 2-10 s after its start on a busy machine).
+ */
+export function orphanedByNpm(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.npm_command || env.npm_lifecycle_event) && process.ppid === 1;
+}
+
 /** Calls `onGone` once when the npm that started this process (or the shell between) is gone. */
 export function watchLauncher(onGone: (why: string) => void): { stop(): void } {
+  if (orphanedByNpm()) {
+    // Now, but not inside the caller's own start-up (a config being read, a command being parsed).
+    setImmediate(() => onGone('the npm that started this run is gone (this process was re-parented to pid 1)'));
+    return { stop() {} };
+  }
   const launcher = npmLauncher();
   if (!launcher) return { stop() {} };
   const { npm, parent } = launcher;

@@ -8,7 +8,7 @@
 //      Whatever is left after WORKER_GRACE_MS gets SIGKILL (local jobs then die by their
 //      watchdog, scheduler/local-job.ts). Without this, workers were orphaned and ran on.
 //   3. The ledger again: jobs a worker recorded while it ended.
-//   4. The tests that did not run to their end are named.
+//   4. The tests that did not run to their end are named, and how to continue them.
 import { readdirSync } from 'node:fs';
 import { processStat } from '../../runners/common/proc.ts';
 import { cancelLeftoversNow, describeLeftovers } from '../jobs/leftover-jobs.ts';
@@ -73,6 +73,9 @@ export function endRunNow(outputPath: string, runId: string, reason: string, tes
   if (second) said(second);
   const { collected, unfinished } = tests();
   const notRun = withoutResultOfRun(unfinished, outputPath, runId);
-  if (notRun.length > 0) said(describeNotRun(notRun, `${reason}; no result recorded`));
+  if (notRun.length > 0) {
+    said(describeNotRun(notRun, `${reason}; no result recorded`));
+    said(`to continue: the same command with --resume (disagg-bench run) or RESUME=1 (npx vitest run), OUTPUT_PATH=${outputPath}`);
+  }
   else if (collected === 0) said(`no test had been collected yet: none ran (${reason})`);
 }

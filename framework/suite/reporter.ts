@@ -1,16 +1,12 @@
-// A Vitest reporter that ends a run with a compact table of each test's key metrics, names the
-// tests that did not run to their end (their worker died: SIGKILL, out of memory), and rebuilds
-// OUTPUT_PATH/report.html from the run's results.json.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
+// A Vitest reporter that ends a run with what a perf engineer reads (run-end.ts: the history,
+// report.html and the run digest, printed last). Every metric of every test is listed only with
+// DISAGG_PRINT_METRICS=1 (the report has them all). Tests that did not run to their end (their
+// worker died: SIGKILL, out of memory) are named.
 import type { Reporter, TestModule } from 'vitest/node';
 import { formatMetricsTable, type MetricsRow } from './metrics-table.ts';
 import { readSettings } from '../settings.ts';
-import { RESULTS_JSON_FILE } from '../results/json.ts';
-import { buildReport } from '../results/report/build.ts';
-import { REPORT_FILE } from '../results/report/render.ts';
-import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
-import { appendRunsToHistory } from '../history/run-end.ts';
+import { isRunProject } from './run-tests.ts';
+import { runEndTests, writeRunEnd } from './run-end.ts';
 
 export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
@@ -22,33 +18,19 @@ export default class DisaggReporter implements Reporter {
         if (meta) rows.push({ id: test.name, state: meta.notRun ? 'not run' : test.result().state, jobState: meta.state, metrics: meta.metrics });
       }
     }
-    if (rows.length > 0) process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
-    // A worker that died (SIGKILL, out of memory) takes its tests' ends with it: Vitest names the
-    // file, this names the tests (not one whose result it had saved). Their jobs were cancelled
-    // and recorded by the global teardown.
-    let unfinished = runTests(testModules).unfinished;
-    if (unfinished.length > 0) {
+    const settings = (() => {
       try {
-        unfinished = withoutResultOfRun(unfinished, readSettings().outputPath, process.env.DISAGG_RUN_ID);
+        return readSettings();
       } catch {
-        // Settings that cannot be read (the run has said why): the list stays as Vitest has it.
+        return undefined; // settings that cannot be read: the run has said why
       }
+    })();
+    if (rows.length > 0 && settings?.printMetrics) process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
+    const runId = process.env.DISAGG_RUN_ID;
+    if (!settings) {
+      runEndTests(testModules, settings, runId); // still names the tests whose worker died
+      return;
     }
-    if (unfinished.length > 0) {
-      process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
-    }
-    if (rows.length === 0) return;
-    const settings = readSettings();
-    const { outputPath } = settings;
-    if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
-    // The run's records into the performance history (one transaction; a failing store is one line).
-    const history = await appendRunsToHistory(settings, process.env.DISAGG_RUN_ID).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}`, trends: undefined }));
-    if (history) (history.ok ? process.stdout : process.stderr).write(`${history.message}\n`);
-    try {
-      const report = await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE), trends: history?.trends });
-      process.stdout.write(`report: ${report.file}\n`);
-    } catch (err) {
-      process.stderr.write(`report.html could not be written: ${(err as Error).message}\n`);
-    }
+    await writeRunEnd(runId, () => runEndTests(testModules, settings, runId));
   }
 }

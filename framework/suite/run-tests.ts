@@ -22,6 +22,11 @@ export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
   return { collected: tests.length, unfinished: tests.filter((t) => t.result().state === 'pending').map((t) => t.name) };
 }
 
+/** Whether any config test of the run got as far as a result of its own (a job judged, a record written). */
+export function anyTestRecorded(modules: ReadonlyArray<TestModule>): boolean {
+  return modules.some((m) => isRunProject(m.project.name) && [...m.children.allTests()].some((t) => t.meta().disagg !== undefined));
+}
+
 /** One line naming tests that did not run to their end (the first 20, then a count). */
 export function describeNotRun(ids: string[], why: string): string {
   const shown = ids.slice(0, 20).join(', ');

@@ -8,6 +8,7 @@ import { kindOf, nixlKinds } from './nixl/kinds.ts';
 import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
 import type { MetricSpec } from '../metrics/metric.ts';
 import { buildNixlJob, NIXL_TYPE } from './nixl/job/job-builder.ts';
+import { missingTransportReason } from './nixl/transport-libraries.ts';
 
 function rules(config: Record<string, unknown>, source: { file: string }): RuleViolation[] {
   const typed = nixlConfig(config);
@@ -46,6 +47,14 @@ export const nixlType: TestType = {
   regression: (config) => (nixlConfig(config).benchmark as { regression?: unknown }).regression,
   // The benchmark kind and the transfer backend: the same file on another backend is another test.
   identity: (config) => ({ benchmark_kind: nixlConfig(config).benchmark.kind, transfer_backend: nixlConfig(config).benchmark.backend }),
+  // the kind's figures; a config that replaces the metrics (benchmark.metrics) names its own
+  headline: (metrics, config) => {
+    const override = metricsOverrideSpec(nixlConfig(config));
+    if (override) return metrics.filter((m) => override[0].names?.includes(m.name));
+    return kindOf(config).headline?.(config, metrics) ?? [];
+  },
+  // the engine's kinds on UCX or libfabric need that library here (the real tools bring their own)
+  unavailableHere: (config) => (kindOf(config).externalTool ? undefined : missingTransportReason(nixlConfig(config).benchmark.backend)),
   csvInfo: (config) => ({ command: `disagg-bench ${nixlConfig(config).benchmark.kind}` }),
 };
 

@@ -109,6 +109,12 @@ export interface TestType {
    * metrics, most important first. Undefined or empty: the test has no headline figure.
    */
   headline?(metrics: readonly Metric[], config: Record<string, unknown>, category: string): Metric[];
+  /**
+   * Why this (valid) config cannot run on this machine although its GPU can (a transport library
+   * it needs cannot be loaded: the reason and the package that provides it), or undefined. The
+   * plan skips such a config, as it skips a config for another GPU.
+   */
+  unavailableHere?(config: Record<string, unknown>): string | undefined;
   /** How the test's CSV rows are named and which metrics they hold (results/csv.ts). */
   csvInfo?(config: Record<string, unknown>, category: string, testId: string): CsvInfo;
 }

@@ -1,4 +1,4 @@
-// Bounds of numbers a config gives, each with its reason (issue 23 item 12): a value beyond what
+// Bounds of numbers a config gives, each with its reason: a value beyond what
 // the machine can honour is refused at validation, in one sentence, instead of being rounded,
 // wrapped or waited on for ever. Every type's schema gets the whole-number bound (config/validate.ts
 // adds it to each `type: integer`); a schema names the others where it has such a value.

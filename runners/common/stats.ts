@@ -84,6 +84,18 @@ export function percentile(xs: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/**
+ * nixlbench's percentile (xferMetricStats::p90/p95/p99, benchmark/nixlbench/src/utils/utils.cpp):
+ * the sorted samples' element at index floor(n * fraction), the double product truncated as
+ * C++ converts it to size_t, capped at the last; 0 for none. With n a multiple of 100 this is one
+ * sample above the nearest rank (n = 400, P99: the 397th sample, where percentile() takes the 396th).
+ */
+export function nixlbenchPercentile(xs: ArrayLike<number>, fraction: number): number {
+  if (xs.length === 0) return 0;
+  const sorted = Float64Array.from(xs).sort();
+  return sorted[Math.min(Math.trunc(sorted.length * fraction), sorted.length - 1)];
+}
+
 export interface MinAvgMax {
   avg: number;
   min: number;

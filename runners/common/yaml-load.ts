@@ -8,6 +8,8 @@
 // - an alias to a node that contains it (a recursive structure, which PyYAML builds and JSON,
 //   validation and job building cannot) is an error at the alias;
 // - aliases that would expand the data past MAX_ALIAS_EXPANSION values (an alias bomb) are refused;
+// - an unquoted scalar is what PyYAML's YAML 1.1 resolver makes of it (runners/common/pyyaml-scalars.ts:
+//   `yes` a boolean, `017` octal, `1:30` base 60, `1e3` text, `2002-12-14` a date);
 // - a whole number beyond 2^53 - 1 is refused: JavaScript would hold it rounded, silently;
 // - a file of several documents is refused (PyYAML: "expected a single document in the stream");
 // - lone CR line ends (classic Mac) are line ends, as PyYAML reads them.
@@ -16,6 +18,7 @@
 // Used by the framework's config loader and by the engine's own benchmark configs (runners/xfer).
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar } from 'yaml';
 import type { Document, Node, Pair, ParsedNode, YAMLMap, YAMLSeq } from 'yaml';
+import { resolvePlainScalar } from './pyyaml-scalars.ts';
 
 export type YamlKeyPath = (string | number)[];
 
@@ -303,6 +306,13 @@ class DataBuilder {
   }
 
   private scalar(node: Scalar): unknown {
+    // An unquoted scalar without a tag means what PyYAML makes of it (YAML 1.1); a quoted or
+    // tagged one is the library's (a quoted one is text in both).
+    if (node.type === Scalar.PLAIN && node.tag === undefined && typeof node.source === 'string') {
+      const resolved = resolvePlainScalar(node.source);
+      if (resolved.problem !== undefined) this.problem(node, resolved.problem);
+      return resolved.value;
+    }
     const value = node.value;
     if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value) && node.type === Scalar.PLAIN && SAFE_INTEGER_SOURCE.test(node.source ?? '')) {
       this.problem(node, `${node.source} is a whole number beyond ${Number.MAX_SAFE_INTEGER} (2^53 - 1), the largest held exactly here; it would be read as ${value}`);

@@ -1,4 +1,4 @@
-// What seed 003 keeps of each node next to the tool's output: the libfabric providers (fi_info),
+// What NIXL's benchmarking suite keeps of each node next to the tool's output: the libfabric providers (fi_info),
 // the GPU listing (nvidia-smi) and the EFA/RDMA devices. A missing tool is written down in its
 // file, never fatal: the benchmark may not need it.
 import fs from 'node:fs';

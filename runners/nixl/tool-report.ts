@@ -1,4 +1,4 @@
-// test-report.txt of a tool's job (seed 003 keeps one): what ran where, in which order, against
+// test-report.txt of a tool's job (NIXL's benchmarking suite keeps one): what ran where, in which order, against
 // which etcd namespace, how each task ended, and the artefacts the job left. Written by the job's
 // cleanup, so it exists whether the tool passed, failed or never started.
 import fs from 'node:fs';

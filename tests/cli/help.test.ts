@@ -1,6 +1,6 @@
 // Every command of `disagg-bench` (found from the command table, so a new command is walked as it
 // lands) answers --help and -h with its usage on stdout and exit 0, without running anything, and
-// refuses an option it does not have in one sentence naming it (issue 26 item 7). Through the
+// refuses an option it does not have in one sentence naming it. Through the
 // package's bin, as a user runs it. OUTPUT_PATH and WORK_DIR point where nothing exists: help
 // reads no settings, and a command that ran instead would say so.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';

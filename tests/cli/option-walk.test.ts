@@ -1,5 +1,5 @@
 // Every option of every `disagg-bench` command either changes what runs, or is refused with its
-// reason, or is announced (issue 15 item 6: no accepted flag is ignored silently). The options are
+// reason, or is announced (no accepted flag is ignored silently). The options are
 // discovered from the commands themselves (each parseArgs call is recorded), so a new option with
 // no entry here fails this test until it says what it does. For the benchmark commands, "changes
 // what runs" means: the parsed options with the flag differ from those without it (`pre` gives

@@ -112,7 +112,8 @@ describe('what cannot be data is one located sentence', () => {
       message: '9007199254740993 is a whole number beyond 9007199254740991 (2^53 - 1), the largest held exactly here; it would be read as 9007199254740992',
     }]);
     expect(problems('warmup_iters: 9999999999999999999999\n')[0].message).toMatch(/^9999999999999999999999 is a whole number beyond/);
-    expect(data('a: 9007199254740991\nb: -9007199254740991\nc: 1e300\nd: .inf\n')).toEqual({ a: 9007199254740991, b: -9007199254740991, c: 1e300, d: Infinity });
+    expect(data('a: 9007199254740991\nb: -9007199254740991\nc: 1.0e+300\nd: .inf\n')).toEqual({ a: 9007199254740991, b: -9007199254740991, c: 1e300, d: Infinity });
+    expect(problems('a: 0x20000000000001\n')[0].message).toMatch(/^0x20000000000001 is a whole number beyond/);
   });
 
   it('lists or mappings nested past MAX_NESTING are one located problem, never a stack overflow', () => {
@@ -167,5 +168,45 @@ describe('text', () => {
   it('a file of comments only is empty', () => {
     expect(problems('# only a comment\n')).toEqual([{ line: 1, col: 1, message: 'the file is empty' }]);
     expect(problems('')).toEqual([{ line: 1, col: 1, message: 'the file is empty' }]);
+  });
+});
+
+// Each expected value is what PyYAML 6.0's yaml.safe_load returns for the same text (YAML 1.1).
+describe('unquoted scalars, as PyYAML reads them (YAML 1.1)', () => {
+  it('yes/no/on/off in their three spellings are booleans; other spellings and y/n are text', () => {
+    expect(data('a: yes\nb: No\nc: ON\nd: off\ne: True\nf: FALSE\n')).toEqual({ a: true, b: false, c: true, d: false, e: true, f: false });
+    expect(data('a: yEs\nb: y\nc: n\nd: oN\n')).toEqual({ a: 'yEs', b: 'y', c: 'n', d: 'oN' });
+  });
+
+  it('017 is octal, 0b101 binary, 1_000 a thousand, 1:30 base 60; 0o17 and 018 are text', () => {
+    expect(data('a: 017\nb: 0b101\nc: 1_000\nd: 1:30\ne: -0x1F\nf: +12\ng: 0\nh: 190:20:30\n')).toEqual({ a: 15, b: 5, c: 1000, d: 90, e: -31, f: 12, g: 0, h: 685230 });
+    expect(data('a: 0o17\nb: 018\nc: 01:30\n')).toEqual({ a: '0o17', b: '018', c: '01:30' });
+  });
+
+  it('a float needs a point and a signed exponent: 1e3 and 1.0e3 are text, 1.0e+3 a float', () => {
+    expect(data('a: 1e3\nb: 1.0e3\nc: 1.0e+3\nd: .5\ne: 1.\nf: 1_0.5\ng: 1:30.5\nh: -.inf\ni: .NaN\n')).toEqual({ a: '1e3', b: '1.0e3', c: 1000, d: 0.5, e: 1, f: 10.5, g: 90.5, h: -Infinity, i: NaN });
+  });
+
+  it('~, null, Null, NULL and nothing are null; a quoted or tagged scalar keeps its own reading', () => {
+    expect(data('a: ~\nb: Null\nc:\nd: "yes"\ne: \'017\'\nf: !!str 1:30\n')).toEqual({ a: null, b: null, c: null, d: 'yes', e: '017', f: '1:30' });
+  });
+
+  it('a date is a date, and a date with a time of day is one instant (its offset applied)', () => {
+    const d = data('a: 2002-12-14\nb: 2001-12-14t21:59:43.10-05:00\nc: 2001-12-14 21:59:43.10\nd: 2002-1-2 3:04:05\n') as Record<string, Date>;
+    expect(d.a).toEqual(new Date(Date.UTC(2002, 11, 14)));
+    expect(d.b).toEqual(new Date(Date.UTC(2001, 11, 15, 2, 59, 43, 100)));
+    expect(d.c).toEqual(new Date(Date.UTC(2001, 11, 14, 21, 59, 43, 100)));
+    expect(d.d).toEqual(new Date(Date.UTC(2002, 0, 2, 3, 4, 5)));
+    expect(data('a: 2002-12-1\n')).toEqual({ a: '2002-12-1' });
+  });
+
+  it('what PyYAML cannot construct is one located sentence: a day that does not exist, a plain =', () => {
+    expect(problems('x: 1\nday: 2002-02-30\n')).toEqual([{ line: 2, col: 6, message: '2002-02-30 reads as a date (YAML 1.1, as PyYAML reads it) but is no valid one; quote it for the text' }]);
+    expect(problems('op: =\n')[0]).toMatchObject({ line: 1, col: 5, message: expect.stringMatching(/^a plain '=' is YAML 1\.1's value key/) });
+    expect(problems('a: 0b_\n')[0].message).toMatch(/^0b_ is no whole number/);
+  });
+
+  it('keys are resolved too: yes: is the key true, 017: the key 15', () => {
+    expect(data('yes: 1\n017: 2\n')).toEqual({ true: 1, 15: 2 });
   });
 });

@@ -1,4 +1,4 @@
-// Issue 22 item 11: YAML merge keys in a disagg config, end to end through loading, validation
+// YAML merge keys in a disagg config, end to end through loading, validation
 // and job building: the engine's files get the merged mappings as PyYAML would hand them to
 // upstream's yaml.dump (own keys winning, no `<<` left), and validation sees the merged values.
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -31,7 +31,7 @@ describe('parse cache', () => {
 
   it('never caches what JSON would change (NaN, Infinity) nor files with parse errors', () => {
     openParseCache(`test3:${dir}`);
-    writeFileSync(file, 'x: .nan\ny: 1e309\n');
+    writeFileSync(file, 'x: .nan\ny: 1.0e+309\n');
     const first = readYamlFileCached(file, 'c.yaml').data as { x: number; y: number };
     expect(Number.isNaN(first.x)).toBe(true);
     expect(readYamlFileCached(file, 'c.yaml').data).toEqual({ x: NaN, y: Infinity });

@@ -1,4 +1,4 @@
-// Property-based fuzzing (fast-check) of the config loader and of every log parser (issue 23):
+// Property-based fuzzing (fast-check) of the config loader and of every log parser:
 // random and mutated YAML, random bytes, and mutated logs either load or give located problems,
 // never an uncaught exception. Shared by the CI test (tests/reliability/property-fuzz.test.ts:
 // fixed seed, bounded count) and the nightly-size script (scripts/fuzz.ts: any seed, large counts,
@@ -42,7 +42,7 @@ function timed(stats: FuzzStats, input: string, outcome: () => string): void {
   }
 }
 
-/** Pieces YAML is made of, and the values that broke loaders before (issue 23). */
+/** Pieces YAML is made of, and the values that broke loaders before. */
 const YAML_TOKENS = [
   ':', ': ', ' ', '  ', '\n', '\r\n', '\r', '\t', '- ', '? ', '{', '}', '[', ']', ', ', '"', "'", '#', '|', '>', '---', '...', '&a ', '*a', '&m ', '*m',
   '<<: ', '"<<"', '!!str ', '!!binary ', '%YAML 1.2\n', 'key', 'metadata', 'benchmark', 'worker_config', 'ranks', 'iters', 'value', '1', '-1', '0x2', '1e300',

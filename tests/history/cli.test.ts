@@ -267,7 +267,7 @@ describe('disagg-bench history', () => {
     expect((await cli(['import', badRow], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') })).stderr).toMatch(/bad-row\.csv:2: expected a row name, a numeric perf_metric/);
     const badJson = path.join(scratch, 'bad.json');
     writeFileSync(badJson, '{"version": 1, "records": [{"testId": 3}]}');
-    expect((await cli(['import', badJson], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') })).stderr).toMatch(/bad\.json: records\[0\] has no testId/);
+    expect((await cli(['import', badJson], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') })).stderr).toMatch(/bad\.json: records\[0\] testId is 3, expected a string/);
     const corrupt = path.join(scratch, 'corrupt.duckdb');
     writeFileSync(corrupt, 'garbage'.repeat(1000));
     const r2 = await cli(['runs'], { DISAGG_HISTORY: corrupt });

@@ -1,4 +1,4 @@
-// Issue 5's end-to-end case through the whole framework on the real local SLURM cluster: a disagg
+// The serving end-to-end case through the whole framework on the real local SLURM cluster: a disagg
 // config with 1 context and 2 generation servers runs as a test of `vitest --project disagg`; the
 // CSV gets SERVER_MEDIAN_TTFT and SERVER_MEDIAN_E2EL for both concurrencies. The servers are
 // STAND-INS (tests/fixtures/standin-openai-server.ts; the serving engine cannot run here): their

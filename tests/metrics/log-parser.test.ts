@@ -1,4 +1,4 @@
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,5 +63,23 @@ describe('extractMetrics', () => {
     ]);
     expect(problems).toEqual([]);
     expect(metrics.map((m) => m.value)).toEqual([214.57, 251.04]);
+  });
+});
+
+describe('a NUL byte inside a result line', () => {
+  it('fails the test naming the line, where the extractor alone would have lost that round\'s value without a word', async () => {
+    const text = await readFile(path.join(fixtures, 'serving/6_bench.log'), 'utf8');
+    // The second round's median TTFT, its digits broken by a NUL (a zeroed block, an overwrite).
+    await writeFile(path.join(logDir, '6_bench.log'), text.replace('Median TTFT (ms):                        230.12', 'Median TTFT (ms):                        23\u00000.12'));
+    const spec = { logFile: '6_bench.log', extractor: 'serving', names: ['SERVER_MEDIAN_TTFT'] };
+    const { metrics, problems } = await extractMetrics(logDir, [spec]);
+    expect(metrics.map((m) => m.labels.concurrency)).toEqual([8]);
+    expect(problems).toEqual([
+      '6_bench.log:65: a NUL byte in the line "Median TTFT (ms):                        23\\00.12    ": the log is damaged (a crash or two writers?), and a value on such a line cannot be read',
+    ]);
+  });
+
+  it('a log without one is read as before', async () => {
+    expect((await extractMetrics(logDir, [{ logFile: '6_bench.log', extractor: 'serving', names: ['SERVER_MEDIAN_TTFT'] }])).problems).toEqual([]);
   });
 });

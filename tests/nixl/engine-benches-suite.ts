@@ -58,7 +58,7 @@ export function expectEngineBenchResults(run: NixlSuiteRun): void {
     expect(log.match(/All data verified successfully!/g)).toHaveLength(2);
   }
 
-  // the CacheEngine test as a config (issue 22 item 17): both rounds stored, retrieved and checked
+  // the CacheEngine test as a config: both rounds stored, retrieved and checked
   const ce = recordOf(run, 'nixl_perf_cache_engine_shm');
   expect(valuesOf(ce, 'VERIFIED_ROUNDS')).toEqual([{ labels: {}, value: 2 }]);
   for (const name of ['STORE_TIME_S', 'THROUGHPUT_GBPS', 'RETRIEVE_TIME_S', 'RETRIEVAL_THROUGHPUT_GBPS']) {

@@ -1,4 +1,4 @@
-// The nixl-ep-perf adapter (issue 15 item 11): the EP tests renamed their metadata and NIC flags
+// The nixl-ep-perf adapter: the EP tests renamed their metadata and NIC flags
 // (--use-tcp-store / --skip-nic-discovery, later --use-etcd / --discover-nics with the defaults
 // flipped); each task asks the installed tool's --help and passes the words that mean what the
 // config asked for. The tool is a STAND-IN (tests/fixtures/nixl/standin-ep-perf.sh: prints either

@@ -1,4 +1,4 @@
-// The golden-log suite, NIXL side (issue 22): for every NIXL-era tool whose output is parsed
+// The golden-log suite, NIXL side: for every NIXL-era tool whose output is parsed
 // (nixlbench, kvbench's ct-perftest and sequential-ct-perftest, the NIXL EP perf tests, LMCache's
 // disagg tests), a log in the tool's exact format goes in and the tool's values come out, by name,
 // in results.json AND in the CSV. The logs are this project's own fixtures of upstream's shape

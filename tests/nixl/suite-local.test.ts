@@ -1,5 +1,5 @@
 // The example nixl configs through `vitest run --project nixl` on the LOCAL scheduler (the srun
-// shim runs the ranks): seed 000's matrix with READ and WRITE on shm, verified; a sequence of
+// shim runs the ranks): kvbench's example matrix with READ and WRITE on shm, verified; a sequence of
 // patterns; a llama-405b matgen workload (16 ranks) run with its compute sleeps scaled down.
 // Checked in what the run leaves: results.json, the CSV, the benchmarks' JSON reports.
 import { readFileSync } from 'node:fs';

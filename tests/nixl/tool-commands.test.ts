@@ -10,7 +10,7 @@ import { torchEnvOf } from '../../runners/nixl/tool-task.ts';
 const job = { logDir: '/logs/t1', configDir: '/cfg', ranks: 2, nodes: 2, tag: 'nixl_perf_t1' };
 
 describe('tool command lines', () => {
-  it("nixlbench: seed 003's run, etcd and group per job, sizes in bytes, booleans gflags-style", () => {
+  it("nixlbench: the EFA suite's run, etcd and group per job, sizes in bytes, booleans gflags-style", () => {
     const spec = nixlbenchSpec(
       {
         path: 'bin/nixlbench',

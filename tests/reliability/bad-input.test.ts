@@ -3,7 +3,7 @@
 // is one failing test whose error names the file and the place (file:line:col, the key path), the
 // good config passes, and nothing broken is ever submitted; files saved by Windows editors (BOM,
 // CRLF) run, UTF-16 and files that cannot be read fail with the reason. Every test has its
-// results.json record (issue 26 item 4): a broken config's is `failed` with its located issues, a
+// results.json record: a broken config's is `failed` with its located issues, a
 // config for another GPU's is `skipped` with the reason, neither with a job; RESUME=1 takes no
 // skip for a result and duplicates none. Also a test list naming unknown ids,
 // an OUTPUT_PATH that cannot be written, and matrix files that are not matrices.
@@ -54,7 +54,7 @@ describe.concurrent('bad input, end to end', () => {
     // Not readable at all (as root, only a link to nothing is), and a FIFO that would block a reader forever.
     symlinkSync(path.join(workDir, 'no-such-file.yaml'), configFile('dangling'));
     execFileSync('mkfifo', [configFile('fifo')]);
-    // Issue 23: a recursive anchor (in metadata, and in the verbatim worker_config), two symlink
+    // A recursive anchor (in metadata, and in the verbatim worker_config), two symlink
     // loops (a link named like a config, and one below the category back up to the type).
     writeFileSync(configFile('recursive'), good.replace(/^metadata:\n/m, 'metadata: &m\n  self: *m\n'));
     writeFileSync(configFile('worker_recursive'), good.replace(/^ {2}gen:\n/m, '  gen:\n    moe_config: &mc {backend: TRTLLM, loop: *mc}\n'));

@@ -26,7 +26,7 @@ const cases: Record<string, Case> = {
   SCHEDULER: { bad: 'bogus', says: /^SCHEDULER="bogus": expected slurm or local/ },
   DISAGG_BATCH_SIZE: { free: 'an invalid value warns and means 5, as in the Python framework (tested below)' },
   DISAGG_TEST_LIST: { bad: 'testlist/missing.txt', says: /^DISAGG_TEST_LIST="testlist\/missing\.txt" \(.*\) cannot be read: no such file \(ENOENT\); expected a file with one test id per line/ },
-  GPU_TYPE: { bad: 'bogus', says: /^GPU_TYPE="bogus": BOGUS is no known GPU type \(GB200, .*\) and no config lists it in metadata\.supported_gpus; every config that needs a GPU would be skipped$/ },
+  GPU_TYPE: { bad: 'bogus', says: /^GPU_TYPE="bogus": bogus is no known GPU type \(GB200, .*\) and no config lists it in metadata\.supported_gpus; every config that needs a GPU would be skipped$/ },
   DEBUG_MODE: { bad: 'maybe', says: /^DEBUG_MODE="maybe": expected 1 or 0/ },
   DEBUG_JOB_ID: { free: 'a job id, whatever the scheduler calls it' },
   RESUME: { bad: 'please', says: /^RESUME="please": expected 1 or 0/ },
@@ -34,6 +34,7 @@ const cases: Record<string, Case> = {
   DISAGG_POLL_MAX_SEC: { bad: '-1', says: /^DISAGG_POLL_MAX_SEC="-1": expected a number of seconds > 0/ },
   DISAGG_PROGRESS: { bad: 'fancy', says: /^DISAGG_PROGRESS="fancy": expected plain or live or off/ },
   DISAGG_CSV_EXTRA_ROWS: { bad: 'maybe', says: /^DISAGG_CSV_EXTRA_ROWS="maybe": expected 1 or 0/ },
+  DISAGG_PRINT_METRICS: { bad: 'maybe', says: /^DISAGG_PRINT_METRICS="maybe": expected 1 or 0/ },
   SLURM_PARTITION: { free: 'a value for the configs (sbatch refuses an unknown partition, failing the test with its message)' },
   SLURM_ACCOUNT: { free: 'a value for the configs' },
   CONTAINER_IMAGE: { free: 'a value for the configs' },
@@ -109,7 +110,7 @@ describe('environment variables', () => {
     const { workDir, outputPath } = writeWorkDir({}, 'env-gpu-');
     mkdirSync(path.join(workDir, 'test_configs/nixl/perf'), { recursive: true });
     writeFileSync(path.join(workDir, 'test_configs/nixl/perf/l40s.yaml'), 'metadata:\n  supported_gpus: [L40S]\nbenchmark: {kind: sweep, ranks: 2, backend: shm}\n');
-    expect(checkRunEnvironment({ GPU_TYPE: 'NVIDIA L40S', WORK_DIR: workDir, OUTPUT_PATH: outputPath }).settings.workDir).toBe(workDir);
+    expect(checkRunEnvironment({ GPU_TYPE: 'L40S', WORK_DIR: workDir, OUTPUT_PATH: outputPath }).settings.workDir).toBe(workDir);
     expect(() => checkRunEnvironment({ GPU_TYPE: 'L4OS', WORK_DIR: workDir, OUTPUT_PATH: outputPath })).toThrow(/^GPU_TYPE="L4OS": L4OS is no known GPU type/);
   });
 });

@@ -33,6 +33,8 @@ describe.concurrent('OUTPUT_PATH hazards', () => {
   const refusals: Array<[string, (out: string) => void, RegExp]> = [
     ['results.json is a folder', (out) => mkdirSync(path.join(out, 'results.json')), /\/results\.json is a folder, not a file; move it aside/],
     ['results.json is cut off', (out) => writeFileSync(path.join(out, 'results.json'), '{"version": 1, "records": [{"testId": "x", "ver'), /\/results\.json: not valid JSON \([^)]*\): this run could not add its results to it/],
+    ['a results.json record the report cannot read (metrics: 7)', (out) => writeFileSync(path.join(out, 'results.json'), JSON.stringify({ version: 1, updated: '', records: [{ testId: 'x', type: 'disagg', category: 'perf', configPath: 'x.yaml', jobId: '1', verdict: 'passed', failures: [], metrics: 7, timing: { start: '', end: '', durationSec: 1 }, host: 'h' }] })),
+      /\/results\.json: records\[0\] metrics is 7, expected a list of metrics \(the report and the history could not read it\): this run could not add its results to it/],
     ['the CSV has another tool\'s header', (out) => writeFileSync(path.join(out, 'perf_script_test_results.csv'), 'name,value\nx,1\n'), /perf_script_test_results\.csv: its header is not this version's columns \(found: name,value\): this run could not add its rows to it/],
     ['slurm_logs is a file', (out) => writeFileSync(path.join(out, 'slurm_logs'), ''), /\/slurm_logs is a file, not a folder/],
   ];

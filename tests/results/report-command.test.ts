@@ -87,6 +87,6 @@ describe('reading results files', () => {
     (broken[3].metrics[2] as { value: unknown }).value = 'fast';
     const error = await readResultsRecords(await writeResults('broken.json', broken)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResultsInputError);
-    expect((error as Error).message).toMatch(/broken\.json: records\[3\] metrics\[2\] lacks a name, a numeric value or labels$/);
+    expect((error as Error).message).toMatch(/broken\.json: records\[3\] metrics\[2\]\.value is "fast", expected a number$/);
   });
 });

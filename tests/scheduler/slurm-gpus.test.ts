@@ -1,4 +1,4 @@
-// Issue 22 item 9: the GPU type of a run started where there is no GPU (a SLURM login node). Asked
+// the GPU type of a run started where there is no GPU (a SLURM login node). Asked
 // of SLURM through the scheduler layer (sinfo's gres of the partition's nodes): parsed from every
 // gres form sinfo prints; against the shared local cluster (fake GPUs without a type: nothing to
 // take); against a one-node cluster of this file's own whose fake GPUs have gres type h200, where

@@ -1,4 +1,4 @@
-// Issue 22's golden-log suite, the TensorRT-LLM side: for each client whose output is parsed
+// The golden-log suite, the TensorRT-LLM side: for each client whose output is parsed
 // (benchmark_serving in every layout it has printed, the SA client, aiperf), a log in upstream's
 // exact format, warm-ups included (our own fixtures of the same shape:
 // tests/fixtures/logs/serving/golden/, tests/fixtures/logs/aiperf/), goes through the whole

@@ -1,4 +1,4 @@
-// DESIGN.md's boundaries, checked on the imports of every source file. The layers, what each may
+// The layer boundaries, checked on the imports of every source file. The layers, what each may
 // import and the few exceptions are the tables of docs/architecture.md, read from there (the README's
 // architecture section carries the same layer table): every file under framework/ and runners/ has a
 // layer, every relative import goes to its own layer or one its row names, a new folder has no layer

@@ -96,7 +96,7 @@ describe('ucx section (the engine\'s ucx backend)', () => {
     expect(issues(tool)).toEqual([expect.stringMatching(/ucx: applies to the transfer engine's kinds; nixlbench takes its UCX settings/)]);
   });
 
-  test('sweep: pipeline_depth reaches the ranks; total_buffer_size does not limit it, as in nixlbench (issue 22 item 15)', () => {
+  test('sweep: pipeline_depth reaches the ranks; total_buffer_size does not limit it, as in nixlbench', () => {
     expect(sweepKind.rankCommand(ctx(with_(sweep, 'sweep', { pipeline_depth: 4 }))).argv).toEqual(expect.arrayContaining(['--pipeline_depth', '4']));
     expect(issues(with_(sweep, 'sweep', { pipeline_depth: 4, total_buffer_size: '128M' }))).toEqual([]);
     expect(issues(with_(sweep, 'sweep', { num_threads: 3, total_buffer_size: 1_000_000, max_block_size: '4K' }))).toEqual([expect.stringMatching(/next such value is 1000002/)]);
@@ -166,7 +166,7 @@ describe('kvpipe kind', () => {
   });
 });
 
-describe('cache-engine kind (issue 22 item 17: the CacheEngine test as a config, not only a command)', () => {
+describe('cache-engine kind (the CacheEngine test as a config, not only a command)', () => {
   const ce = example('cache_engine_shm');
 
   test('the ranks run `disagg-bench cache-engine` with the section as its options', () => {

@@ -1,4 +1,4 @@
-// GPUs per node (issue 15 item 14): a config whose ranks would share GPUs is refused (at
+// GPUs per node: a config whose ranks would share GPUs is refused (at
 // validation, by the job's check on its node before any rank starts, and by each rank) unless it
 // says benchmark.ranks_may_share_gpu; each GPU rank's device (index, name, bus id, node) goes into
 // the results as RANK_GPU and into the report. All of it decided here without a GPU; the GPU

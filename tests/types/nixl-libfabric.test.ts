@@ -1,6 +1,6 @@
 // `backend: libfabric` in the nixl configs: every engine kind takes it, benchmark.fi_provider
 // becomes the ranks' FI_PROVIDER (and is refused where it means nothing or cannot reach), and the
-// job keeps each node's fi_info (seed 003's artefacts) through `nixl-tool node-artefacts`.
+// job keeps each node's fi_info (the benchmarking suite's artefacts) through `nixl-tool node-artefacts`.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -96,7 +96,7 @@ describe('validation', () => {
     const both = { ...write, sequential_ct_perftest: example('sequential_shm').sequential_ct_perftest };
     expect(issues(both)).toEqual([expect.stringMatching(/sequential_ct_perftest: belongs to kind sequential-ct-perftest; this config is kind ct-perftest/)]);
     expect(issues(patch(write, { ct_perftest: { iterations: 3 } }))).toEqual([expect.stringMatching(/ct_perftest\.iterations: is not a known key here/)]);
-    // issue 22 item 13: the sequential test's keys in the CT kind are refused saying why (kvbench's ct-perftest ignores them)
+    // the sequential test's keys in the CT kind are refused saying why (kvbench's ct-perftest ignores them)
     expect(issues(patch(write, { ct_perftest: { traffic_pattern: { sleep_before_launch_sec: 2 } } }))).toEqual([
       expect.stringMatching(/ct_perftest\.traffic_pattern\.sleep_before_launch_sec: sleep_before_launch_sec is not applied by ct-perftest, .*; use the sequential-ct-perftest kind for it$/),
     ]);

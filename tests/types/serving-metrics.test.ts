@@ -25,10 +25,11 @@ function verdict(config: Json, metrics: Metric[], category = 'perf') {
 }
 
 describe('metric specs', () => {
-  test('disagg perf/stress: median TTFT and E2EL from 6_bench.log, plus the request counts the verdict needs', () => {
+  test('disagg perf/stress: median TTFT and E2EL from 6_bench.log, plus the request counts the verdict needs and the gated throughputs where printed', () => {
     for (const category of ['perf', 'stress']) {
       expect(disaggType.metrics(baseConfig(), category)).toEqual([
-        { logFile: '6_bench.log', extractor: 'serving', names: ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL', 'SERVER_FAILED_REQUESTS', 'SERVER_SUCCESSFUL_REQUESTS'] },
+        { logFile: '6_bench.log', extractor: 'serving', names: ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL', 'SERVER_FAILED_REQUESTS', 'SERVER_SUCCESSFUL_REQUESTS'],
+        optionalNames: ['SERVER_OUTPUT_TOKEN_THROUGHPUT', 'SERVER_TOTAL_TOKEN_THROUGHPUT', 'SERVER_MEAN_AVG_DECODED_TOKENS_PER_ITER'] },
       ]);
     }
   });

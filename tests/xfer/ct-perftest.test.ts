@@ -1,4 +1,4 @@
-// `disagg-bench ct-perftest` through the CLI, ranks started by --ranks: seed 000's example matrix on
+// `disagg-bench ct-perftest` through the CLI, ranks started by --ranks: kvbench's example matrix on
 // shm with READ and WRITE, every receive buffer verified from every sender; the JSON report; and
 // the failures (a matrix that does not fit the ranks fails before any rank starts, a memory type
 // the backend cannot move fails naming the rank).
@@ -70,7 +70,7 @@ describe('ct-perftest CLI failures', () => {
     expect(r.out).not.toContain('[rank');
   });
 
-  it('a 100000G cell (issue 23 tried 1000G): refused before anything is allocated, saying what the node can give (not the OOM killer)', async () => {
+  it('a 100000G cell: refused before anything is allocated, saying what the node can give (not the OOM killer)', async () => {
     writeFileSync(path.join(dir, 'huge.txt'), '0 100000G\n0 0\n');
     const file = path.join(dir, 'huge.yaml');
     writeFileSync(file, 'iters: 2\nwarmup_iters: 1\ntraffic_pattern:\n  matrix_file: huge.txt\n  mem_type: cpu\n');
@@ -103,7 +103,7 @@ describe("ct-perftest with kvbench's inputs and flags", () => {
     const cfg = path.join(base, 'cfg');
     const cwd = path.join(base, 'cwd');
     expect(resolveMatrixFile(cfg, 'only-cwd.txt', cwd)).toEqual({ file: path.join(cwd, 'only-cwd.txt'), base: 'working directory' });
-    // issue 22 item 16: two different files of that name are refused, naming both
+    // two different files of that name are refused, naming both
     expect(() => resolveMatrixFile(cfg, 'both.txt', cwd)).toThrow(
       `matrix file both.txt is ambiguous: ${path.join(cfg, 'both.txt')} (relative to the config's folder) and ${path.join(cwd, 'both.txt')} (relative to the working directory, where kvbench looks) are different files; name one with an absolute path, or remove the other`,
     );
@@ -120,7 +120,7 @@ describe("ct-perftest with kvbench's inputs and flags", () => {
     );
   });
 
-  it('issue 22 item 16: the CLI refuses an ambiguous matrix_file at its place in the config, before any rank starts', async () => {
+  it('the CLI refuses an ambiguous matrix_file at its place in the config, before any rank starts', async () => {
     const base = path.join(dir, 'ambiguous');
     mkdirSync(path.join(base, 'cfg'), { recursive: true });
     mkdirSync(path.join(base, 'cwd'), { recursive: true });
@@ -134,7 +134,7 @@ describe("ct-perftest with kvbench's inputs and flags", () => {
     expect(r.out).not.toContain('[rank');
   });
 
-  it("issue 22 item 13: sleep_*_launch_sec and metadata in a CT config are taken as kvbench's ct-perftest takes them (not applied), and the run says so", async () => {
+  it("sleep_*_launch_sec and metadata in a CT config are taken as kvbench's ct-perftest takes them (not applied), and the run says so", async () => {
     const cfg = path.join(dir, 'sleepy.yaml');
     writeFileSync(cfg, 'iters: 2\ntraffic_pattern:\n  matrix_file: seed.txt\n  mem_type: cpu\n  sleep_before_launch_sec: 30\n  sleep_after_launch_sec: 30\n  metadata: { isl: 1000 }\n');
     const json = path.join(dir, 'sleepy.json');

@@ -1,4 +1,4 @@
-// Host regions on 2 MiB huge pages (nixlbench --use_hugepages, issue 15 item 6): too few free huge
+// Host regions on 2 MiB huge pages (nixlbench --use_hugepages): too few free huge
 // pages is refused with the count and how to reserve them; with pages reserved (as root the test
 // reserves 8 and gives them back) the region lies on 2 MiB pages (smaps says so), a peer maps the
 // same pages through the memfd, and a sweep on them verifies every byte.

@@ -94,7 +94,7 @@ describe('KV matrix generator: where it deliberately differs', () => {
   });
 
   it('unequal numbers of prefill and decode workers: refused as kvbench refuses them; --pair-workers round-robin pairs them round-robin each', () => {
-    // issue 22 item 14: prefill tp 8 / decode tp 8 on 1 and 2 nodes = 1 and 2 workers
+    // prefill tp 8 / decode tp 8 on 1 and 2 nodes = 1 and 2 workers
     expect(() => generatePatterns({ ...llama, prefill: { tp: 8, pp: 1, cp: 1 }, decode: { tp: 8, pp: 1, cp: 1 }, prefillNodes: 1, decodeNodes: 2 }, [2000])).toThrow(
       'matgen: Prefill and decode workers must have the same number of workers, got 1 and 2 (kvbench pairs prefill worker k with decode worker k; --pair-workers round-robin pairs any numbers)',
     );
@@ -149,7 +149,7 @@ describe("matgen's output and options", () => {
   });
 });
 
-describe("issue 22 item 14: kvbench's refusals and its file format", () => {
+describe("kvbench's refusals and its file format", () => {
   const base = ['--model', 'llama-405b', '--num-prefill-nodes', '1', '--num-decode-nodes', '2', '--prefill-tp', '4', '--decode-tp', '8'];
 
   it('--isl-scale -5 is taken as click takes it (the value -5) and refused for what it is', () => {

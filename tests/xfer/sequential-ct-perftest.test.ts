@@ -1,6 +1,7 @@
 // `disagg-bench sequential-ct-perftest` and `disagg-bench matgen` through the CLI: a sequence of
-// WRITE and READ patterns verified on shm, the sleeps before AND after a launch applied (scaled),
-// the reference's JSON layout; a llama-405b matgen workload whose matrices match the KV formula,
+// WRITE and READ patterns verified on shm; kvbench's pacing by default (no sleep before a pattern,
+// each pattern's barrier among its senders only), the sleep before a launch with
+// --sleep-before-launch (scaled); the reference's JSON layout; a llama-405b matgen workload whose matrices match the KV formula,
 // run as is by the sequential test with the compute sleeps scaled down.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +42,7 @@ describe('sequential-ct-perftest CLI', () => {
       '  - { matrix_file: c.txt, mem_type: cpu }',
     ].join('\n'));
     const json = path.join(dir, 'seq.json');
-    const r = await cli('sequential-ct-perftest', [config, '--ranks', '4', '--backend', 'shm', '--verify-buffers', '--print-recv-buffers', '--sleep-scale', '0.001',
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '4', '--backend', 'shm', '--verify-buffers', '--print-recv-buffers', '--sleep-scale', '0.001', '--sleep-before-launch',
       '--warmup-iters', '1', '--isolation-iters', '4', '--workload-iters', '2', '--json-output-path', json]);
     expect(r.code, r.out).toBe(0);
     // kvbench's --print-recv-buffers: every receive slice after every workload iteration (rank 2 gets 1 MiB from 0 and 1 in pattern 0).
@@ -70,14 +71,14 @@ describe('sequential-ct-perftest CLI', () => {
     expect(report.metadata.finished_ts).toBeGreaterThan(report.metadata.ts);
   });
 
-  it('applies sleep_after_launch_sec and sleep_before_launch_sec, scaled', async () => {
+  it('applies sleep_after_launch_sec and, with --sleep-before-launch, sleep_before_launch_sec, scaled', async () => {
     const config = write('sleeps.yaml', [
       'traffic_patterns:',
       '  - { matrix_file: one.txt, mem_type: cpu, sleep_after_launch_sec: 0.8 }',
       '  - { matrix_file: one.txt, mem_type: cpu, sleep_before_launch_sec: 1.2 }',
     ].join('\n'));
     const json = path.join(dir, 'sleeps.json');
-    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--sleep-scale', '0.25', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '2', '--json-output-path', json]);
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--sleep-scale', '0.25', '--sleep-before-launch', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '2', '--json-output-path', json]);
     expect(r.code, r.out).toBe(0);
     for (const it of readReport(json).metadata.iters) {
       // Rank 0 sleeps 0.8 * 0.25 s after pattern 0 and 1.2 * 0.25 s before pattern 1 (a lower bound:
@@ -90,8 +91,42 @@ describe('sequential-ct-perftest CLI', () => {
     // The wait limit leaves room for the two ranks starting a few seconds apart on a loaded machine;
     // the sleep is longer than it.
     const config = write('long-sleep.yaml', 'traffic_patterns:\n  - { matrix_file: one.txt, mem_type: cpu, sleep_before_launch_sec: 12 }\n');
-    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1'], { XFER_TIMEOUT_S: '10' });
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--sleep-before-launch', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1'], { XFER_TIMEOUT_S: '10' });
     expect(r.code, r.out).toBe(0);
+  });
+
+  it('by default sleeps no sleep_before_launch_sec, as kvbench (whose main.py never passes it to a pattern), and says so', async () => {
+    // 30 s of compute before the pattern: slept, it would be inside the iteration's time.
+    const config = write('kvbench-pacing.yaml', 'traffic_patterns:\n  - { matrix_file: one.txt, mem_type: cpu, sleep_before_launch_sec: 30 }\n');
+    const json = path.join(dir, 'kvbench-pacing.json');
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '2', '--warmup-iters', '0', '--isolation-iters', '1', '--workload-iters', '1', '--json-output-path', json]);
+    expect(r.code, r.out).toBe(0);
+    const note = /sleep_before_launch_sec of 1 pattern\(s\) is not slept: kvbench's sequential-ct-perftest builds its patterns without it and never sleeps before one; --sleep-before-launch/;
+    expect(r.out).toMatch(note);
+    const report = readReport(json);
+    expect(report.metadata.sleep_before_launch).toBe(false);
+    expect(report.metadata.notes).toEqual([expect.stringMatching(note)]);
+    // The iteration ends with its one transfer: no compute time inside WORKLOAD_LATENCY_MS.
+    const it0 = report.metadata.iters[0];
+    expect(it0.tps_end_ts[0] - it0.start_ts).toBeLessThan(15);
+  });
+
+  it("waits for a pattern's senders only: a receiver still sleeping after its own pattern does not hold the next pattern's sender back", async () => {
+    // Pattern 0: rank 2 sends to rank 0, then sleeps 10 s. Pattern 1: rank 0 sends to rank 2.
+    // kvbench's barrier of pattern 1 is rank 0 alone, so rank 0 starts it at once; a barrier of
+    // senders and receivers would hold it until rank 2 wakes, 10 s after pattern 0 ended.
+    write('two-to-zero.txt', '0 0 0\n0 0 0\n64K 0 0\n');
+    write('zero-to-two.txt', '0 0 64K\n0 0 0\n0 0 0\n');
+    const config = write('senders-barrier.yaml', [
+      'traffic_patterns:',
+      '  - { matrix_file: two-to-zero.txt, mem_type: cpu, sleep_after_launch_sec: 10 }',
+      '  - { matrix_file: zero-to-two.txt, mem_type: cpu }',
+    ].join('\n'));
+    const json = path.join(dir, 'senders-barrier.json');
+    const r = await cli('sequential-ct-perftest', [config, '--ranks', '3', '--verify-buffers', '--warmup-iters', '1', '--isolation-iters', '2', '--workload-iters', '1', '--json-output-path', json]);
+    expect(r.code, r.out).toBe(0);
+    const { iters } = readReport(json).metadata;
+    expect(iters[0].tps_start_ts[1] - iters[0].tps_end_ts[0]).toBeLessThan(5);
   });
 
   it('refuses shared buffers with verification, and a matrix that does not fit --ranks', async () => {

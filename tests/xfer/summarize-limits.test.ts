@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { maxOf } from '../../runners/common/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const results = path.join(root, 'bench/results/gpu/2026-11-27-issue25');
+const results = path.join(root, 'bench/results/gpu/2026-11-27-h200x2-limits');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'summarize-limits-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 

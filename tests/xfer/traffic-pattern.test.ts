@@ -1,4 +1,4 @@
-// The CT perftest configs (seed 000's YAML): defaults, paths relative to the config, and errors
+// The CT perftest configs (kvbench's YAML): defaults, paths relative to the config, and errors
 // located at file:line:col with the key path.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// The LMCache disaggregated-prefill tests' lines (seed 004: LMCache tests/disagg/test_nixl_*.py and
+// The LMCache disaggregated-prefill tests' lines (LMCache tests/disagg/test_nixl_*.py and
 // the connector's commit line), printed by LMCache and by `disagg-bench kvpipe` / `cache-engine`.
 //
 // Units, as upstream means them: every throughput LMCache prints is computed with 2^30 and labelled

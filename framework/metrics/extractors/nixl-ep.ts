@@ -1,4 +1,4 @@
-// The NIXL EP perf tests' lines (seed 001), printed by the real tests and by `disagg-bench ep`:
+// The NIXL EP perf tests' lines, printed by the real tests and by `disagg-bench ep`:
 //   Data Plane (e2e): 8/8 ranks passed
 //   Bandwidth (GB/s): avg=42.88, min=42.86, max=42.89
 //   Latency (μs):     avg=519.3, min=519.1, max=519.5

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { holdsResult, RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type TestRecord } from '../json.ts';
 import { FileReadError, READ_LIMITS, readTextFile } from '../../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { recordProblem } from '../record-check.ts';
 
 /** A results file the report cannot read, with the file and what is wrong in it. */
 export class ResultsInputError extends DisaggBenchError {
@@ -25,24 +26,6 @@ async function resultsFilePath(input: string): Promise<string> {
     throw new ResultsInputError(input, error.code === 'ENOENT' ? 'no such file or folder' : error.message);
   });
   return info.isDirectory() ? path.join(input, RESULTS_JSON_FILE) : input;
-}
-
-const isString = (v: unknown): v is string => typeof v === 'string';
-
-/** What the report needs of a record; the first missing piece, or undefined when it is usable. */
-function recordProblem(record: unknown): string | undefined {
-  if (!record || typeof record !== 'object') return 'is not an object';
-  const r = record as Partial<TestRecord>;
-  if (!isString(r.testId)) return 'has no testId';
-  if (!Array.isArray(r.metrics)) return 'has no metrics array';
-  for (const [k, m] of r.metrics.entries()) {
-    if (!m || !isString(m.name) || typeof m.value !== 'number' || typeof m.labels !== 'object' || m.labels === null) {
-      return `metrics[${k}] lacks a name, a numeric value or labels`;
-    }
-  }
-  if (!Array.isArray(r.failures)) return 'has no failures array';
-  if (!r.timing || typeof r.timing.durationSec !== 'number') return 'has no timing.durationSec';
-  return undefined;
 }
 
 /** The records of one results file (or of `<folder>/results.json`). */

@@ -11,7 +11,7 @@
 //   slurm:      { partition?, account?, job_time?: "00:10:00", extra_args?: "--gres=gpu:2" }
 //   <section>:  the kind's own options, e.g. `ct_perftest:` with the seed's YAML keys
 import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
-import type { MetricSpec } from '../../metrics/metric.ts';
+import type { Metric, MetricSpec } from '../../metrics/metric.ts';
 
 export interface NixlKindContext {
   /** The resolved config. */
@@ -57,6 +57,8 @@ export interface NixlKind {
   metrics(config: Record<string, unknown>): MetricSpec[];
   /** The command every rank runs. */
   rankCommand(ctx: NixlKindContext): RankCommand;
+  /** The figures this kind's users watch, picked from its metrics (TestType.headline); default none. */
+  headline?(config: Record<string, unknown>, metrics: readonly Metric[]): Metric[];
   /** Kind-specific verdict on the extracted metrics (beyond "the log had them"); default none. */
   verdict?(config: Record<string, unknown>, metrics: import('../../metrics/metric.ts').Metric[]): string[];
   /** The log the engine's ranks write (its GPU ranks record their devices there); undefined for the real tools. */

@@ -4,6 +4,7 @@ import type { Verdict, VerdictContext } from '../test-type.ts';
 import { checkServingResults } from '../../metrics/serving-checks.ts';
 import { evaluateAccuracy } from '../../metrics/accuracy.ts';
 import { jobFiles } from './job/job-files.ts';
+import { SERVING_GATED_METRICS } from './headline.ts';
 import { benchmarkClient, effectiveConcurrencies, metricsOverride, servingConfig, type ServingConfig } from './serving-config.ts';
 
 /** disagg perf/stress: the reference's defaults. */
@@ -48,8 +49,10 @@ export function servingMetricSpecs(perfMetrics: string[]) {
       }];
     }
     const names = [...expectedPerfMetrics(perfMetrics, servingConfig(config)), ...verdictMetrics];
-    if (benchmarkClient(servingConfig(config)) === 'aiperf') return [{ logFile: AIPERF_SUMMARY, extractor: 'aiperf', names }];
-    return [{ logFile: jobFiles.bench, extractor: 'serving', names }];
+    // the headline's gated figures, where the client prints them (not every version prints each)
+    const optionalNames = SERVING_GATED_METRICS.filter((name) => !names.includes(name));
+    if (benchmarkClient(servingConfig(config)) === 'aiperf') return [{ logFile: AIPERF_SUMMARY, extractor: 'aiperf', names, optionalNames }];
+    return [{ logFile: jobFiles.bench, extractor: 'serving', names, optionalNames }];
   };
 }
 

@@ -9,6 +9,7 @@ import { metricsOverride, servingConfig } from './serving-config.ts';
 import { servingSchema } from './schema.ts';
 import { servingRules } from './rules.ts';
 import { servingEnvOverrides } from './overrides.ts';
+import { servingHeadline } from './headline.ts';
 import { expectedPerfMetrics, servingMetricSpecs, servingVerdict } from './metrics.ts';
 
 /** What upstream's config_loader assumes when metadata.supported_gpus is missing. */
@@ -109,5 +110,6 @@ export function servingTestType(options: ServingTypeOptions): TestType {
     csvInfo: (config, category, testId) => servingCsvInfo(options.perfMetrics, config, category, testId),
     regression: (config) => (servingConfig(config).benchmark as { regression?: unknown }).regression,
     identity: servingIdentity,
+    headline: servingHeadline,
   };
 }

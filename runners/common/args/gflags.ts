@@ -97,16 +97,19 @@ export function gflagsBool(name: string, raw: string): boolean {
 }
 
 /**
- * An integer flag as gflags parses it: decimal or 0x-hex with an optional sign (none for
- * unsigned flags), nothing else around it. `type` is the flag's gflags type, for the message.
+ * An integer flag as gflags parses it (FlagValue::ParseFrom in gflags.cc): base 16 when the value
+ * starts with 0x, else base 10 through strtoll / strtoull, which skip leading white space and take
+ * a sign (`--num_iter= 32` is 32, `--warmup_iter -5` is -5); nothing may follow the digits.
+ * Unsigned flags refuse a minus sign. `type` is the flag's gflags type, for the message.
  */
 export function gflagsInteger(name: string, raw: string, type: 'int32' | 'uint32' | 'uint64'): number {
   const unsigned = type !== 'int32';
-  const m = /^([-+]?)(0[xX][0-9a-fA-F]+|\d+)$/.exec(raw);
-  const n = m ? Number(m[1] === '-' ? -Number(m[2]) : Number(m[2])) : NaN;
+  const hex = /^0[xX]([0-9a-fA-F]+)$/.exec(raw);
+  const dec = hex ? null : /^[ \t\n\v\f\r]*([-+]?)(\d+)$/.exec(raw);
+  const n = hex ? Number.parseInt(hex[1], 16) : dec ? (dec[1] === '-' ? -Number(dec[2]) : Number(dec[2])) : NaN;
   const max = type === 'int32' ? 2 ** 31 - 1 : type === 'uint32' ? 2 ** 32 - 1 : Number.MAX_SAFE_INTEGER;
   const min = type === 'int32' ? -(2 ** 31) : 0;
-  if (!m || (unsigned && m[1] === '-') || !Number.isSafeInteger(n) || n > max || n < min) {
+  if ((!hex && !dec) || (unsigned && dec?.[1] === '-') || !Number.isSafeInteger(n) || n > max || n < min) {
     throw new CommandArgsError(`--${name}: illegal value '${raw}' specified for ${type} flag '${name}' (gflags takes a decimal or 0x-hex integer${unsigned ? ' >= 0' : ''})`);
   }
   return n;

@@ -1,4 +1,4 @@
-// kvbench's CT perftests (NIXL's benchmark/kvbench, seed 000), one process per rank under srun,
+// kvbench's CT perftests (NIXL's benchmark/kvbench), one process per rank under srun,
 // each command line as kvbench's click definitions take it (main.py; the seed's tools/perf/cli.py
 // has the same options):
 //   python3 main.py [--debug] ct-perftest CONFIG [--verify-buffers] [--print-recv-buffers]

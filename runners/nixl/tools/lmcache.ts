@@ -1,4 +1,4 @@
-// LMCache's disaggregated-prefill tests (seed 004): task 0 the sender, task 1 the receiver, each
+// LMCache's disaggregated-prefill tests: task 0 the sender, task 1 the receiver, each
 // on its own GPU (CUDA_VISIBLE_DEVICES = the task, as the seed's two terminals), UCX over CUDA IPC:
 //   UCX_TLS=cuda_ipc,cuda_copy,tcp python3 test_nixl_pipe_v2.py --role sender --num-rounds 5 --num-objs 500 --simulate-work
 import type { ToolSpec } from '../tool-spec.ts';

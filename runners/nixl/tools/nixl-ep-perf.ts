@@ -1,4 +1,4 @@
-// NIXL EP perf tests (seed 001), one launcher per node (it starts --num-processes ranks itself):
+// NIXL EP perf tests, one launcher per node (it starts --num-processes ranks itself):
 //   python3 test_data_plane.py --num-processes=8 --mode=e2e --tokens=512 ...
 //   python3 test_control_plane.py --num-processes=8 --experts-per-rank=8,32 --use-tcp-store
 // Multi-node through WORLD_SIZE (nodes), RANK (node rank), MASTER_ADDR (first node); the data

@@ -1,5 +1,5 @@
 // libfabric: host (and, where the provider has FI_HMEM, GPU) memory on any node through OFI's
-// reliable datagram endpoints (FI_EP_RDM), as NIXL's LIBFABRIC backend and seed 003 (EFA) use it.
+// reliable datagram endpoints (FI_EP_RDM), as NIXL's LIBFABRIC backend and NIXL's EFA benchmarking suite use it.
 // One fabric/domain/endpoint/CQ/AV per rank; the endpoint's address goes to the peers through the
 // store and into their address vectors. Regions are registered honouring the provider's FI_MR_*
 // mode bits (see register()). WRITE = fi_write, READ = fi_read, posted one after the other without

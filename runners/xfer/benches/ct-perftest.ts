@@ -1,4 +1,4 @@
-// CT perftest (seed 000): one traffic pattern, run for warm-up and timed iterations. Every rank has
+// CT perftest: one traffic pattern, run for warm-up and timed iterations. Every rank has
 // one send buffer (its row's sum) and one receive buffer (its column's sum); WRITE pushes each
 // row's slices to the receivers, READ has each receiver pull its column from the senders; each
 // per-peer transfer is split into `shards` requests. A barrier starts every iteration; with

@@ -1,17 +1,19 @@
-// Sequential CT perftest (seed 000): a list of traffic patterns, e.g. matgen's metadata.yaml.
+// Sequential CT perftest: a list of traffic patterns, e.g. matgen's metadata.yaml.
 // 1. prepare every pattern once (buffers, plans); 2. warm-up; 3. isolated phase: each pattern
 // alone (a global barrier between patterns), timed runs; 4. workload phase, per iteration: a global
-// barrier, then every rank walks the patterns in order, skipping those it neither sends nor
-// receives in; per pattern: a barrier of the pattern's ranks (senders AND receivers: a receiver
-// must have reached the pattern before bytes land in its buffers), the senders sleep
-// sleep_before_launch_sec (their simulated prefill compute), for READ a second barrier (the
-// receivers, who initiate a READ, must not pull before the senders' compute is done), the run,
-// and the senders sleep sleep_after_launch_sec (sleeps scaled by --sleep-scale). Receivers do not
-// sleep: a decode rank that receives from many prefill workers is not serialised behind their
-// compute. Ranks can be on different patterns at once: that overlap is the congestion the test
-// measures.
+// barrier, then every rank walks the patterns in order, skipping those it takes no part in; per
+// pattern: a barrier of the pattern's initiators only (kvbench's `_barrier_tp`: the senders, who
+// start its transfers; receivers of a WRITE are not waited for, so a rank still sleeping after
+// one pattern holds up no other pattern's senders), the run, and the senders sleep
+// sleep_after_launch_sec. sleep_before_launch_sec is not slept by default: kvbench's main.py builds
+// its TrafficPatterns without it, so kvbench never sleeps before a pattern. --sleep-before-launch
+// sleeps it (the senders' simulated prefill compute, after the barrier) and, for READ, adds a
+// barrier of the pattern's ranks after it (the receivers, who initiate a READ, must not pull
+// before the senders' compute is done). Sleeps are scaled by --sleep-scale. Receivers do not sleep.
+// Ranks can be on different patterns at once: that overlap is the congestion the test measures.
 //   disagg-bench sequential-ct-perftest out/metadata.yaml --ranks 16 --backend shm --sleep-scale 0.001
 import { monoNs, sleep } from '../clock.ts';
+import type { WaitOptions } from '../store.ts';
 import type { RankInfo } from '../rank.ts';
 import type { Plan } from '../engine.ts';
 import { readSequentialConfig, type TrafficPattern } from './traffic-pattern.ts';
@@ -33,12 +35,15 @@ export interface SequentialOptions extends CtCommonOptions {
   workloadIters: number;
   /** All patterns in one window of the buffers (memory of the largest, not the sum); no verification. */
   shareBuffers: boolean;
+  /** Sleep sleep_before_launch_sec before each pattern (kvbench never does: off by default). */
+  sleepBeforeLaunch: boolean;
 }
 
 export const sequentialUsage =
   'usage: disagg-bench sequential-ct-perftest CONFIG [--verify-buffers|--no-verify-buffers] [--print-recv-buffers|--no-print-recv-buffers] ' +
   '[--json-output-path P] [--sleep-scale 1] [--isolation-iters 30] [--warmup-iters 30] [--workload-iters 3] ' +
-  '[--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers]\n' +
+  '[--backend shm|ucx|cuda|nccl|libfabric] [--cuda-copy auto|copy-engine|kernel] [--ranks N] [--share-buffers] [--sleep-before-launch]\n' +
+  '  --sleep-before-launch: the senders sleep each pattern\'s sleep_before_launch_sec before it (kvbench never does)\n' +
   `  ${ucxFlagsUsage}`;
 
 /** The options beyond the CT perftest's (ct-options.ts). */
@@ -48,6 +53,7 @@ const SEQUENTIAL_OPTIONS: OptionSpec = {
   'warmup-iters': { type: 'string' },
   'workload-iters': { type: 'string' },
   'share-buffers': { type: 'boolean', default: false },
+  'sleep-before-launch': { type: 'boolean', default: false },
 };
 
 /** For --help (framework/cli.ts): click's words, where a value may look like an option. */
@@ -69,6 +75,7 @@ export function parseSequentialArgs(argv: string[]): SequentialOptions {
     warmupIters: int('warmup-iters', 30, 0),
     workloadIters: int('workload-iters', 3, 1),
     shareBuffers,
+    sleepBeforeLaunch: values['sleep-before-launch'] === true,
   };
 }
 
@@ -80,7 +87,8 @@ export function sequentialCtPerftestMain(argv: string[]): Promise<number> {
 /** One rank's part; rank 0 returns the report. */
 export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptions): Promise<SequentialReport | undefined> {
   const patterns = readSequentialConfig(o.configFile, info.worldSize);
-  printNotes(info, patterns.flatMap((p) => p.notes));
+  const notes = [...patterns.flatMap((p) => p.notes), ...sleepBeforeNotes(patterns, o.sleepBeforeLaunch)];
+  printNotes(info, notes);
   const kinds = [...new Set(patterns.map((p) => p.memory))];
   const backend = o.backend ?? defaultBackend(kinds);
   const me = info.rank;
@@ -104,8 +112,18 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
     const roles = patterns.map(patternRanks);
     const mine = patterns.filter((p) => roles[p.index].members.includes(me));
     const initiates = (p: TrafficPattern) => roles[p.index].initiators.includes(me);
+    // Who runs a pattern: its initiators, its senders (for their sleeps) and, on a two-sided
+    // backend (nccl), every member, whose runs are collective. A receiver of a one-sided WRITE
+    // takes no part, as in kvbench (which skips every rank that is not a sender).
+    const twoSided = engine.backend.twoSided;
+    const takesPart = (p: TrafficPattern) => initiates(p) || roles[p.index].senders.includes(me) || (twoSided && roles[p.index].members.includes(me));
+    const runs = patterns.filter(takesPart);
+    // kvbench's _barrier_tp: the ranks that start the pattern's transfers wait for each other, no one else.
+    const patternBarrier = async (p: TrafficPattern, barrier: string, options: WaitOptions = {}) => {
+      if (initiates(p)) await store.barrier(barrier, { ranks: roles[p.index].initiators, ...options });
+    };
     const runAfterBarrier = async (p: TrafficPattern, barrier: string) => {
-      await store.barrier(barrier, { ranks: roles[p.index].members });
+      await patternBarrier(p, barrier);
       return engine.execute(plans[p.index]);
     };
     const tag = (phase: number, p: TrafficPattern) => phase * patterns.length + p.index;
@@ -125,7 +143,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       });
     };
 
-    for (const p of mine) for (let k = 0; k < o.warmupIters; k++) await runAfterBarrier(p, `seq-warmup-${p.index}`);
+    for (const p of runs) for (let k = 0; k < o.warmupIters; k++) await runAfterBarrier(p, `seq-warmup-${p.index}`);
     if (o.verifyBuffers) await store.barrier('seq-warmup-done');
 
     prepareAll(0);
@@ -134,7 +152,7 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
     for (const p of patterns) {
       await store.barrier('seq-isolation'); // the pattern runs alone
       const durations = new RunningStats(); // constant memory, however many isolation iterations
-      if (roles[p.index].members.includes(me)) {
+      if (takesPart(p)) {
         const endTimed = beginTimed(me, `sequential isolated pattern ${p.index}`);
         for (let k = 0; k < o.isolationIters; k++) {
           const r = await runAfterBarrier(p, `seq-isolated-${p.index}`);
@@ -157,17 +175,19 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       workload_iters: o.workloadIters,
       verified_buffers: o.verifyBuffers,
       shared_buffers: o.shareBuffers,
+      sleep_before_launch: o.sleepBeforeLaunch,
     };
     const reportSoFar = (partial: boolean) =>
       sequentialReport({
         patterns, bytes, isolationMeanNs: isolation, iterations, startNs, preparedNs, isolationStartNs, finishedNs: monoNs(), epochOffsetNs,
         // A report written while the run goes on says so: a crash keeps the iterations done.
         settings: partial ? { ...settings, partial: true, completed_workload_iters: iterations.length } : settings,
-        notes: patterns.flatMap((p) => p.notes),
+        notes,
       });
 
     // A rank may wait in the workload phase for others' sleeps: waits get them on top of the usual limit.
-    const sleepsMs = patterns.reduce((sum, p) => sum + (p.sleepBeforeSec + p.sleepAfterSec) * o.sleepScale * 1000, 0);
+    const sleepBeforeSec = (p: TrafficPattern) => (o.sleepBeforeLaunch ? p.sleepBeforeSec : 0);
+    const sleepsMs = patterns.reduce((sum, p) => sum + (sleepBeforeSec(p) + p.sleepAfterSec) * o.sleepScale * 1000, 0);
     const waits = { timeoutMs: store.defaultTimeoutMs + sleepsMs };
     for (let w = 0; w < o.workloadIters; w++) {
       prepareAll(w + 1);
@@ -175,13 +195,15 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
       const iterationStartNs = store.toRank0Ns(monoNs());
       const endTimed = beginTimed(me, `sequential workload iteration ${w + 1}`);
       const spans: Span[] = patterns.map(() => null);
-      for (const p of mine) {
+      for (const p of runs) {
         const { members, senders } = roles[p.index];
         const computes = senders.includes(me);
-        await store.barrier(`seq-pattern-${p.index}`, { ranks: members, ...waits });
-        if (computes) await sleepSeconds(p.sleepBeforeSec * o.sleepScale);
-        // A READ pulls from the senders' buffers: only once their compute is done.
-        if (p.op === 'READ') await store.barrier(`seq-ready-${p.index}`, { ranks: members, ...waits });
+        await patternBarrier(p, `seq-pattern-${p.index}`, waits);
+        if (o.sleepBeforeLaunch) {
+          if (computes) await sleepSeconds(p.sleepBeforeSec * o.sleepScale);
+          // A READ pulls from the senders' buffers: only once their compute is done.
+          if (p.op === 'READ') await store.barrier(`seq-ready-${p.index}`, { ranks: members, ...waits });
+        }
         const r = await engine.execute(plans[p.index]);
         if (initiates(p)) spans[p.index] = [store.toRank0Ns(r.startNs), store.toRank0Ns(r.endNs)];
         if (computes) await sleepSeconds(p.sleepAfterSec * o.sleepScale);
@@ -199,6 +221,16 @@ export async function runSequentialCtPerftest(info: RankInfo, o: SequentialOptio
     await engine.disconnect();
     return me === 0 ? reportSoFar(false) : undefined;
   }, ctBackendOptions(o, backend));
+}
+
+/** What the run says about sleep_before_launch_sec when it does not sleep it (kvbench's default). */
+export function sleepBeforeNotes(patterns: readonly TrafficPattern[], sleepBeforeLaunch: boolean): string[] {
+  const given = patterns.filter((p) => p.sleepBeforeSec > 0);
+  if (sleepBeforeLaunch || given.length === 0) return [];
+  return [
+    `sleep_before_launch_sec of ${given.length} pattern(s) is not slept: kvbench's sequential-ct-perftest builds its patterns without it and never sleeps before one; ` +
+      '--sleep-before-launch (config: sleep_before_launch: true) sleeps it',
+  ];
 }
 
 /** setTimeout(0) still costs a turn of the timer queue: no sleep at all for 0. */

@@ -1,4 +1,4 @@
-// The configs of the CT perftests (seed 000): one traffic pattern with iterations, or a list of
+// The configs of the CT perftests: one traffic pattern with iterations, or a list of
 // patterns. Keys and defaults are the reference's; a relative matrix_file is looked up in the
 // config's folder, then in the working directory (kvbench's), see matrix-file.ts.
 //   iters: 50                  # CT only (default 1)
@@ -48,7 +48,7 @@ const PATTERN_KEYS = ['matrix_file', 'shards', 'mem_type', 'xfer_op', 'sleep_bef
 /**
  * Keys of a pattern that kvbench's ct-perftest reads no further than the YAML (main.py ct_perftest
  * builds its TrafficPattern from matrix_file, shards, mem_type and xfer_op only): the CT perftest
- * takes them as kvbench does, applies none of them, and says so (issue 22 item 13).
+ * takes them as kvbench does, applies none of them, and says so.
  */
 export const CT_IGNORED_PATTERN_KEYS = ['sleep_before_launch_sec', 'sleep_after_launch_sec', 'metadata'] as const;
 

@@ -4,7 +4,7 @@
 // contend (4 H200s: 211 GB/s sent per GPU against 390 GB/s to one peer), and each small request
 // costs a host post. So `auto` gives the kernel many peers or many small blocks, and, with one
 // remote peer plus the rank's own chunk (a 2-GPU all-to-all with self), requests under 64 MiB:
-// on 2 H100s (issue 25, 3-5 runs) the kernel moved such a plan faster at 1 MiB per peer and as
+// on 2 H100s (3-5 runs) the kernel moved such a plan faster at 1 MiB per peer and as
 // fast at 16 MiB, the copy engines 1-8 % faster at 64 and 256 MiB. The table of the choice by size
 // is in runners/xfer/README.md.
 //   flag --cuda-copy, config key benchmark.cuda_copy, environment XFER_CUDA_COPY

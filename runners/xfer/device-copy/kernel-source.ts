@@ -78,7 +78,7 @@ export function parseKernelShape(raw: string, where: string): KernelShape {
  * block before it arrives and before the flags, flags stored relaxed at system scope and read with
  * ld.acquire.sys: the PTX memory model's release/acquire pattern, no sequentially consistent fence).
  * On 2 H100s each fence.sc cost ~1.5 us, and an EP phase waited 9.4 us for flags both ranks had
- * ready with 'fences' against 3.8 us with 'acq-rel' (issue 25, run C).
+ * ready with 'fences' against 3.8 us with 'acq-rel' (the limits run, run C).
  */
 export type KernelSync = 'fences' | 'acq-rel';
 export const kernelSyncs: readonly KernelSync[] = ['fences', 'acq-rel'];

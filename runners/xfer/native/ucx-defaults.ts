@@ -16,7 +16,7 @@ export const NIXL_UCX_RDMA_DEFAULTS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The engine's own (issue 25 item 4). UCP 1.13 selects no RMA lane on tcp (`ucx_info -e -u r`:
+ * The engine's own. UCP 1.13 selects no RMA lane on tcp (`ucx_info -e -u r`:
  * "rma_bw: mds" empty; tcp's md registers no memory), so ucp_put_nbx over tcp is emulated with
  * active messages, one TX_SEG_SIZE fragment at a time, each copied into a send buffer and out of
  * a receive buffer of RX_SEG_SIZE. At UCX's 8 KiB fragments a 64 MiB WRITE between two network

@@ -6,7 +6,7 @@ const log = (name: string) => readFileSync(new URL(`../../fixtures/logs/nixl/${n
 const get = (metrics: ReturnType<typeof extractLmcacheMetrics>['metrics'], name: string) => metrics.find((m) => m.name === name);
 
 describe('LMCache extractor', () => {
-  it("reads seed 004's sender log; its 'GB/s' pure throughput is bytes / 2^30, so GiB/s", () => {
+  it("reads LMCache's sender log; its 'GB/s' pure throughput is bytes / 2^30, so GiB/s", () => {
     const { metrics, problems } = extractLmcacheMetrics(log('lmcache-sender.log'));
     expect(problems).toEqual([]);
     expect(get(metrics, 'COMMITS')?.value).toBe(4);
@@ -17,12 +17,12 @@ describe('LMCache extractor', () => {
     expect(get(metrics, 'PURE_THROUGHPUT_GBPS_MIN')?.value).toBeCloseTo(211.1577 * 1.073741824, 6);
     expect(get(metrics, 'SENT_OBJECTS')).toMatchObject({ value: 500, labels: { round: 1 } });
     expect(get(metrics, 'SEND_TIME_S')?.value).toBe(0.117705);
-    // "Throughput: 132.75 GB/s" is calculate_throughput()'s bytes / 2^30 too (issue 22 item 4): 132.75 GiB/s
+    // "Throughput: 132.75 GB/s" is calculate_throughput()'s bytes / 2^30 too: 132.75 GiB/s
     expect(get(metrics, 'THROUGHPUT_GIBPS')).toMatchObject({ value: 132.75, unit: 'GiB/s', labels: { round: 1 } });
     expect(get(metrics, 'THROUGHPUT_GBPS')?.value).toBeCloseTo(132.75 * 1.073741824, 9);
   });
 
-  it("reads seed 004's receiver log: all objects received and verified", () => {
+  it("reads LMCache's receiver log: all objects received and verified", () => {
     const { metrics, problems } = extractLmcacheMetrics(log('lmcache-receiver.log'));
     expect(problems).toEqual([]);
     expect(get(metrics, 'RECEIVED_OBJECTS')?.value).toBe(500);
@@ -43,7 +43,7 @@ describe('LMCache extractor', () => {
     ]);
   });
 
-  it('issue 22 item 4: every bare LMCache figure is GiB/s labelled GB/s, each one treated alike', () => {
+  it('every bare LMCache figure is GiB/s labelled GB/s, each one treated alike', () => {
     // 6.25 "GB/s" from LMCache = 6.25 GiB/s = 6.7108864 GB/s, whatever the line
     const lines = [
       'Pure transfer throughput: 6.25 GB/s',

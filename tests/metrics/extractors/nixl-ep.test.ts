@@ -5,7 +5,7 @@ import { extractNixlEpMetrics } from '../../../framework/metrics/extractors/nixl
 const log = (name: string) => readFileSync(new URL(`../../fixtures/logs/nixl/${name}`, import.meta.url), 'utf8');
 
 describe('NIXL EP extractor', () => {
-  it("reads seed 001's data-plane lines and control-plane table", () => {
+  it("reads the NIXL EP tests' data-plane lines and control-plane table", () => {
     const { metrics, problems } = extractNixlEpMetrics(log('nixl-ep-seed.log'));
     expect(problems).toEqual([]);
     const data = { mode: 'e2e', experts_per_rank: 36 };

@@ -7,7 +7,7 @@ const value = (metrics: ReturnType<typeof extractNixlbenchMetrics>['metrics'], n
   metrics.find((m) => m.name === name && Object.entries(labels).every(([k, v]) => m.labels[k] === v))?.value;
 
 describe('nixlbench extractor', () => {
-  it('reads the current format: every block size, seed 003 figures, op type from the banner', () => {
+  it('reads the current format: every block size, the EFA suite figures, op type from the banner', () => {
     const { metrics, problems } = extractNixlbenchMetrics(log('nixlbench-current.log'));
     expect(problems).toEqual([]);
     const bw = metrics.filter((m) => m.name === 'BW_GBPS');

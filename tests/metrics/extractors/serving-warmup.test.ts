@@ -1,4 +1,4 @@
-// Issue 22 item 6: upstream's warm-ups print full result blocks into 6_bench.log (run_benchmark.sh:
+// upstream's warm-ups print full result blocks into 6_bench.log (run_benchmark.sh:
 // the UCX warm-up before the first `Benchmarking with concurrency`, newer versions an exact-shape
 // warm-up before each one). Every golden log (tests/fixtures/logs/serving/golden/: our own logs in
 // upstream's format, each benchmark_serving layout with its warm-up, one with exact-shape warm-ups)

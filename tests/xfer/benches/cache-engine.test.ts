@@ -1,4 +1,4 @@
-// LMCache's CacheEngine test on the engine (issue 15 item 12): a paged KV cache, slot_mapping,
+// LMCache's CacheEngine test on the engine: a paged KV cache, slot_mapping,
 // 256-token chunks gathered into memory objects, sent through a bounded NIXL buffer, retrieved
 // into the receiver's paged cache at the same slots, every mapped piece checked. Small shapes
 // here (host memory); bench/gpu/run.sh nixl-tools runs LMCache's own shape on a GPU.

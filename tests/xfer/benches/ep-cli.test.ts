@@ -39,7 +39,7 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     expect(r.out).toMatch(/rank 0: ep dispatch iteration 1: no completion flag from rank\(s\) 1 within 15 s/);
   });
 
-  it("--test=connect: the test's one line, each rank's mean across the ranks, for its default 8 and 32 experts per rank (issue 22 item 5)", async () => {
+  it("--test=connect: the test's one line, each rank's mean across the ranks, for its default 8 and 32 experts per rank", async () => {
     const r = await runBench(['ep', '--ranks', '2', '--test=connect', '--tokens', '16', '--hidden', '256']);
     expect(r.exitCode, r.out).toBe(0);
     expect(r.out).toMatch(/^CONNECT: \d+\.\d{2}ms avg across 2 ranks \(min=\d+\.\d{2}, max=\d+\.\d{2}\) \[8 experts\/rank\]$/m);
@@ -64,14 +64,14 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     expect(metrics.filter((m) => m.name === 'CP_TOTAL_MS').map((m) => m.labels.experts_per_rank)).toEqual([8, 32]);
   });
 
-  it("seed 001's single-node form WORLD_SIZE=1 RANK=0 --num-processes=3 runs 3 ranks, not 1 (item 9)", async () => {
+  it("the EP tests' single-node form WORLD_SIZE=1 RANK=0 --num-processes=3 runs 3 ranks, not 1", async () => {
     const r = await runBench(['ep', '--num-processes=3', '--mode', 'e2e', ...small], { WORLD_SIZE: '1', RANK: '0', MASTER_ADDR: '127.0.0.1' });
     expect(r.exitCode, r.out).toBe(0);
     expect(r.out).toContain('Single-node setup: 3 processes');
     expect(r.out).toContain('Data Plane (e2e): 3/3 ranks passed');
   });
 
-  it('two nodes of 2 processes each (--world-size/--rank/--master-addr): 4 ranks; a missing node fails the run (item 9)', async () => {
+  it('two nodes of 2 processes each (--world-size/--rank/--master-addr): 4 ranks; a missing node fails the run', async () => {
     const node = (rank: number) => ['ep', '--num-processes', '2', '--world-size', '2', '--rank', String(rank), '--master-addr', 'localhost', '--mode', 'e2e', ...small];
     const [n0, n1] = await Promise.all([runBench(node(0)), runBench(node(1))]);
     expect([n0.exitCode, n1.exitCode], n0.out + n1.out).toEqual([0, 0]);
@@ -83,7 +83,7 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     expect(alone.out).not.toMatch(/ranks passed/);
   });
 
-  it('control plane: 1 warm-up and 3 measured rounds, avg/min/max over the rounds (item 10)', async () => {
+  it('control plane: 1 warm-up and 3 measured rounds, avg/min/max over the rounds', async () => {
     const r = await runBench(['ep', '--ranks', '2', '--control-plane', '--warmup', '1', '--rounds', '3', '--experts-per-rank', '2', '--tokens', '16', '--hidden', '256']);
     expect(r.exitCode, r.out).toBe(0);
     expect(r.out).toContain('Warmup: 1, Measure: 3 rounds (avg/min/max over the rounds, rank 0)');
@@ -97,7 +97,7 @@ describe('disagg-bench ep', { concurrent: true }, () => {
 
 
 describe('disagg-bench ep: flags refused once, ucx flags reach the ranks', () => {
-  it('a bad --nvlink-backend fails before any rank starts (issue 22 item 12); --ucx-error-handling goes to the ranks', async () => {
+  it('a bad --nvlink-backend fails before any rank starts; --ucx-error-handling goes to the ranks', async () => {
     const bad = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--nvlink-backend', 'bogus']);
     expect(bad.exitCode).not.toBe(0);
     expect(bad.out).toContain("argument --nvlink-backend: invalid choice: 'bogus' (choose from 'nixl', 'ipc', 'none')");

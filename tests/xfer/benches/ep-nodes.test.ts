@@ -1,4 +1,4 @@
-// The NIXL EP tests' multi-node form (issue 15 item 9): WORLD_SIZE = nodes, RANK = node rank,
+// The NIXL EP tests' multi-node form: WORLD_SIZE = nodes, RANK = node rank,
 // --num-processes per node, MASTER_ADDR (or --world-size / --rank / --master-addr / --master-port);
 // srun with one task per node; tasks that are ranks themselves must agree with --num-processes.
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ describe('ep: nodes x --num-processes', () => {
       masterPort: 1234,
       source: 'flags',
     });
-    // seed 001's single-node form with WORLD_SIZE=1: 8 ranks, not 1
+    // the EP tests' single-node form with WORLD_SIZE=1: 8 ranks, not 1
     expect(epNodeWorld(['--num-processes=8'], { WORLD_SIZE: '1', RANK: '0' }).node).toMatchObject({ nodes: 1, nodeRank: 0, ranksPerNode: 8 });
     // without --num-processes nothing changes: ranks come from --ranks or the launcher
     expect(epNodeWorld(['--ranks', '4'], env)).toEqual({ rest: ['--ranks', '4'] });
@@ -43,7 +43,7 @@ describe('ep: nodes x --num-processes', () => {
   });
 });
 
-describe('ep: the tests\' other flags (item 10, 11)', () => {
+describe('ep: the tests\' other flags', () => {
   it('control plane: --warmup 0 and --rounds 1 by default; --iters is the rounds of a control-plane-only run', () => {
     expect(parseEpArgs(['--control-plane'])).toMatchObject({ cpWarmup: 0, rounds: 1, warmup: 10, iters: 100 });
     expect(parseEpArgs(['--control-plane', '--warmup', '2', '--rounds', '5'])).toMatchObject({ cpWarmup: 2, rounds: 5 });

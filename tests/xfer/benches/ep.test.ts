@@ -160,7 +160,7 @@ describe('EP options and output', () => {
   });
 });
 
-describe("issue 22 item 12: the EP tests' argparse choices", () => {
+describe("the EP tests' argparse choices", () => {
   it('refuses what argparse refuses, with its message, whether or not --backend decides the backend', () => {
     const message = "argument --nvlink-backend: invalid choice: 'bogus' (choose from 'nixl', 'ipc', 'none')";
     expect(() => parseEpArgs(['--nvlink-backend', 'bogus'])).toThrow(message);

@@ -56,7 +56,7 @@ describe('disagg-bench kvpipe', { concurrent: true }, () => {
     expect(sender.out).toMatch(/Sent 12 objects in [\d.]+ seconds/);
   });
 
-  it("--simulate-workload (LMCache channel v2): 50 ms after each batch, left out of the timed throughput; --simulate-work is not it (item 13)", async () => {
+  it("--simulate-workload (LMCache channel v2): 50 ms after each batch, left out of the timed throughput; --simulate-work is not it", async () => {
     const r = await runBench([...pipe, '--batch-size', '3', '--simulate-workload']);
     expect(r.exitCode, r.out).toBe(0);
     expect(r.out.match(/Sent batch \d\/4 in [\d.]+ seconds/g)).toHaveLength(4);
@@ -71,7 +71,7 @@ describe('disagg-bench kvpipe', { concurrent: true }, () => {
     expect(work.out).not.toMatch(/Sent batch|Simulated workload/);
   });
 
-  it("LMCache's --host/--port: the receiver listens there and the sender connects (item 13)", async () => {
+  it("LMCache's --host/--port: the receiver listens there and the sender connects", async () => {
     const port = await freePort();
     const receiver = runBench([...pipe, '--role', 'receiver', '--host', '127.0.0.1', '--port', String(port)]);
     // the receiver alone serves the rendezvous at --port (the sender is not started yet)

@@ -75,7 +75,7 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
     expect(r.out).toContain('Error: descriptor count (10) is not evenly divisible by pipeline depth (4)');
   });
 
-  it('--mode MG: one process drives two devices each side, every device pair verified, bandwidth over both (item 7)', async () => {
+  it('--mode MG: one process drives two devices each side, every device pair verified, bandwidth over both', async () => {
     const r = await runBench(['sweep', '--mode', 'MG', '--num_initiator_dev', '2', '--num_target_dev', '2', '--check_consistency', '--test_corrupt_rank', '1', ...small, '--max_block_size', '8K']);
     expect(r.exitCode).toBe(1); // the corrupted byte is found in device 0's region of the target
     expect(r.out).toMatch(/Mode \(--mode=\[SG,MG\]\)\s+: MG/);
@@ -83,7 +83,7 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
     expect(r.out).not.toMatch(/region 'sweep-d1'/);
   });
 
-  it('--reregister_mem on ucx: nixlbench message, every iteration rebuilt and registered, data verified (item 6)', async () => {
+  it('--reregister_mem on ucx: nixlbench message, every iteration rebuilt and registered, data verified', async () => {
     const r = await runBench(['sweep', '--reregister_mem', '--check_consistency', '--max_block_size', '16K', '--num_iter', '4', '--warmup_iter', '0', '--large_blk_iter_ftr', '1']);
     expect(r.exitCode, r.out).toBe(0);
     expect(r.out).toContain('reregister_mem requires per-iteration request creation. Setting recreate_xfer to true.');
@@ -93,7 +93,7 @@ describe('disagg-bench sweep', { concurrent: true }, () => {
     expect(r.out).toContain('Consistency check passed');
   });
 
-  it('--initiator_seg_type VRAM picks a GPU backend, or says why none can run (item 8)', async (ctx) => {
+  it('--initiator_seg_type VRAM picks a GPU backend, or says why none can run', async (ctx) => {
     if (backendAvailability('cuda').available) ctx.skip(); // the GPU script covers the machine with a GPU
     const r = await runBench(['sweep', '--initiator_seg_type', 'VRAM', '--target_seg_type', 'VRAM', ...small]);
     expect(r.exitCode).toBe(1);

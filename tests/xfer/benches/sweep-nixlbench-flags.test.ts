@@ -1,4 +1,4 @@
-// nixlbench's flags beyond the sweep's shape (issue 15 items 6-8): each is honoured as nixlbench
+// nixlbench's flags beyond the sweep's shape: each is honoured as nixlbench
 // means it or refused with one sentence. Engine-level checks run a real one-rank engine (shm, ucx
 // over tcp) in this process and watch what the backend is asked to do.
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -7,10 +7,13 @@ import { checkPattern, fillPattern, poisonPattern } from '../../../runners/xfer/
 import { rankFromEnv } from '../../../runners/xfer/rank.ts';
 import { openStore } from '../../../runners/xfer/store.ts';
 import { UcxBackend, type UcxOptions } from '../../../runners/xfer/backends/ucx.ts';
-import { parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
+import { adjustIterations, parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
+import { hugepageRounding } from '../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
+import { timingColumns } from '../../../runners/xfer/benches/sweep/sweep-figures.ts';
+import { nixlbenchPercentile } from '../../../runners/common/stats.ts';
 import { chooseSweepBackend, type VramProbe } from '../../../runners/xfer/benches/sweep/sweep-backend.ts';
 import { SweepLane } from '../../../runners/xfer/benches/sweep/sweep-lane.ts';
-import { laneRequests, mgRoles, rankRegions, stepAreas } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
+import { laneRequests, mgRoles, rankRegions, stepAreas, sweepSteps } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
 import { deviceOfRank, sweepEngineOptions, sweepNotes } from '../../../runners/xfer/benches/sweep/sweep-setup.ts';
 import { sweepRoles } from '../../../runners/xfer/benches/sweep/sweep-plan.ts';
 
@@ -28,7 +31,7 @@ async function single(backend: 'shm' | 'ucx', ucx: UcxOptions = {}) {
   return engine;
 }
 
-describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
+describe('lifecycle flags (recreate_xfer, reregister_mem)', () => {
   it('--reregister_mem implies --recreate_xfer with nixlbench message, and is refused where registration costs nothing', () => {
     const o = parseSweepArgs(['--backend', 'ucx', '--reregister_mem']);
     expect(o.nixlbench).toMatchObject({ reregisterMem: true, recreateXfer: true });
@@ -55,7 +58,7 @@ describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
     for (let i = 0; i < 5; i++) await plain.iterate();
     expect([prepare.mock.calls.length, register.mock.calls.length, plain.prepUs.length]).toEqual([1, 0, 1]);
 
-    // a slot not built yet builds itself at its first post, as nixlbench's slots inside the timed loop (issue 22)
+    // a slot not built yet builds itself at its first post, as nixlbench's slots inside the timed loop
     prepare.mockClear();
     const lazy = new SweepLane(engine, requests, undefined, { recreateXfer: false, reregisterMem: false });
     for (let i = 0; i < 5; i++) await lazy.iterate();
@@ -82,7 +85,7 @@ describe('item 6: lifecycle flags (recreate_xfer, reregister_mem)', () => {
   });
 });
 
-describe('item 6: --enable_pt (a progress thread)', () => {
+describe('--enable_pt (a progress thread)', () => {
   it('is honoured on ucx: a thread of its own progresses the worker and the transfer completes verified', async () => {
     const engine = await single('ucx', { progressThread: true });
     const src = engine.allocate('src', 1 << 20);
@@ -122,7 +125,7 @@ describe('item 6: --enable_pt (a progress thread)', () => {
   });
 });
 
-describe('item 6: the other nixlbench flags are honoured or refused, never dropped', () => {
+describe('the other nixlbench flags are honoured or refused, never dropped', () => {
   it('--device_list gives each pairwise rank its NIC (UCX_NET_DEVICES), nixlbench indexing, and is refused without UCX', () => {
     const o = parseSweepArgs(['--device_list', 'mlx5_0,mlx5_1', '--num_initiator_dev', '2', '--num_target_dev', '2']);
     const roles = sweepRoles(4, 'pairwise', 2, 2);
@@ -157,7 +160,7 @@ describe('item 6: the other nixlbench flags are honoured or refused, never dropp
   });
 });
 
-describe('item 7: --mode MG (several devices per process)', () => {
+describe('--mode MG (several devices per process)', () => {
   it('pairs device i of the initiator process with device i of the target, each with its own region', () => {
     const o = parseSweepArgs(['--mode', 'MG', '--num_initiator_dev', '2', '--num_target_dev', '2', '--max_block_size', '8K']);
     const roles = mgRoles(2, o.scheme, 2, 2);
@@ -175,7 +178,7 @@ describe('item 7: --mode MG (several devices per process)', () => {
   });
 });
 
-describe('item 8: --initiator_seg_type VRAM picks a GPU backend', () => {
+describe('--initiator_seg_type VRAM picks a GPU backend', () => {
   const vram = { backend: 'shm' as const, backendGiven: false, initiatorSegType: 'VRAM' as const, targetSegType: 'VRAM' as const };
   const probe = (available: string[], ucxCuda = false): VramProbe => ({
     availability: (name) => (available.includes(name) ? { name, available: true, detail: '' } : { name, available: false, reason: `${name} missing` }),
@@ -197,7 +200,7 @@ describe('item 8: --initiator_seg_type VRAM picks a GPU backend', () => {
   });
 });
 
-describe("issue 22 item 12: nixlbench's command line exactly as gflags reads it", () => {
+describe("nixlbench's command line exactly as gflags reads it", () => {
   it('takes every form gflags takes: one or two dashes, =value or the next word, --flag / --noflag / --flag=<gflags bool>', () => {
     const same = parseSweepArgs(['--num_iter', '32', '--check_consistency']);
     for (const argv of [
@@ -234,5 +237,58 @@ describe("issue 22 item 12: nixlbench's command line exactly as gflags reads it"
     expect(() => parseSweepArgs(['--flagfile=f.txt'])).toThrow(/--flagfile is disabled for nixlbench/);
     expect(() => parseSweepArgs(['--asio_port', '70000'])).toThrow('Invalid value for --asio_port: 70000 (must be <= 65535)');
     expect(() => parseSweepArgs(['--worker_type', 'NIXL'])).toThrow(/--worker_type NIXL: only nixl/);
+  });
+});
+
+describe("nixlbench's reading of numbers, --use_hugepages and its check order (utils.cpp loadParams, gflags' ParseFrom)", () => {
+  it('takes a leading blank and a sign as strtoll does: --num_iter= 32 is 32, --warmup_iter -5 is -5, rounded as nixlbench rounds it', () => {
+    expect(parseSweepArgs(['--num_iter= 32']).numIter).toBe(32);
+    expect(parseSweepArgs(['--num_iter', '\t+32']).numIter).toBe(32);
+    expect(parseSweepArgs(['--total_buffer_size= 8388608', '--max_block_size', '4M']).totalBufferSize).toBe(8388608);
+    const o = parseSweepArgs(['--warmup_iter', '-5']);
+    expect(o.warmupIter).toBe(-5);
+    // nixlbench: warmup_iter += partition - (warmup_iter % partition) with C++'s remainder: -5 + 16 + 5 = 16
+    expect(adjustIterations(o)).toContain('WARNING: Adjusting warmup_iter to 16 to allow equal distribution to 1 threads');
+    expect(o.warmupIter).toBe(16);
+    // -37 stays negative (-16): nixlbench then runs no warm-up (`if (skip > 0)`), nor does the sweep
+    const negative = parseSweepArgs(['--warmup_iter', '-37', '--max_block_size', '4K']);
+    adjustIterations(negative);
+    expect(negative.warmupIter).toBe(-16);
+    expect(sweepSteps(negative).map((s) => s.warmup)).toEqual([0]);
+    // what strtoll does not take stays refused: hex after a blank or a sign, a trailing blank, a minus on an unsigned flag
+    for (const [flag, value] of [['num_iter', ' 0x20'], ['num_iter', '-0x20'], ['num_iter', '32 '], ['max_batch_size', ' -2']]) {
+      expect(() => parseSweepArgs([`--${flag}`, value]), value).toThrow(/illegal value/);
+    }
+  });
+
+  it('--use_hugepages rounds total_buffer_size up to 2 MiB first, with its message, and checks the rounded size', () => {
+    // 3000000 B rounds to 4 MiB: a 4 MiB block then fits (refused without the flag, as nixlbench refuses it)
+    expect(() => parseSweepArgs(['--total_buffer_size', '3000000', '--max_block_size', '4M'])).toThrow(/Incorrect buffer size configuration for Initiator/);
+    const o = parseSweepArgs(['--total_buffer_size', '3000000', '--max_block_size', '4M', '--use_hugepages']);
+    expect(o.totalBufferSize).toBe(4194304);
+    expect(o.nixlbench.notes[0]).toBe('Rounding total_buffer_size from 3000000 to 4194304 for 2MB hugepage alignment.');
+    // 3 MiB with 3 threads divides evenly, but rounded to 4 MiB it does not: nixlbench refuses it
+    expect(parseSweepArgs(['--total_buffer_size', '3145728', '--num_threads', '3', '--max_block_size', '64K']).totalBufferSize).toBe(3145728);
+    expect(() => parseSweepArgs(['--total_buffer_size', '3145728', '--num_threads', '3', '--max_block_size', '64K', '--use_hugepages'])).toThrow(
+      "Total_buffer_size must be divisible by the product of num_threads and num_initiator_dev, next such value is 4194306 (nixlbench's check)",
+    );
+    expect(hugepageRounding(4194304, true)).toEqual({ totalBufferSize: 4194304 });
+  });
+
+  it('reports the buffer error before the iteration factor, the iteration factor before divisibility', () => {
+    expect(() => parseSweepArgs(['--total_buffer_size', '1M', '--max_block_size', '2M', '--large_blk_iter_ftr', '0'])).toThrow(/^Incorrect buffer size configuration for Initiator/);
+    expect(() => parseSweepArgs(['--total_buffer_size', '1000000', '--num_threads', '3', '--max_block_size', '4K', '--large_blk_iter_ftr', '0'])).toThrow(
+      "iter_factor must be greater than 0 (nixlbench's check)",
+    );
+  });
+});
+
+describe("nixlbench's P99 (xferMetricStats::p99: the sorted samples' element at floor(0.99 n))", () => {
+  it('takes one sample above the nearest rank when n is a multiple of 100', () => {
+    const shuffled = (n: number) => Array.from({ length: n }, (_, i) => ((i * 7919) % n) + 1); // 1..n, out of order
+    // n = 400: nixlbench's samples[396] is the 397th (the nearest rank would be the 396th)
+    expect(timingColumns({ prepUs: shuffled(400), postUs: shuffled(100), txUs: shuffled(7) })).toMatchObject({ p99PrepUs: 397, p99PostUs: 100, p99TxUs: 7 });
+    expect(timingColumns({ prepUs: shuffled(1000), postUs: [], txUs: [5] })).toMatchObject({ p99PrepUs: 991, avgPostUs: 0, p99PostUs: 0, p99TxUs: 5 });
+    expect(nixlbenchPercentile(shuffled(250), 0.99)).toBe(248); // floor(247.5) = 247: the 248th
   });
 });

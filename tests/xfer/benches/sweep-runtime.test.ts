@@ -1,4 +1,4 @@
-// nixlbench's runtimes on the sweep (issue 15 item 6: --etcd_endpoints, --benchmark_group,
+// nixlbench's runtimes on the sweep (--etcd_endpoints, --benchmark_group,
 // --runtime_type were accepted and ignored): two processes started on their own, with the REAL
 // etcd, get their ranks by arrival under xferbench/<group>/ and leave the namespace empty; stale
 // keys of an earlier run fail as nixlbench fails; ASIO makes the process that binds the port rank

@@ -154,7 +154,7 @@ describe('sweep table (nixlbench current format)', () => {
   });
 });
 
-describe('expected bandwidth (seed 003: within 10% of 46.48 GB/s)', () => {
+describe('expected bandwidth (within 10% of 46.48 GB/s)', () => {
   it('reports every miss at once, above or below, and block sizes with no row', () => {
     const expected = [{ blockSize: 67108864, gbps: 46.48 }, { blockSize: 4096, gbps: 0.08 }, { blockSize: 8192, gbps: 1 }];
     const measured = [
@@ -171,7 +171,7 @@ describe('expected bandwidth (seed 003: within 10% of 46.48 GB/s)', () => {
   });
 });
 
-describe("issue 22 items 2 and 3: nixlbench's definitions of Tx and B/W", () => {
+describe("nixlbench's definitions of Tx and B/W", () => {
   it('Tx runs from when the post returned to completion; Post is the post call (nixlbench postSlot / execTransferLoop)', () => {
     // posted 4 us after the start, complete 10 us after it: Post 4, Tx 6 (not 10)
     expect(postAndTxUs({ startNs: 1_000, postedNs: 5_000, endNs: 11_000 })).toEqual({ postUs: 4, txUs: 6 });
@@ -198,7 +198,7 @@ describe("issue 22 items 2 and 3: nixlbench's definitions of Tx and B/W", () => 
   });
 });
 
-describe("issue 22 item 15: nixlbench's buffer-size rules, its cases and its words", () => {
+describe("nixlbench's buffer-size rules, its cases and its words", () => {
   const base = { totalBufferSize: 8 * 1024 ** 3, maxBlockSize: 64 * 1024 ** 2, maxBatchSize: 1, numThreads: 1 };
   it('accepts what nixlbench accepts: a deep pipeline wraps in nixlbench, here it gets its own bytes', () => {
     expect(nixlbenchBufferError({ ...base, totalBufferSize: 256 * 1024 ** 2 })).toBeUndefined();

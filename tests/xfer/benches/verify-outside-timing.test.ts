@@ -1,4 +1,4 @@
-// Issue 22 item 1: buffer verification never runs inside a timed region. Every benchmark that
+// buffer verification never runs inside a timed region. Every benchmark that
 // verifies (CT perftest, sequential CT, sweep, EP, KV pipe, cache-engine) runs with
 // XFER_TRACE_REGIONS, which makes each rank record where its timed regions begin and end and where
 // it fills, poisons and checks buffers; the test reads that record and requires timed regions and

@@ -111,7 +111,7 @@ export function nixlResources(config: NixlConfig): JobResources {
 }
 
 /**
- * fi_info (and the GPU and EFA listings) of every node into the log folder, as seed 003's suite
+ * fi_info (and the GPU and EFA listings) of every node into the log folder, as NIXL's benchmarking suite on EFA
  * keeps them (runners/nixl/node-artefacts.ts); a failure is reported, never fatal.
  */
 function nodeArtefactLines(packageRoot: string, nodes: number): string[] {

@@ -1,4 +1,4 @@
-// Kind `cache-engine`: LMCache's CacheEngine test over NIXL (seed 004, tests/disagg/
+// Kind `cache-engine`: LMCache's CacheEngine test over NIXL (LMCache tests/disagg/
 // test_nixl_cache_engine.py) on the engine, `disagg-bench cache-engine`; 2 ranks, rank 0 stores
 // chunks gathered from its paged KV cache, rank 1 receives them, retrieves them into its own paged
 // cache at the same slot_mapping and checks every piece.
@@ -22,6 +22,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { distinct, named } from '../../../metrics/headline-picks.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../../../../runners/xfer/benches/kvpipe/kvpipe-options.ts';
 import { parseCacheEngineArgs } from '../../../../runners/xfer/benches/cache-engine/cache-engine-options.ts';
 import { checkBackendMemory, sizeSchema, sectionSchema, int, memorySchema, checkTwoRanks } from './kind-values.ts';
@@ -113,6 +114,8 @@ export const cacheEngineKind: NixlKind = {
   rankCommand(ctx: NixlKindContext): RankCommand {
     return { argv: rankArgv(CACHE_ENGINE_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
+  // store throughput (the mean over rounds), then each round's retrieval throughput
+  headline: (_config, metrics) => distinct(named(metrics, 'MEAN_THROUGHPUT_GBPS'), named(metrics, 'RETRIEVAL_THROUGHPUT_GBPS')),
   verdict(config, metrics: Metric[]) {
     const rounds = section(config).num_rounds ?? 1;
     const count = (name: string) => metrics.filter((m) => m.name === name).length;

@@ -1,4 +1,4 @@
-// Kind `ct-perftest`: one traffic pattern, timed over iterations (seed 000's CT perftest).
+// Kind `ct-perftest`: one traffic pattern, timed over iterations (kvbench's CT perftest).
 //   ct_perftest:
 //     iters: 10
 //     warmup_iters: 2
@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
 import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
-import { checkMatrixFile, checkMemType, CT_JSON, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
+import { checkMatrixFile, checkMemType, CT_JSON, ctHeadline, ctMetrics, matrixSources, matrixText, patternSchema } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 import { CT_IGNORED_PATTERN_KEYS, ctIgnoredKeyReason } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { sectionSchema, int } from './kind-values.ts';
@@ -66,6 +66,7 @@ export const ctPerftestKind: NixlKind = {
     ];
   },
   metrics: ctMetrics,
+  headline: (_config, metrics) => ctHeadline(metrics),
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
     const seedConfig = {

@@ -1,4 +1,4 @@
-// Kind `ep`: the NIXL EP perf tests on the engine (seed 001).
+// Kind `ep`: the NIXL EP perf tests on the engine.
 //   ep:
 //     modes: [dispatch, combine, e2e]   # data plane; leave out for the control plane alone
 //     control_plane: true               # init, connect, disconnect, reconnect, destroy
@@ -22,6 +22,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { distinct, firstPresent, named } from '../../../metrics/headline-picks.ts';
 import { minOf } from '../../../../runners/common/stats.ts';
 import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
@@ -75,6 +76,21 @@ const EP_COMMAND: FlagCommand<EpSection> = {
   ],
 };
 
+/**
+ * The EP tests' headline (the engine's and NIXL EP's own): the e2e mode's average latency and
+ * bandwidth (each mode's when e2e did not run), per experts per rank; the control plane's cycle
+ * total, or a single operation's mean across ranks.
+ */
+export function epHeadline(metrics: readonly Metric[]): Metric[] {
+  const where: Metric['labels'] = named(metrics, 'LAT_US_AVG', { mode: 'e2e' }).length > 0 ? { mode: 'e2e' } : {};
+  return distinct(
+    named(metrics, 'LAT_US_AVG', where),
+    named(metrics, 'BW_GBPS_AVG', where),
+    firstPresent(metrics, ['CP_TOTAL_MS']),
+    named(metrics, 'CP_AVG_MS', { across: 'ranks' }),
+  );
+}
+
 export const epKind: NixlKind = {
   name: 'ep',
   rankLog: LOG,
@@ -121,6 +137,7 @@ export const epKind: NixlKind = {
   rankCommand(ctx: NixlKindContext): RankCommand {
     return { argv: rankArgv(EP_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
+  headline: (_config, metrics) => epHeadline(metrics),
   verdict(config, metrics: Metric[]) {
     const s = section(config);
     const ranks = nixlConfig(config).benchmark.ranks;

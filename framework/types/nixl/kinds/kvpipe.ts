@@ -1,4 +1,4 @@
-// Kind `kvpipe`: the LMCache disaggregated-prefill pipe on the engine (seed 004); 2 ranks, rank 0
+// Kind `kvpipe`: the LMCache disaggregated-prefill pipe on the engine; 2 ranks, rank 0
 // sends, rank 1 receives through its bounded buffer and verifies every object.
 //   kvpipe:
 //     buffer_size: 64M                 # default 4 GiB (host: capped to the node's memory)
@@ -17,6 +17,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { named } from '../../../metrics/headline-picks.ts';
 import { DTYPE_BYTES, kvpipeBackends } from '../../../../runners/xfer/benches/kvpipe/kvpipe-options.ts';
 import { checkBackendMemory, checkSize, sizeBytes, sizeSchema, memorySchema, sectionSchema, int, checkTwoRanks } from './kind-values.ts';
 import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
@@ -124,6 +125,8 @@ export const kvpipeKind: NixlKind = {
   rankCommand(ctx: NixlKindContext): RankCommand {
     return { argv: rankArgv(KVPIPE_COMMAND, section(ctx.config), ctx), logFile: LOG };
   },
+  // the pure-transfer throughput (one commit's engine run), the figure the pipe's own tests print
+  headline: (_config, metrics) => named(metrics, 'PURE_THROUGHPUT_GBPS_AVG'),
   verdict(config, metrics: Metric[]) {
     const s = section(config);
     const rounds = s.num_rounds ?? 1;

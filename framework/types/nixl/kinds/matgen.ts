@@ -1,6 +1,7 @@
 // Kind `matgen`: a KV-cache transfer workload from a matgen recipe. The job generates the matrices
 // into its log folder (`disagg-bench matgen`, seeded: reproducible), then runs the sequential CT
-// perftest on them, the simulated prefill compute scaled by sleep_scale so a run stays short.
+// perftest on them; with sleep_before_launch, the simulated prefill compute is slept, scaled by
+// sleep_scale so a run stays short.
 //   matgen:
 //     model: llama-405b            # or hidden_size, num_layers, num_heads, num_kv_heads, dtype_size
 //     num_prefill_nodes: 1
@@ -12,6 +13,7 @@
 //     num_user_requests: 4
 //     isl_mean: 64                  # (plus isl_scale, min_isl, max_isl, batch_size, max_batch_mem, compute_model, seed...)
 //     mem_type: cpu
+//     sleep_before_launch: true     # sleep each batch's prefill compute (kvbench's sequential test never does)
 //     sleep_scale: 0.001            # (plus the sequential test's isolation_iters, warmup_iters...)
 // Keys are matgen's options with `_` for `-`.
 import path from 'node:path';
@@ -23,7 +25,7 @@ import { rankArgv } from '../job/rank-command.ts';
 import { checkMatgenOptions, computeModels, MODEL_PRESETS, workerPairings } from '../../../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../../../runners/xfer/benches/matgen-cli.ts';
 import { memTypes } from '../../../../runners/xfer/benches/traffic-pattern.ts';
-import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
+import { checkMemType, checkSequentialRunOptions, sequentialCommand, sequentialHeadline, sequentialMetrics, sequentialRunProperties, type SequentialRunOptions } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
 import { int, sectionSchema } from './kind-values.ts';
 
@@ -87,6 +89,7 @@ export const matgenKind: NixlKind = {
     return [...out, ...checkSequentialRunOptions(s, SECTION)];
   },
   metrics: sequentialMetrics,
+  headline: (_config, metrics) => sequentialHeadline(metrics),
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
     const generate = disaggBenchCommand(ctx.packageRoot, ['matgen', ...matgenArgs(s), '--results-dir', matricesDir(ctx.logDir)]);

@@ -1,6 +1,7 @@
 // Kind `sequential-ct-perftest`: a list of traffic patterns run in sequence with their simulated
-// compute (seed 000's sequential CT perftest), isolated vs congested latency per pattern.
+// compute (kvbench's sequential CT perftest), isolated vs congested latency per pattern.
 //   sequential_ct_perftest:
+//     sleep_before_launch: true   # sleep sleep_before_launch_sec (kvbench never does; default false)
 //     sleep_scale: 0.001          # scales every sleep_*_launch_sec
 //     isolation_iters: 5
 //     warmup_iters: 1
@@ -15,7 +16,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import { nixlConfig } from '../common.ts';
 import { rankArgv } from '../job/rank-command.ts';
 import {
-  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, sequentialCommand, sequentialMetrics,
+  checkMatrixFile, checkMemType, checkSequentialRunOptions, matrixSources, matrixText, patternSchema, sequentialCommand, sequentialHeadline, sequentialMetrics,
   sequentialRunProperties, type SequentialRunOptions,
 } from './traffic-patterns.ts';
 import { backendNames } from '../../../../runners/xfer/backends/types.ts';
@@ -46,6 +47,7 @@ export const sequentialCtPerftestKind: NixlKind = {
     return [...out, ...checkSequentialRunOptions(s, SECTION)];
   },
   metrics: sequentialMetrics,
+  headline: (_config, metrics) => sequentialHeadline(metrics),
   rankCommand(ctx: NixlKindContext): RankCommand {
     const s = section(ctx.config);
     const artefacts: Record<string, string> = {};

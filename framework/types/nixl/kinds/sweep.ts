@@ -1,4 +1,4 @@
-// Kind `sweep`: nixlbench's block-size sweep on the engine (seed 003), nixlbench's option names.
+// Kind `sweep`: nixlbench's block-size sweep on the engine, nixlbench's option names.
 //   sweep:
 //     op_type: [READ, WRITE]            # or one op
 //     initiator_seg_type: DRAM          # DRAM | VRAM (VRAM with cuda or nccl)
@@ -22,6 +22,7 @@ import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
 import type { RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
+import { atLargest, distinct, peakAcross } from '../../../metrics/headline-picks.ts';
 import { checkExpectedBandwidth } from '../../../../runners/xfer/benches/sweep/sweep-expect.ts';
 import { schemes, segTypes, type Scheme } from '../../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { sweepRoles } from '../../../../runners/xfer/benches/sweep/sweep-plan.ts';
@@ -88,6 +89,14 @@ const SWEEP_COMMAND: FlagCommand<SweepSection> = {
   ],
 };
 
+/**
+ * A block-size sweep's headline (the engine's and nixlbench's tables alike): per operation and
+ * batch size, the bandwidth at the largest block, then the peak bandwidth where another block had it.
+ */
+export function sweepHeadline(metrics: readonly Metric[]): Metric[] {
+  return distinct(atLargest(metrics, 'BW_GBPS', 'block_size'), peakAcross(metrics, 'BW_GBPS', 'block_size'));
+}
+
 export const sweepKind: NixlKind = {
   name: 'sweep',
   rankLog: 'sweep.log',
@@ -148,6 +157,7 @@ export const sweepKind: NixlKind = {
   rankCommand(ctx: NixlKindContext): RankCommand {
     return { argv: rankArgv(SWEEP_COMMAND, section(ctx.config), ctx), logFile: 'sweep.log' };
   },
+  headline: (_config, metrics) => sweepHeadline(metrics),
   verdict(config, metrics: Metric[]) {
     const s = section(config);
     const expected = Object.entries(s.expect ?? {}).map(([block, gbps]) => ({ blockSize: sizeBytes(block), gbps }));

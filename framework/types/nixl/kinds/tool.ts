@@ -27,6 +27,10 @@ import { checkKvbenchExtraArgs, KVBENCH_JSON, kvbenchSpec, type KvbenchSection }
 import { nixlEpPerfSpec, type NixlEpPerfSection } from '../../../../runners/nixl/tools/nixl-ep-perf.ts';
 import { lmcacheSpec, type LmcacheSection } from '../../../../runners/nixl/tools/lmcache.ts';
 import { sizeBytes, int } from './kind-values.ts';
+import { firstPresent } from '../../../metrics/headline-picks.ts';
+import { sweepHeadline } from './sweep.ts';
+import { epHeadline } from './ep.ts';
+import { ctHeadline, sequentialHeadline } from './traffic-patterns.ts';
 import { secondsSchema } from '../../../../runners/common/number-bounds.ts';
 
 const str = { type: 'string', minLength: 1 };
@@ -46,6 +50,8 @@ interface ToolAdapter<S> {
   rules: (s: S, ranks: number, nodes: number, configDir: string, config: Record<string, unknown>) => RuleViolation[];
   metrics: (s: S) => MetricSpec[];
   verdict?: (s: S, metrics: Metric[]) => string[];
+  /** The figures the tool's users watch (TestType.headline). */
+  headline: (s: S, metrics: readonly Metric[]) => Metric[];
 }
 
 /** A relative path in a config must exist (absolute ones may live on the cluster only). */
@@ -97,6 +103,7 @@ const nixlbench: ToolAdapter<NixlbenchSection & { expect?: Record<string, number
     return out;
   },
   metrics: () => [{ logFile: 'nixlbench.log', extractor: 'nixlbench' }],
+  headline: (_s, metrics) => sweepHeadline(metrics),
   verdict(s, metrics) {
     const measured = metrics.filter((m) => m.name === 'BW_GBPS').map((m) => ({ blockSize: Number(m.labels.block_size), batchSize: Number(m.labels.batch_size), gbps: m.value }));
     if (measured.length === 0) return ['no nixlbench table rows (B/W) in nixlbench.log'];
@@ -126,6 +133,7 @@ const kvbench: ToolAdapter<KvbenchSection> = {
     return out;
   },
   // sequential-ct-perftest writes its JSON; ct-perftest's results are the table rank 0 (task 0) logs.
+  headline: (s, metrics) => (s.command === 'sequential-ct-perftest' ? sequentialHeadline(metrics) : ctHeadline(metrics)),
   metrics: (s) => [s.command === 'sequential-ct-perftest' ? { logFile: KVBENCH_JSON, extractor: 'sequential-ct-perftest' } : { logFile: taskLog({ tool: 'kvbench' }, 0), extractor: 'ct-perftest' }],
 };
 
@@ -172,6 +180,7 @@ const nixlEpPerf: ToolAdapter<NixlEpPerfSection> = {
     return out;
   },
   metrics: () => [{ logFile: 'nixl-ep-perf.log', extractor: 'nixl-ep' }],
+  headline: (_s, metrics) => epHeadline(metrics),
 };
 
 const lmcache: ToolAdapter<LmcacheSection> = {
@@ -203,6 +212,9 @@ const lmcache: ToolAdapter<LmcacheSection> = {
   },
   // each task's own log: task 0 the sender, task 1 the receiver (the extractor labels {side} by it)
   metrics: () => [{ logFile: 'lmcache-task*.log', extractor: 'lmcache' }],
+  // LMCache's tests print different lines: the pipe's pure-transfer throughput, else the mean over
+  // rounds, else the per-round figures
+  headline: (_s, metrics) => firstPresent(metrics, ['PURE_THROUGHPUT_GBPS_AVG', 'MEAN_THROUGHPUT_GBPS', 'AVG_THROUGHPUT_GBPS', 'THROUGHPUT_GBPS', 'TRANSFER_THROUGHPUT_GBPS']),
 };
 
 function toolKind<S>(adapter: ToolAdapter<S>): NixlKind & { binary(config: Record<string, unknown>): string } {
@@ -241,6 +253,7 @@ function toolKind<S>(adapter: ToolAdapter<S>): NixlKind & { binary(config: Recor
         cleanup,
       };
     },
+    headline: (config, metrics) => adapter.headline(section(config), metrics),
     verdict: adapter.verdict ? (config, metrics) => adapter.verdict!(section(config), metrics) : undefined,
   };
 }

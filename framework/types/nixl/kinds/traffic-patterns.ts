@@ -3,7 +3,8 @@
 // metrics, and copying matrices into the job's log folder so the job records what it ran.
 import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
-import type { MetricSpec } from '../../../metrics/metric.ts';
+import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
+import { named } from '../../../metrics/headline-picks.ts';
 import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
 import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
@@ -44,6 +45,7 @@ export const sequentialRunProperties = {
   verify_buffers: { type: 'boolean' },
   print_recv_buffers: { type: 'boolean' },
   share_buffers: { type: 'boolean' },
+  sleep_before_launch: { type: 'boolean' },
 };
 
 export interface SequentialRunOptions {
@@ -54,6 +56,8 @@ export interface SequentialRunOptions {
   verify_buffers?: boolean;
   print_recv_buffers?: boolean;
   share_buffers?: boolean;
+  /** Sleep each pattern's sleep_before_launch_sec (kvbench never does; default false). */
+  sleep_before_launch?: boolean;
 }
 
 export const CT_JSON = 'ct_perftest.json';
@@ -66,6 +70,12 @@ export const ctMetrics = (): MetricSpec[] => [
     names: ['TOTAL_LATENCY_S', 'AVG_LATENCY_PER_ITER_S', 'AVG_ITER_LATENCY_MS', 'TOTAL_SIZE_GB', 'AGGREGATE_BW_GBPS', 'AVG_BW_GBPS', 'BW_GBPS', 'MIN_BW_GBPS', 'MAX_BW_GBPS'],
   },
 ];
+
+/** CT perftest's headline: the average latency per iteration (kvbench's `Avg latency/iter (s)`). */
+export const ctHeadline = (metrics: readonly Metric[]): Metric[] => named(metrics, 'AVG_LATENCY_PER_ITER_S');
+
+/** The sequential CT perftest's headline: the workload's latency, per workload iteration. */
+export const sequentialHeadline = (metrics: readonly Metric[]): Metric[] => named(metrics, 'WORKLOAD_LATENCY_MS');
 
 export const sequentialMetrics = (): MetricSpec[] => [
   {
@@ -89,6 +99,7 @@ export function sequentialCommand(configFile: (logDir: string) => string): FlagC
       ['--verify-buffers', 'verify_buffers', 'switch'],
       ['--print-recv-buffers', 'print_recv_buffers', 'switch'],
       ['--share-buffers', 'share_buffers', 'switch'],
+      ['--sleep-before-launch', 'sleep_before_launch', 'switch'],
     ],
   };
 }

@@ -3,7 +3,7 @@
 // scheduler for.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stringify } from 'yaml';
+import { dumpYamlForPyYaml } from '../../../../runners/common/yaml-dump.ts';
 import type { BuiltJob, JobBuildContext } from '../../test-type.ts';
 import type { JobResources } from '../../../scheduler/scheduler.ts';
 import type { Allocation } from './allocation.ts';
@@ -56,8 +56,9 @@ export async function buildServingJob(ctx: JobBuildContext, options: ServingJobO
 
 /** Every file the job writes before it runs, by name. */
 export function jobArtefacts(config: ServingConfig, plan: JobPlan): Record<string, string> {
+  // The engine reads these with PyYAML: written as YAML 1.1 (runners/common/yaml-dump.ts).
   // aliasDuplicateObjects off: YAML anchors of the source come out as plain copies.
-  const dump = (value: unknown) => stringify(value, { aliasDuplicateObjects: false });
+  const dump = (value: unknown) => dumpYamlForPyYaml(value, { aliasDuplicateObjects: false });
   const files: Record<string, string> = {
     [jobFiles.genConfig]: dump(config.worker_config.gen),
     [jobFiles.serverConfig]: plan.script.serverConfig.template,

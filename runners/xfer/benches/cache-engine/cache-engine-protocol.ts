@@ -13,7 +13,7 @@ export interface ChunkCommit {
 export const ceKeys = {
   commit: (round: number, commit: number) => `ce/${round}/commit/${commit}`,
   ack: (round: number, commit: number) => `ce/${round}/ack/${commit}`,
-  /** The sender's store() is timed: the receiver verifies only after it (issue 22 item 1). */
+  /** The sender's store() is timed: the receiver verifies only after it. */
   timed: (round: number) => `ce/${round}/timed`,
   verdict: (round: number) => `ce/${round}/verdict`,
 };

@@ -1,4 +1,4 @@
-// `disagg-bench cache-engine`: LMCache's CacheEngine test over NIXL (seed 004, tests/disagg/
+// `disagg-bench cache-engine`: LMCache's CacheEngine test over NIXL (LMCache tests/disagg/
 // test_nixl_cache_engine.py) on the transfer engine. The sender stores num_chunks x 256 tokens of
 // a paged KV cache (slot_mapping): each chunk is gathered into a memory object in its NIXL buffer
 // and written into the receiver's; the receiver keeps the chunks, then retrieves them into its own

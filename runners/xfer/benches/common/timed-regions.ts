@@ -1,7 +1,7 @@
 // Where a benchmark's timed regions begin and end, and where it fills, poisons or checks buffers
 // for verification: recorded when XFER_TRACE_REGIONS names a file (one JSON line per event, every
 // rank of the run appending to the same file), a no-op otherwise. Verification must never run
-// inside a timed region (issue 22: a CT perftest that verified inside its timed loop reported a
+// inside a timed region (a CT perftest that verified inside its timed loop reported a
 // latency 28x too high); tests read this record and check, from what the run did, that no rank's
 // verification overlaps any rank's timed region. Times are CLOCK_MONOTONIC, which every process
 // of one machine shares, so ranks on one host compare.

@@ -1,4 +1,4 @@
-// The NIXL EP perf tests' output (seed 001), line for line, so one parser reads both.
+// The NIXL EP perf tests' output, line for line, so one parser reads both.
 import type { MinAvgMax } from '../../../common/stats.ts';
 import type { ControlOperation, EpMode } from './ep-options.ts';
 

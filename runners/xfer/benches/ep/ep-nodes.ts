@@ -1,4 +1,4 @@
-// The NIXL EP tests' multi-node form (seed 001): one command per node starts --num-processes
+// The NIXL EP tests' multi-node form: one command per node starts --num-processes
 // ranks itself, and the node's place in the job comes from WORLD_SIZE (the number of NODES), RANK
 // (this node's rank) and MASTER_ADDR, or from --world-size / --rank / --master-addr, which win.
 // Total ranks = nodes x --num-processes; node k holds ranks k*P .. k*P+P-1. Under srun with one

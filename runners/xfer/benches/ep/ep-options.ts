@@ -1,4 +1,4 @@
-// `disagg-bench ep` options: the NIXL EP perf tests' names and defaults (seed 001), on the engine.
+// `disagg-bench ep` options: the NIXL EP perf tests' names and defaults, on the engine.
 import { readArgs } from '../../../common/args/read-args.ts';
 import { backendNames, type BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';

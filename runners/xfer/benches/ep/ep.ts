@@ -1,4 +1,4 @@
-// `disagg-bench ep`: the NIXL EP perf tests (seed 001) on the transfer engine. Data plane
+// `disagg-bench ep`: the NIXL EP perf tests on the transfer engine. Data plane
 // (dispatch | combine | e2e, verified) and control plane (init, connect, disconnect, reconnect,
 // destroy), for one or more experts-per-rank values.
 //   disagg-bench ep --ranks 4 --mode dispatch,combine,e2e --control-plane --experts-per-rank 8,32

@@ -1,4 +1,4 @@
-// `disagg-bench kvpipe` options: the LMCache disaggregated-prefill tests' names (seed 004).
+// `disagg-bench kvpipe` options: the LMCache disaggregated-prefill tests' names.
 import { readArgs } from '../../../common/args/read-args.ts';
 import type { BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';

@@ -32,7 +32,7 @@ export const keys = {
   setup: 'kvpipe/setup',
   commit: (round: number, commit: number) => `kvpipe/${round}/commit/${commit}`,
   ack: (round: number, commit: number) => `kvpipe/${round}/ack/${commit}`,
-  /** The sender's round is timed: the receiver verifies only after it (issue 22 item 1). */
+  /** The sender's round is timed: the receiver verifies only after it. */
   timed: (round: number) => `kvpipe/${round}/timed`,
   verdict: (round: number) => `kvpipe/${round}/verdict`,
 };

@@ -1,4 +1,4 @@
-// `disagg-bench kvpipe`: the LMCache disaggregated-prefill pipe (seed 004) on the transfer engine.
+// `disagg-bench kvpipe`: the LMCache disaggregated-prefill pipe on the transfer engine.
 // Rank 0 sends, rank 1 receives through a bounded transfer buffer owned by the receiver; more
 // bytes than the buffer holds make the sender wait for the receiver to free space (credits through
 // the store), with no loss and no overwrite of unread data, and the receiver verifies every object.

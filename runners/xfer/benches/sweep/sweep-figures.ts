@@ -7,6 +7,7 @@
 // share, as nixlbench prints it. `movedGbps` is what actually moved, for the note the sweep prints.
 import type { XferResult } from '../../backends/types.ts';
 import type { Scheme } from './sweep-options.ts';
+import { mean, nixlbenchPercentile } from '../../../common/stats.ts';
 
 export interface StepCounts {
   blockSize: number;
@@ -44,4 +45,27 @@ export function initiatorFigures(c: StepCounts): InitiatorFigures {
  */
 export function postAndTxUs(r: Pick<XferResult, 'startNs' | 'postedNs' | 'endNs'>): { postUs: number; txUs: number } {
   return { postUs: (r.postedNs - r.startNs) / 1e3, txUs: (r.endNs - r.postedNs) / 1e3 };
+}
+
+export interface TimingSamples {
+  prepUs: ArrayLike<number>;
+  postUs: ArrayLike<number>;
+  txUs: ArrayLike<number>;
+}
+
+/**
+ * The Prep, Post and Tx columns: the mean and nixlbench's P99 of each (xferMetricStats::avg and
+ * ::p99: the sorted samples' element at floor(0.99 n), one sample above the nearest rank when n is
+ * a multiple of 100).
+ */
+export function timingColumns(s: TimingSamples): { avgPrepUs: number; p99PrepUs: number; avgPostUs: number; p99PostUs: number; avgTxUs: number; p99TxUs: number } {
+  const avg = (xs: ArrayLike<number>) => (xs.length === 0 ? 0 : mean(Array.from(xs)));
+  return {
+    avgPrepUs: avg(s.prepUs),
+    p99PrepUs: nixlbenchPercentile(s.prepUs, 0.99),
+    avgPostUs: avg(s.postUs),
+    p99PostUs: nixlbenchPercentile(s.postUs, 0.99),
+    avgTxUs: avg(s.txUs),
+    p99TxUs: nixlbenchPercentile(s.txUs, 0.99),
+  };
 }

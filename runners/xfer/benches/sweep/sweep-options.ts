@@ -8,7 +8,7 @@ import { BenchOptionError, choiceOption, intOption, listOption, numberOption, si
 import { nixlbenchFlagOptions, parseNixlbenchFlags, unknownFlag, type NixlbenchFlags } from './sweep-nixlbench-flags.ts';
 import { gflagsInteger } from '../../../common/args/gflags.ts';
 import { readArgs, type ArgSpec, type OptionSpec } from '../../../common/args/read-args.ts';
-import { nixlbenchBufferError } from './sweep-buffer-rules.ts';
+import { hugepageRounding, nixlbenchBufferError } from './sweep-buffer-rules.ts';
 
 export const segTypes = ['DRAM', 'VRAM'] as const;
 export type SegType = (typeof segTypes)[number];
@@ -115,8 +115,10 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
     startBatchSize: atLeast('start_batch_size', gflagsInteger('start_batch_size', str('start_batch_size'), 'uint64'), 1),
     maxBatchSize: atLeast('max_batch_size', gflagsInteger('max_batch_size', str('max_batch_size'), 'uint64'), 1),
     numIter: int32('num_iter', 1, 'num_iter must be >= 1'),
-    warmupIter: int32('warmup_iter', 0),
-    largeBlkIterFtr: int32('large_blk_iter_ftr', 1, 'iter_factor must be greater than 0'),
+    // any int32, as nixlbench: a negative warm-up is rounded as nixlbench rounds it (adjustIterations), and
+    // large_blk_iter_ftr <= 0 is refused after the buffer checks, in nixlbench's order (sweep-buffer-rules.ts)
+    warmupIter: int32('warmup_iter', -Infinity),
+    largeBlkIterFtr: int32('large_blk_iter_ftr', -Infinity),
     numThreads: int32('num_threads', 1),
     pipelineDepth: int32('pipeline_depth', 1, 'pipeline_depth must be >= 1'),
     numInitiatorDev: v.num_initiator_dev === undefined ? undefined : int32('num_initiator_dev', 1),
@@ -136,8 +138,12 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
   if (options.startBatchSize > options.maxBatchSize) {
     throw new BenchOptionError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
   }
-  const buffer = nixlbenchBufferError(options);
+  const buffer = nixlbenchBufferError({ ...options, useHugepages: options.nixlbench.hugepages });
   if (buffer) throw new BenchOptionError(`${buffer} (nixlbench's check)`);
+  // nixlbench prints the rounding when it reads its flags, and uses the rounded size from then on
+  const rounding = hugepageRounding(options.totalBufferSize, options.nixlbench.hugepages);
+  if (rounding.message) options.nixlbench.notes.unshift(rounding.message);
+  options.totalBufferSize = rounding.totalBufferSize;
   return options;
 }
 
@@ -149,7 +155,7 @@ function opType(name: string, raw: string): XferOp {
 
 /** A size: gflags' uint64 (decimal or 0x-hex), or this sweep's K/M/G units ('64M'). */
 function sizeFlag(name: string, raw: string): number {
-  return /^[-+]?(0[xX][0-9a-fA-F]+|\d+)$/.test(raw) ? gflagsInteger(name, raw, 'uint64') : sizeOption(name, raw);
+  return /^(0[xX][0-9a-fA-F]+|[ \t\n\v\f\r]*[-+]?\d+)$/.test(raw) ? gflagsInteger(name, raw, 'uint64') : sizeOption(name, raw);
 }
 
 function atLeast(name: string, n: number, min: number): number {

@@ -149,8 +149,9 @@ export function sweepSteps(o: SweepOptions): SweepStep[] {
       steps.push({
         blockSize: block,
         batchSize: batch,
-        iterations: large ? Math.floor(o.numIter / o.largeBlkIterFtr) : o.numIter,
-        warmup: large ? Math.floor(o.warmupIter / o.largeBlkIterFtr) : o.warmupIter,
+        iterations: large ? Math.trunc(o.numIter / o.largeBlkIterFtr) : o.numIter,
+        // C++ division as nixlbench's; a warm-up that stays negative after its rounding runs none (nixlbench: `if (skip > 0)`)
+        warmup: Math.max(0, large ? Math.trunc(o.warmupIter / o.largeBlkIterFtr) : o.warmupIter),
       });
     }
   }

@@ -20,11 +20,11 @@ import { runAsRank } from '../bench-rank.ts';
 import { checkHostFits } from '../common/memory-limit.ts';
 import { chooseSweepBackend } from './sweep-backend.ts';
 import { SweepLane } from './sweep-lane.ts';
-import { initiatorFigures, postAndTxUs } from './sweep-figures.ts';
+import { initiatorFigures, postAndTxUs, timingColumns } from './sweep-figures.ts';
 import { pipelineDescriptorError } from './sweep-buffer-rules.ts';
 import { pipeline } from './sweep-pipeline.ts';
 import { defaultVramProbe, sweepEngineOptions, sweepNotes } from './sweep-setup.ts';
-import { maxOf, mean, percentile } from '../../../common/stats.ts';
+import { maxOf } from '../../../common/stats.ts';
 import { checkExpectedBandwidth, type MeasuredBandwidth } from './sweep-expect.ts';
 import { beginTimed, verifying } from '../common/timed-regions.ts';
 import { adjustIterations, parseSweepArgs, sweepArgSpec, type SweepOptions } from './sweep-options.ts';
@@ -144,12 +144,7 @@ async function sweepAllOps(engine: XferEngine, store: Store, roles: SweepRoles, 
         batchSize: step.batchSize,
         bwGbps: mine.bwGbps,
         avgLatUs: mine.avgLatUs,
-        avgPrepUs: mean(mine.prepUs),
-        p99PrepUs: percentile(mine.prepUs, 99),
-        avgPostUs: mean(mine.postUs),
-        p99PostUs: percentile(mine.postUs, 99),
-        avgTxUs: mean(mine.txUs),
-        p99TxUs: percentile(mine.txUs, 99),
+        ...timingColumns(mine),
       };
       if (aggregate) {
         row.aggregateGbps = stats.reduce((a, s) => a + s.bwGbps, 0);

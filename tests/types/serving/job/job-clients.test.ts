@@ -46,7 +46,8 @@ describe('use_nv_sa_benchmark: true', () => {
 
   test('its results are read from 6_bench.log like benchmark_serving\'s', () => {
     expect(servingMetricSpecs(disaggPerfMetrics)(sa, 'perf')).toEqual([
-      { logFile: '6_bench.log', extractor: 'serving', names: ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL', 'SERVER_FAILED_REQUESTS', 'SERVER_SUCCESSFUL_REQUESTS'] },
+      { logFile: '6_bench.log', extractor: 'serving', names: ['SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL', 'SERVER_FAILED_REQUESTS', 'SERVER_SUCCESSFUL_REQUESTS'],
+        optionalNames: ['SERVER_OUTPUT_TOKEN_THROUGHPUT', 'SERVER_TOTAL_TOKEN_THROUGHPUT', 'SERVER_MEAN_AVG_DECODED_TOKENS_PER_ITER'] },
     ]);
   });
 });

@@ -1,4 +1,4 @@
-// Issue 22 item 6: the job sends upstream's warm-ups before measuring (framework/types/serving/job/warmup.ts):
+// the job sends upstream's warm-ups before measuring (framework/types/serving/job/warmup.ts):
 // in e2e mode the UCX warm-up of run_benchmark.sh (ucx_warmup_requests = 2 x ctx world x gen
 // world, 100-token prompts, 10 out, non-streaming) between its markers; with exact_warmup_rounds
 // the exact-shape warm-up per concurrency (the client itself, concurrency x rounds prompts, the

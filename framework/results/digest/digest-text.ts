@@ -1,0 +1,89 @@
+// The digest as text: the terminal's last lines after a run, and summary.md (a Markdown table to
+// paste into a pull request or a chat). Both say the same things in the same order, ending with
+// what a reader of a log's tail needs: regressions, skipped tests, interrupted tests, the totals
+// and where the report is.
+import type { Digest, DigestHeadline, DigestTest } from './digest.ts';
+import { labelsText } from './digest.ts';
+
+const VERDICT_WORD: Record<DigestTest['verdict'], string> = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', interrupted: 'STOP' };
+
+/** A figure as read: 4 significant digits, no exponent for everyday sizes. */
+export function figure(value: number): string {
+  if (value === 0 || !Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs >= 1e-6 && abs < 1e7) return String(Number(value.toPrecision(4)));
+  return value.toExponential(3);
+}
+
+const signed = (percent: number) => `${percent >= 0 ? '+' : ''}${percent.toFixed(1)}%`;
+const seconds = (s: number | undefined) => (s === undefined ? '-' : s >= 100 ? `${Math.round(s)} s` : `${Number(s.toPrecision(2))} s`);
+
+function headlineText(h: DigestHeadline | undefined): string {
+  if (!h) return '-';
+  const labels = labelsText(h.labels);
+  return `${h.metric}${labels ? `{${labels}}` : ''} ${figure(h.value)} ${h.unit}`;
+}
+
+/** Change against the previous run, as a plain change of the value. */
+const previousText = (h: DigestHeadline | undefined) => (h?.previous ? signed(h.previous.changePercent) : '-');
+
+/** Change against the baseline, positive = better (upstream's diff), with the regression mark. */
+const baselineText = (h: DigestHeadline | undefined) => (h?.baseline ? `${signed(h.baseline.diffPercent)}${h.regression ? ' REGRESSED' : ''}` : '-');
+
+function totalsLine(d: Digest): string {
+  const t = d.totals;
+  const parts = [`${t.passed} passed`, `${t.failed} failed`, `${t.skipped} skipped`];
+  if (t.interrupted) parts.push(`${t.interrupted} interrupted`);
+  parts.push(`${t.regressed} regressed`);
+  return `${t.tests} test(s): ${parts.join(', ')}${d.runId ? ` (run ${d.runId})` : ''}`;
+}
+
+function regressionLines(d: Digest): string[] {
+  return d.regressions.map((r) => {
+    const labels = labelsText(r.labels);
+    const what = r.mode === 'fail' ? 'failed the test' : 'reported (DISAGG_REGRESSION=warn)';
+    return `${r.testId}: ${r.metric}${labels ? `{${labels}}` : ''} ${figure(r.value)} ${r.unit} against baseline ${figure(r.baseline)} ${r.unit} `
+      + `(${signed(r.diffPercent)}, threshold ${(r.threshold * 100).toFixed(1)}%; baseline from ${r.days} day(s) of post-merge history): ${what}`;
+  });
+}
+
+/** The tail of the terminal: one line per test, then what to act on. */
+export function digestTerminal(d: Digest): string {
+  const rows = d.tests.map((t) => [VERDICT_WORD[t.verdict], t.testId, headlineText(t.headline), previousText(t.headline), baselineText(t.headline), seconds(t.runSec), seconds(t.queueSec)]);
+  const header = ['', 'test', 'headline', 'vs previous', 'vs baseline', 'run', 'queue'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const out = ['', `disagg-bench run digest${d.runId ? ` (${d.runId})` : ''}`, line(header), ...rows.map(line)];
+  for (const t of d.tests.filter((x) => x.verdict === 'failed' && !x.regressed)) out.push(`failed: ${t.testId}: ${t.failures[0] ?? 'no reason recorded'}`);
+  for (const r of regressionLines(d)) out.push(`REGRESSION ${r}`);
+  for (const t of d.tests.filter((x) => x.verdict === 'skipped')) out.push(`skipped: ${t.testId}: ${t.skipReason ?? 'no reason recorded'}`);
+  const interrupted = d.tests.filter((x) => x.verdict === 'interrupted');
+  if (interrupted.length > 0) out.push(`interrupted: ${interrupted.map((t) => t.testId).join(', ')}${d.resume ? `; continue with: ${d.resume}` : ''}`);
+  for (const note of d.notes) out.push(note);
+  out.push(totalsLine(d));
+  if (d.files.report) out.push(`report: ${d.files.report}`);
+  out.push(`summary: ${d.files.summaryMd}`);
+  return out.join('\n') + '\n';
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** summary.md: the same digest as Markdown. */
+export function digestMarkdown(d: Digest): string {
+  const out = [`# disagg-bench run${d.runId ? ` ${d.runId}` : ''}`, '', `**${totalsLine(d)}**`, ''];
+  if (d.start) out.push(`From ${d.start} to ${d.end}.`, '');
+  out.push('| | test | headline | vs previous | vs baseline | run | queue |', '|---|---|---|---|---|---|---|');
+  for (const t of d.tests) {
+    out.push(`| ${VERDICT_WORD[t.verdict]} | ${cell(t.testId)} | ${cell(headlineText(t.headline))} | ${previousText(t.headline)} | ${baselineText(t.headline)} | ${seconds(t.runSec)} | ${seconds(t.queueSec)} |`);
+  }
+  const section = (title: string, lines: string[]) => {
+    if (lines.length > 0) out.push('', `## ${title}`, '', ...lines.map((l) => `- ${cell(l)}`));
+  };
+  section('Regressions', regressionLines(d));
+  section('Failed', d.tests.filter((t) => t.verdict === 'failed').map((t) => `${t.testId}: ${t.failures.join('; ') || 'no reason recorded'}`));
+  section('Skipped', d.tests.filter((t) => t.verdict === 'skipped').map((t) => `${t.testId}: ${t.skipReason ?? 'no reason recorded'}`));
+  section('Interrupted', d.tests.filter((t) => t.verdict === 'interrupted').map((t) => `${t.testId}${d.resume ? `: continue with \`${d.resume}\`` : ''}`));
+  section('Notes', d.notes);
+  out.push('', `Results: \`${d.files.results}\`${d.files.report ? `; report: \`${d.files.report}\`` : ''}.`, '');
+  return out.join('\n');
+}

@@ -1,0 +1,151 @@
+// The run digest: what a perf engineer reads after a run, built from the run's records alone (plus
+// the previous run's values, which the history layer looks up). One line per test: verdict,
+// headline figure, its change against the previous run and against the baseline, the regression
+// mark, the job's run and queue time; then totals, regressions with their baselines, skipped tests
+// with their reasons, interrupted tests with how to continue, and where the report is. The same
+// model is written as summary.json (SUMMARY_JSON_VERSION; schema in docs/run-digest.md) and
+// rendered as summary.md and the terminal's last lines (digest-text.ts).
+import type { Metric } from '../../metrics/metric.ts';
+import type { RegressionFinding, TestRecord } from '../json.ts';
+
+export const SUMMARY_JSON_VERSION = 1;
+
+/** A headline value's previous-run value, keyed by previousKey(). */
+export type PreviousValues = ReadonlyMap<string, { value: number; runId: string }>;
+
+export const labelsText = (labels: Metric['labels']) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+export const previousKey = (testId: string, metric: string, labels: Metric['labels']) =>
+  `${testId}\u0000${metric}\u0000${JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)))}`;
+
+export type DigestVerdict = 'passed' | 'failed' | 'skipped' | 'interrupted';
+
+export interface DigestHeadline {
+  metric: string;
+  labels: Metric['labels'];
+  value: number;
+  unit: string;
+  higherIsBetter?: boolean;
+  /** The same figure in the run before this one (from the history). */
+  previous?: { value: number; runId: string; changePercent: number };
+  /** The baseline the history computed for it, and the change as upstream states it (positive = better). */
+  baseline?: { value: number; diffPercent: number; thresholdPercent: number; days: number };
+  regression: boolean;
+}
+
+export interface DigestTest {
+  testId: string;
+  type: string;
+  category: string;
+  verdict: DigestVerdict;
+  /** Any figure regressed against its baseline. */
+  regressed: boolean;
+  headline?: DigestHeadline;
+  jobId: string | null;
+  schedulerState?: string;
+  queueSec?: number;
+  runSec?: number;
+  failures: string[];
+  skipReason?: string;
+  logDir?: string;
+}
+
+export interface DigestRegression extends RegressionFinding {
+  testId: string;
+  /** fail: the test failed for it; warn: reported only. */
+  mode: 'fail' | 'warn' | 'off';
+}
+
+export interface Digest {
+  version: typeof SUMMARY_JSON_VERSION;
+  runId?: string;
+  generated: string;
+  start?: string;
+  end?: string;
+  totals: { tests: number; passed: number; failed: number; skipped: number; interrupted: number; regressed: number };
+  tests: DigestTest[];
+  regressions: DigestRegression[];
+  /** How to continue the interrupted tests (a command line). */
+  resume?: string;
+  files: { results: string; report?: string; summaryMd: string; summaryJson: string };
+  /** Lines the run wants said beside the table (the history's store, a report that failed). */
+  notes: string[];
+}
+
+export interface DigestInput {
+  runId?: string;
+  /** The run's tests, in the order run: each one's latest record, or none (it did not reach its end). */
+  tests: { testId: string; record?: TestRecord; interrupted?: string }[];
+  previous?: PreviousValues;
+  files: Digest['files'];
+  resume?: string;
+  notes?: string[];
+  now?: Date;
+}
+
+const percentChange = (value: number, from: number) => (from === 0 ? 0 : ((value - from) / Math.abs(from)) * 100);
+
+function headlineOf(record: TestRecord, previous: PreviousValues | undefined): DigestHeadline | undefined {
+  const findings = record.regression?.findings ?? [];
+  const sameKey = (m: { labels: Metric['labels'] }, labels: Metric['labels']) => JSON.stringify(Object.entries(m.labels).sort()) === JSON.stringify(Object.entries(labels).sort());
+  // A regressed figure outranks the headline: the digest shows what went wrong.
+  const regressed = findings.find((f) => f.regression);
+  const ref = regressed ? { name: regressed.metric, labels: regressed.labels } : record.headline?.[0];
+  if (!ref) return undefined;
+  const metric = record.metrics.find((m) => m.name === ref.name && sameKey(m, ref.labels));
+  if (!metric) return undefined;
+  const finding = findings.find((f) => f.metric === metric.name && sameKey(f, metric.labels));
+  const before = previous?.get(previousKey(record.testId, metric.name, metric.labels));
+  return {
+    metric: metric.name,
+    labels: metric.labels,
+    value: metric.value,
+    unit: metric.unit,
+    higherIsBetter: metric.higherIsBetter,
+    ...(before && { previous: { ...before, changePercent: percentChange(metric.value, before.value) } }),
+    ...(finding && { baseline: { value: finding.baseline, diffPercent: finding.diffPercent, thresholdPercent: finding.threshold * 100, days: finding.days } }),
+    regression: !!finding?.regression,
+  };
+}
+
+function testOf(entry: DigestInput['tests'][number], previous: PreviousValues | undefined): DigestTest {
+  const r = entry.record;
+  if (!r || entry.interrupted) {
+    return { testId: entry.testId, type: r?.type ?? '', category: r?.category ?? '', verdict: 'interrupted', regressed: false, jobId: r?.jobId ?? null, failures: entry.interrupted ? [entry.interrupted] : [] };
+  }
+  return {
+    testId: r.testId,
+    type: r.type,
+    category: r.category,
+    verdict: r.verdict,
+    regressed: !!r.regression?.findings.some((f) => f.regression),
+    headline: headlineOf(r, previous),
+    jobId: r.jobId,
+    ...(r.schedulerState && { schedulerState: r.schedulerState }),
+    ...(r.job?.queueSec !== undefined && { queueSec: r.job.queueSec }),
+    ...(r.job?.runSec !== undefined && { runSec: r.job.runSec }),
+    failures: r.failures,
+    ...(r.skipReason && { skipReason: r.skipReason }),
+    ...(r.logDir && { logDir: r.logDir }),
+  };
+}
+
+export function buildDigest(input: DigestInput): Digest {
+  const tests = input.tests.map((t) => testOf(t, input.previous));
+  const count = (v: DigestVerdict) => tests.filter((t) => t.verdict === v).length;
+  const records = input.tests.map((t) => t.record).filter((r): r is TestRecord => !!r && r.verdict !== 'skipped');
+  const regressions = records.flatMap((r) => (r.regression?.findings ?? []).filter((f) => f.regression).map((f) => ({ testId: r.testId, mode: r.regression!.mode, ...f })));
+  const starts = records.map((r) => r.timing.start).sort();
+  const ends = records.map((r) => r.timing.end).sort();
+  return {
+    version: SUMMARY_JSON_VERSION,
+    ...(input.runId && { runId: input.runId }),
+    generated: (input.now ?? new Date()).toISOString(),
+    ...(starts.length > 0 && { start: starts[0], end: ends[ends.length - 1] }),
+    totals: { tests: tests.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), interrupted: count('interrupted'), regressed: tests.filter((t) => t.regressed).length },
+    tests,
+    regressions,
+    ...(count('interrupted') > 0 && input.resume && { resume: input.resume }),
+    files: input.files,
+    notes: input.notes ?? [],
+  };
+}

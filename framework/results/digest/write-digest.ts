@@ -1,0 +1,59 @@
+// The run digest's one entry point at the end of a run: the run's records from its results.json,
+// the digest written as summary.json and summary.md in the folder of that results.json (the run's
+// folder), and the terminal text returned for the caller to print last.
+import path from 'node:path';
+import { readResults, RESULTS_JSON_FILE, type TestRecord } from '../json.ts';
+import { writeWhole } from '../../../runners/common/write-whole.ts';
+import { buildDigest, type Digest, type PreviousValues } from './digest.ts';
+import { digestMarkdown, digestTerminal } from './digest-text.ts';
+
+export const SUMMARY_MD_FILE = 'summary.md';
+export const SUMMARY_JSON_FILE = 'summary.json';
+
+export interface RunDigestInput {
+  /** The folder holding the run's results.json; summary.* are written beside it. */
+  resultsFolder: string;
+  runId?: string;
+  /** The run's test ids, in the order run. */
+  testIds: string[];
+  /** Tests that did not reach their end, with why (interrupted, their worker died). */
+  interrupted?: ReadonlyMap<string, string>;
+  /** The report written for the run, if any. */
+  report?: string;
+  previous?: PreviousValues;
+  /** A command line that continues the interrupted tests. */
+  resume?: string;
+  notes?: string[];
+}
+
+/**
+ * The record of each test from this run: its latest record (by end time) that is this run's, or
+ * that carries no run (a skip, a run keeping no history); a record of another run is not this
+ * run's result.
+ */
+function recordOfRun(records: TestRecord[], testId: string, runId: string | undefined): TestRecord | undefined {
+  const mine = records.filter((r) => r.testId === testId && (!runId || !r.run || r.run.id === runId));
+  return mine.sort((a, b) => a.timing.end.localeCompare(b.timing.end)).at(-1);
+}
+
+/** Writes summary.json and summary.md; returns the digest and the terminal text. */
+export async function writeRunDigest(input: RunDigestInput): Promise<{ digest: Digest; text: string }> {
+  const { records } = await readResults(input.resultsFolder);
+  const files = {
+    results: path.join(input.resultsFolder, RESULTS_JSON_FILE),
+    ...(input.report && { report: input.report }),
+    summaryMd: path.join(input.resultsFolder, SUMMARY_MD_FILE),
+    summaryJson: path.join(input.resultsFolder, SUMMARY_JSON_FILE),
+  };
+  const digest = buildDigest({
+    runId: input.runId,
+    tests: input.testIds.map((testId) => ({ testId, record: recordOfRun(records, testId, input.runId), interrupted: input.interrupted?.get(testId) })),
+    previous: input.previous,
+    files,
+    resume: input.resume,
+    notes: input.notes,
+  });
+  await writeWhole(files.summaryJson, `${JSON.stringify(digest, null, 2)}\n`);
+  await writeWhole(files.summaryMd, digestMarkdown(digest));
+  return { digest, text: digestTerminal(digest) };
+}

@@ -1,0 +1,118 @@
+// `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API, in this process, so
+// the run owns its process from the first millisecond: bin/disagg-bench.js answers SIGINT, SIGTERM
+// and SIGHUP while the CLI loads, and this module takes them over (suite/run-ending.ts: one place that
+// ends a run, whatever stage it is at). Settings come from the command line, then the environment,
+// then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
+// defaults once at its start. Each run has its own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
+// reporters are named: the project's reporter is always added to them.
+import path from 'node:path';
+import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
+import { CommandArgsError } from '../../runners/common/args/args-error.ts';
+import { claimSignals, onRunSignal, RUN_SIGNALS, watchLauncherOnce } from '../suite/run-ending.ts';
+import { packageRoot, readSettings } from '../settings.ts';
+import { testTypeNames } from '../types/names.ts';
+import { optionSpelling, RUN_OPTIONS } from './options.ts';
+import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
+import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
+import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
+
+/** The reporter that appends the history and writes report.html at the run's end. */
+export const PROJECT_REPORTER = './framework/suite/reporter.ts';
+
+/** bin/disagg-bench.js's handler for a signal that comes while the CLI loads. */
+const EARLY_SIGNALS = Symbol.for('disagg-bench.early-signals');
+
+const width = RUN_OPTIONS.reduce((w, o) => Math.max(w, optionSpelling(o).length), 0);
+export const usage = `usage: disagg-bench run [TYPE...] [options]
+  Runs the configs under test_configs/<TYPE>/ (every test type when none is named: ${testTypeNames.join(', ')})
+  through Vitest, as \`npx vitest run --project TYPE\` does. Ctrl-C, SIGTERM or SIGHUP at any moment
+  cancels every job the run submitted, names the tests not run and exits 130, 143 or 129;
+  --resume continues the run.
+${RUN_OPTIONS.map((o) => `  ${optionSpelling(o).padEnd(width)}  ${o.help}${o.env ? ` (${o.env})` : ''}`).join('\n')}
+  ${'--profile NAME'.padEnd(width)}  the settings of profile NAME in WORK_DIR/${PROFILE_FILE}
+  ${'--reporter NAME'.padEnd(width)}  a Vitest reporter (repeatable); the history and report.html are written all the same
+  Precedence: the command line, then the environment, then the profile, then the default.`;
+
+const spec = {
+  options: {
+    ...Object.fromEntries(RUN_OPTIONS.map((o) => [o.name, { type: o.kind === 'switch' ? 'boolean' : 'string', ...(o.short ? { short: o.short } : {}), ...(o.kind === 'list' ? { multiple: true } : {}) }])),
+    profile: { type: 'string' },
+    reporter: { type: 'string', multiple: true },
+  } as OptionSpec,
+  positionals: true,
+} as const;
+
+export const args = { options: spec.options };
+
+/** Takes the process's signals over from bin's early handler. */
+function takeSignals(): void {
+  claimSignals();
+  for (const signal of RUN_SIGNALS) process.on(signal, onRunSignal);
+  const early = (globalThis as { [EARLY_SIGNALS]?: (signal: NodeJS.Signals) => void })[EARLY_SIGNALS];
+  if (early) for (const signal of RUN_SIGNALS) process.off(signal, early);
+  watchLauncherOnce();
+}
+
+function commandLineSettings(values: Record<string, unknown>): CommandLineSettings {
+  const settings: CommandLineSettings = { values: new Map(), lists: new Map() };
+  for (const option of RUN_OPTIONS) {
+    const value = values[option.name];
+    if (value === undefined || value === false) continue;
+    if (option.kind === 'list') settings.lists.set(option.name, (value as string[]).flatMap((v) => v.split(',')).filter(Boolean));
+    else if (option.kind === 'switch') settings.values.set(option.name, 'true');
+    else {
+      const problem = option.check?.(value as string);
+      if (problem) throw new CommandArgsError(`--${option.name} ${JSON.stringify(value)}: ${problem}`, option.name);
+      // A folder given on the command line is the caller's: relative to where they are.
+      settings.values.set(option.name, option.name === 'output' ? path.resolve(value as string) : (value as string));
+    }
+  }
+  return settings;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  takeSignals();
+  const { values, positionals } = readArgs(argv, spec);
+  for (const type of positionals) {
+    if (!(testTypeNames as readonly string[]).includes(type)) throw new CommandArgsError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
+  }
+  const commandLine = commandLineSettings(values);
+  const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
+  const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
+  const resolved = resolveRun(commandLine, process.env, profile);
+  Object.assign(process.env, resolved.env);
+  for (const line of describeSources(resolved.sources)) console.log(line);
+  // Every variable checked before a folder is made (one line per problem, SettingsError).
+  const settings = readSettings();
+  const run = openRunFolder(settings.outputPath, settings.resume ? '--resume' : settings.debugMode ? '--replay' : undefined);
+  Object.assign(process.env, runFolderEnv(run, process.env));
+  console.log(`disagg-bench run: run ${run.runId}, folder ${run.folder}`);
+  // On every way out, an interruption's process.exit included: the rows written so far join the cumulative CSV.
+  process.on('exit', () => {
+    try {
+      appendToCumulativeCsv(run);
+    } catch (error) {
+      process.stderr.write(`disagg-bench run: ${run.root}/perf_script_test_results.csv: the run's rows could not be appended: ${(error as Error).message}\n`);
+    }
+  });
+
+  const { startVitest } = await import('vitest/node');
+  const given = (values.reporter as string[] | undefined) ?? [];
+  const vitest = await startVitest('test', [], {
+    root: packageRoot,
+    config: path.join(packageRoot, 'vitest.config.ts'),
+    run: true,
+    watch: false,
+    project: positionals.length > 0 ? positionals : [...testTypeNames],
+    ...(resolved.testNamePattern !== undefined ? { testNamePattern: resolved.testNamePattern } : {}),
+    ...(resolved.tagsFilter ? { tagsFilter: resolved.tagsFilter } : {}),
+    // Reporters named here replace the config's, as on Vitest's command line; the project's own is
+    // added back, so the history and report.html never depend on which reporters a CI names.
+    ...(given.length > 0 ? { reporters: [...given, PROJECT_REPORTER] } : {}),
+  });
+  const code = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
+  // What Vitest's own command line does after a run: whatever still holds the event loop open (a
+  // reporter's stray handle) must not keep a finished run alive; its teardown has already run.
+  setTimeout(() => process.exit(code), vitest.config.teardownTimeout).unref();
+  return code;
+}

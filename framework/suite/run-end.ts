@@ -1,0 +1,97 @@
+// The end-of-run writes: the run's records into the performance history, report.html, and the run
+// digest (results/digest/: one line per test with its headline figure, regressions, skipped and
+// interrupted tests, totals, where the report is) printed last and written as summary.md and
+// summary.json beside results.json. The project's reporter makes them when the run ends; when a
+// command line replaced the reporters (`--reporter=junit`) the global setup's teardown makes them
+// instead, so a CI run records its history, its report and its digest whichever reporters it
+// names. Once per run: a process-wide mark, because the reporter and the global setup are loaded
+// as separate module instances.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { TestModule } from 'vitest/node';
+import { readSettings, type Settings } from '../settings.ts';
+import { RESULTS_JSON_FILE } from '../results/json.ts';
+import { buildReport } from '../results/report/build.ts';
+import { REPORT_FILE } from '../results/report/render.ts';
+import { writeRunDigest } from '../results/digest/write-digest.ts';
+import { appendRunsToHistory } from '../history/run-end.ts';
+import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
+
+const WRITTEN = Symbol.for('disagg-bench.run-end-written');
+
+/** How a reader continues the tests a run did not finish. */
+const RESUME_HINT = 'the same command with RESUME=1 (disagg-bench run --resume)';
+
+/** What the digest needs of the run's tests, as Vitest's main process knows them. */
+export interface RunEndTests {
+  /** The run's config tests, in the order collected. */
+  testIds: string[];
+  /** Tests that did not reach their end, with why. */
+  interrupted: Map<string, string>;
+}
+
+/**
+ * The run's config tests and which did not reach their end: interrupted ones (their meta says
+ * why) and those whose worker died (SIGKILL, out of memory) before their result reached the main
+ * process; those are named on stderr, unless their result was saved after all.
+ */
+export function runEndTests(modules: ReadonlyArray<TestModule>, settings: Settings | undefined, runId: string | undefined): RunEndTests {
+  const testIds: string[] = [];
+  const interrupted = new Map<string, string>();
+  for (const module of modules) {
+    if (!isRunProject(module.project.name)) continue;
+    for (const test of module.children.allTests()) {
+      testIds.push(test.name);
+      const notRun = test.meta().disagg?.notRun;
+      if (notRun) interrupted.set(test.name, notRun);
+    }
+  }
+  let unfinished = runTests(modules).unfinished;
+  if (unfinished.length > 0 && settings) unfinished = withoutResultOfRun(unfinished, settings.outputPath, runId);
+  if (unfinished.length > 0) {
+    process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
+    for (const id of unfinished) interrupted.set(id, 'its worker ended before it did; no result recorded');
+  }
+  return { testIds, interrupted };
+}
+
+/** Makes the end-of-run writes for the run `runId` unless they were made already in this process. */
+export async function writeRunEnd(runId: string | undefined, collect: () => RunEndTests): Promise<void> {
+  const g = globalThis as { [WRITTEN]?: Set<string> };
+  const written = (g[WRITTEN] ??= new Set());
+  const key = runId ?? '';
+  if (written.has(key)) return;
+  written.add(key);
+  const tests = collect();
+  if (tests.testIds.length === 0) return;
+  const settings = readSettings();
+  const { outputPath } = settings;
+  if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
+  const notes: string[] = [];
+  // The run's records into the performance history (one transaction; a failing store is one line).
+  const history = await appendRunsToHistory(settings, runId).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}`, trends: undefined, previous: undefined }));
+  if (history) notes.push(history.message);
+  let report: string | undefined;
+  try {
+    report = (await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE), trends: history?.trends })).file;
+  } catch (err) {
+    notes.push(`report.html could not be written: ${(err as Error).message}`);
+  }
+  try {
+    const { text } = await writeRunDigest({
+      resultsFolder: outputPath,
+      runId,
+      testIds: tests.testIds,
+      interrupted: tests.interrupted,
+      report,
+      previous: history?.previous,
+      resume: RESUME_HINT,
+      notes,
+    });
+    process.stdout.write(text);
+  } catch (err) {
+    for (const note of notes) process.stdout.write(`${note}\n`);
+    if (report) process.stdout.write(`report: ${report}\n`);
+    process.stderr.write(`the run digest could not be written: ${(err as Error).message}\n`);
+  }
+}

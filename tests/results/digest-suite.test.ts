@@ -1,0 +1,84 @@
+// The run digest at the end of a real run: `vitest run --project nixl` as a child process on
+// quick-start configs with the local scheduler (the CT perftest on shm runs for real; the EP config
+// on CUDA is skipped here, this machine has no GPU). The last 25 lines of its output must say what
+// passed, what was skipped and why, what regressed against what baseline and where the report is;
+// summary.md and summary.json must be in the run's folder. A regression is made by seeding the
+// history with faster earlier days, through the store itself.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { withHistory } from '../../framework/history/store.ts';
+import type { TestRecord } from '../../framework/results/json.ts';
+import type { Digest } from '../../framework/results/digest/digest.ts';
+import { repoRoot, runSuite } from '../fixtures/reliability/suite-run.ts';
+
+const DAY_MS = 86_400_000;
+const examples = path.join(repoRoot, 'test_configs/nixl/perf');
+const scratch = mkdtempSync(path.join(tmpdir(), 'digest-suite-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const workDir = path.join(scratch, 'work');
+const outputPath = path.join(scratch, 'out');
+const CT = 'nixl_perf_ct_seed_read_shm';
+const EP = 'nixl_perf_ep_cuda_2gpu';
+
+/** Earlier post-merge days: the headline 4x faster than `record`'s, every other figure far worse (so only it regresses). */
+function earlierDays(record: TestRecord, days: number): TestRecord[] {
+  return Array.from({ length: days }, (_, k) => {
+    const shift = (days - k) * DAY_MS;
+    return {
+      ...record,
+      timing: { ...record.timing, start: new Date(Date.parse(record.timing.start) - shift).toISOString(), end: new Date(Date.parse(record.timing.end) - shift).toISOString() },
+      metrics: record.metrics.map((m) => {
+        if (m.name === 'AVG_LATENCY_PER_ITER_S') return { ...m, value: m.value / 4 };
+        if (m.higherIsBetter === true) return { ...m, value: m.value / 100 };
+        if (m.higherIsBetter === false) return { ...m, value: m.value * 100 };
+        return m;
+      }),
+      run: { ...record.run!, id: `seed-${k}`, kind: 'post-merge' },
+      regression: undefined,
+    };
+  });
+}
+
+const tail = (output: string) => output.trimEnd().split('\n').slice(-25).join('\n');
+
+describe('the run digest at the end of a run', () => {
+  it('says what passed, what was skipped and why, what regressed against what baseline, where the report is', { timeout: 400_000 }, async () => {
+    const configDir = path.join(workDir, 'test_configs/nixl/perf');
+    mkdirSync(configDir, { recursive: true });
+    cpSync(path.join(examples, 'matrices'), path.join(configDir, 'matrices'), { recursive: true });
+    for (const name of ['ct_seed_read_shm', 'ep_cuda_2gpu']) cpSync(path.join(examples, `${name}.yaml`), path.join(configDir, `${name}.yaml`));
+    const run = (env: Record<string, string> = {}) => runSuite({ workDir, outputPath, scheduler: 'local', project: 'nixl', env: { GPU_TYPE: undefined, ...env }, timeoutMs: 300_000 });
+
+    // 1. A first run: the CT perftest passes, the CUDA config is skipped with its reason.
+    const first = await run();
+    expect(first.exitCode, first.output).toBe(0);
+    const end = tail(first.output);
+    expect(end).toMatch(new RegExp(`^PASS\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s`, 'm'));
+    expect(end).toMatch(new RegExp(`^SKIP\\s+${EP}`, 'm'));
+    expect(end).toMatch(new RegExp(`^skipped: ${EP}: .*GPU`, 'm'));
+    expect(end).toMatch(/^2 test\(s\): 1 passed, 0 failed, 1 skipped, 0 regressed/m);
+    expect(end).toContain(`report: ${path.join(outputPath, 'report.html')}`);
+    for (const file of ['summary.md', 'summary.json']) expect(existsSync(path.join(outputPath, file)), file).toBe(true);
+    const firstDigest = JSON.parse(readFileSync(path.join(outputPath, 'summary.json'), 'utf8')) as Digest;
+    const ct = firstDigest.tests.find((t) => t.testId === CT)!;
+    expect(ct).toMatchObject({ verdict: 'passed', headline: { metric: 'AVG_LATENCY_PER_ITER_S', unit: 's' } });
+    expect(ct.runSec).toBeGreaterThan(0);
+    expect(ct.queueSec).toBeGreaterThanOrEqual(0);
+
+    // 2. Faster earlier days: the next run's latency regresses; with DISAGG_REGRESSION=fail the test fails for it.
+    const store = { kind: 'duckdb' as const, file: path.join(outputPath, 'history.duckdb') };
+    const record = first.records.find((r) => r.testId === CT)!;
+    const [stored] = await withHistory(store, (s) => s.records([record.run!.id]));
+    await withHistory(store, (s) => s.append(earlierDays(stored, 5).map((r) => ({ record: r, run: r.run!, source: 'seed' }))));
+    const second = await run({ DISAGG_REGRESSION: 'fail' });
+    expect(second.exitCode).toBe(1);
+    const regressed = tail(second.output);
+    expect(regressed).toMatch(new RegExp(`^FAIL\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+-\\d+\\.\\d% REGRESSED`, 'm'));
+    expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against baseline \\S+ s \\(-\\d+\\.\\d%, threshold 5\\.0%; baseline from \\d+ day\\(s\\) of post-merge history\\): failed the test$`, 'm'));
+    expect(regressed).toMatch(/^2 test\(s\): 0 passed, 1 failed, 1 skipped, 1 regressed/m);
+    expect(readFileSync(path.join(outputPath, 'summary.md'), 'utf8')).toMatch(new RegExp(`## Regressions\\n\\n- ${CT}: AVG_LATENCY_PER_ITER_S`));
+  });
+});
