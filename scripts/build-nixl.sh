@@ -131,7 +131,9 @@ step() {
   if [[ -f $PREFIX/logs/$name.done ]]; then say "$name: done before"; return 0; fi
   say "$name: building (log $PREFIX/logs/$name.log)"
   local t0=$SECONDS
-  if ! ("$@") >"$PREFIX/logs/$name.log" 2>&1; then
+  # In the background, so that set -e holds inside the step (an `if` around it would switch it off).
+  ("$@") >"$PREFIX/logs/$name.log" 2>&1 &
+  if ! wait $!; then
     say "$name FAILED after $((SECONDS - t0)) s; the end of its log:"
     tail -n 30 "$PREFIX/logs/$name.log" | sed 's/^/  /'
     exit 1
@@ -204,8 +206,10 @@ build_etcd_cpp() {
 subprojects() {
   local into=$1
   mkdir -p "$into"
-  [[ -d $into/taskflow-3.10.0 ]] || cp -r "$(tree taskflow/taskflow "$TASKFLOW_REF" taskflow)" "$into/taskflow-3.10.0"
-  [[ -f $into/taskflow-3.10.0/meson.build ]] || cp "$into/packagefiles/taskflow/meson.build" "$into/taskflow-3.10.0/"
+  if [[ -f $into/taskflow.wrap ]]; then # NIXL's, not nixlbench's
+    [[ -d $into/taskflow-3.10.0 ]] || cp -r "$(tree taskflow/taskflow "$TASKFLOW_REF" taskflow)" "$into/taskflow-3.10.0"
+    [[ -f $into/taskflow-3.10.0/meson.build ]] || cp "$into/packagefiles/taskflow/meson.build" "$into/taskflow-3.10.0/"
+  fi
   [[ -d $into/tomlplusplus-3.4.0 ]] || cp -r "$(tree marzer/tomlplusplus "$TOMLPP_REF" tomlplusplus)" "$into/tomlplusplus-3.4.0"
 }
 
@@ -228,7 +232,8 @@ build_nixl() {
 build_nixlbench() {
   local src=$PREFIX/src/nixl/benchmark/nixlbench
   subprojects "$src/subprojects"
-  without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixlbench" "$src" --wipe --wrap-mode=nodownload --prefix="$PREFIX" \
+  rm -rf "$PREFIX/build/nixlbench" # from scratch: whether the etcd client is there is decided at setup
+  without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixlbench" "$src" --wrap-mode=nodownload --prefix="$PREFIX" \
     --libdir=lib -Dbuildtype=release -Dwerror=false -Dnixl_path="$PREFIX" -Ducx_path="$UCX" \
     -Ducx_device_cuda_arch_list=90 \
     -Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" \
