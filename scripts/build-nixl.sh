@@ -237,8 +237,14 @@ build_nixlbench() {
     --libdir=lib -Dbuildtype=release -Dwerror=false -Dnixl_path="$PREFIX" -Ducx_path="$UCX" \
     -Ducx_device_cuda_arch_list=90 \
     -Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" \
-    -Dcpp_link_args="$RPATH"
+    -Dcpp_args="-I$ETCD/include" -Dcpp_link_args="$RPATH" # the client's CMake package omits its include dir
   nice -n "$NICE" ninja -C "$PREFIX/build/nixlbench" -j "$JOBS" install
+  # meson's install keeps no rpath for NIXL's libraries' own dependencies (Abseil, UCX): bin/nixlbench
+  # is a wrapper that names the prefix's library folders, the binary beside it
+  mv "$PREFIX/bin/nixlbench" "$PREFIX/bin/nixlbench.bin"
+  printf '#!/bin/sh\n# nixlbench built by disagg-bench scripts/build-nixl.sh, with its libraries\nexport LD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\nexec "%s" "$@"\n' \
+    "$PREFIX/lib:$ABSL/lib:$UCX/lib:$ETCD/lib" "$PREFIX/bin/nixlbench.bin" >"$PREFIX/bin/nixlbench"
+  chmod +x "$PREFIX/bin/nixlbench"
   # built with the etcd client already there: that is the ETCD build too
   if grep -q 'HAVE_ETCD 1' "$PREFIX/build/nixlbench/config.h"; then touch "$PREFIX/logs/nixlbench-etcd.done"; fi
 }
