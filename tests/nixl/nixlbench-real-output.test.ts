@@ -1,6 +1,7 @@
-// The nixlbench extractor on REAL nixlbench output: logs of runs the framework drove with the
-// nixlbench built by scripts/build-nixl.sh (tests/fixtures/nixl-real/, each file one task's log as
-// `nixl-tool run` teed it, UCX's info lines included). Every table row the tool printed becomes
+// The nixlbench extractor on REAL nixlbench output, from the nixlbench built by
+// scripts/build-nixl.sh (tests/fixtures/nixl-real/): asio-*: rank 0's log of runs the framework
+// drove (the kind's adapter, `nixl-tool run` tasks, ASIO runtime); etcd-*-by-hand: rank 0 of two
+// processes started by hand against a real etcd (ETCD runtime). Every table row the tool printed becomes
 // one B/W and one latency per {block_size, batch_size, op_type}; nothing else in those logs (the
 // banner, UCX's lines, the runtime's lines) is taken for a row or reported as a problem.
 import fs from 'node:fs';
