@@ -1,14 +1,45 @@
-// Projects: `unit` is the project's own test suite; every other project is one test type, whose
-// tests are the YAML configs under test_configs/<type>/ (all run by framework/suite/suite.test.ts).
-import { defineConfig } from 'vitest/config';
+// Projects: every test type is one project, whose tests are the YAML configs under
+// test_configs/<type>/ (all run by framework/suite/suite.test.ts). The project's own test suite is
+// two more: `unit` (logic alone: no root, no cluster, no network, no child runs; seconds, `npm run
+// test:unit`) and `cluster` (everything else: the real local SLURM cluster, which its global setup
+// brings up, etcd, PostgreSQL, Chromium, UCX, child runs of the suite). `npm test` runs both.
+// This file names test files only as paths: it imports nothing from tests/.
+import { configDefaults, defineConfig } from 'vitest/config';
 import { testTypeNames } from './framework/types/names.ts';
-import SlowestFirstSequencer from './tests/setup/sequencer.ts';
+import SlowestFirstSequencer from './scripts/test-sequencer.ts';
 import { runsTestTypes, watchLauncherOnce } from './framework/suite/run-ending.ts';
 
 // A run of test-type projects watches the npx that started it from here, Vitest's first read of
 // the project, not from the global setup: a SIGTERM to npx before the global setup ran would
 // otherwise leave Vitest orphaned, submitting and running every job (framework/suite/run-ending.ts).
 if (runsTestTypes()) watchLauncherOnce();
+
+/**
+ * The `unit` project's files: each runs in-process, needs nothing this host must provide, and takes
+ * at most a few seconds. A new test file is a `cluster` test until it is listed here
+ * (docs/testing.md says how to tell).
+ */
+const UNIT_TESTS = [
+  'tests/cli/read-args.test.ts',
+  'tests/common/{hostlist,serving-format,size,yaml-load}.test.ts',
+  'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
+  'tests/history/{baseline,regression-config}.test.ts',
+  'tests/jobs/{batch-manager,judge-unit,resume-unit,session-unit}.test.ts',
+  'tests/lint/*.test.ts',
+  'tests/metrics/**/*.test.ts',
+  'tests/nixl/kvbench-commands.test.ts',
+  'tests/results/{json,progress,report-command,report-plots,report,test-timing}.test.ts',
+  'tests/scheduler/{local-env,slurm-status,states,watcher}.test.ts',
+  'tests/select/{gpu-skip,gpu}.test.ts',
+  'tests/setup/sequencer.test.ts',
+  'tests/suite/run-tests.test.ts',
+  'tests/trtllm/serve-bench/{options,prompts,sse-lines,statistics}.test.ts',
+  'tests/trtllm/upstream-shapes.test.ts',
+  'tests/types/{module-boundaries,nixl-gpu-placement,serving-metrics,serving-overrides,serving-rules}.test.ts',
+  'tests/types/nixl/job/job-script-golden.test.ts',
+  'tests/xfer/{bench-reports,cuda-copies,cuda-copy-options,cuda-gate,device-copy,matgen,matrix,pattern-buffers,pattern-memory,rank,traffic-pattern,ucx-options}.test.ts',
+  'tests/xfer/benches/{ep,kvpipe,sweep-nixlbench-flags}.test.ts',
+];
 
 const suite = 'framework/suite/suite.test.ts';
 
@@ -36,7 +67,7 @@ export default defineConfig({
     maxWorkers: testWorkers(),
     // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
     sequence: { sequencer: SlowestFirstSequencer },
-    // The unit project's global teardown stops the cluster it started and waits for the run's
+    // The cluster project's global teardown stops the cluster it started and waits for the run's
     // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
     teardownTimeout: 300_000, // the cluster's `down` (up to 180 s) and the leak check's grace (30 s)
     tags: [
@@ -47,9 +78,16 @@ export default defineConfig({
     projects: [
       {
         extends: true,
+        // Limits for a loaded machine, where a file can wait minutes for a CPU: a test decides from
+        // what it recorded, never from how fast the machine is.
+        test: { name: 'unit', include: UNIT_TESTS, testTimeout: 120_000, hookTimeout: 120_000 },
+      },
+      {
+        extends: true,
         test: {
-          name: 'unit',
+          name: 'cluster',
           include: ['tests/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...UNIT_TESTS],
           globalSetup: ['tests/setup/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

@@ -16,8 +16,9 @@ import type { GpuDetection } from '../framework/select/gpu.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
 import { outputTail, timedCommand } from './lib/timed-command.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--configs', '20', '--runs', '1']),
   options: {
     configs: { type: 'string', default: '1000' },
     runs: { type: 'string', default: '3' },

@@ -16,8 +16,9 @@ import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, iters: { type: 'string', default: '30' }, bin: { type: 'string' } } });
+const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--iters', '2']), options: { rounds: { type: 'string', default: '5' }, iters: { type: 'string', default: '30' }, bin: { type: 'string' } } });
 const rounds = Number(values.rounds);
 const root = values.bin ? path.resolve(values.bin) : path.dirname(benchDir);
 const bin = path.join(root, 'bin/disagg-bench.js');

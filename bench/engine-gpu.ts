@@ -22,9 +22,10 @@ import {
   type XferRequest,
 } from '../runners/xfer/index.ts';
 import { appendJsonLine, runAsLocalRanks } from './lib/local-ranks.ts';
+import { benchArgs } from './lib/smoke.ts';
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '256' }, iters: { type: 'string', default: '20' }, out: { type: 'string' } } });
+const { values } = parseArgs({ args: benchArgs(['--mib', '1', '--iters', '2']), options: { mib: { type: 'string', default: '256' }, iters: { type: 'string', default: '20' }, out: { type: 'string' } } });
 const bytes = Number(values.mib) * 1024 * 1024;
 const iterations = Number(values.iters);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

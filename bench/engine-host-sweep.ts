@@ -13,8 +13,9 @@ import { appendResult, machine, printGoals, printTable, type Goal } from './lib/
 import { minOf } from './lib/stats.ts';
 import { rowKey, runSweep, type SweepRow } from './lib/sweep-run.ts';
 import { perftest as ucxPerftest, type PerftestFinal } from './lib/ucx-perftest.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--iters', '2', '--warmup', '1', '--perftest-mib', '1']),
   options: {
     iters: { type: 'string', default: '200' },
     warmup: { type: 'string', default: '20' },

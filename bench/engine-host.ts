@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { maxOf } from './lib/stats.ts';
 import { monoNs } from '../runners/xfer/clock.ts';
+import { benchArgs, smoke } from './lib/smoke.ts';
 import {
   allocateHost,
   libc,
@@ -26,7 +27,7 @@ import {
 } from '../runners/xfer/index.ts';
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--mib', '1', '--iters', '2']),
   options: { mib: { type: 'string', default: '64' }, iters: { type: 'string', default: '20' }, 'ucx-tls': { type: 'string' } },
 });
 const bytes = Number(values.mib) * 1024 * 1024;
@@ -119,6 +120,10 @@ function report(rows: Row[]): void {
     goal: 0.9,
     verdict,
   };
+  if (smoke) {
+    console.log('smoke: bench/engine-host runs (--smoke: tiny sizes, no figure kept)');
+    return;
+  }
   const out = path.join(path.dirname(here), 'results', 'engine-host.jsonl');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.appendFileSync(out, JSON.stringify(line) + '\n');

@@ -13,8 +13,9 @@ import { memcpyGBps } from './lib/memcpy.ts';
 import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median, medianRange } from './lib/stats.ts';
 import { rowKey, runSweep } from './lib/sweep-run.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--iters', '20']),
   options: {
     rounds: { type: 'string', default: '5' },
     iters: { type: 'string', default: '4000' },

@@ -11,8 +11,9 @@ import { appendResult, machine, printGoals, printTable, type Goal } from './lib/
 import { median, medianRange } from './lib/stats.ts';
 import { rowKey, runSweep } from './lib/sweep-run.ts';
 import { perftest } from './lib/ucx-perftest.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--rounds', '1']),
   options: {
     rounds: { type: 'string', default: '5' },
     /** Also run NIXL's default error handling and NIXL's memory once per size (slow here: tcp, AM). */

@@ -17,9 +17,10 @@ import { libfabric } from '../runners/xfer/native/libfabric.ts';
 import { allocateHost, libc, nodeEntryArgv, openStore, rankFromEnv, spawnLocalRanks, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { maxOf, median } from './lib/stats.ts';
+import { benchArgs } from './lib/smoke.ts';
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--batches', '1,4', '--iters', '2']),
   options: { block: { type: 'string', default: '64K' }, batches: { type: 'string', default: '1,16,64,256' }, iters: { type: 'string', default: '30' } },
 });
 const block = parseSize(values.block);

@@ -19,8 +19,9 @@ import { parseSize } from '../runners/common/size.ts';
 import { netnsCluster, netnsClusterScript, netnsSrun, netnsUnsupported } from '../tests/fixtures/xfer/netns-cluster.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { maxOf, median, medianRange, minOf } from './lib/stats.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '64M' }, seconds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--seconds', '1']), options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '64M' }, seconds: { type: 'string', default: '5' } } });
 const rounds = Number(values.rounds);
 const blocks = values.blocks.split(',').map((b) => ({ name: b, bytes: parseSize(b) }));
 const GOAL_BLOCK = parseSize('64M');

@@ -7,6 +7,9 @@
 // timestamp), and the SLURM commands the framework issued (wrappers first on its PATH).
 //   node --import tsx bench/orchestration.ts [--jobs 40] [--batch 10] [--sleep 5] [--poll 0.1]
 //     [--order baseline-first|framework-first] [--poll-max SEC (DISAGG_POLL_MAX_SEC)] [--keep]
+//     [--smoke]   (2 jobs of `sleep 1` in one batch: that it still runs, in seconds; no figure kept)
+// The GPU type is H100: one whose sbatch arguments the local SLURM takes (GB200's carry
+// --segment, which SLURM before 24.11 refuses).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,8 +23,9 @@ import { checkStatusCycles, readCallLog, writeCallLoggingWrappers, type SlurmCal
 import { startHealthStandIn } from './lib/health-standin.ts';
 import { outputTail, timedCommand, type TimedRun } from './lib/timed-command.ts';
 import { sleepJobConfig, workEnd, writeBaselineJobs, writeSleepConfigs, type SleepJob } from './lib/sleep-jobs.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--jobs', '2', '--batch', '2', '--sleep', '1']),
   options: {
     jobs: { type: 'string', default: '40' },
     batch: { type: 'string', default: '10' },
@@ -38,7 +42,7 @@ if (values.order !== 'baseline-first' && values.order !== 'framework-first') thr
 const jobCount = Number(values.jobs);
 const batchSize = Number(values.batch);
 const sleepSec = Number(values.sleep);
-const GPU_TYPE = 'GB200';
+const GPU_TYPE = 'H100';
 
 /** One job of one run, times in epoch seconds. */
 interface JobTiming {

@@ -18,8 +18,9 @@ import { monoNs, nodeEntryArgv, spawnLocalRanks } from '../runners/xfer/index.ts
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { packageRoot } from '../framework/settings.ts';
 import { maxOf, median } from './lib/stats.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({
+const { values } = parseArgs({ args: benchArgs(['--ranks', '2', '--rounds', '1']),
   options: { ranks: { type: 'string', default: '2,4,8' }, rounds: { type: 'string', default: '3' } },
 });
 const worldSizes = values.ranks!.split(',').map(Number);

@@ -22,8 +22,11 @@ export interface Settings {
   debugJobId?: string;
   /** RESUME=1: pick up jobs of an interrupted run from the ledger instead of submitting again. */
   resume: boolean;
-  /** SCHEDULER=slurm|local; undefined = slurm when sbatch is on PATH, else local. */
-  scheduler?: 'slurm' | 'local';
+  /**
+   * SCHEDULER: a registered scheduler's name (scheduler/registry.ts checks it); undefined = the
+   * first available one (slurm when sbatch is on PATH, else local).
+   */
+  scheduler?: string;
   /** DISAGG_TEST_LIST, relative to WORK_DIR. */
   testList?: string;
   /** Seconds a job may wait in the queue on top of its own time limit (DISAGG_QUEUE_ALLOWANCE_SEC). */
@@ -41,8 +44,11 @@ export interface Settings {
 /** Where the history store is: DISAGG_HISTORY unset = a DuckDB file in OUTPUT_PATH. */
 export type HistoryTarget = { kind: 'off' } | { kind: 'duckdb'; file: string } | { kind: 'postgres'; url: string };
 
-/** What DISAGG_RUN_KIND takes: upstream's post-merge and pre-merge (PR) runs. */
-export const RUN_KINDS = ['post-merge', 'pre-merge'] as const;
+/**
+ * What DISAGG_RUN_KIND takes: upstream's post-merge and pre-merge (PR) runs, and a local run (the
+ * default: a laptop or an experiment), judged as pre-merge runs are and never feeding a baseline.
+ */
+export const RUN_KINDS = ['post-merge', 'pre-merge', 'local'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 /** What DISAGG_REGRESSION takes. */
 export const REGRESSION_MODES = ['fail', 'warn', 'off'] as const;
@@ -51,7 +57,7 @@ export type RegressionMode = (typeof REGRESSION_MODES)[number];
 export interface HistorySettings {
   /** DISAGG_HISTORY: off, a postgres:// URL, or a file (DuckDB); default OUTPUT_PATH/history.duckdb. */
   target: HistoryTarget;
-  /** DISAGG_RUN_KIND (default post-merge): the default threshold, and whether the run feeds later baselines. */
+  /** DISAGG_RUN_KIND (default local): the default threshold, and whether the run feeds later baselines (post-merge only). */
   runKind: RunKind;
   /** DISAGG_REGRESSION; unset = upstream's automatic choice: fail for pre-merge, warn for post-merge. */
   regression: RegressionMode;
@@ -59,7 +65,30 @@ export interface HistorySettings {
   thresholdPercent?: number;
   /** DISAGG_RUN_LABEL: a name for the run, kept with its records (`history compare` accepts it). */
   runLabel?: string;
+  /** The regression gate's settings (framework/history/gate.ts). */
+  gate: GateSettings;
 }
+
+export interface GateSettings {
+  /**
+   * DISAGG_GATE_METRICS (default `headline`): which metrics can fail the gate, comma-separated:
+   * `headline` (each test type's headline metrics), `all` (every metric with a direction), a
+   * metric name (opted in), `-NAME` (opted out). A config's `benchmark.regression.<M>.gate` wins.
+   */
+  metrics: string[];
+  /** DISAGG_GATE_MIN_DAYS (default 3): days of history a series needs before it gates. */
+  minDays: number;
+  /** DISAGG_GATE_NOISE_K (default 2.75): a change must also exceed k standard deviations of the series' daily means. */
+  noiseK: number;
+  /** DISAGG_BRANCH: the branch the run's records belong to (default: the git branch of WORK_DIR). */
+  branch?: string;
+  /** DISAGG_BASELINE_BRANCH (default main): where pre-merge and local runs take their baselines. */
+  baselineBranch: string;
+  /** DISAGG_HISTORY_LOCK_WAIT_SEC (default 30): how long a run waits for a DuckDB file locked by another process. */
+  lockWaitSec: number;
+}
+
+export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], minDays: 3, noiseK: 2.75, baselineBranch: 'main', lockWaitSec: 30 };
 
 export const HISTORY_FILE = 'history.duckdb';
 
@@ -169,7 +198,7 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
     read.problems.push(`DISAGG_HISTORY=${shown(raw)}: expected off, a postgres://user@host:port/database URL or a file path (DuckDB)`);
     target = { kind: 'off' };
   } else target = { kind: 'duckdb', file: path.resolve(raw) };
-  const runKind = read.oneOf('DISAGG_RUN_KIND', RUN_KINDS, 'post-merge runs feed later baselines, pre-merge runs do not') ?? 'post-merge';
+  const runKind = read.oneOf('DISAGG_RUN_KIND', RUN_KINDS, 'only post-merge runs feed later baselines') ?? 'local';
   // Upstream's process_and_upload_test_results: fail_on_regression=None means fail for pre-merge only.
   const regression = read.oneOf('DISAGG_REGRESSION', REGRESSION_MODES, 'what a regression against the history does') ?? (runKind === 'pre-merge' ? 'fail' : 'warn');
   let thresholdPercent: number | undefined;
@@ -181,7 +210,31 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
       thresholdPercent = undefined;
     }
   }
-  return { target, runKind, regression, thresholdPercent, runLabel: env.DISAGG_RUN_LABEL?.trim() || undefined };
+  return { target, runKind, regression, thresholdPercent, runLabel: env.DISAGG_RUN_LABEL?.trim() || undefined, gate: readGateSettings(read) };
+}
+
+/** DISAGG_GATE_METRICS, DISAGG_GATE_MIN_DAYS, DISAGG_GATE_NOISE_K, DISAGG_BRANCH, DISAGG_BASELINE_BRANCH, DISAGG_HISTORY_LOCK_WAIT_SEC. */
+function readGateSettings(read: EnvReader): GateSettings {
+  const env = read.env;
+  const metrics = (env.DISAGG_GATE_METRICS ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+  const bad = metrics.filter((m) => !/^-?[A-Za-z0-9_.:/-]+$/.test(m));
+  if (bad.length) read.problems.push(`DISAGG_GATE_METRICS=${shown(env.DISAGG_GATE_METRICS!)}: expected a comma-separated list of headline, all, metric names and -NAME (opted out)`);
+  const count = (name: string, fallback: number, min: number, what: string) => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (Number.isFinite(value) && value >= min) return value;
+    read.problems.push(`${name}=${shown(raw)}: expected ${what} (default ${fallback})`);
+    return fallback;
+  };
+  return {
+    metrics: metrics.length && !bad.length ? metrics : DEFAULT_GATE.metrics,
+    minDays: Math.floor(count('DISAGG_GATE_MIN_DAYS', DEFAULT_GATE.minDays, 1, 'a whole number of days >= 1')),
+    noiseK: count('DISAGG_GATE_NOISE_K', DEFAULT_GATE.noiseK, 0, 'a number >= 0 (0: the threshold alone, as upstream)'),
+    branch: env.DISAGG_BRANCH?.trim() || undefined,
+    baselineBranch: env.DISAGG_BASELINE_BRANCH?.trim() || DEFAULT_GATE.baselineBranch,
+    lockWaitSec: count('DISAGG_HISTORY_LOCK_WAIT_SEC', DEFAULT_GATE.lockWaitSec, 0, 'seconds >= 0'),
+  };
 }
 
 /** Every variable of the run, checked; throws one SettingsError naming every variable that is wrong. */
@@ -196,13 +249,14 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     debugMode: read.flag('DEBUG_MODE'),
     debugJobId: env.DEBUG_JOB_ID || undefined,
     resume: read.flag('RESUME'),
-    scheduler: read.oneOf('SCHEDULER', ['slurm', 'local'], 'the scheduler; unset: slurm when sbatch is on PATH'),
+    // Checked against the scheduler registry by the run's environment check (suite/env-check.ts).
+    scheduler: env.SCHEDULER?.trim() || undefined,
     testList: env.DISAGG_TEST_LIST || undefined,
     queueAllowanceSec: read.positiveNumber('DISAGG_QUEUE_ALLOWANCE_SEC', 3600),
     pollMaxSec: read.positiveNumber('DISAGG_POLL_MAX_SEC', 10),
     csvExtraRows: read.flag('DISAGG_CSV_EXTRA_ROWS'),
     printMetrics: read.flag('DISAGG_PRINT_METRICS'),
-    history: { target: { kind: 'off' }, runKind: 'post-merge', regression: 'warn' },
+    history: { target: { kind: 'off' }, runKind: 'local', regression: 'warn', gate: DEFAULT_GATE },
   };
   read.oneOf('DISAGG_PROGRESS', PROGRESS_MODES, 'how the run shows its progress');
   settings.history = readHistorySettings(read, settings.outputPath);

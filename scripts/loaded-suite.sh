@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (scripts/test.sh: typecheck + the unit project), N times in a row, while
+# The whole test suite (scripts/test.sh: typecheck + the unit and cluster projects), N times in a row, while
 # two busy CPU loops run beside it: a flaky test shows up here before it shows up in CI.
 #
 #   scripts/loaded-suite.sh [-n RUNS] [-l LOOPS] [-c CONNS] [vitest arguments...]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The project's test command (npm test): the typecheck and, beside it, the unit project (which brings
-# up the real local SLURM cluster in its global setup and runs the end-to-end suites against it).
-# Ends with one plain `unit: N passed, N failed, N skipped` line.
+# The project's test command (npm test): the typecheck and, beside it, the project's whole test
+# suite: the `unit` project (logic alone) and the `cluster` project (which brings up the real local
+# SLURM cluster in its global setup and runs the end-to-end suites against it). `npm run test:unit`
+# runs the unit project alone. Ends with one plain `unit: N passed, N failed, N skipped` line, which
+# counts the whole suite (both projects; its name is older than the split, and tools read it).
 # DISAGG_TEST_REPORT=FILE keeps Vitest's JSON report there (bench/suite-durations.ts makes a
 # per-file duration table from it); the typecheck's and the whole run's seconds are printed.
 set -euo pipefail
@@ -15,7 +17,7 @@ trap 'rm -f "$report" "$typecheck_log"' EXIT
 ( npx tsc --noEmit -p . >"$typecheck_log" 2>&1; echo "typecheck: exit $? after $((SECONDS - start)) s" >>"$typecheck_log" ) &
 typecheck_pid=$!
 rc=0
-npx vitest run --project unit --reporter=default --reporter=json --outputFile.json="$report" "$@" || rc=$?
+npx vitest run --project unit --project cluster --reporter=default --reporter=json --outputFile.json="$report" "$@" || rc=$?
 wait "$typecheck_pid" || true
 cat "$typecheck_log"
 typecheck_rc=$(sed -n 's/^typecheck: exit \([0-9]*\) after.*/\1/p' "$typecheck_log")

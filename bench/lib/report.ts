@@ -4,6 +4,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { smoke } from './smoke.ts';
 
 export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const resultsDir = path.join(benchDir, 'results');
@@ -72,6 +73,10 @@ export function printGoals(goals: Goal[]): boolean {
  * returns the file's path.
  */
 export function appendResult(name: string, figures: Record<string, unknown>, goals: Goal[] = []): string {
+  if (smoke) {
+    console.log(`smoke: bench/${name} runs (--smoke: tiny sizes, no figure kept)`);
+    return '(--smoke: nothing kept)';
+  }
   const line = {
     bench: name,
     date: new Date().toISOString(),

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { readSettings } from '../settings.ts';
 import { LEDGER_FILE } from '../jobs/ledger.ts';
 import { cancelLeftovers, describeLeftovers, ledgerExists, leftoverJobs } from '../jobs/leftover-jobs.ts';
-import { createScheduler } from '../scheduler/create.ts';
 import { readArgs } from '../../runners/common/args/read-args.ts';
 
 export const usage = `usage: disagg-bench cleanup [--run ID] [--missing-ok]
@@ -35,8 +34,8 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`nothing to cancel: the ledger ${ledgerFile} has no unfinished SLURM job${values.run ? ` of run ${values.run}` : ''}`);
     return 0;
   }
-  const scheduler = await createScheduler({ ...settings, scheduler: 'slurm', debugMode: false });
-  const outcome = await cancelLeftovers(settings.outputPath, { run: values.run, reason: 'cancelled by disagg-bench cleanup (its run left it in flight)', scheduler });
+  // Each job through the scheduler its ledger line names (jobs/leftover-jobs.ts).
+  const outcome = await cancelLeftovers(settings.outputPath, { run: values.run, reason: 'cancelled by disagg-bench cleanup (its run left it in flight)' });
   console.log(describeLeftovers(outcome));
   return outcome.failure ? 1 : 0;
 }

@@ -21,9 +21,9 @@ export const subcommands: Record<string, Subcommand> = {
   regressions: { summary: 'check a run (default: the latest) against baselines from the history before it; exit 1 on any', module: regressions },
   show: { summary: "print a test's series over time", module: show },
   runs: { summary: 'list the runs the history holds', module: runs },
-  compare: { summary: 'two runs side by side as compare_kv_perf_runs.py writes them (CSV)', module: compare },
+  compare: { summary: 'two runs side by side as compare_kv_perf_runs.py writes them (CSV, to standard output or -o)', module: compare },
   'compare-backends': { summary: 'the default KV transfer backend vs UCX as compare_backends.py; exit 1 when the default is slower', module: compareBackends },
-  export: { summary: "NDJSON in upstream's OpenSearch field naming", module: exportCommand },
+  export: { summary: "every record, for `history import` into either store, or NDJSON in upstream's OpenSearch field naming", module: exportCommand },
 };
 
 const width = Object.keys(subcommands).reduce((w, c) => Math.max(w, c.length), 0);
@@ -42,7 +42,18 @@ export function subcommandUsage(argv: readonly string[]): string | undefined {
   return Object.hasOwn(subcommands, argv[0] ?? '') ? subcommands[argv[0]].module.usage : undefined;
 }
 
+/** `history export | head`: the reader leaving is the end of the output, not an error. */
+function endQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
+  endQuietlyOnClosedPipe();
   const [name, ...rest] = argv;
   if (!name || name === '-h' || name === '--help' || name === 'help') {
     console.log(usage);

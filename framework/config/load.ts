@@ -22,8 +22,10 @@ export interface ParsedYaml {
 
 /**
  * The largest config read (README "Configs"). Real configs are a few KiB (upstream's largest is
- * under 10 KiB); the YAML library parses key-dense YAML at 0.5-1 MB/s on the 2-core CI machine
- * when it is busy (bench/config-load.ts), so 4 MiB keeps one wrong file under 10 s there.
+ * under 10 KiB). The YAML library spends 5-10 CPU seconds and up to 1 GB on 1 MiB of the costliest
+ * shapes (a flow list of 500k items, 1 MiB of anchors and aliases); at 256 KiB every shape
+ * bench/hostile-input.ts tries stays under 3 CPU seconds and 300 MB, so one wrong file cannot
+ * stall a run or exhaust a shared machine's memory.
  */
 export const MAX_CONFIG_BYTES = READ_LIMITS.config;
 

@@ -3,14 +3,20 @@
 // helpers _daily_aggregate_values, _rolling_smooth, _percentile): the values of one test case and
 // metric are averaged per day, the daily means smoothed by a trailing rolling mean over 3 days
 // (early days over fewer), and the baseline is the 95th percentile of the smoothed values for a
-// metric where higher is better, the 5th where lower is better (linear interpolation). As upstream,
-// the new run's own value is part of the data (calculate_baseline_metrics(history, new_data)).
-// The history is the last 90 days (open_search_db_utils.py QUERY_LOOKBACK_DAYS) from the start of
-// that day. Days are UTC days here; upstream's are the CI machine's local days.
+// metric where higher is better, the 5th where lower is better (linear interpolation).
+// The data is the history before the run only. Upstream calls calculate_baseline_metrics(history,
+// new_data), but its new_data carries no ts_created yet, so _daily_aggregate_values drops it and
+// upstream's baseline is the history alone: the judged value is never part of its own baseline.
+// A rerun the same day as earlier runs is judged against a baseline that holds those earlier runs
+// (their day's mean), not itself. The history is the last 90 days (open_search_db_utils.py
+// QUERY_LOOKBACK_DAYS) from the start of that day, up to the run's start. Days are UTC days here;
+// upstream's are the CI machine's local days.
 //
 // The store computes it in SQL, one query for a whole run (store.ts baselines); these functions
 // are the same algorithm in JS, for values read from results files and as the reference the
 // store's results are tested against (tests/history/store.test.ts).
+
+import type { SeriesStats } from './gate.ts';
 
 /** Per series, the days it has values on and their sums and counts. */
 export interface DaySums {
@@ -48,14 +54,13 @@ export function percentile(values: number[], p: number): number {
   return s[lo] + (k - lo) * (s[hi] - s[lo]);
 }
 
-/** _daily_aggregate_values: one mean per day, oldest first, with new values added to their days. */
-export function dailyMeans(series: DaySums | undefined, added: { day: number; value: number }[] = []): number[] {
+/** _daily_aggregate_values: one mean per day, oldest first. */
+export function dailyMeans(series: DaySums | undefined): number[] {
   const byDay = new Map<number, { sum: number; count: number }>();
-  series?.days.forEach((day, k) => byDay.set(day, { sum: series.sums[k], count: series.counts[k] }));
-  for (const { day, value } of added) {
+  series?.days.forEach((day, k) => {
     const d = byDay.get(day) ?? { sum: 0, count: 0 };
-    byDay.set(day, { sum: d.sum + value, count: d.count + 1 });
-  }
+    byDay.set(day, { sum: d.sum + series.sums[k], count: d.count + series.counts[k] });
+  });
   return [...byDay.entries()].sort(([a], [b]) => a - b).map(([, d]) => d.sum / d.count);
 }
 
@@ -65,15 +70,26 @@ export function baselineOf(daily: number[], higherIsBetter: boolean): number | u
   return percentile(rollingSmooth(daily), higherIsBetter ? 95 : 5);
 }
 
-/** One series' baselines from its day sums and new values: what store.ts baselines returns for it. */
-export function seriesBaseline(seriesId: number, history: DaySums | undefined, added: { day: number; value: number }[]) {
-  const daily = dailyMeans(history, added);
+/** The sample standard deviation (n - 1); 0 for fewer than two values. */
+export function sampleSd(values: number[]): number {
+  if (values.length < 2) return 0;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1));
+}
+
+/** One series' statistics from the day sums of its history: what store.ts baselines returns for it. */
+export function seriesBaseline(seriesId: number, history: DaySums | undefined): SeriesStats {
+  const daily = dailyMeans(history);
   const smoothed = rollingSmooth(daily);
+  const median = percentile(daily, 50);
   return {
     seriesId,
     p95: percentile(smoothed, 95),
     p5: percentile(smoothed, 5),
+    median,
+    sd: sampleSd(daily),
     days: daily.length,
     historyValues: (history?.counts ?? []).reduce((a, b) => a + b, 0),
+    lastDay: daily.at(-1) ?? 0,
   };
 }

@@ -2,9 +2,12 @@
 // before it (one query for all its tests), as the suite checks each test at the run's end
 // (test-check.ts) and as upstream's prepare_regressive_test_cases checks a whole upload. The
 // thresholds are those the records embed (their configs' benchmark.regression), else
-// DISAGG_REGRESSION_THRESHOLD, else upstream's defaults for the run's kind.
+// DISAGG_REGRESSION_THRESHOLD, else upstream's defaults for the run's kind. The baselines come from
+// the run's own branch for a post-merge run, from the baseline branch for a pre-merge or local one
+// (baselineBranchOf); the gating metrics are those the records carry (run.gate), else `fallbackGate`.
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
-import type { RunKind } from '../settings.ts';
+import type { GateSettings, RunKind } from '../settings.ts';
+import type { GateRule } from './gate.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { checkRecord, newPoints } from './regression.ts';
 import type { HistoryStore } from './store.ts';
@@ -30,6 +33,11 @@ export async function checkRun(
     identityOf?: (testId: string) => ConfigIdentity | undefined;
     /** The records are this run's as the store holds them: its values are read there. */
     storedRunId?: string;
+    rule?: GateRule;
+    /** The baseline branch (DISAGG_BASELINE_BRANCH), for pre-merge and local runs. */
+    baselineBranch?: string;
+    /** The gating metrics of a record that carries none (written before the gate was kept). */
+    fallbackGate?: (record: TestRecord) => string[];
   },
 ): Promise<RunCheck[]> {
   const measured = records.filter((r) => r.verdict === 'passed' || r.regression?.findings.some((f) => f.regression));
@@ -43,11 +51,29 @@ export async function checkRun(
     // A record of an older version has no run context: its config says what its identity is.
     identity: record.run ? record.run.identity : options.identityOf?.(record.testId)?.identity,
   }));
+  const kindOf = (r: TestRecord): RunKind => options.runKind ?? r.run?.kind ?? 'post-merge';
+  const first = measured[0];
   const baselines = await store.baselines({
     fromMs: lookbackStartMs(anchor),
     toMs: anchor,
+    branch: baselineBranchOf(kindOf(first), first.run?.branch, options.baselineBranch),
     excludeRunId: runIds.length === 1 ? runIds[0] : undefined,
     ...(options.storedRunId ? { storedRunId: options.storedRunId, points: [] } : { points: inputs.flatMap((input) => newPoints(input.record, input)) }),
   });
-  return inputs.map((input) => ({ testId: input.record.testId, ...checkRecord({ ...input, baselines, runKind: options.runKind ?? input.record.run?.kind ?? 'post-merge' }) }));
+  return inputs.map((input) => ({
+    testId: input.record.testId,
+    ...checkRecord({ ...input, baselines, runKind: kindOf(input.record), rule: options.rule, gate: input.record.run?.gate ?? options.fallbackGate?.(input.record) }),
+  }));
 }
+
+/**
+ * The branch whose history a run is judged against: its own for a post-merge run, the baseline
+ * branch for the others (newest upstream's pre-merge lookup); undefined (every branch) when the
+ * post-merge run's branch is not known. Values recorded without a branch join every branch.
+ */
+export function baselineBranchOf(kind: RunKind, branch: string | undefined, baselineBranch: string | undefined): string | undefined {
+  if (kind === 'post-merge') return branch;
+  return baselineBranch ?? 'main';
+}
+
+export const ruleOf = (gate: GateSettings): GateRule => ({ minDays: gate.minDays, noiseK: gate.noiseK });

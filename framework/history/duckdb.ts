@@ -1,7 +1,13 @@
 // The embedded backend: a DuckDB file (default OUTPUT_PATH/history.duckdb), nothing to set up.
-// DuckDB lets one process at a time open a file for writing, so every session holds the file's
-// lock (proper-lockfile, as results.json does) from open to close: runs writing at once wait for
-// each other instead of failing, and each append is one transaction.
+// DuckDB lets one process at a time open a file for writing, or any number for reading. Readers
+// (every `history` command but import, the suite's checks) open it read-only and take no lock of
+// ours, so a notebook or dashboard holding it read-only does not stop them, and they never hold up
+// a writer for longer than their own query. A writing session holds the file's lock
+// (proper-lockfile, as results.json does) from open to close, so our own writers wait for each
+// other; a foreign process holding the file (DuckDB's "Conflicting lock") is waited for a bounded
+// time, then the session fails with `locked` set and the caller keeps its records aside
+// (pending.ts). A file or folder we cannot write is said at once, before any lock is tried.
+import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
@@ -27,10 +33,11 @@ class DuckDbConnection implements SqlConnection {
     await sqlCall(() => this.connection.run(sql, params));
   }
 
-  async insert(table: string, columns: readonly Column[], rows: SqlValue[][]): Promise<void> {
+  async insert(table: string, columns: readonly Column[], rows: SqlValue[][], options: { temporary?: boolean } = {}): Promise<void> {
     if (rows.length === 0) return;
     await sqlCall(async () => {
-      const appender = await this.connection.createAppender(table);
+      // A temporary table lives in DuckDB's `temp` catalog, writable in a read-only session too.
+      const appender = options.temporary ? await this.connection.createAppender(table, 'main', 'temp') : await this.connection.createAppender(table);
       try {
         for (const row of rows) {
           columns.forEach((column, k) => appendValue(appender, column, row[k]));
@@ -87,31 +94,67 @@ function openError(store: string, file: string, error: Error): HistoryStoreError
   return new HistoryStoreError(store, `DuckDB cannot open it (${message})`, 'check the file and its folder, or set DISAGG_HISTORY to another file (off: no history)');
 }
 
-/** Opens the file (creating it and its folder), runs fn on it under the file's lock, closes it. */
-export async function withDuckDb<T>(file: string, store: string, fn: (db: SqlConnection) => Promise<T>, options: { create: boolean }): Promise<T> {
+const isConflictingLock = (error: unknown) => /conflicting lock|could not set lock/i.test((error as Error)?.message ?? '');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Opens the file, waiting up to `lockWaitMs` while another process holds it. */
+async function openInstance(file: string, store: string, readOnly: boolean, lockWaitMs: number): Promise<DuckDBInstance> {
+  const deadline = Date.now() + lockWaitMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    try {
+      return await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY' } : {});
+    } catch (error) {
+      if (!isConflictingLock(error)) throw openError(store, file, error as Error);
+      if (Date.now() >= deadline) {
+        const held = (error as Error).message.match(/PID (\d+)/)?.[1];
+        throw new HistoryStoreError(store, `another process${held ? ` (PID ${held})` : ''} holds the file for writing${readOnly ? '' : ' or reading'} and did not let go in ${Math.round(lockWaitMs / 1000)} s`, readOnly ? 'try again when it is done' : 'the records are kept aside and appended by the next run or `disagg-bench history import`', false, true);
+      }
+      await sleep(delay);
+    }
+  }
+}
+
+/** The file's own folder must be writable for DuckDB's write-ahead log and our lock; said once, at once. */
+async function checkWritable(file: string, store: string): Promise<void> {
+  const folder = path.dirname(file);
+  await mkdir(folder, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new HistoryStoreError(store, `its folder cannot be created (${error.code ?? error.message})`, 'set DISAGG_HISTORY (or OUTPUT_PATH) to a writable place');
+  });
+  for (const [place, what] of [[folder, 'its folder'], [file, 'the file']] as const) {
+    const error = await access(place, constants.W_OK).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    if (error && error.code !== 'ENOENT') throw new HistoryStoreError(store, `${what} is not writable (${error.code})`, 'make it writable, or set DISAGG_HISTORY to another file (off: no history)');
+  }
+}
+
+export interface DuckDbOpenOptions {
+  /** Write (an append, an import, an upgrade): create the file if missing, take our lock. */
+  create: boolean;
+  /** How long to wait for another process holding the file (ms). */
+  lockWaitMs?: number;
+}
+
+/** Opens the file (read-only, or for writing under the file's lock), runs fn on it, closes it. */
+export async function withDuckDb<T>(file: string, store: string, fn: (db: SqlConnection) => Promise<T>, options: DuckDbOpenOptions): Promise<T> {
+  const lockWaitMs = options.lockWaitMs ?? 30_000;
   if (!options.create) {
     await access(file).catch(() => {
       throw new HistoryStoreError(store, 'the file does not exist', 'run the suite once (it creates the file), import results with `disagg-bench history import`, or set DISAGG_HISTORY', true);
     });
+    const instance = await openInstance(file, store, true, lockWaitMs);
+    return session(instance, fn);
   }
-  await mkdir(path.dirname(file), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    throw new HistoryStoreError(store, `its folder cannot be created (${error.code ?? error.message})`, 'set DISAGG_HISTORY (or OUTPUT_PATH) to a writable place');
-  });
-  return withFileLock(file, async () => {
-    let instance: DuckDBInstance;
-    try {
-      instance = await DuckDBInstance.create(file);
-    } catch (error) {
-      throw openError(store, file, error as Error);
-    }
-    const db = new DuckDbConnection(instance, await instance.connect());
-    try {
-      return await fn(db);
-    } finally {
-      await db.close();
-    }
-  }).catch((error: unknown) => {
+  await checkWritable(file, store);
+  return withFileLock(file, async () => session(await openInstance(file, store, false, lockWaitMs), fn)).catch((error: unknown) => {
     if (error instanceof FileLockError) throw new HistoryStoreError(store, error.message, 'check that its folder is writable, or set DISAGG_HISTORY to another file');
     throw error;
   });
+}
+
+async function session<T>(instance: DuckDBInstance, fn: (db: SqlConnection) => Promise<T>): Promise<T> {
+  const db = new DuckDbConnection(instance, await instance.connect());
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
 }

@@ -12,6 +12,8 @@ export class HistoryStoreError extends DisaggBenchError {
     readonly remedy: string,
     /** The store is simply not there yet (no file, no tables): nothing to compare with, nothing wrong. */
     readonly empty = false,
+    /** Another process holds the store: the caller may keep its records aside (pending.ts). */
+    readonly locked = false,
   ) {
     super(`${store}: ${reason}; ${remedy}`, { place: store });
   }

@@ -9,6 +9,15 @@ import { holdsResult, type RecordRunContext, type TestRecord } from '../results/
 import type { ConfigIdentity } from './config-identity.ts';
 import type { HistoryEntry } from './rows.ts';
 import { importedRunId, readUpstreamCsv } from './upstream-csv.ts';
+import { readPending } from './pending.ts';
+import { DisaggBenchError } from '../../runners/common/errors.ts';
+
+export class ImportFileError extends DisaggBenchError {
+  override name = 'ImportFileError';
+  constructor(file: string) {
+    super(`${file}: no history entry in it; expected one JSON entry per line, as \`disagg-bench history export --format history\` writes`, { file });
+  }
+}
 
 export interface ImportOptions {
   kind: RecordRunContext['kind'];
@@ -27,8 +36,15 @@ export interface ImportedFile {
 
 /** CSV by its header, results.json otherwise. */
 const isCsv = (file: string) => /\.csv$/i.test(file) || readTextFileSync(file, READ_LIMITS.record).slice(0, 200).startsWith('network_name,');
+/** `history export --format history` (and the pending file): one history entry per line. */
+const isHistoryLines = (file: string) => /\.jsonl$/i.test(file);
 
 export async function readImportFile(file: string, options: ImportOptions): Promise<ImportedFile> {
+  if (isHistoryLines(file)) {
+    const entries = readPending(file);
+    if (entries.length === 0 && readTextFileSync(file, READ_LIMITS.record).trim() !== '') throw new ImportFileError(file);
+    return { file, entries, withoutConfig: [] };
+  }
   const records: TestRecord[] = isCsv(file) ? readUpstreamCsv(file, { gpuType: options.gpuType }) : await readResultsRecords(file);
   const withoutConfig = new Set<string>();
   // A skipped test's record holds no result (results/json.ts holdsResult): nothing to remember.

@@ -1,22 +1,30 @@
 // A record checked against its history (perf_regression_utils.py prepare_regressive_test_cases):
 // per metric with a direction, the baseline of store.ts baselines (baseline.ts: upstream's
-// algorithm); its threshold from the config, else DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge
-// / 10 % pre-merge; a regression when the value breaches baseline * (1 -/+ threshold). As upstream:
-// a series with no history is not checked, a baseline <= 0 is skipped, and the change is
-// _calculate_diff's percent (positive = better). The message names test, metric, value, baseline,
-// threshold and change, in upstream's words (`value=... baseline=... threshold=5.00% diff=-12.34%`).
+// algorithm over the history before the run, the judged value not part of it); its threshold from
+// the config, else DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge / 10 % pre-merge and local; the
+// verdict from gate.ts (only gating metrics, beyond the threshold and the noise, enough days, not a
+// regression the baseline branch already has). As upstream: a series with no history is not
+// checked, a baseline <= 0 is skipped, and the change is _calculate_diff's percent (positive =
+// better). The message names test, metric, value, baseline, threshold and change, in upstream's
+// words (`value=... baseline=... threshold=5.00% diff=-12.34%`).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import { metricThresholds } from '../metrics/regression-thresholds.ts';
 import type { RunKind } from '../settings.ts';
 import { REGRESSION_FAILURE_PREFIX } from './rows.ts';
 import { casePrefix, labelsKey, seriesId } from './series-key.ts';
-import type { NewPoint, SeriesBaseline } from './store.ts';
+import type { NewPoint } from './store.ts';
+import { judge, type GateRule, type SeriesStats } from './gate.ts';
+import { DEFAULT_GATE } from '../settings.ts';
 
 export interface CheckInput {
   record: TestRecord;
   /** Baselines by series id (store.baselines with this record's newPoints). */
-  baselines: Map<number, SeriesBaseline>;
+  baselines: Map<number, SeriesStats>;
   runKind: RunKind;
+  /** Minimum days and noise factor (default: DISAGG_GATE_MIN_DAYS 3, DISAGG_GATE_NOISE_K 3). */
+  rule?: GateRule;
+  /** The gating metrics' names; default the record's own (run.gate), else none gates. */
+  gate?: readonly string[];
   /** The config's benchmark.regression (raw, schema-checked). */
   thresholds?: unknown;
   globalThresholdPercent?: number;
@@ -68,24 +76,28 @@ export function newPoints(record: TestRecord, input: Pick<CheckInput, 'threshold
 export function checkRecord(input: CheckInput): CheckOutcome {
   const { record } = input;
   const checked = checkedMetrics(record, input.thresholds, input.globalThresholdPercent);
+  const gate = new Set(input.gate ?? record.run?.gate ?? []);
+  const rule = input.rule ?? DEFAULT_GATE;
   const findings: RegressionFinding[] = [];
   for (const { metric, higherIsBetter, thresholds } of checked) {
-    const series = input.baselines.get(idOf(record, input.identity, metric));
-    if (!series || series.historyValues === 0) continue; // upstream: no history for this case, no check
-    const baseline = higherIsBetter ? series.p95 : series.p5;
-    if (!(baseline > 0)) continue;
+    const stats = input.baselines.get(idOf(record, input.identity, metric));
+    if (!stats) continue; // upstream: no history for this case, no check
     const threshold = input.runKind === 'post-merge' ? thresholds.postMerge : thresholds.preMerge;
-    const regression = higherIsBetter ? metric.value < baseline * (1 - threshold) : metric.value > baseline * (1 + threshold);
+    const gated = gate.has(metric.name);
+    const verdict = judge({ value: metric.value, higherIsBetter, stats, threshold, rule, gated, runKind: input.runKind });
+    if (!verdict) continue;
     findings.push({
       metric: metric.name,
       labels: metric.labels,
       unit: metric.unit,
       value: metric.value,
-      baseline,
+      baseline: verdict.baseline,
       threshold,
-      diffPercent: diffPercent(metric.value, baseline, higherIsBetter),
-      regression,
-      days: series.days,
+      diffPercent: diffPercent(metric.value, verdict.baseline, higherIsBetter),
+      regression: verdict.regression,
+      days: stats.days,
+      gated,
+      ...(verdict.note ? { note: verdict.note } : {}),
     });
   }
   if (findings.length > 0) return { findings };
@@ -97,9 +109,10 @@ const labelText = (labels: RegressionFinding['labels']) => {
   return entries.length ? `[${entries.map(([k, v]) => `${k}=${v}`).join(',')}]` : '';
 };
 
-/** One finding in upstream's words. */
+/** One finding in upstream's words, then whether it gates and why a breach is not a regression. */
 export function describeFinding(testId: string, f: RegressionFinding): string {
-  return `${testId} ${f.metric}${labelText(f.labels)}: value=${f.value.toFixed(4)} baseline=${f.baseline.toFixed(4)} threshold=${(f.threshold * 100).toFixed(2)}% diff=${f.diffPercent >= 0 ? '+' : ''}${f.diffPercent.toFixed(2)}% (${f.unit}, ${f.days} day(s) of history)`;
+  const gate = f.gated === false ? ', shown, not gating' : '';
+  return `${testId} ${f.metric}${labelText(f.labels)}: value=${f.value.toFixed(4)} baseline=${f.baseline.toFixed(4)} threshold=${(f.threshold * 100).toFixed(2)}% diff=${f.diffPercent >= 0 ? '+' : ''}${f.diffPercent.toFixed(2)}% (${f.unit}, ${f.days} day(s) of history${gate})${f.note && f.gated !== false ? `: ${f.note}` : ''}`;
 }
 
 /** The failure (or warning) line of each regression. */

@@ -87,6 +87,8 @@ export function metricRows({ record, run }: HistoryEntry, appendedMs: number): M
       valid,
       threshold_post: run.thresholds?.[m.name]?.postMerge ?? null,
       threshold_pre: run.thresholds?.[m.name]?.preMerge ?? null,
+      branch: run.branch ?? null,
+      gate: run.gate ? run.gate.includes(m.name) : null,
     };
   });
 }
@@ -105,12 +107,16 @@ export const parseJson = <T>(text: unknown, fallback: T): T => {
 export const num = (value: unknown) => Number(value);
 export const optional = (value: unknown) => (value === null || value === undefined ? undefined : String(value));
 
+const runKindOf = (kind: unknown): RecordRunContext['kind'] => (kind === 'pre-merge' || kind === 'local' ? kind : 'post-merge');
+
 /** A test row and its metric rows back as the results.json record they were appended from. */
 export function recordFromRows(t: Record<string, unknown>, ms: Record<string, unknown>[]): TestRecord {
   const thresholds: Record<string, { postMerge: number; preMerge: number }> = {};
   for (const m of ms) {
     if (m.threshold_post !== null && m.threshold_pre !== null) thresholds[String(m.metric)] = { postMerge: num(m.threshold_post), preMerge: num(m.threshold_pre) };
   }
+  const gateKnown = ms.some((m) => m.gate !== null && m.gate !== undefined);
+  const gate = gateKnown ? [...new Set(ms.filter((m) => m.gate === true).map((m) => String(m.metric)))] : undefined;
   const start = num(t.start_d);
   const end = num(t.end_d);
   return {
@@ -134,13 +140,14 @@ export function recordFromRows(t: Record<string, unknown>, ms: Record<string, un
     gpuType: optional(t.gpu_type),
     run: {
       id: String(t.run_id),
-      kind: String(t.run_kind) === 'pre-merge' ? 'pre-merge' : 'post-merge',
+      kind: runKindOf(t.run_kind),
       label: optional(t.run_label),
       commit: optional(t.git_commit),
       branch: optional(t.git_branch),
       ci: parseJson(t.ci, {}),
       identity: parseJson(t.identity, {}),
       ...(Object.keys(thresholds).length ? { thresholds } : {}),
+      ...(gate ? { gate } : {}),
     },
     ...(t.regression ? { regression: parseJson<RecordRegression | undefined>(t.regression, undefined) } : {}),
   };

@@ -42,10 +42,15 @@ export interface RunContextInput {
   env?: NodeJS.ProcessEnv;
   identity?: Record<string, string | number>;
   thresholds?: RecordRunContext['thresholds'];
+  /** The metrics that gate (gate-metrics.ts). */
+  gate?: string[];
 }
 
 export function runContext(input: RunContextInput): RecordRunContext {
-  const { commit, branch } = gitState(input.workDir);
+  const git = gitState(input.workDir);
+  const commit = git.commit;
+  // DISAGG_BRANCH first: a CI checkout is often a detached HEAD, and a PR's branch is not main.
+  const branch = input.history.gate?.branch ?? git.branch;
   const ci = ciVariables(input.env ?? process.env);
   return {
     id: input.runId,
@@ -56,5 +61,6 @@ export function runContext(input: RunContextInput): RecordRunContext {
     ...(Object.keys(ci).length ? { ci } : {}),
     ...(input.identity && Object.keys(input.identity).length ? { identity: input.identity } : {}),
     ...(input.thresholds && Object.keys(input.thresholds).length ? { thresholds: input.thresholds } : {}),
+    ...(input.gate ? { gate: input.gate } : {}),
   };
 }

@@ -2,12 +2,14 @@
 // results.json that belongs to a run (it carries a run context) and that the store does not hold
 // yet is appended, in one transaction. This run's records, and those of an earlier run that was
 // killed before its end (RESUME picks its records up). A store that fails is one sentence; the
-// run's own results are already written and stay as they are.
+// run's own results are already written and stay as they are, and its records are kept in the
+// pending file (pending.ts) for the next run or `history import`.
 import type { Settings } from '../settings.ts';
 import { readResults } from '../results/json.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { withHistory, type AppendResult } from './store.ts';
 import { trendsForRun } from './trends.ts';
+import { clearPending, keepPending, pendingFileOf, readPending } from './pending.ts';
 import type { TrendInput } from '../results/report/trends.ts';
 import type { PreviousValues } from '../results/digest/digest.ts';
 import { previousValues } from './previous-values.ts';
@@ -27,22 +29,32 @@ export async function appendRunsToHistory(settings: Settings, runId?: string): P
   const target = settings.history.target;
   if (target.kind === 'off') return undefined;
   const { records } = await readResults(settings.outputPath);
-  const entries = records.filter((r) => r.run).map((record) => ({ record, run: record.run!, source: 'run' }));
+  const pendingFile = pendingFileOf(target, settings.outputPath);
+  const pending = readPending(pendingFile);
+  const own = records.filter((r) => r.run).map((record) => ({ record, run: record.run!, source: 'run' }));
+  const entries = [...pending, ...own];
   if (entries.length === 0) return undefined;
   try {
     return await withHistory(
       target,
       async (store) => {
         const appended = await store.append(entries);
+        clearPending(pendingFile);
         const mine = records.filter((r) => r.run?.id === runId);
         const trends = mine.length ? await trendsForRun(store, mine) : undefined;
         const previous = mine.length && runId ? await previousValues(store, mine, runId) : undefined;
         return { ok: true, appended, trends, previous, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
       },
-      { create: true },
+      { create: true, lockWaitSec: settings.history.gate.lockWaitSec },
     );
   } catch (error) {
     if (!isHistoryStoreError(error)) throw error;
-    return { ok: false, message: `history: nothing appended: ${error.message}` };
+    if (!pendingFile || own.length === 0) return { ok: false, message: `history: nothing appended: ${error.message}` };
+    try {
+      keepPending(pendingFile, own);
+    } catch (keepError) {
+      return { ok: false, message: `history: nothing appended: ${error.message}; the records could not be kept in ${pendingFile} either (${(keepError as NodeJS.ErrnoException).code ?? keepError})` };
+    }
+    return { ok: false, message: `history: ${own.length} record(s) kept in ${pendingFile} (appended by the next run or \`disagg-bench history import\`): ${error.reason}` };
   }
 }

@@ -5,7 +5,7 @@
 import type { Column } from './sql-connection.ts';
 
 /** Bumped when the tables change; a store written by a newer version is refused, not misread. */
-export const HISTORY_SCHEMA_VERSION = 1;
+export const HISTORY_SCHEMA_VERSION = 2;
 export const WRITER = 'disagg-bench';
 
 export const META_TABLE = 'disagg_history_meta';
@@ -64,7 +64,19 @@ export const METRIC_COLUMNS = [
   /** Thresholds (fractions) the config set for this metric, as upstream embeds d_threshold_*; null = default. */
   { name: 'threshold_post', type: 'double' },
   { name: 'threshold_pre', type: 'double' },
+  /** The run's branch (its series are keyed by it); null: not known, joins every branch's series. */
+  { name: 'branch', type: 'text' },
+  /** The metric gated in that run (headline or opted in); null: not known (schema 1, older records). */
+  { name: 'gate', type: 'boolean' },
 ] as const satisfies readonly Column[];
+
+/** Schema 1 -> 2: the branch and gate columns, the branch filled from each record's test row. */
+export const UPGRADE_TO_2 = [
+  `ALTER TABLE ${'disagg_history_metrics'} ADD COLUMN branch TEXT`,
+  `ALTER TABLE ${'disagg_history_metrics'} ADD COLUMN gate BOOLEAN`,
+  `UPDATE disagg_history_metrics SET branch = (SELECT t.git_branch FROM disagg_history_tests t WHERE t.run_id = disagg_history_metrics.run_id AND t.test_id = disagg_history_metrics.test_id)`,
+  `UPDATE disagg_history_meta SET value = '2' WHERE key = 'schema_version'`,
+];
 
 const SQL_TYPES: Record<Column['type'], string> = { text: 'TEXT', double: 'DOUBLE PRECISION', bigint: 'BIGINT', boolean: 'BOOLEAN' };
 const columnsDdl = (columns: readonly Column[]) => columns.map((c) => `${c.name} ${SQL_TYPES[c.type]}`).join(', ');

@@ -14,8 +14,8 @@ export interface SqlConnection {
   readonly dialect: 'duckdb' | 'postgres';
   query<T extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: SqlValue[]): Promise<T[]>;
   exec(sql: string, params?: SqlValue[]): Promise<void>;
-  /** Inserts rows (one array per row, values in column order). */
-  insert(table: string, columns: readonly Column[], rows: SqlValue[][]): Promise<void>;
+  /** Inserts rows (one array per row, values in column order); `temporary`: a session's temporary table. */
+  insert(table: string, columns: readonly Column[], rows: SqlValue[][], options?: { temporary?: boolean }): Promise<void>;
   /** Runs fn in one transaction: all of it is committed, or none of it. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;

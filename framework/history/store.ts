@@ -21,9 +21,11 @@ import {
   POSTGRES_INDEXES,
   TEST_COLUMNS,
   TESTS_TABLE,
+  UPGRADE_TO_2,
   WRITER,
 } from './schema.ts';
 import { ROLLING_WINDOW } from './baseline.ts';
+import type { SeriesStats } from './gate.ts';
 import { SqlError, type SqlConnection, type SqlValue } from './sql-connection.ts';
 import { describeTarget } from './target.ts';
 
@@ -42,18 +44,8 @@ export interface NewPoint {
   value: number;
 }
 
-/** One series' baselines as upstream computes them (baseline.ts has the same in JS). */
-export interface SeriesBaseline {
-  seriesId: number;
-  /** P95 of the smoothed daily means: the baseline of a higher-is-better metric. */
-  p95: number;
-  /** P5: the baseline of a lower-is-better metric. */
-  p5: number;
-  /** Days with values, the new value's included. */
-  days: number;
-  /** Values of the history (the new ones not counted): 0 = nothing to compare with. */
-  historyValues: number;
-}
+/** One series' baselines as upstream computes them, and its dispersion (gate.ts). */
+export type SeriesBaseline = SeriesStats;
 
 export interface BaselineFilter {
   /** History at or after this time (ms)... */
@@ -62,13 +54,15 @@ export interface BaselineFilter {
   toMs: number;
   /** A run whose own values are not history (the run being checked). */
   excludeRunId?: string;
-  /** The values being checked: each joins its day before the means are taken, as upstream's new_data. */
+  /** The values being checked: they name the series; they are not part of their own baselines. */
   points: NewPoint[];
   /**
    * The values being checked are this stored run's own (`history regressions` of a run in the
-   * store): read where they are instead of being sent back through a temporary table.
+   * store): their series are read where they are instead of being sent through a temporary table.
    */
   storedRunId?: string;
+  /** Only values of this branch (and those recorded without a branch); undefined: every branch. */
+  branch?: string;
 }
 
 export interface HistoryPoint {
@@ -85,6 +79,8 @@ export interface HistoryPoint {
   tsMs: number;
   postMerge: boolean;
   valid: boolean;
+  gpuType?: string;
+  branch?: string;
 }
 
 export interface RunSummary {
@@ -97,6 +93,8 @@ export interface RunSummary {
   endMs: number;
   tests: number;
   source: string;
+  /** The GPU types of its tests, comma-separated. */
+  gpuTypes?: string;
 }
 
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, k) => `$${k + from}`).join(', ');
@@ -131,6 +129,15 @@ export class HistoryStore {
     }
     if (version > HISTORY_SCHEMA_VERSION) {
       throw new HistoryStoreError(this.description, `it was written by a newer disagg-bench (history schema ${version}; this version reads ${HISTORY_SCHEMA_VERSION})`, 'upgrade disagg-bench, or set DISAGG_HISTORY to another store');
+    }
+    if (version < HISTORY_SCHEMA_VERSION) {
+      // A reader holds the store read-only: withHistory upgrades it in a short writing session first.
+      if (!create) throw new StoreNeedsUpgrade(this.description);
+      await this.db.transaction(async () => {
+        if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
+        const current = await this.db.query<{ value: string }>(`SELECT value FROM ${META_TABLE} WHERE key = 'schema_version'`);
+        if (Number(current[0]?.value) === 1) for (const ddl of UPGRADE_TO_2) await this.db.exec(ddl);
+      });
     }
   }
 
@@ -193,40 +200,55 @@ export class HistoryStore {
   }
 
   /**
-   * Baselines of the series of `points`, in one query, exactly as upstream's
-   * calculate_baseline_metrics (see baseline.ts): the valid post-merge values of the window
-   * (upstream's history query: b_is_valid, b_is_post_merge, the lookback range on ts_created) and
-   * the new values, one mean per UTC day, a trailing rolling mean over 3 days, then the 95th and
-   * 5th percentiles with linear interpolation (percentile_cont = upstream's _percentile). Grouping
-   * by the numeric series id keeps a million values under a few seconds on DuckDB.
+   * Baselines of the series of `points`, in one query, as upstream's calculate_baseline_metrics
+   * (see baseline.ts): the valid post-merge values of the window before the run (upstream's
+   * history query: b_is_valid, b_is_post_merge, the lookback range on ts_created), of the branch
+   * asked for, one mean per UTC day, a trailing rolling mean over 3 days, then the 95th and 5th
+   * percentiles with linear interpolation (percentile_cont = upstream's _percentile); beside them
+   * what the gate needs (gate.ts): the median and standard deviation of the daily means and the
+   * latest day's mean. Grouping by the numeric series id keeps a million values
+   * under a few seconds on DuckDB.
    */
-  async baselines(filter: BaselineFilter): Promise<Map<number, SeriesBaseline>> {
+  async baselines(filter: BaselineFilter): Promise<Map<number, SeriesStats>> {
     if (filter.points.length === 0 && !filter.storedRunId) return new Map();
     const stored = filter.storedRunId;
     if (!stored) {
       await this.db.exec(CREATE_NEW_POINTS);
       await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
-      await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]));
+      await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]), { temporary: true });
     }
-    const points = stored
-      ? `SELECT series_id, ts_ms, value, CASE WHEN run_id = $3 THEN 0 ELSE 1 END AS old FROM ${METRICS_TABLE}
-         WHERE run_id = $3 OR (post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2)`
-      : `SELECT series_id, ts_ms, value, 1 AS old FROM ${METRICS_TABLE}
-         WHERE post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3 AND series_id IN (SELECT series_id FROM ${NEW_POINTS_TABLE})
-         UNION ALL SELECT series_id, ts_ms, value, 0 AS old FROM ${NEW_POINTS_TABLE}`;
+    const params: SqlValue[] = [filter.fromMs, filter.toMs, stored ?? filter.excludeRunId ?? ''];
+    const series = stored ? `SELECT series_id FROM ${METRICS_TABLE} WHERE run_id = $3` : `SELECT series_id FROM ${NEW_POINTS_TABLE}`;
+    let branch = '';
+    if (filter.branch !== undefined) {
+      params.push(filter.branch);
+      branch = ` AND (branch IS NULL OR branch = $${params.length})`;
+    }
     const rows = await this.db.query(
-      `WITH points AS (${points}),
-       daily AS (SELECT series_id, floor(ts_ms / 86400000.0) AS day, avg(value) AS mean, sum(old) AS old FROM points GROUP BY series_id, floor(ts_ms / 86400000.0)),
-       smoothed AS (SELECT series_id, old, avg(mean) OVER (PARTITION BY series_id ORDER BY day ROWS BETWEEN ${ROLLING_WINDOW - 1} PRECEDING AND CURRENT ROW) AS mean3 FROM daily)
-       SELECT CAST(series_id AS DOUBLE PRECISION) AS series_id,
-              CAST(percentile_cont(0.95) WITHIN GROUP (ORDER BY mean3) AS DOUBLE PRECISION) AS p95,
-              CAST(percentile_cont(0.05) WITHIN GROUP (ORDER BY mean3) AS DOUBLE PRECISION) AS p5,
-              CAST(count(*) AS INTEGER) AS days, CAST(sum(old) AS INTEGER) AS history_values
-       FROM smoothed GROUP BY series_id`,
-      [filter.fromMs, filter.toMs, stored ?? filter.excludeRunId ?? ''],
+      `WITH points AS (SELECT series_id, ts_ms, value FROM ${METRICS_TABLE}
+         WHERE post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3${branch} AND series_id IN (${series})),
+       daily AS (SELECT series_id, floor(ts_ms / 86400000.0) AS day, avg(value) AS mean, count(*) AS n FROM points GROUP BY series_id, floor(ts_ms / 86400000.0)),
+       smoothed AS (SELECT series_id, mean, n,
+              avg(mean) OVER (PARTITION BY series_id ORDER BY day ROWS BETWEEN ${ROLLING_WINDOW - 1} PRECEDING AND CURRENT ROW) AS mean3,
+              row_number() OVER (PARTITION BY series_id ORDER BY day DESC) AS back FROM daily),
+       stats AS (SELECT series_id,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY mean3) AS p95, percentile_cont(0.05) WITHIN GROUP (ORDER BY mean3) AS p5,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY mean) AS median, stddev_samp(mean) AS sd, count(*) AS days, sum(n) AS history_values,
+              max(CASE WHEN back = 1 THEN mean END) AS last_day
+            FROM smoothed GROUP BY series_id)
+       SELECT CAST(series_id AS DOUBLE PRECISION) AS series_id, CAST(p95 AS DOUBLE PRECISION) AS p95, CAST(p5 AS DOUBLE PRECISION) AS p5,
+              CAST(median AS DOUBLE PRECISION) AS median, CAST(coalesce(sd, 0) AS DOUBLE PRECISION) AS sd,
+              CAST(days AS INTEGER) AS days, CAST(history_values AS INTEGER) AS history_values, CAST(last_day AS DOUBLE PRECISION) AS last_day
+       FROM stats`,
+      params,
     );
     if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
-    return new Map(rows.map((r) => [num(r.series_id), { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), days: num(r.days), historyValues: num(r.history_values) }]));
+    return new Map(
+      rows.map((r) => [
+        num(r.series_id),
+        { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), median: num(r.median), sd: num(r.sd), days: num(r.days), historyValues: num(r.history_values), lastDay: num(r.last_day) },
+      ]),
+    );
   }
 
   /** Every value of a test (optionally one metric), oldest first: `history show`, the report's trends. */
@@ -240,7 +262,7 @@ export class HistoryStore {
     }
     const rows = await this.db.query(
       `SELECT m.run_id, t.run_kind, t.run_label, m.test_id, m.case_key, m.metric, m.labels, m.value, m.unit, m.higher_is_better,
-              CAST(m.ts_ms AS DOUBLE PRECISION) AS ts_ms, m.post_merge, m.valid
+              CAST(m.ts_ms AS DOUBLE PRECISION) AS ts_ms, m.post_merge, m.valid, t.gpu_type, m.branch
        FROM ${METRICS_TABLE} m JOIN ${TESTS_TABLE} t ON t.run_id = m.run_id AND t.test_id = m.test_id
        WHERE ${where} ORDER BY m.ts_ms, m.run_id`,
       params,
@@ -259,6 +281,8 @@ export class HistoryStore {
       tsMs: num(r.ts_ms),
       postMerge: Boolean(r.post_merge),
       valid: Boolean(r.valid),
+      gpuType: optional(r.gpu_type),
+      branch: optional(r.branch),
     }));
   }
 
@@ -266,7 +290,8 @@ export class HistoryStore {
   async runs(): Promise<RunSummary[]> {
     const rows = await this.db.query(
       `SELECT run_id, min(run_kind) AS kind, min(run_label) AS label, min(git_commit) AS git_commit, min(git_branch) AS git_branch, min(source) AS source,
-              CAST(min(start_ms) AS DOUBLE PRECISION) AS start_ms, CAST(max(end_ms) AS DOUBLE PRECISION) AS end_ms, CAST(count(*) AS INTEGER) AS tests
+              CAST(min(start_ms) AS DOUBLE PRECISION) AS start_ms, CAST(max(end_ms) AS DOUBLE PRECISION) AS end_ms, CAST(count(*) AS INTEGER) AS tests,
+              string_agg(DISTINCT gpu_type, ',' ORDER BY gpu_type) AS gpu_types
        FROM ${TESTS_TABLE} GROUP BY run_id ORDER BY max(end_ms), run_id`,
     );
     return rows.map((r) => ({
@@ -279,6 +304,7 @@ export class HistoryStore {
       endMs: num(r.end_ms),
       tests: num(r.tests),
       source: String(r.source),
+      gpuTypes: optional(r.gpu_types),
     }));
   }
 
@@ -300,7 +326,7 @@ export class HistoryStore {
       runIds,
     );
     const metrics = await this.db.query(
-      `SELECT run_id, test_id, metric, labels, value, unit, higher_is_better, threshold_post, threshold_pre FROM ${METRICS_TABLE} WHERE run_id IN (${placeholders(runIds.length)})`,
+      `SELECT run_id, test_id, metric, labels, value, unit, higher_is_better, threshold_post, threshold_pre, gate FROM ${METRICS_TABLE} WHERE run_id IN (${placeholders(runIds.length)})`,
       runIds,
     );
     const byTest = new Map<string, Record<string, unknown>[]>();
@@ -313,9 +339,18 @@ export class HistoryStore {
   }
 }
 
+/** A store of an older schema met by a read-only session (see prepare). */
+class StoreNeedsUpgrade extends HistoryStoreError {
+  constructor(store: string) {
+    super(store, 'it was written by an older disagg-bench', 'it is upgraded when next opened for writing');
+  }
+}
+
 export interface OpenOptions {
-  /** Create the store (file, tables) when missing: a run's end and imports do, readers do not. */
+  /** Write: create the store (file, tables) when missing: a run's end and imports do; readers open it read-only. */
   create?: boolean;
+  /** Seconds to wait for a DuckDB file another process holds (DISAGG_HISTORY_LOCK_WAIT_SEC). */
+  lockWaitSec?: number;
 }
 
 /** Opens the store DISAGG_HISTORY names, runs fn with it, closes it. */
@@ -333,6 +368,12 @@ export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryS
     throw error;
   };
   if (target.kind === 'off') throw new HistoryStoreError(description, 'no history store is configured', 'unset DISAGG_HISTORY (a DuckDB file in OUTPUT_PATH) or set it to a file or a postgres:// URL');
-  if (target.kind === 'duckdb') return withDuckDb(target.file, description, session, { create }).catch(wrap);
-  return withPostgres(target.url, description, session).catch(wrap);
+  const lockWaitMs = (options.lockWaitSec ?? 30) * 1000;
+  const open = <R>(write: boolean, fn: (db: SqlConnection) => Promise<R>) =>
+    target.kind === 'duckdb' ? withDuckDb(target.file, description, fn, { create: write, lockWaitMs }) : withPostgres(target.url, description, fn);
+  return open(create, session).catch(async (error: unknown) => {
+    if (!(error instanceof StoreNeedsUpgrade)) return wrap(error);
+    await open(true, (db) => new HistoryStore(db, description).prepare(true)).catch(wrap);
+    return open(false, session).catch(wrap);
+  });
 }

@@ -10,6 +10,9 @@ import { configuredThresholds } from '../metrics/regression-thresholds.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { checkRecord, newPoints, regressionMessages } from './regression.ts';
+import { baselineBranchOf, ruleOf } from './check-run.ts';
+import { gatedMetrics } from './gate-metrics.ts';
+import { headlineMetrics } from '../metrics/headline.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
 
@@ -38,7 +41,9 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   const type = testType(test.testType);
   const raw = type?.regression?.(config);
   const identity = type?.identity?.(config);
-  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent) });
+  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics).map((m) => m.name) : [];
+  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
+  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
   const outcome: TestHistory = { run, failures: [], warnings: [] };
   if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
   // One check at a time per store in this process, so that a store that failed once is not tried
@@ -63,10 +68,11 @@ async function check(input: { settings: Settings; runId: string; record: TestRec
   }
   try {
     const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
+    const branch = baselineBranchOf(history.runKind, outcome.run.branch, history.gate.baselineBranch);
     const baselines = await withHistory(history.target, (store) =>
-      store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options) }),
+      store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options), branch }),
     );
-    const checked = checkRecord({ record, baselines, runKind: history.runKind, ...options });
+    const checked = checkRecord({ record, baselines, runKind: history.runKind, ...options, rule: ruleOf(history.gate), gate: outcome.run.gate });
     outcome.regression = { mode: history.regression, findings: checked.findings, ...(checked.skipped ? { skipped: checked.skipped } : {}) };
     const messages = regressionMessages(record.testId, checked.findings);
     if (history.regression === 'fail') outcome.failures.push(...messages);

@@ -21,15 +21,6 @@ import { recordCancelled } from './leftover-jobs.ts';
  */
 export const RUN_ENDING_SIGNAL: NodeJS.Signals = 'SIGUSR2';
 
-/** Schedulers that can cancel synchronously (SlurmScheduler, LocalScheduler). */
-interface CancelsNow {
-  cancelNow(ids: string[]): string | undefined;
-}
-
-function cancelsNow(scheduler: Scheduler): scheduler is Scheduler & CancelsNow {
-  return typeof (scheduler as Partial<CancelsNow>).cancelNow === 'function';
-}
-
 export interface OwnedJob {
   job: string;
   test: string;
@@ -41,8 +32,7 @@ export interface OwnedJob {
  */
 export function cancelInterrupted(scheduler: Scheduler, ledger: Ledger, jobs: OwnedJob[], reason: string): string | undefined {
   if (jobs.length === 0) return undefined;
-  // A scheduler that cannot cancel synchronously (replay) owns nothing that outlives the process.
-  const failure = cancelsNow(scheduler) ? scheduler.cancelNow(jobs.map((j) => j.job)) : undefined;
+  const failure = scheduler.cancelNow(jobs.map((j) => j.job));
   if (failure) return failure;
   recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
   return undefined;

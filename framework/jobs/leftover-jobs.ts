@@ -1,15 +1,18 @@
-// Jobs a run left in flight on SLURM, cancelled and RECORDED in one place. Three callers: Vitest's
-// main process on SIGINT/SIGTERM (cancelLeftoversNow: synchronous, the process is about to exit),
-// the run's end (global teardown: jobs of a worker that died) and `disagg-bench cleanup` (a run
-// killed with SIGKILL). Each cancelled job gets the ledger line `CANCELLED ... interrupted: true`,
-// so a later RESUME=1 submits its test again instead of adopting the cancelled job and failing it.
-// A job SLURM says has already ended gets its real final state instead: RESUME judges it.
+// Jobs a run left in flight, cancelled and RECORDED in one place. Three callers: Vitest's main
+// process on SIGINT/SIGTERM (cancelLeftoversNow: synchronous, the process is about to exit), the
+// run's end (global teardown: jobs of a worker that died) and `disagg-bench cleanup` (a run killed
+// with SIGKILL). Each cancelled job gets the ledger line `CANCELLED ... interrupted: true`, so a
+// later RESUME=1 submits its test again instead of adopting the cancelled job and failing it. A
+// job its scheduler says has already ended gets its real final state instead: RESUME judges it.
 // (Upstream's cleanup_jobs.sh cancels every id of jobs.txt and records nothing.)
-// Local jobs are not here: they die with the process that ran them (scheduler/local-job.ts).
+// Only jobs of schedulers whose jobs outlive their run are here (SchedulerCapabilities); each is
+// cancelled through the scheduler its ledger line names, made from the registry. The local
+// scheduler's jobs die with the process that ran them (scheduler/local-job.ts).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { JobStatus, Scheduler } from '../scheduler/scheduler.ts';
-import { SlurmScheduler } from '../scheduler/slurm.ts';
+import { findScheduler, jobsOutliveRun } from '../scheduler/registry.ts';
+import '../scheduler/schedulers.ts';
 import { latestJobStates, Ledger, LEDGER_FILE, readLedger, unfinishedJobs, type LedgerEntry } from './ledger.ts';
 
 export interface LeftoverOutcome {
@@ -23,9 +26,9 @@ export interface LeftoverOutcome {
   failure?: string;
 }
 
-/** The SLURM jobs of a run (or of every run) whose last ledger line is not terminal. */
+/** The jobs of a run (or of every run) whose last ledger line is not terminal and that outlive it. */
 export function leftoverJobs(outputPath: string, run?: string): LedgerEntry[] {
-  return unfinishedJobs(readLedger(outputPath), run).filter((e) => e.scheduler === 'slurm');
+  return unfinishedJobs(readLedger(outputPath), run).filter((e) => jobsOutliveRun(e.scheduler));
 }
 
 export function ledgerExists(outputPath: string): boolean {
@@ -47,23 +50,37 @@ export function recordCancelled(outputPath: string, jobs: Array<Pick<LedgerEntry
   }
 }
 
-/** Synchronous scancel, for signal handlers (SlurmScheduler.cancelNow). */
-interface CancelsNow {
-  cancelNow(ids: string[]): string | undefined;
+/** The leftover jobs by the scheduler that ran them, each with one to cancel them through. */
+function bySchedulerOf(left: LedgerEntry[], outputPath: string, given?: Scheduler): Array<{ scheduler: Scheduler | undefined; name: string; entries: LedgerEntry[] }> {
+  const groups = new Map<string, LedgerEntry[]>();
+  for (const entry of left) groups.set(entry.scheduler, [...(groups.get(entry.scheduler) ?? []), entry]);
+  return [...groups].map(([name, entries]) => ({
+    name,
+    entries,
+    scheduler: given ?? findScheduler(name)?.create({ settings: { outputPath }, env: process.env }),
+  }));
 }
 
+const notRegistered = (name: string) => `the ledger names the scheduler ${name}, which this process has not registered`;
+
 /**
- * Vitest's main process on a signal: one scancel of the run's unfinished SLURM jobs, recorded,
- * synchronously (the process exits within milliseconds).
+ * Vitest's main process on a signal: one synchronous cancel per scheduler of the run's unfinished
+ * jobs, recorded (the process exits within milliseconds). `scheduler` replaces the registry's (tests).
  */
-export function cancelLeftoversNow(outputPath: string, run: string, reason: string, scheduler: CancelsNow = new SlurmScheduler()): LeftoverOutcome {
+export function cancelLeftoversNow(outputPath: string, run: string, reason: string, scheduler?: Scheduler): LeftoverOutcome {
   const left = leftoverJobs(outputPath, run);
   const outcome: LeftoverOutcome = { ledgerFound: ledgerExists(outputPath), cancelled: [], ended: [] };
-  if (left.length === 0) return outcome;
-  outcome.failure = scheduler.cancelNow(left.map((e) => e.job));
-  if (outcome.failure) return outcome;
-  recordCancelled(outputPath, left, 'slurm', reason);
-  outcome.cancelled = left;
+  const failures: string[] = [];
+  for (const group of bySchedulerOf(left, outputPath, scheduler)) {
+    const failure = group.scheduler ? group.scheduler.cancelNow(group.entries.map((e) => e.job)) : notRegistered(group.name);
+    if (failure) {
+      failures.push(failure);
+      continue;
+    }
+    recordCancelled(outputPath, group.entries, group.name, reason);
+    outcome.cancelled.push(...group.entries);
+  }
+  if (failures.length) outcome.failure = failures.join('; ');
   return outcome;
 }
 
@@ -72,46 +89,55 @@ export interface CancelLeftoversOptions {
   run?: string;
   /** Why, written on each ledger line. */
   reason: string;
-  /** Default: a SlurmScheduler with this process's environment. */
+  /** Cancels every job (tests); default: for each job, the scheduler its ledger line names, from the registry. */
   scheduler?: Scheduler;
 }
 
 /**
- * The run's end and `disagg-bench cleanup`: asks SLURM how each unfinished job stands (one poll),
- * records those that ended with their final state, cancels the rest with one scancel and records
- * them cancelled.
+ * The run's end and `disagg-bench cleanup`: asks each scheduler how its unfinished jobs stand (one
+ * poll), records those that ended with their final state, cancels the rest with one cancel and
+ * records them cancelled.
  */
 export async function cancelLeftovers(outputPath: string, options: CancelLeftoversOptions): Promise<LeftoverOutcome> {
   const left = leftoverJobs(outputPath, options.run);
   const outcome: LeftoverOutcome = { ledgerFound: ledgerExists(outputPath), cancelled: [], ended: [] };
-  if (left.length === 0) return outcome;
-  const scheduler = options.scheduler ?? new SlurmScheduler();
+  const failures: string[] = [];
+  for (const group of bySchedulerOf(left, outputPath, options.scheduler)) {
+    if (!group.scheduler) failures.push(notRegistered(group.name));
+    else {
+      const failure = await settleGroup(outputPath, group.scheduler, group.name, group.entries, options.reason, outcome);
+      if (failure) failures.push(failure);
+    }
+  }
+  if (failures.length) outcome.failure = failures.join('; ');
+  return outcome;
+}
+
+/** One scheduler's share of cancelLeftovers; returns why cancelling failed, or undefined. */
+async function settleGroup(outputPath: string, scheduler: Scheduler, name: string, left: LedgerEntry[], reason: string, outcome: LeftoverOutcome): Promise<string | undefined> {
   try {
     // A poll that fails leaves every job to be cancelled: cancelling an ended job changes nothing.
     const statuses = await scheduler.poll(left.map((e) => e.job)).catch(() => new Map<string, JobStatus>());
     const toCancel: LedgerEntry[] = [];
     for (const entry of left) {
       const status = statuses.get(entry.job);
-      if (status?.terminal) outcome.ended.push({ entry, status });
-      else toCancel.push(entry);
+      if (status?.terminal) {
+        outcome.ended.push({ entry, status });
+        new Ledger(outputPath, entry.run, entry.scheduler).record({
+          test: entry.test, job: entry.job, state: status.state, terminal: true,
+          reason: status.reason ? `${status.reason} (seen by ${reason})` : `seen ended by ${reason}`,
+        });
+      } else toCancel.push(entry);
     }
-    for (const { entry, status } of outcome.ended) {
-      new Ledger(outputPath, entry.run, entry.scheduler).record({
-        test: entry.test, job: entry.job, state: status.state, terminal: true,
-        reason: status.reason ? `${status.reason} (seen by ${options.reason})` : `seen ended by ${options.reason}`,
-      });
+    if (toCancel.length === 0) return undefined;
+    try {
+      await scheduler.cancel(toCancel.map((e) => e.job));
+    } catch (error) {
+      return (error as Error).message;
     }
-    if (toCancel.length > 0) {
-      try {
-        await scheduler.cancel(toCancel.map((e) => e.job));
-      } catch (error) {
-        outcome.failure = (error as Error).message;
-        return outcome;
-      }
-      recordCancelled(outputPath, toCancel, 'slurm', options.reason);
-      outcome.cancelled = toCancel;
-    }
-    return outcome;
+    recordCancelled(outputPath, toCancel, name, reason);
+    outcome.cancelled.push(...toCancel);
+    return undefined;
   } finally {
     await scheduler.close();
   }

@@ -7,12 +7,15 @@
 //   has a record in results.json              | reports that record; submits and writes nothing
 //   cancelled because its run was interrupted | submits a job again (Ctrl-C cancelled it)
 //   ended, not judged yet                     | judges it from its logs and final state
-//   still queued or running (SLURM)           | watches it to its end and judges it
-//   still running under the local scheduler   | submits again: local jobs die with their run
+//   still queued or running, on a scheduler   | watches it to its end and judges it
+//     whose jobs outlive their run (SLURM)    |
+//   still running on one whose jobs die with  | submits again
+//     their run (the local scheduler)         |
 //
 // "Latest" is the test's last ledger line in any run; an adopted job keeps its id, its log folder
 // and its deadline (submission time + the test's timeout).
-import type { JobStatus } from '../scheduler/scheduler.ts';
+import type { JobStatus, Scheduler } from '../scheduler/scheduler.ts';
+import { jobsOutliveRun } from '../scheduler/registry.ts';
 import { holdsResult, readResults, type TestRecord } from '../results/json.ts';
 import { lastJobPerTest, readLedger, submissionOf, type LedgerEntry } from './ledger.ts';
 import { readJobRecord } from '../scheduler/log-folder.ts';
@@ -31,8 +34,12 @@ export type ResumeAction =
       ended?: JobStatus;
     };
 
-/** What a resumed run does with each of its tests (see the table above). */
-export async function planResume(outputPath: string, scheduler: string, testIds: string[]): Promise<Map<string, ResumeAction>> {
+/**
+ * What a resumed run does with each of its tests (see the table above). `scheduler` is the run's
+ * scheduler, or a registered scheduler's name.
+ */
+export async function planResume(outputPath: string, scheduler: string | Pick<Scheduler, 'name' | 'capabilities'>, testIds: string[]): Promise<Map<string, ResumeAction>> {
+  const runOn = typeof scheduler === 'string' ? { name: scheduler, outlives: jobsOutliveRun(scheduler) } : { name: scheduler.name, outlives: scheduler.capabilities.jobsOutliveRun };
   const entries = readLedger(outputPath);
   const latestByTest = lastJobPerTest(entries);
   // A skip is no result: a test skipped before and runnable now is run (its skip has no job anyway)
@@ -40,20 +47,20 @@ export async function planResume(outputPath: string, scheduler: string, testIds:
   const actions = new Map<string, ResumeAction>();
   for (const test of testIds) {
     const latest = latestByTest.get(test);
-    actions.set(test, latest ? resumeAction(latest, scheduler, entries, records) : { kind: 'submit' });
+    actions.set(test, latest ? resumeAction(latest, runOn, entries, records) : { kind: 'submit' });
   }
   return actions;
 }
 
-function resumeAction(latest: LedgerEntry, scheduler: string, entries: LedgerEntry[], records: TestRecord[]): ResumeAction {
+function resumeAction(latest: LedgerEntry, scheduler: { name: string; outlives: boolean }, entries: LedgerEntry[], records: TestRecord[]): ResumeAction {
   const job = latest.job;
-  if (latest.scheduler !== scheduler) return { kind: 'submit', note: `its last job ${job} ran under the ${latest.scheduler} scheduler` };
+  if (latest.scheduler !== scheduler.name) return { kind: 'submit', note: `its last job ${job} ran under the ${latest.scheduler} scheduler` };
   const record = records.find((r) => r.testId === latest.test && r.jobId === job);
   if (record) return { kind: 'recorded', job, record };
   if (latest.interrupted) return { kind: 'submit', note: `its job ${job} was cancelled when run ${latest.run} was interrupted` };
   const submitted = submissionOf(entries, latest.test, job);
   if (latest.terminal) return { kind: 'adopt', job, latest, submitted, ended: endedStatus(latest, submitted) };
-  if (scheduler === 'local') return { kind: 'submit', note: `its local job ${job} ended with run ${latest.run}` };
+  if (!scheduler.outlives) return { kind: 'submit', note: `its ${scheduler.name} job ${job} ended with run ${latest.run}` };
   return { kind: 'adopt', job, latest, submitted };
 }
 

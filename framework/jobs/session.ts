@@ -34,9 +34,6 @@ export interface TestRun extends JobOutcome {
   notRun?: string;
 }
 
-// SLURM clients fail fast or after their connect retries (~10 s here); either way a controller
-// restart or fail-over (SlurmctldTimeout, 120 s by default) must not fail the tests waiting.
-const SLURM_POLL_FAILURE_SPAN_MS = 180_000;
 const STUCK_AFTER_INTERRUPT_MS = 60_000;
 
 export interface SessionOptions {
@@ -90,9 +87,9 @@ export class RunSession {
     const { settings } = options;
     this.ledger = new Ledger(settings.outputPath, options.runId, scheduler.name);
     this.watcher = new JobWatcher(scheduler, {
-      // Local and replay answers cost nothing; only SLURM's controller deserves a growing interval.
-      maxIntervalMs: scheduler.name === 'slurm' ? settings.pollMaxSec * 1000 : 250,
-      minFailureSpanMs: scheduler.name === 'slurm' ? SLURM_POLL_FAILURE_SPAN_MS : 0,
+      // Only a controller that pays for each poll deserves a growing interval.
+      maxIntervalMs: scheduler.capabilities.costlyPolls ? settings.pollMaxSec * 1000 : 250,
+      minFailureSpanMs: scheduler.capabilities.pollFailureSpanMs,
       onChange: (status) => {
         const test = this.jobTests.get(status.id);
         // After an interruption the ledger's last word on each job is "cancelled by it".
@@ -141,7 +138,7 @@ export class RunSession {
     if (refused.size > 0) this.log(`${refused.size} test(s) not run: another run holds them on OUTPUT_PATH (${[...new Set([...refused.values()].map((h) => h.run))].join(', ')})`);
     const claimed = tests.filter((t) => !refused.has(t.id));
     if (settings.resume && !settings.debugMode) {
-      this.resumeActions = await planResume(settings.outputPath, this.scheduler.name, claimed.map((t) => t.id));
+      this.resumeActions = await planResume(settings.outputPath, this.scheduler, claimed.map((t) => t.id));
       this.log(describeResume(this.resumeActions));
     }
     const toRun = claimed.filter((t) => this.resumeActions.get(t.id)?.kind !== 'recorded');

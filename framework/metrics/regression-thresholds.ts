@@ -3,12 +3,15 @@
 //     regression:
 //       SERVER_MEDIAN_TTFT: { threshold: 3 }                  # percent, whichever kind of run
 //       SERVER_OUTPUT_TOKEN_THROUGHPUT: { post_merge: 2, pre_merge: 8 }
-//       SERVER_DURATION: { check: false }                      # reported, never a regression
+//       SERVER_DURATION: { check: false }                      # not compared at all
+//       SERVER_MEDIAN_TPOT: { gate: true }                     # gates beside the headline metrics
+//       SERVER_MEDIAN_ITL: { gate: false }                     # shown against its baseline, never fails
 // Thresholds are percents > 0 (upstream's d_threshold_post_merge_* / d_threshold_pre_merge_*,
 // fractions there). A metric without one uses DISAGG_REGRESSION_THRESHOLD, else upstream's
 // defaults: 5 % post-merge, 10 % pre-merge (perf_regression_utils.py POST_MERGE_THRESHOLD,
-// PRE_MERGE_THRESHOLD). `check: false` is upstream's regression_metrics subset the other way
-// round: every metric with a direction is checked unless its config says not to.
+// PRE_MERGE_THRESHOLD). Every metric with a direction is compared with its baseline unless
+// `check: false`; only the gating ones (upstream's regression_metrics: by default each test type's
+// headline metrics, framework/history/gate-metrics.ts) can fail a run; `gate` opts one in or out.
 
 /** JSON Schema of `benchmark.regression`, shared by every test type's schema. */
 export const regressionSchema = {
@@ -23,6 +26,7 @@ export const regressionSchema = {
       post_merge: { type: 'number', exclusiveMinimum: 0 },
       pre_merge: { type: 'number', exclusiveMinimum: 0 },
       check: { type: 'boolean' },
+      gate: { type: 'boolean' },
     },
   },
 } as const;
@@ -35,6 +39,8 @@ export interface MetricThresholds {
   postMerge: number;
   preMerge: number;
   check: boolean;
+  /** The config's own word on whether the metric gates; undefined: the run's setting decides. */
+  gate?: boolean;
 }
 
 interface RawEntry {
@@ -42,6 +48,7 @@ interface RawEntry {
   post_merge?: number;
   pre_merge?: number;
   check?: boolean;
+  gate?: boolean;
 }
 
 /**
@@ -56,6 +63,7 @@ export function metricThresholds(raw: unknown, metric: string, globalPercent?: n
     postMerge: pct(entry.post_merge) ?? pct(entry.threshold) ?? global ?? POST_MERGE_THRESHOLD,
     preMerge: pct(entry.pre_merge) ?? pct(entry.threshold) ?? global ?? PRE_MERGE_THRESHOLD,
     check: entry.check ?? true,
+    ...(entry.gate !== undefined ? { gate: entry.gate } : {}),
   };
 }
 

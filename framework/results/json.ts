@@ -76,8 +76,8 @@ export interface JobTimes {
 /** Which run a record came from, kept with it in the history (framework/history/). */
 export interface RecordRunContext {
   id: string;
-  /** DISAGG_RUN_KIND: post-merge records feed later baselines, pre-merge ones do not. */
-  kind: 'post-merge' | 'pre-merge';
+  /** DISAGG_RUN_KIND: post-merge records feed later baselines, pre-merge and local ones do not. */
+  kind: 'post-merge' | 'pre-merge' | 'local';
   /** DISAGG_RUN_LABEL. */
   label?: string;
   /** Git commit and branch of the configs (WORK_DIR), when it is a git work tree. */
@@ -89,6 +89,8 @@ export interface RecordRunContext {
   identity?: Record<string, string | number>;
   /** Per-metric thresholds (fractions) this config sets, embedded as upstream embeds d_threshold_*. */
   thresholds?: Record<string, { postMerge: number; preMerge: number }>;
+  /** The metrics that can fail the regression gate (headline and opted in); absent: not known (an older record). */
+  gate?: string[];
 }
 
 /** One metric compared with its baseline from the history. */
@@ -102,9 +104,14 @@ export interface RegressionFinding {
   threshold: number;
   /** Percent, positive = better (upstream's _calculate_diff). */
   diffPercent: number;
+  /** The gate's verdict: a gated metric beyond the threshold and beyond the noise, not exempt. */
   regression: boolean;
-  /** Days of history (this run's included) the baseline came from. */
+  /** Days of history (before this run) the baseline came from. */
   days: number;
+  /** The metric can fail the gate (headline, or opted in); false: shown against its baseline only. */
+  gated?: boolean;
+  /** Why a value beyond the threshold is not a regression (within noise, too little history, the baseline branch has it). */
+  note?: string;
 }
 
 export interface RecordRegression {

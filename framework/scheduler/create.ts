@@ -1,35 +1,50 @@
-// Which scheduler a run uses: replay in DEBUG_MODE, else SCHEDULER=slurm|local, else slurm when
-// sbatch is on PATH and local otherwise.
-import path from 'node:path';
+// Which scheduler a run uses: replay in DEBUG_MODE, else the one SCHEDULER names, else the first
+// registered scheduler that is available on this host (schedulers.ts: slurm, then local).
 import type { Settings } from '../settings.ts';
 import type { Scheduler } from './scheduler.ts';
 import { ReplayScheduler } from './replay.ts';
-import { slurmAvailable } from './slurm.ts';
-import { partitionGpus, type PartitionGpus } from './slurm-gpus.ts';
-import { filledValue } from '../../runners/common/placeholder.ts';
+import { findScheduler, registeredSchedulers, schedulerDefinition, type SchedulerDefinition } from './registry.ts';
+import type { PartitionGpus } from './slurm-gpus.ts';
+import './schedulers.ts';
 
-export function schedulerKind(settings: Settings): 'replay' | 'slurm' | 'local' {
+type RunSettings = Pick<Settings, 'debugMode' | 'scheduler' | 'outputPath' | 'debugJobId'>;
+
+/** The name of the scheduler a run uses ('replay' in DEBUG_MODE). */
+export function schedulerKind(settings: Pick<Settings, 'debugMode' | 'scheduler'>, env: NodeJS.ProcessEnv = process.env): string {
   if (settings.debugMode) return 'replay';
-  return settings.scheduler ?? (slurmAvailable() ? 'slurm' : 'local');
+  return chosen(settings, env).name;
 }
 
-export async function createScheduler(settings: Settings): Promise<Scheduler> {
-  const kind = schedulerKind(settings);
-  if (kind === 'replay') return new ReplayScheduler(settings.debugJobId);
-  if (kind === 'slurm') {
-    const { SlurmScheduler } = await import('./slurm.ts');
-    return new SlurmScheduler();
-  }
-  const { LocalScheduler } = await import('./local.ts');
-  return new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler') });
+function chosen(settings: Pick<Settings, 'scheduler'>, env: NodeJS.ProcessEnv): SchedulerDefinition {
+  if (settings.scheduler) return schedulerDefinition(settings.scheduler);
+  const found = registeredSchedulers().find((d) => d.available?.(env));
+  if (!found) throw schedulerDefinition('', 'SCHEDULER (unset, and no registered scheduler is available here)');
+  return found;
 }
 
 /**
- * When the run submits to SLURM: a probe asking it which GPU type the partition's nodes have
- * (SLURM_PARTITION's, else the default partition), for GPU detection on a node without GPUs.
+ * SCHEDULER's value checked against the registry, for the run's environment check: one line, in
+ * the settings' words, or undefined when it names a registered scheduler (or is unset).
  */
-export function slurmGpuProbe(settings: Settings, env: NodeJS.ProcessEnv = process.env): (() => Promise<PartitionGpus>) | undefined {
-  if (schedulerKind(settings) !== 'slurm') return undefined;
-  const partition = filledValue(env.SLURM_PARTITION);
-  return () => partitionGpus(partition);
+export function schedulerProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const raw = env.SCHEDULER?.trim();
+  if (!raw || findScheduler(raw)) return undefined;
+  const all = registeredSchedulers();
+  const auto = all.filter((d) => d.availableWhen).map((d) => `${d.name} when ${d.availableWhen}`).join(', then ');
+  return `SCHEDULER=${JSON.stringify(raw)}: expected ${all.map((d) => d.name).join(' or ')} (the scheduler${auto ? `; unset: ${auto}` : ''})`;
+}
+
+export async function createScheduler(settings: RunSettings, env: NodeJS.ProcessEnv = process.env): Promise<Scheduler> {
+  if (settings.debugMode) return new ReplayScheduler(settings.debugJobId);
+  return chosen(settings, env).create({ settings, env });
+}
+
+/**
+ * When the run's scheduler can tell which GPU type its nodes have (SLURM: the partition's gres,
+ * SLURM_PARTITION's partition or the default one), a probe asking it, for GPU detection on a node
+ * without GPUs; else undefined.
+ */
+export function slurmGpuProbe(settings: Pick<Settings, 'debugMode' | 'scheduler'>, env: NodeJS.ProcessEnv = process.env): (() => Promise<PartitionGpus>) | undefined {
+  if (settings.debugMode) return undefined;
+  return chosen(settings, env).gpuProbe?.(env);
 }

@@ -15,7 +15,9 @@ import {
   type JobRequest,
   type JobStatus,
   type Scheduler,
+  type SchedulerCapabilities,
 } from './scheduler.ts';
+import type { SchedulerDefinition } from './registry.ts';
 import { batchEnvironment, defaultVirtualNodeNames, detectGpuIds, splitGpusOverNodes } from './local-env.ts';
 import { LocalJobProcess, type LocalJobEnd } from './local-job.ts';
 import { redactEnv } from '../secrets.ts';
@@ -79,8 +81,15 @@ function positiveInteger(value: number, what: string): number {
   return value;
 }
 
+// Its jobs are its children: they die with the run, and asking about them costs nothing.
+const capabilities: SchedulerCapabilities = {
+  jobsOutliveRun: false, costlyPolls: false, pollFailureSpanMs: 0,
+  arrays: false, gres: true, segment: false, requeue: false, nodeLists: true,
+};
+
 export class LocalScheduler implements Scheduler {
-  readonly name = 'local' as const;
+  readonly name = 'local';
+  readonly capabilities = capabilities;
   readonly cpus: number;
   readonly gpuIds: readonly string[];
   readonly nodeName: string;
@@ -292,3 +301,11 @@ export class LocalScheduler implements Scheduler {
     }
   }
 }
+
+export const localDefinition: SchedulerDefinition = {
+  name: 'local',
+  description: 'this host: job scripts run with bash, SLURM-like environment and srun shims',
+  capabilities,
+  available: () => true,
+  create: ({ settings, env }) => new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler'), env }),
+};

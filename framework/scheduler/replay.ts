@@ -5,10 +5,18 @@
 // can be repeated.
 import { existsSync, readdirSync } from 'node:fs';
 import { jobIdsOfOutputs, jobOutputFiles, readJobRecordFile } from './log-folder.ts';
-import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler } from './scheduler.ts';
+import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler, type SchedulerCapabilities } from './scheduler.ts';
 
+// Nothing runs: every job ended before the replay began.
+const capabilities: SchedulerCapabilities = {
+  jobsOutliveRun: false, costlyPolls: false, pollFailureSpanMs: 0,
+  arrays: false, gres: false, segment: false, requeue: false, nodeLists: false,
+};
+
+/** Not registered: DEBUG_MODE=1 chooses it (create.ts), never SCHEDULER. */
 export class ReplayScheduler implements Scheduler {
-  readonly name = 'replay' as const;
+  readonly name = 'replay';
+  readonly capabilities = capabilities;
   private readonly statuses = new Map<string, JobStatus>();
 
   /** DEBUG_JOB_ID names the job when a folder does not say which job wrote it. */
@@ -43,6 +51,10 @@ export class ReplayScheduler implements Scheduler {
   }
 
   async cancel(): Promise<void> {}
+
+  cancelNow(): string | undefined {
+    return undefined;
+  }
 
   logs(id: string, request: JobRequest): JobLogs {
     return jobOutputFiles(request.logDir, id);

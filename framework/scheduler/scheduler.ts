@@ -1,4 +1,5 @@
-// The one interface every scheduler backend (slurm, local, replay) implements.
+// The one interface every scheduler backend implements (slurm, local and replay here; others
+// register themselves the same way: registry.ts).
 // Nothing above this layer shells out to SLURM or spawns job scripts itself.
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
@@ -79,8 +80,37 @@ export interface JobLogs {
   stderr: string;
 }
 
+/**
+ * What a scheduler can do, declared once beside its factory (registry.ts). The jobs layer decides
+ * from these, never from the scheduler's name.
+ */
+export interface SchedulerCapabilities {
+  /**
+   * Its jobs keep running after the process that submitted them ends (a cluster's do; the local
+   * backend's die with their run). Then a later process cancels what an ended run left in flight
+   * (jobs/leftover-jobs.ts) and RESUME=1 adopts a job still queued or running (jobs/resume.ts).
+   */
+  jobsOutliveRun: boolean;
+  /** A poll costs a controller something: the watcher's interval grows to DISAGG_POLL_MAX_SEC (else 250 ms). */
+  costlyPolls: boolean;
+  /** How long polls may fail in a row before the jobs waiting on them fail (a controller restart). */
+  pollFailureSpanMs: number;
+  /** Job arrays (sbatch --array). */
+  arrays: boolean;
+  /** Generic resources such as GPUs asked per node (--gres=gpu:N). */
+  gres: boolean;
+  /** Topology segments (sbatch --segment). */
+  segment: boolean;
+  /** A job may be requeued and run again under the same id (PREEMPTED, NODE_FAIL). */
+  requeue: boolean;
+  /** It reports the nodes a job runs on. */
+  nodeLists: boolean;
+}
+
 export interface Scheduler {
-  readonly name: 'slurm' | 'local' | 'replay';
+  /** The name it is registered under (registry.ts): SCHEDULER=<name>, and the ledger's `scheduler`. */
+  readonly name: string;
+  readonly capabilities: SchedulerCapabilities;
   /** Submit one job; resolves to its id. Transient failures are retried inside. */
   submit(request: JobRequest): Promise<string>;
   /**
@@ -90,6 +120,13 @@ export interface Scheduler {
   poll(ids: string[]): Promise<Map<string, JobStatus>>;
   /** Cancel many jobs with one command. Unknown or finished ids are ignored. */
   cancel(ids: string[]): Promise<void>;
+  /**
+   * Cancel at once, synchronously, without retries: for signal handlers, where the process may be
+   * gone before a promise settles. Returns why it failed, or undefined once the jobs are cancelled
+   * (or cancelling is under way and finishes without this process). A scheduler that owns nothing
+   * outliving the process (replay) returns undefined.
+   */
+  cancelNow(ids: string[]): string | undefined;
   /** Where a submitted job's stdout and stderr are written. */
   logs(id: string, request: JobRequest): JobLogs;
   /**

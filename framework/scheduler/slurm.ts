@@ -4,7 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler } from './scheduler.ts';
+import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler, type SchedulerCapabilities } from './scheduler.ts';
+import type { SchedulerDefinition } from './registry.ts';
+import { partitionGpus } from './slurm-gpus.ts';
 import { commandError, retryTransient, runSlurmCommand, type CommandOutcome } from './slurm-command.ts';
 import {
   collectStatuses,
@@ -118,8 +120,18 @@ export function slurmAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
   });
 }
 
+// SLURM clients fail fast or after their connect retries (~10 s here); either way a controller
+// restart or fail-over (SlurmctldTimeout, 120 s by default) must not fail the tests waiting.
+const POLL_FAILURE_SPAN_MS = 180_000;
+
+const capabilities: SchedulerCapabilities = {
+  jobsOutliveRun: true, costlyPolls: true, pollFailureSpanMs: POLL_FAILURE_SPAN_MS,
+  arrays: true, gres: true, segment: true, requeue: true, nodeLists: true,
+};
+
 export class SlurmScheduler implements Scheduler {
-  readonly name = 'slurm' as const;
+  readonly name = 'slurm';
+  readonly capabilities = capabilities;
   /** SLURM commands run so far, by purpose (retries included): tests check one status command per poll. */
   readonly commandsIssued: Record<CommandPurpose, number> = { submit: 0, status: 0, cancel: 0, probe: 0 };
   private readonly options: Required<Omit<SlurmSchedulerOptions, 'env'>> & Pick<SlurmSchedulerOptions, 'env'>;
@@ -264,3 +276,16 @@ export class SlurmScheduler implements Scheduler {
     return { retries: this.options.retries, baseDelayMs: this.options.retryBaseDelayMs };
   }
 }
+
+export const slurmDefinition: SchedulerDefinition = {
+  name: 'slurm',
+  description: 'SLURM: sbatch, one sacct or squeue per poll, scancel',
+  capabilities,
+  available: slurmAvailable,
+  availableWhen: 'sbatch is on PATH',
+  create: () => new SlurmScheduler(),
+  gpuProbe: (env) => {
+    const partition = filledValue(env.SLURM_PARTITION);
+    return () => partitionGpus(partition);
+  },
+};

@@ -22,7 +22,7 @@ export interface WatcherOptions {
   minFailureSpanMs?: number;
   /** Consecutive polls a job may be missing from the answer before it counts as vanished. Default 3. */
   maxMisses?: number;
-  /** Called on every state change (ledger, progress). */
+  /** Called on every state change, and when a queued job's reason changes (ledger, progress). */
   onChange?: (status: JobStatus, previous: JobStatus | undefined) => void;
   /** Called when a poll fails but is tolerated. */
   onPollError?: (error: Error, consecutive: number) => void;
@@ -167,8 +167,11 @@ export class JobWatcher {
     }
     const previous = watched.last;
     const changed = !previous || previous.state !== status.state || previous.cannotStart !== status.cannotStart;
+    // A queued job's reason (Priority, then Resources, then QOSMaxJobsPerUserLimit) comes in the
+    // same answer: its listeners hear it, but the poll interval does not start over for it.
+    const newReason = !changed && !status.terminal && previous?.reason !== status.reason;
     watched.last = status;
-    if (changed) this.options.onChange?.(status, previous);
+    if (changed || newReason) this.options.onChange?.(status, previous);
     // A job that can never start is as final as one that ended: its waiters decide (cancel, fail).
     if (status.terminal || status.cannotStart) {
       this.jobs.delete(id);

@@ -7,6 +7,7 @@ import { allTestTypes } from '../types/registry.ts';
 import { readTestList, TestListError } from '../select/testlist.ts';
 import { gpuTypeProblem } from '../select/plan.ts';
 import { checkOutputPath, OutputPathError } from './output-path.ts';
+import { schedulerProblem } from '../scheduler/create.ts';
 
 /** The errors that are a user's input, shown as their message alone. */
 export function isUserInputError(err: unknown): err is Error {
@@ -28,6 +29,8 @@ export function checkRunEnvironment(env: NodeJS.ProcessEnv = process.env): { set
     if (!(err instanceof SettingsError)) throw err;
     problems.push(...err.problems);
   }
+  const scheduler = schedulerProblem(env);
+  if (scheduler) problems.unshift(scheduler);
   const forced = forcedVariables(env);
   if (forced !== 'all') {
     const known = overridableVariables();

@@ -181,8 +181,8 @@ export async function readTextFile(file: string, maxBytes: number): Promise<stri
  * (a disk image named bench.log, a generated list gone wrong) from taking the run's memory.
  */
 export const READ_LIMITS = {
-  /** A config: every real one is a few KiB; see framework/config/load.ts for why 4 MiB. */
-  config: 4 << 20,
+  /** A config: every real one is a few KiB; see framework/config/load.ts for why 256 KiB. */
+  config: 256 << 10,
   /** A test list of 100,000 pytest node ids is about 15 MiB. */
   testList: 64 << 20,
   /** A size matrix of 2,048 x 2,048 cells of up to 8 characters is about 32 MiB. */

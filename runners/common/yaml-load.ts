@@ -19,6 +19,7 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Scalar } from 'yaml';
 import type { Document, Node, Pair, ParsedNode, YAMLMap, YAMLSeq } from 'yaml';
 import { resolvePlainScalar } from './pyyaml-scalars.ts';
+import { tooDeepAt } from './yaml-nesting.ts';
 
 export type YamlKeyPath = (string | number)[];
 
@@ -125,6 +126,8 @@ export function loadYaml(source: string): LoadedYaml {
   // A lone CR is a line break to PyYAML (and the YAML spec), not to the `yaml` library's lexer.
   // Same length, so every offset stays where it was.
   const text = source.replace(/\r(?!\n)/g, '\n');
+  const deep = tooDeepAt(text, MAX_NESTING);
+  if (deep) return nothing([{ ...deep, message: `nested more than ${MAX_NESTING} lists or mappings deep (a config nests a few levels)` }]);
   const lineCounter = new LineCounter();
   const position = (offset: number): YamlPosition => lineCounter.linePos(offset);
   // uniqueKeys and merge off: both are done below, linear and as PyYAML does them.

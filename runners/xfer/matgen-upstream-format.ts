@@ -120,6 +120,7 @@ export interface UpstreamPatternEntry {
 /** metadata.yaml as PyYAML's yaml.dump writes kvbench's (keys sorted, block style). */
 export function upstreamMetadataYaml(entries: readonly UpstreamPatternEntry[]): string {
   const scalar = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : pyyamlFloat(v)) : v);
+  if (entries.length === 0) return 'traffic_patterns: []\n'; // PyYAML's flow form of an empty list
   const lines = ['traffic_patterns:'];
   for (const e of entries) {
     const fields: [string, string][] = [

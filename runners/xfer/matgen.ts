@@ -15,7 +15,8 @@
 // 2 decimals of a binary unit), matrix paths in metadata.yaml are absolute as kvbench writes them,
 // ISLs come from a seeded generator (kvbench's are unseeded), unequal numbers of prefill and
 // decode workers are refused as kvbench refuses them unless pairWorkers is round-robin (each
-// cycled), and the presets
+// cycled), a short last worker is taken as kvbench takes it (refused, saying why, only where
+// kvbench fails with a Python error), and the presets
 // qwen3-30B-A3B and deepseek-r1-mla have the real models' KV shapes (kvbench's qwen3-30B and
 // deepseek-r1 do not).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -150,18 +151,75 @@ export function checkMatgenOptions(o: MatgenOptions): void {
   if (o.railOptimized && (o.decode.tp !== 8 || o.prefill.tp !== 4)) {
     problems.push(`--rail-optimized needs decode tp 8 (a full node) and prefill tp 4 (half a node), as kvbench's, not ${o.decode.tp} and ${o.prefill.tp}`);
   }
-  const pWorld = o.prefill.tp * o.prefill.pp * o.prefill.cp;
-  const dWorld = o.decode.tp * o.decode.pp * o.decode.cp;
-  if ((o.prefillNodes * o.ranksPerNode) % pWorld !== 0) problems.push(`prefill ranks (${o.prefillNodes * o.ranksPerNode}) are not a whole number of prefill workers of ${pWorld}`);
-  if ((o.decodeNodes * o.ranksPerNode) % dWorld !== 0) problems.push(`decode ranks (${o.decodeNodes * o.ranksPerNode}) are not a whole number of decode workers of ${dWorld}`);
-  const [prefillWorkers, decodeWorkers] = [Math.ceil((o.prefillNodes * o.ranksPerNode) / pWorld), Math.ceil((o.decodeNodes * o.ranksPerNode) / dWorld)];
-  if (o.pairWorkers === 'equal' && prefillWorkers !== decodeWorkers) {
+  const { prefill, decode } = workersOf(o);
+  if (o.pairWorkers === 'equal' && prefill.length !== decode.length) {
     // kvbench's gen_matrices_and_compute_time asserts it, in these words
     problems.push(
-      `Prefill and decode workers must have the same number of workers, got ${prefillWorkers} and ${decodeWorkers} (kvbench pairs prefill worker k with decode worker k; --pair-workers round-robin pairs any numbers)`,
+      `Prefill and decode workers must have the same number of workers, got ${prefill.length} and ${decode.length} (kvbench pairs prefill worker k with decode worker k; --pair-workers round-robin pairs any numbers)`,
     );
   }
+  if (problems.length === 0) problems.push(...shortWorkerProblems(o, prefill, decode));
   if (problems.length) throw new Error(`matgen: ${problems.join('; ')}`);
+}
+
+/**
+ * The workers as kvbench's main() chunks them: prefill ranks 0..P-1 and decode ranks P..P+D-1 in
+ * consecutive groups of tp*pp*cp, the last group short when the ranks are not a whole number of
+ * workers (kvbench takes that: `ranks[i : i + size]`).
+ */
+export function workersOf(o: MatgenOptions): { prefill: number[][]; decode: number[][] } {
+  const chunk = (first: number, count: number, size: number) =>
+    Array.from({ length: Math.ceil(count / size) }, (_, w) => Array.from({ length: Math.min(size, count - w * size) }, (_, i) => first + w * size + i));
+  const prefillRanks = o.prefillNodes * o.ranksPerNode;
+  return {
+    prefill: chunk(0, prefillRanks, o.prefill.tp * o.prefill.pp * o.prefill.cp),
+    decode: chunk(prefillRanks, o.decodeNodes * o.ranksPerNode, o.decode.tp * o.decode.pp * o.decode.cp),
+  };
+}
+
+/** Decode ranks each prefill rank sends to: decode tp / (prefill tp * prefill cp). */
+const peersOf = (o: MatgenOptions) => o.decode.tp / (o.prefill.tp * o.prefill.cp);
+
+/**
+ * What kvbench cannot do with a short last worker, where it fails with a Python error: reorder a
+ * short decode worker for the rails (IndexError), or give a prefill worker fewer decode ranks than
+ * its ranks send to (StopIteration in gen_matrix).
+ */
+function shortWorkerProblems(o: MatgenOptions, prefill: number[][], decode: number[][]): string[] {
+  const short = decode.find((w) => w.length < o.decode.tp * o.decode.pp * o.decode.cp);
+  if (o.railOptimized && short) {
+    return [`--rail-optimized reorders each decode worker's 8 ranks, and the last decode worker has ${short.length} (kvbench fails there with an IndexError)`];
+  }
+  const pairs = o.pairWorkers === 'equal' ? prefill.map((p, k) => [k, k]) : prefill.flatMap((_, k) => decode.map((_, d) => [k, d]));
+  for (const [k, d] of pairs) {
+    const needed = prefill[k].length * peersOf(o);
+    if (decode[d].length < needed) {
+      return [
+        `decode worker ${d} has ${decode[d].length} rank(s), fewer than the ${needed} that prefill worker ${k}'s ${prefill[k].length} rank(s) send to ` +
+          `(${peersOf(o)} each; kvbench fails there with a StopIteration): give both sides whole workers`,
+      ];
+    }
+  }
+  return [];
+}
+
+/**
+ * What a run with a short last worker does, said once: as in kvbench, each of its ranks sends a full
+ * worker's share (kv / (tp * pp * cp)), so its batches move only part of their KV cache.
+ */
+export function shortWorkerNotes(o: MatgenOptions): string[] {
+  const { prefill, decode } = workersOf(o);
+  const notes: string[] = [];
+  const full = { prefill: o.prefill.tp * o.prefill.pp * o.prefill.cp, decode: o.decode.tp * o.decode.pp * o.decode.cp };
+  const lastPrefill = prefill[prefill.length - 1];
+  if (lastPrefill.length < full.prefill) {
+    notes.push(
+      `the last prefill worker has ${lastPrefill.length} of ${full.prefill} ranks: as kvbench, each of its ranks sends kv / ${full.prefill}, so its batches move ${lastPrefill.length}/${full.prefill} of their KV cache`,
+    );
+  }
+  const lastDecode = decode[decode.length - 1];
+  if (lastDecode.length < full.decode) notes.push(`the last decode worker has ${lastDecode.length} of ${full.decode} ranks (kvbench's chunking)`);
+  return notes;
 }
 
 /** The input length of each user request: int(normal(mean, scale)) clipped, as kvbench draws them (seeded here). */
@@ -192,32 +250,31 @@ export function batchIsls(isls: readonly number[], batchSize: number, maxBatchMe
 export function generatePatterns(o: MatgenOptions, isls: readonly number[] = sampleIsls(o)): GeneratedPattern[] {
   checkMatgenOptions(o);
   const pWorld = o.prefill.tp * o.prefill.pp * o.prefill.cp;
-  const dWorld = o.decode.tp * o.decode.pp * o.decode.cp;
-  const prefillRanks = o.prefillNodes * o.ranksPerNode;
-  const world = prefillRanks + o.decodeNodes * o.ranksPerNode;
-  const prefillWorkers = prefillRanks / pWorld;
-  const decodeWorkers = (o.decodeNodes * o.ranksPerNode) / dWorld;
+  const world = (o.prefillNodes + o.decodeNodes) * o.ranksPerNode;
+  const workers = workersOf(o);
+  const decodeWorkers = o.railOptimized ? workers.decode.map((w) => RAIL_ORDER.map((i) => w[i])) : workers.decode;
   const perToken = kvBytesPerToken(o.model);
-  const peers = o.decode.tp / (o.prefill.tp * o.prefill.cp);
-  const order = o.railOptimized ? RAIL_ORDER : Array.from({ length: dWorld }, (_, i) => i);
+  const peers = peersOf(o);
 
   return batchIsls(isls, o.batchSize, o.maxBatchMemBytes, perToken).map((batch, b) => {
     const matrix: TransferMatrix = Array.from({ length: world }, () => new Array<number>(world).fill(0));
     // kvbench pairs prefill worker k with decode worker k (it requires as many of each); round-robin each here.
-    const pFirst = (b % prefillWorkers) * pWorld;
-    const dFirst = prefillRanks + (b % decodeWorkers) * dWorld;
+    const prefillWorker = workers.prefill[b % workers.prefill.length];
+    const decodeWorker = decodeWorkers[b % decodeWorkers.length];
     const isl = batch.reduce((a, c) => a + c, 0);
     // kv / (tp*pp*cp) / peers, floored to whole bytes exactly (integer division).
     const kv = isl * perToken;
     const divisor = pWorld * peers;
     const share = (kv - (kv % divisor)) / divisor;
     const transfers: [number, number][] = [];
-    for (let j = 0; j < pWorld; j++) {
+    // kvbench's gen_matrix: each rank of the prefill worker (a short one included) takes the next `peers` decode ranks
+    prefillWorker.forEach((from, j) => {
       for (let k = 0; k < peers; k++) {
-        matrix[pFirst + j][dFirst + order[j * peers + k]] = share;
-        transfers.push([pFirst + j, dFirst + order[j * peers + k]]);
+        const to = decodeWorker[j * peers + k];
+        matrix[from][to] = share;
+        transfers.push([from, to]);
       }
-    }
+    });
     const upstreamCell = kv / o.prefill.tp / o.prefill.pp / o.prefill.cp / peers;
     const computeSec = prefillSeconds(batch, o.model, o.prefill.tp, o.flops, o.computeModel);
     return { matrix, computeSec, isl, requests: batch, upstreamCell, transfers };

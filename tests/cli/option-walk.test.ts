@@ -250,6 +250,7 @@ const walks: Walk[] = [
       'warmup-iters': flag('warmup-iters', '5'),
       'workload-iters': flag('workload-iters', '5'),
       'share-buffers': flag('share-buffers'),
+      'sleep-before-launch': flag('sleep-before-launch'),
       'print-recv-buffers': flag('print-recv-buffers'),
       'no-print-recv-buffers': { pre: ['--print-recv-buffers'], add: ['--no-print-recv-buffers'] },
       'no-verify-buffers': { pre: ['--verify-buffers'], add: ['--no-verify-buffers'] },

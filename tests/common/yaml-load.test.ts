@@ -127,6 +127,14 @@ describe('what cannot be data is one located sentence', () => {
     }
   });
 
+  it('nesting is counted before the parse, at the bracket that passes the bound; brackets in text are text', () => {
+    const many = '['.repeat(3 * MAX_NESTING);
+    expect(problems(`a:\n  b: ${'['.repeat(1 << 17)}\n`)).toEqual([{ line: 2, col: 6 + MAX_NESTING - 1, message: `nested more than ${MAX_NESTING} lists or mappings deep (a config nests a few levels)` }]);
+    expect(problems(`a:\n${'- '.repeat(MAX_NESTING)}1\n`)[0]).toMatchObject({ line: 2, col: 2 * (MAX_NESTING - 1) + 1 });
+    const text = `a: "${many}"\nb: '${many}'\n# ${many}\nc: |\n  ${many}\n  ${many}\nd: x${many}\ne: [1, "${many}", {f: '${many}'}]\n`;
+    expect(data(text)).toEqual({ a: many, b: many, c: `${many}\n${many}\n`, d: `x${many}`, e: [1, many, { f: many }] });
+  });
+
   it('a key that is a list or a mapping is refused (PyYAML: unhashable key)', () => {
     expect(problems('? [a, b]\n: 1\n')).toEqual([{ line: 1, col: 3, message: 'a key must be a single value, not a list or a mapping' }]);
   });

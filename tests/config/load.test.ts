@@ -81,7 +81,7 @@ describe('readYamlFileSync: what a config file may be', () => {
   it('a config above MAX_CONFIG_BYTES is refused in one line without being parsed', () => {
     writeFileSync(path.join(dir, 'big.yaml'), `a: "${'x'.repeat(MAX_CONFIG_BYTES)}"\n`);
     expect(issuesOf('big.yaml')).toEqual([
-      `test_configs/disagg/perf/big.yaml:1:1 is 4 MiB (${MAX_CONFIG_BYTES + 6} bytes), more than the 4 MiB a config may be (real configs are a few KiB); not read`,
+      `test_configs/disagg/perf/big.yaml:1:1 is 256 KiB (${MAX_CONFIG_BYTES + 6} bytes), more than the 256 KiB a config may be (real configs are a few KiB); not read`,
     ]);
   });
 

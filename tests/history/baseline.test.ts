@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { baselineOf, dailyMeans, dayOf, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
 import { checkRecord, describeFinding, diffPercent, newPoints, type CheckInput } from '../../framework/history/regression.ts';
 import { caseKey, seriesId } from '../../framework/history/series-key.ts';
+import { gatedMetrics } from '../../framework/history/gate-metrics.ts';
 import { metricThresholds } from '../../framework/metrics/regression-thresholds.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
 import { DAY0, DAY_MS, record } from '../fixtures/history/records.ts';
@@ -22,14 +23,14 @@ describe('upstream baseline algorithm', () => {
     expect(percentile([7], 5)).toBe(7);
   });
 
-  it('averages per day, adds the new value to its own day, then P5 (lower is better) / P95 (higher)', () => {
-    const series = { days: [10, 11, 12, 13], sums: [20, 22, 19, 25], counts: [1, 1, 1, 1] };
-    const daily = dailyMeans(series, [{ day: 13, value: 30 }]);
+  it('averages per day, then P5 (lower is better) / P95 (higher) of the history alone', () => {
+    const series = { days: [10, 11, 12, 13], sums: [20, 22, 19, 55], counts: [1, 1, 1, 2] };
+    const daily = dailyMeans(series);
     expect(daily).toEqual([20, 22, 19, 27.5]);
     expect(baselineOf(daily, false)).toBeCloseTo(20.05, 12);
     expect(baselineOf(daily, true)).toBeCloseTo(22.55833333333333, 12);
-    // two values on one day count once, as their mean
-    expect(dailyMeans({ days: [1], sums: [210], counts: [2] }, [{ day: 2, value: 90 }])).toEqual([105, 90]);
+    // the median and sample standard deviation of the daily means, and the latest day, for the gate
+    expect(seriesBaseline(1, series)).toMatchObject({ median: 21, sd: expect.closeTo(Math.sqrt(43.1875 / 3), 12), days: 4, historyValues: 5, lastDay: 27.5 });
     expect(baselineOf([], true)).toBeUndefined();
   });
 
@@ -66,22 +67,22 @@ describe('checkRecord', () => {
   ]);
   /** The check with baselines from the JS reference (what store.baselines returns for the same data). */
   const check = (r: TestRecord, options: Omit<CheckInput, 'record' | 'baselines'>) => {
-    const baselines = new Map(newPoints(r, options).map((p) => [p.seriesId, seriesBaseline(p.seriesId, history.get(p.seriesId), [{ day: dayOf(p.tsMs), value: p.value }])]));
-    return checkRecord({ record: r, baselines, ...options });
+    const baselines = new Map(newPoints(r, options).flatMap((p) => (history.has(p.seriesId) ? [[p.seriesId, seriesBaseline(p.seriesId, history.get(p.seriesId))] as const] : [])));
+    return checkRecord({ record: r, baselines, gate: ['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT'], ...options });
   };
 
   it('flags a value beyond baseline * (1 +/- threshold) in the metric direction only', () => {
     const slow = record({ runId: 'new', day: 10, ttft: 30, throughput: 1200 });
     const outcome = check(slow, { runKind: 'post-merge', identity });
     const ttft = outcome.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')!;
-    // P5 of the smoothed daily means [20,20,20,20,20,(20+20+30)/3=23.3]: 20
-    expect(ttft).toMatchObject({ value: 30, baseline: 20, threshold: 0.05, regression: true, days: 6 });
+    // P5 of the smoothed daily means of the history [20,20,20,20,20]: 20
+    expect(ttft).toMatchObject({ value: 30, baseline: 20, threshold: 0.05, regression: true, days: 5, gated: true });
     expect(ttft.diffPercent).toBeCloseTo(-50);
     expect(outcome.findings.find((f) => f.metric === 'SERVER_OUTPUT_TOKEN_THROUGHPUT')!.regression).toBe(false);
     // a metric without direction is never judged
     expect(outcome.findings.some((f) => f.metric === 'SERVER_TOTAL_INPUT_TOKENS')).toBe(false);
     expect(describeFinding(slow.testId, ttft)).toBe(
-      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 6 day(s) of history)',
+      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 5 day(s) of history)',
     );
   });
 
@@ -108,5 +109,84 @@ describe('checkRecord', () => {
       expect(outcome.skipped).toMatch(/no earlier post-merge history/);
     }
     expect(check(record({ runId: 'n', day: 10, ttft: 99 }), { runKind: 'post-merge', identity: { backend: 'NIXL' } }).findings).toEqual([]);
+  });
+});
+
+describe('the gate', () => {
+  const identity = { backend: 'UCX' };
+  const key = caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity, labels: { concurrency: 8 } });
+  const tput = seriesId(key, 'SERVER_OUTPUT_TOKEN_THROUGHPUT');
+  const ttft = seriesId(key, 'SERVER_MEDIAN_TTFT');
+  const day = DAY0 / DAY_MS;
+  const judgeWith = (r: TestRecord, series: Map<number, { days: number[]; sums: number[]; counts: number[] }>, extra: Partial<CheckInput> = {}) =>
+    checkRecord({
+      record: r,
+      baselines: new Map([...series].map(([id, h]) => [id, seriesBaseline(id, h)])),
+      runKind: 'post-merge',
+      identity,
+      gate: ['SERVER_OUTPUT_TOKEN_THROUGHPUT'],
+      rule: { minDays: 3, noiseK: 3 },
+      ...extra,
+    }).findings.find((f) => f.metric === 'SERVER_OUTPUT_TOKEN_THROUGHPUT')!;
+
+  it('judges a value against the history before it: one earlier value the same day (100), a run at 92 is flagged', () => {
+    // Upstream's new_data has no timestamp, so its baseline is the history alone: 100, and 92 < 95.
+    const r = record({ runId: 'new', day: 0, throughput: 92 });
+    const f = judgeWith(r, new Map([[tput, { days: [day], sums: [100], counts: [1] }]]), { rule: { minDays: 1, noiseK: 3 } });
+    expect(f).toMatchObject({ baseline: 100, regression: true, days: 1 });
+    expect(f.diffPercent).toBeCloseTo(-8, 9);
+  });
+
+  it('does not gate before the minimum days of history', () => {
+    const r = record({ runId: 'new', day: 2, throughput: 50 });
+    const f = judgeWith(r, new Map([[tput, { days: [day, day + 1], sums: [100, 100], counts: [1, 1] }]]));
+    expect(f).toMatchObject({ regression: false, days: 2, note: '2 of 3 day(s) of history: not gated yet' });
+  });
+
+  it('needs the change to exceed k robust standard deviations of the daily values besides the threshold', () => {
+    // Daily values 100 +/- 4 (sd 3.27): 93 is beyond 5 % of the P95 baseline but within 3 sd of the median.
+    const noisy = { days: [0, 1, 2, 3, 4, 5, 6].map((d) => day + d), sums: [96, 104, 100, 96, 104, 100, 100], counts: [1, 1, 1, 1, 1, 1, 1] };
+    const within = judgeWith(record({ runId: 'n', day: 8, throughput: 93 }), new Map([[tput, noisy]]));
+    expect(within.regression).toBe(false);
+    expect(within.note).toMatch(/^within the noise: 7\.00% worse than the median, under 3 x its sd \(3\.27%\)/);
+    expect(judgeWith(record({ runId: 'n', day: 8, throughput: 80 }), new Map([[tput, noisy]])).regression).toBe(true);
+    // k = 0 is upstream's rule alone
+    expect(judgeWith(record({ runId: 'n', day: 8, throughput: 93 }), new Map([[tput, noisy]]), { rule: { minDays: 3, noiseK: 0 } }).regression).toBe(true);
+  });
+
+  it('only gating metrics fail; the others are shown against their baselines', () => {
+    const flat = { days: [0, 1, 2, 3].map((d) => day + d), sums: [20, 20, 20, 20], counts: [1, 1, 1, 1] };
+    const outcome = checkRecord({
+      record: record({ runId: 'n', day: 5, ttft: 40 }),
+      baselines: new Map([[ttft, seriesBaseline(ttft, flat)]]),
+      runKind: 'post-merge',
+      identity,
+      gate: ['SERVER_OUTPUT_TOKEN_THROUGHPUT'],
+    });
+    expect(outcome.findings).toEqual([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', value: 40, baseline: 20, regression: false, gated: false })]);
+    expect(describeFinding('t', outcome.findings[0])).toMatch(/shown, not gating\)$/);
+    // a record without a gate list and no list given: nothing gates
+    expect(checkRecord({ record: record({ runId: 'n', day: 5, ttft: 40 }), baselines: new Map([[ttft, seriesBaseline(ttft, flat)]]), runKind: 'post-merge', identity }).findings[0].regression).toBe(false);
+  });
+
+  it('exempts a pre-merge run from a regression its baseline branch already has', () => {
+    const history = { days: [0, 1, 2, 3, 4].map((d) => day + d), sums: [100, 100, 100, 100, 80], counts: [1, 1, 1, 1, 1] };
+    const r = record({ runId: 'pr', day: 6, throughput: 80, kind: 'pre-merge' });
+    const f = judgeWith(r, new Map([[tput, history]]), { runKind: 'pre-merge' });
+    expect(f).toMatchObject({ regression: false, threshold: 0.1 });
+    expect(f.note).toMatch(/baseline branch's latest day \(80\.0000\) is beyond the threshold too/);
+    // a post-merge run with the same value is the regression
+    expect(judgeWith(r, new Map([[tput, history]])).regression).toBe(true);
+  });
+});
+
+describe('gating metrics', () => {
+  const metrics = record({ runId: 'x', day: 0 }).metrics;
+  it('headline by default; all, names and -NAME from DISAGG_GATE_METRICS; the config last', () => {
+    expect(gatedMetrics(metrics, ['SERVER_OUTPUT_TOKEN_THROUGHPUT'], ['headline'])).toEqual(['SERVER_OUTPUT_TOKEN_THROUGHPUT']);
+    expect(gatedMetrics(metrics, [], ['headline'])).toEqual([]);
+    expect(gatedMetrics(metrics, [], ['all'])).toEqual(['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT']); // metrics with a direction only
+    expect(gatedMetrics(metrics, ['SERVER_OUTPUT_TOKEN_THROUGHPUT'], ['headline', 'SERVER_MEDIAN_TTFT', '-SERVER_OUTPUT_TOKEN_THROUGHPUT'])).toEqual(['SERVER_MEDIAN_TTFT']);
+    expect(gatedMetrics(metrics, ['SERVER_OUTPUT_TOKEN_THROUGHPUT'], ['headline'], { SERVER_MEDIAN_TTFT: { gate: true }, SERVER_OUTPUT_TOKEN_THROUGHPUT: { gate: false } })).toEqual(['SERVER_MEDIAN_TTFT']);
   });
 });

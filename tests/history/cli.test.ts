@@ -3,7 +3,7 @@
 // results.json and of perf_script_test_results.csv in upstream's and this project's row naming,
 // regressions, show, runs, compare (compare_kv_perf_runs.py's CSV), compare-backends
 // (compare_backends.py's pairs and exit code), the OpenSearch export, --help, bad input.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -49,9 +49,10 @@ describe('disagg-bench history', () => {
     expect(bad.stderr).toMatch(/^disagg-bench history regressions: unknown option "--bogus"/);
   });
 
-  it('imports results, finds regressions against the history before a run, shows, lists and compares runs', async () => {
+  it('imports results, finds regressions against the history before a run, shows, lists and compares runs', { timeout: 300_000 }, async () => {
     const db = path.join(scratch, 'h1.duckdb');
-    const env = { DISAGG_HISTORY: db };
+    // These records carry no gate list (as an older version wrote them): every metric with a direction gates.
+    const env = { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
     // Five post-merge days at 20 ms / 1000 tok/s, then a run at 30 ms (TTFT regressed) and 1200 tok/s.
     const history = resultsFile('history.json', [0, 1, 2, 3, 4].map((d) => record({ runId: `day${d}`, day: d })));
     const latest = record({ runId: 'latest', day: 6, ttft: 30, throughput: 1200 });
@@ -76,8 +77,14 @@ describe('disagg-bench history', () => {
     await cli(['import', candidate], env);
     const latestRun = await cli(['regressions', '--all'], env);
     expect(latestRun.exitCode).toBe(1);
-    // P95 of the smoothed daily means [1000 x5, (1000+1000+1200)/3]: 1050, as upstream's _percentile gives
-    expect(latestRun.stdout).toMatch(/^ok  .*SERVER_OUTPUT_TOKEN_THROUGHPUT\[concurrency=8\]: value=1200\.0000 baseline=1050\.0000 .* diff=\+14\.29%/m);
+    // P95 of the smoothed daily means of the history before it [1000 x5]: 1000, the judged 1200 not part of it
+    expect(latestRun.stdout).toMatch(/^ok  .*SERVER_OUTPUT_TOKEN_THROUGHPUT\[concurrency=8\]: value=1200\.0000 baseline=1000\.0000 .* diff=\+20\.00%/m);
+    const asJson = JSON.parse((await cli(['regressions', '--json'], env)).stdout);
+    expect(asJson).toMatchObject({ regressions: 1, compared: 2, findings: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', regression: true, gated: true })]) });
+    // only the headline metrics gate by default: with none named for these records, nothing fails
+    expect((await cli(['regressions'], { DISAGG_HISTORY: db })).exitCode).toBe(0);
+    expect((await cli(['regressions'], { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'SERVER_OUTPUT_TOKEN_THROUGHPUT' })).exitCode).toBe(0);
+    expect((await cli(['regressions'], { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all,-SERVER_MEDIAN_TTFT' })).exitCode).toBe(0);
     // An earlier run has only the days before it: day 4 against days 0-3, no regression.
     expect((await cli(['regressions', '--run', 'day4'], env)).exitCode).toBe(0);
     const first = await cli(['regressions', '--run', 'day0'], env);
@@ -91,7 +98,23 @@ describe('disagg-bench history', () => {
 
     const runs = await cli(['runs'], env);
     expect(runs.stdout).toMatch(/6 run\(s\)/);
-    expect(runs.stdout).toMatch(/latest {2}label=candidate/);
+    expect(runs.stdout).toMatch(/ H100 .* latest {2}label=candidate/);
+    const runsJson = JSON.parse((await cli(['runs', '--json'], env)).stdout);
+    expect(runsJson).toHaveLength(6);
+    expect(runsJson[5]).toMatchObject({ runId: 'latest', label: 'candidate', kind: 'post-merge', gpuTypes: 'H100', tests: 1 });
+    const showJson = JSON.parse((await cli(['show', 'disagg_perf_model_1k1k_ccb-UCX', '--metric', 'SERVER_MEDIAN_TTFT', '--json'], env)).stdout);
+    expect(showJson.map((p: { value: number }) => p.value)).toEqual([20, 20, 20, 20, 20, 30]);
+    expect(showJson[0]).toMatchObject({ gpuType: 'H100', runKind: 'post-merge' });
+    expect(show.stdout).toMatch(/SERVER_MEDIAN_TTFT concurrency=8 on H100 \(ms, lower is better\)/);
+    // compare without -o: the CSV on standard output, no file in the current folder
+    const toStdout = await cli(['compare', 'day4', 'candidate'], env);
+    expect(toStdout.exitCode, toStdout.all).toBe(0);
+    expect(toStdout.stdout.split('\n')[0]).toBe(',,day4,,,candidate (latest),,,delta_pct,,');
+    expect(existsSync(path.join(scratch, 'kv_perf_comparison.csv'))).toBe(false);
+    // a closed pipe ends the output quietly: `history export | head -1`
+    const piped = await execa('bash', ['-c', `node ${path.join(root, 'bin/disagg-bench.js')} history export --format opensearch | head -c 10`], { cwd: scratch, env: { OUTPUT_PATH: path.join(scratch, 'out'), ...env }, reject: false });
+    expect(piped.stderr).not.toMatch(/EPIPE|Error/);
+    expect(piped.stdout).toHaveLength(10);
 
     const out = path.join(scratch, 'comparison.csv');
     const compared = await cli(['compare', 'day4', 'candidate', '-o', out], env);
@@ -125,12 +148,13 @@ describe('disagg-bench history', () => {
     const csv = path.join(scratch, 'perf_script_test_results.csv');
     writeFileSync(csv, stringify([[...PERF_CSV_COLUMNS], ...rows.map((r) => PERF_CSV_COLUMNS.map((c) => r[c]))]));
     const env = { DISAGG_HISTORY: path.join(scratch, 'h2.duckdb') };
-    const imported = await cli(['import', csv, '--gpu-type', 'GB200', '--label', 'upstream'], env);
+    // upstream's CSV holds post-merge runs' figures: imported as such (the default is DISAGG_RUN_KIND, else local)
+    const imported = await cli(['import', csv, '--gpu-type', 'GB200', '--label', 'upstream', '--kind', 'post-merge'], env);
     expect(imported.exitCode, imported.all).toBe(0);
     expect(imported.stdout).toMatch(/3 record\(s\) and 6 metric value\(s\) appended/);
     expect(imported.stdout).toMatch(/no config under .* for disagg_perf_m_ccb-NIXL, disagg_perf_m_ccb-UCX/);
     const show = await cli(['show', 'disagg_perf_m_ccb-NIXL', '--metric', 'SERVER_MEDIAN_TTFT'], env);
-    expect(show.stdout).toMatch(/SERVER_MEDIAN_TTFT concurrency=4 \(ms, lower is better\)/);
+    expect(show.stdout).toMatch(/SERVER_MEDIAN_TTFT concurrency=4 on GB200 \(ms, lower is better\)/);
     expect(show.stdout).toMatch(/2026-11-02 00:01:00 {2}post-merge .* 30\n {2}2026-11-03 00:01:00 .* 32/);
 
     // compare-backends on the same CSV (upstream's input) and on the history's latest run
@@ -192,9 +216,9 @@ describe('disagg-bench history', () => {
     expect((await cli(['export', '--format', 'csv'], { DISAGG_HISTORY: db })).exitCode).toBe(2);
   });
 
-  it('the remaining options: --kind, --label0/--label1, --output, --csv, export --run', async () => {
+  it('the remaining options: --kind, --label0/--label1, --output, --csv, export --run', { timeout: 300_000 }, async () => {
     const db = path.join(scratch, 'h5.duckdb');
-    const env = { DISAGG_HISTORY: db };
+    const env = { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
     await cli(['import', resultsFile('base.json', [0, 1, 2].map((d) => record({ runId: `b${d}`, day: d })))], env);
     const file = resultsFile('slower.json', [record({ runId: 'x', day: 4, ttft: 21.5 })]); // 7.5 % slower than 20 ms
     // judged as post-merge (5 %) it regressed, as pre-merge (10 %) it did not

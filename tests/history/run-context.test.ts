@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ciVariables, gitState, runContext } from '../../framework/history/run-context.ts';
+import { DEFAULT_GATE } from '../../framework/settings.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -30,7 +31,7 @@ describe('run context', () => {
   it('puts kind, label, identity and thresholds together', () => {
     const context = runContext({
       runId: 'run-1',
-      history: { target: { kind: 'off' }, runKind: 'pre-merge', regression: 'fail', runLabel: 'pr-17' },
+      history: { target: { kind: 'off' }, runKind: 'pre-merge', regression: 'fail', runLabel: 'pr-17', gate: { ...DEFAULT_GATE, branch: 'pr-17-branch' } },
       workDir: root,
       env: { BUILD_URL: 'http://ci/1' },
       identity: { transfer_backend: 'ucx' },
@@ -38,5 +39,6 @@ describe('run context', () => {
     });
     expect(context).toMatchObject({ id: 'run-1', kind: 'pre-merge', label: 'pr-17', ci: { BUILD_URL: 'http://ci/1' }, identity: { transfer_backend: 'ucx' }, thresholds: { BW: { postMerge: 0.02, preMerge: 0.04 } } });
     expect(context.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(context.branch).toBe('pr-17-branch'); // DISAGG_BRANCH before the work tree's own
   });
 });

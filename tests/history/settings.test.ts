@@ -7,8 +7,27 @@ import { readSettings, SettingsError } from '../../framework/settings.ts';
 const read = (env: Record<string, string>) => readSettings({ OUTPUT_PATH: '/tmp/out', ...env }).history;
 
 describe('history settings', () => {
-  it('defaults: a DuckDB file in OUTPUT_PATH, post-merge, warn', () => {
-    expect(read({})).toEqual({ target: { kind: 'duckdb', file: '/tmp/out/history.duckdb' }, runKind: 'post-merge', regression: 'warn', thresholdPercent: undefined, runLabel: undefined });
+  it('defaults: a DuckDB file in OUTPUT_PATH, a local run that feeds nothing, warn, headline metrics gate after 3 days', () => {
+    expect(read({})).toEqual({
+      target: { kind: 'duckdb', file: '/tmp/out/history.duckdb' },
+      runKind: 'local',
+      regression: 'warn',
+      thresholdPercent: undefined,
+      runLabel: undefined,
+      gate: { metrics: ['headline'], minDays: 3, noiseK: 2.75, branch: undefined, baselineBranch: 'main', lockWaitSec: 30 },
+    });
+  });
+
+  it('the gate: metrics, minimum days, noise factor, branches, lock wait', () => {
+    expect(read({ DISAGG_GATE_METRICS: 'headline, SERVER_MEDIAN_TPOT,-SERVER_MEDIAN_TTFT', DISAGG_GATE_MIN_DAYS: '1', DISAGG_GATE_NOISE_K: '0', DISAGG_BRANCH: 'pr-9', DISAGG_BASELINE_BRANCH: 'release/1.0', DISAGG_HISTORY_LOCK_WAIT_SEC: '0' }).gate).toEqual({
+      metrics: ['headline', 'SERVER_MEDIAN_TPOT', '-SERVER_MEDIAN_TTFT'],
+      minDays: 1,
+      noiseK: 0,
+      branch: 'pr-9',
+      baselineBranch: 'release/1.0',
+      lockWaitSec: 0,
+    });
+    expect(read({ DISAGG_RUN_KIND: 'post-merge' }).runKind).toBe('post-merge');
   });
 
   it('DISAGG_HISTORY: off, a file, a postgres URL', () => {
@@ -26,16 +45,18 @@ describe('history settings', () => {
   it('every wrong value is one line naming the variable, its value and what it takes', () => {
     let error: unknown;
     try {
-      read({ DISAGG_HISTORY: 'mysql://db/x', DISAGG_RUN_KIND: 'nightly', DISAGG_REGRESSION: 'loud', DISAGG_REGRESSION_THRESHOLD: '-3' });
+      read({ DISAGG_HISTORY: 'mysql://db/x', DISAGG_RUN_KIND: 'nightly', DISAGG_REGRESSION: 'loud', DISAGG_REGRESSION_THRESHOLD: '-3', DISAGG_GATE_MIN_DAYS: '0', DISAGG_GATE_METRICS: 'a b' });
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(SettingsError);
     expect((error as SettingsError).problems).toEqual([
       'DISAGG_HISTORY="mysql://db/x": expected off, a postgres://user@host:port/database URL or a file path (DuckDB)',
-      'DISAGG_RUN_KIND="nightly": expected post-merge or pre-merge (post-merge runs feed later baselines, pre-merge runs do not)',
+      'DISAGG_RUN_KIND="nightly": expected post-merge or pre-merge or local (only post-merge runs feed later baselines)',
       'DISAGG_REGRESSION="loud": expected fail or warn or off (what a regression against the history does)',
       'DISAGG_REGRESSION_THRESHOLD="-3": expected a percentage > 0 (default 5 post-merge, 10 pre-merge)',
+      'DISAGG_GATE_METRICS="a b": expected a comma-separated list of headline, all, metric names and -NAME (opted out)',
+      'DISAGG_GATE_MIN_DAYS="0": expected a whole number of days >= 1 (default 3)',
     ]);
   });
 });

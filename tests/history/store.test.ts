@@ -56,7 +56,7 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     expect((await withHistory(target, (store) => store.runs())).map((r) => r.runId)).toEqual(['a', 'b', 'c']);
   });
 
-  it('computes baselines in one query from valid post-merge values in the window, the checked run left out', async () => {
+  it('computes baselines in one query from valid post-merge values before the run, the checked run and its value left out', async () => {
     const target = backends[backend]();
     await withHistory(
       target,
@@ -81,18 +81,18 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     const baselines = await withHistory(target, (store) =>
       store.baselines({ fromMs: DAY0 - 80 * DAY_MS, toMs: DAY0 + 3 * DAY_MS, excludeRunId: 'self', points: [{ seriesId: id, tsMs: now, value: 40 }, { seriesId: 12345, tsMs: now, value: 1 }] }),
     );
-    // daily means [12, 30, 40], smoothed [12, 21, 27.33]: P5 12.9, P95 26.7
-    const expected = seriesBaseline(id, { days: [1, 2], sums: [24, 30], counts: [2, 1] }, [{ day: 3, value: 40 }]);
-    expect(baselines.get(id)).toEqual({ ...expected, p5: expect.closeTo(expected.p5, 9), p95: expect.closeTo(expected.p95, 9) });
-    expect(expected).toMatchObject({ days: 3, historyValues: 3 });
-    expect(expected.p5).toBeCloseTo(12.9, 9);
-    expect(baselines.get(12345)).toMatchObject({ historyValues: 0, days: 1 }); // a series without history
+    // history only: daily means [12, 30], smoothed [12, 21]: P5 12.45, P95 20.55; median 21, sd 12.73
+    const expected = seriesBaseline(id, { days: [1, 2], sums: [24, 30], counts: [2, 1] });
+    expect(baselines.get(id)).toEqual({ ...expected, p5: expect.closeTo(expected.p5, 9), p95: expect.closeTo(expected.p95, 9), median: expect.closeTo(21, 9), sd: expect.closeTo(Math.sqrt(162), 9) });
+    expect(expected).toMatchObject({ days: 2, historyValues: 3, lastDay: 30 });
+    expect(expected.p5).toBeCloseTo(12.45, 9);
+    expect(baselines.has(12345)).toBe(false); // a series without history has no baseline
     // A stored run checked where it is gives what sending its values gives ('self': 99 ms on day 3, 10:30).
     const window = { fromMs: DAY0 - 80 * DAY_MS, toMs: DAY0 + 3 * DAY_MS };
     const where = await withHistory(target, (store) => store.baselines({ ...window, storedRunId: 'self', points: [] }));
     const sent = await withHistory(target, (store) => store.baselines({ ...window, excludeRunId: 'self', points: [{ seriesId: id, tsMs: DAY0 + 3 * DAY_MS + 10.5 * 3_600_000, value: 99 }] }));
     expect(where.get(id)).toEqual(sent.get(id));
-    expect(where.get(id)).toMatchObject({ historyValues: 3, days: 3 });
+    expect(where.get(id)).toMatchObject({ historyValues: 3, days: 2 });
     const points = await withHistory(target, (store) => store.points({ testIds: ['disagg_perf_model_1k1k_ccb-UCX'], metric: 'SERVER_MEDIAN_TTFT' }));
     expect(points.map((p) => p.value)).toEqual([99, 10, 14, 99, 30, 99, 99]); // by time, then run id
     expect(points.find((p) => p.runId === 'pre')).toMatchObject({ postMerge: false, runKind: 'pre-merge' });
@@ -111,18 +111,21 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
       return ['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT'].map((metric, m) => ({ seriesId: seriesId(key, metric), tsMs: DAY0 + 40 * DAY_MS, value: m ? 1000 : 15, testId, concurrency: Number(concurrency), metric }));
     });
     const got = await withHistory(target, (store) => store.baselines({ fromMs: DAY0, toMs: DAY0 + 40 * DAY_MS, points }));
-    expect(got.size).toBe(points.length);
+    expect(got.size).toBe(points.filter((p) => specs.some((s) => s.testId === p.testId && s.concurrency === p.concurrency)).length);
     for (const p of points) {
       const mine = specs.filter((s) => s.testId === p.testId && s.concurrency === p.concurrency);
       const byDay = new Map<number, number[]>();
       for (const s of mine) byDay.set(DAY0 / DAY_MS + s.day, [...(byDay.get(DAY0 / DAY_MS + s.day) ?? []), p.metric === 'SERVER_MEDIAN_TTFT' ? s.ttft : s.throughput]);
       const days = [...byDay.keys()];
-      const want = seriesBaseline(p.seriesId, { days, sums: days.map((d) => byDay.get(d)!.reduce((a, b) => a + b, 0)), counts: days.map((d) => byDay.get(d)!.length) }, [{ day: DAY0 / DAY_MS + 40, value: p.value }]);
+      const want = seriesBaseline(p.seriesId, { days, sums: days.map((d) => byDay.get(d)!.reduce((a, b) => a + b, 0)), counts: days.map((d) => byDay.get(d)!.length) });
       const have = got.get(p.seriesId)!;
       expect(have.days).toBe(want.days);
       expect(have.historyValues).toBe(want.historyValues);
       expect(have.p95).toBeCloseTo(want.p95, 9);
       expect(have.p5).toBeCloseTo(want.p5, 9);
+      expect(have.median).toBeCloseTo(want.median, 9);
+      expect(have.sd).toBeCloseTo(want.sd, 9);
+      expect(have.lastDay).toBeCloseTo(want.lastDay, 9);
     }
   });
 
@@ -190,7 +193,7 @@ describe('stores that cannot be used: one sentence naming the store and what to 
       await client.end();
     }
     await expect(withHistory(target, (s) => s.runs(), { create: true })).rejects.toThrow(
-      /^the (DuckDB|PostgreSQL) history \S+: it was written by a newer disagg-bench \(history schema 99; this version reads 1\); upgrade disagg-bench, or set DISAGG_HISTORY to another store$/,
+      /^the (DuckDB|PostgreSQL) history \S+: it was written by a newer disagg-bench \(history schema 99; this version reads 2\); upgrade disagg-bench, or set DISAGG_HISTORY to another store$/,
     );
   });
 

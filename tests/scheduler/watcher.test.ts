@@ -1,10 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { JobWatcher } from '../../framework/scheduler/watcher.ts';
 import type { JobStatus, Scheduler } from '../../framework/scheduler/scheduler.ts';
+import { localDefinition } from '../../framework/scheduler/local.ts';
 
 /** An in-memory scheduler for the polling logic alone (the backends have their own real tests). */
 class ScriptedScheduler implements Scheduler {
-  readonly name = 'local' as const;
+  readonly name = 'local';
+  readonly capabilities = localDefinition.capabilities;
   polls: string[][] = [];
   states = new Map<string, JobStatus>();
   failNext = 0;
@@ -17,6 +19,7 @@ class ScriptedScheduler implements Scheduler {
     return out;
   }
   async cancel() {}
+  cancelNow() { return undefined; }
   logs() { return { stdout: '', stderr: '' }; }
   async close() {}
 }
@@ -77,6 +80,28 @@ describe('JobWatcher', () => {
     s.states.set('1', done('1'));
     await wait;
     expect(changes).toEqual(['PENDING', 'RUNNING', 'COMPLETED']);
+    w.close();
+  });
+
+  it('reports a queued job\'s new reason (Priority, Resources, QOSMaxJobsPerUserLimit) from the same one poll per cycle', async () => {
+    const s = new ScriptedScheduler();
+    const heard: string[] = [];
+    const w = new JobWatcher(s, { minIntervalMs: 1, maxIntervalMs: 2, onChange: (st) => heard.push(`${st.id} ${st.state} ${st.reason ?? ''}`.trim()) });
+    const pending = (id: string, reason: string): JobStatus => ({ id, state: 'PENDING', terminal: false, reason });
+    s.states.set('1', pending('1', 'Priority'));
+    s.states.set('2', pending('2', 'Priority'));
+    const waits = [w.wait('1'), w.wait('2')];
+    await vi.waitFor(() => expect(heard).toEqual(['1 PENDING Priority', '2 PENDING Priority']), { timeout: 30_000 });
+    s.states.set('1', pending('1', 'Resources'));
+    await vi.waitFor(() => expect(heard.at(-1)).toBe('1 PENDING Resources'), { timeout: 30_000 });
+    s.states.set('2', pending('2', 'QOSMaxJobsPerUserLimit'));
+    await vi.waitFor(() => expect(heard.at(-1)).toBe('2 PENDING QOSMaxJobsPerUserLimit'), { timeout: 30_000 });
+    s.states.set('1', done('1'));
+    s.states.set('2', done('2'));
+    await Promise.all(waits);
+    // Each reason heard once (the same answer again says nothing), and every poll asked about both jobs at once.
+    expect(heard).toEqual(['1 PENDING Priority', '2 PENDING Priority', '1 PENDING Resources', '2 PENDING QOSMaxJobsPerUserLimit', '1 COMPLETED', '2 COMPLETED']);
+    expect(s.polls.every((p) => p.length === 2)).toBe(true);
     w.close();
   });
 });

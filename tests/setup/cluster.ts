@@ -9,7 +9,7 @@ export const noSlurmReason = 'DISAGG_NO_SLURM=1: the local SLURM cluster is off'
 /** SLURM_CONF of the local cluster (from the global setup) and the PATH with its commands. */
 export function clusterEnv(): { SLURM_CONF: string; PATH: string } {
   const conf = inject('slurmConf') || process.env.SLURM_CONF;
-  if (!conf) throw new Error(`no local SLURM cluster: ${slurmDisabled ? noSlurmReason : 'the unit project\'s global setup did not run'}`);
+  if (!conf) throw new Error(`no local SLURM cluster: ${slurmDisabled ? noSlurmReason : 'the cluster project\'s global setup did not run (a test that needs the cluster belongs to the cluster project, not unit: vitest.config.ts)'}`);
   return { SLURM_CONF: conf, PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
 }
 

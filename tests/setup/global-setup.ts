@@ -1,4 +1,4 @@
-// Vitest globalSetup of the unit project. Before anything starts, it marks the run's processes
+// Vitest globalSetup of the cluster project. Before anything starts, it marks the run's processes
 // (leak-check.ts). It brings up the real local SLURM cluster (scripts/slurm-local.sh up) and hands
 // its SLURM_CONF to the tests. At the end it stops the cluster if it started it (not when it found
 // the cluster up, nor with DISAGG_KEEP_SLURM=1), then fails the run if any process the run started

@@ -1,4 +1,4 @@
-// The suite's process mark: the unit project's global setup adds an id of its own to
+// The suite's process mark: the cluster project's global setup adds an id of its own to
 // DISAGG_TEST_SUITE_IDS before anything starts, so every process the suite starts inherits it
 // (workers, ranks, stand-in servers, etcd, job processes: sbatch exports the environment; a
 // nested suite adds its own id and keeps ours). At the end, a process whose environment still

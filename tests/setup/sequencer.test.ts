@@ -1,9 +1,9 @@
-// The file order's input on a fresh clone (tests/setup/sequencer.ts): the committed duration tables.
+// The file order's input on a fresh clone (scripts/test-sequencer.ts): the committed duration tables.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tableDurations } from './sequencer.ts';
+import { tableDurations } from '../../scripts/test-sequencer.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'sequencer-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-// The unit project's global setup (tests/setup/global-setup.ts) at the end of a run, tested on
+// The cluster project's global setup (tests/setup/global-setup.ts) at the end of a run, tested on
 // child runs of a one-test Vitest config that uses it (tests/fixtures/setup/vitest.config.ts):
 // a cluster the run started is stopped, one it found up (or DISAGG_KEEP_SLURM=1) stays, and a
 // process a test leaves running fails the run, named, and is killed, as does a process of a

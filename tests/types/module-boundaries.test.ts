@@ -1,11 +1,14 @@
-// The layer boundaries, checked on the imports of every source file. The layers, what each may
+// The project's boundaries, checked on the imports of every source file. The layers, what each may
 // import and the few exceptions are the tables of docs/architecture.md, read from there (the README's
 // architecture section carries the same layer table): every file under framework/ and runners/ has a
 // layer, every relative import goes to its own layer or one its row names, a new folder has no layer
-// until a row names it. Beside the tables: no runner imports another runner, and a test type imports
-// only its own runners.
+// until a row names it. Beside the tables: no runner imports another runner, a test type imports
+// only its own runners, and product code (framework/, runners/, bin/, vitest.config.ts) imports
+// nothing from tests/ or bench/ and no path it computes. Imports are read with the TypeScript
+// compiler, in every form (see importSpecifiers); the last test shows each form caught.
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -66,21 +69,75 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Repo-relative targets of a file's relative imports (static, `export ... from`, dynamic), type-only marked. */
-function importsOf(file: string): Edge[] {
-  const text = readFileSync(path.join(root, file), 'utf8');
-  const found = [
-    ...text.matchAll(/\b(import|export)\s+(type\s+)?([\w*\s{},$]*?)\s*from\s*['"](\.[^'"]+)['"]/g),
-    ...text.matchAll(/\bimport\s*(?:\(\s*)?()()()['"](\.[^'"]+)['"]/g),
-  ];
-  return found.map((m) => {
-    const [, , typeWord, clause, spec] = m;
-    // `import type {...}`, or braces whose every name is `type X`
-    const braces = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
-    const typeOnly = Boolean(typeWord) || (braces !== undefined && names(braces).length > 0 && names(braces).every((n) => n.startsWith('type ')));
+/**
+ * Every import of a source text, read with the TypeScript compiler (never a regular expression):
+ * `import`/`export ... from` (type-only marked: `import type`, or braces whose every name is
+ * `type X`), side-effect imports, `import x = require()`, `import()`, `require()` and the
+ * functions `createRequire()` returns. A specifier the code computes (a template with
+ * substitutions, a variable) is returned with `computed` set: no one can check where it goes.
+ */
+function importSpecifiers(fileName: string, text: string): Array<{ spec: string; typeOnly: boolean; computed?: boolean }> {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: Array<{ spec: string; typeOnly: boolean; computed?: boolean }> = [];
+  const requires = new Set<string>(['require']);
+  const literal = (node: ts.Node | undefined) =>
+    node && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) ? node.text : undefined;
+  const fromArgument = (arg: ts.Expression | undefined) => {
+    const spec = literal(arg);
+    found.push(spec !== undefined ? { spec, typeOnly: false } : { spec: arg ? arg.getText(source) : '', typeOnly: false, computed: true });
+  };
+  const allTypes = (elements: ts.NodeArray<ts.ImportSpecifier | ts.ExportSpecifier> | undefined) =>
+    elements !== undefined && elements.length > 0 && elements.every((e) => e.isTypeOnly);
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      const bindings = clause?.namedBindings;
+      const typeOnly = Boolean(clause?.isTypeOnly) || (clause !== undefined && !clause.name && bindings !== undefined && ts.isNamedImports(bindings) && allTypes(bindings.elements));
+      found.push({ spec: literal(node.moduleSpecifier)!, typeOnly });
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
+      const typeOnly = node.isTypeOnly || (node.exportClause !== undefined && ts.isNamedExports(node.exportClause) && allTypes(node.exportClause.elements));
+      found.push({ spec: literal(node.moduleSpecifier)!, typeOnly });
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+      fromArgument(node.moduleReference.expression);
+    } else if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && ts.isCallExpression(node.initializer) && node.initializer.expression.getText(source) === 'createRequire') {
+      requires.add(node.name.text);
+    } else if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      if (callee.kind === ts.SyntaxKind.ImportKeyword) fromArgument(node.arguments[0]);
+      else if (ts.isIdentifier(callee) && requires.has(callee.text)) fromArgument(node.arguments[0]);
+      else if (ts.isCallExpression(callee) && callee.expression.getText(source) === 'createRequire') fromArgument(node.arguments[0]); // createRequire(url)('./x')
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** A computed specifier: where it goes cannot be checked. */
+const COMPUTED = '<computed>';
+/** The computed imports that must be: the file, and why. */
+const COMPUTED_ALLOWED: Record<string, string> = {
+  'bin/disagg-bench.js': 'loads the CLI bundle it has just built or found, a path known only at run time',
+};
+
+/** Repo-relative targets of a file's imports that name a file of this repository (relative specifiers). */
+function importsOf(file: string, text = readFileSync(path.join(root, file), 'utf8')): Edge[] {
+  return importSpecifiers(file, text).flatMap(({ spec, typeOnly, computed }) => {
+    if (computed) return [{ file, target: `${COMPUTED} ${spec}`, typeOnly }];
+    if (!spec.startsWith('.')) return []; // a package or node: module
     const target = path.relative(root, path.resolve(path.dirname(path.join(root, file)), spec)).split(path.sep).join('/');
-    return { file, target, typeOnly };
+    return [{ file, target, typeOnly }];
   });
+}
+
+/** What product code may never import: the project's own tests and benchmarks. */
+const NOT_PRODUCT = ['tests/', 'bench/'];
+
+/** Imports that break a rule beside the layer table: into tests/ or bench/, or computed. */
+function outsideProduct(e: Edge): string | undefined {
+  if (e.target.startsWith(COMPUTED)) return COMPUTED_ALLOWED[e.file] ? undefined : `${show(e)}: a computed import (write the path as a string literal)`;
+  const into = NOT_PRODUCT.find((p) => e.target.startsWith(p));
+  return into ? `${show(e)}: product code imports ${into}` : undefined;
 }
 
 /** The layer of a repo-relative file: the row naming the file itself, else the longest folder that holds it. */
@@ -96,9 +153,11 @@ function layerOf(file: string): Layer | undefined {
   return best?.layer;
 }
 
-const files = [...sourceFiles('framework'), ...sourceFiles('runners')];
-const edges = files.flatMap(importsOf);
 const show = (e: Pick<Edge, 'file' | 'target'>) => `${e.file} -> ${e.target}`;
+const files = [...sourceFiles('framework'), ...sourceFiles('runners')];
+const edges = files.flatMap((file) => importsOf(file));
+/** The product beside framework/ and runners/: the CLI's entry and the config users run Vitest with. */
+const productEntries = ['bin/disagg-bench.js', 'vitest.config.ts'];
 const isException = (e: Edge) => exceptions.some((x) => x.from === e.file && x.to === e.target);
 
 /** Whether an import breaks the layer table (the exceptions aside). */
@@ -212,5 +271,60 @@ describe('module boundaries: runners and test types', () => {
     expect(sourceFiles('runners/trtllm').filter((file) => !file.startsWith('runners/trtllm/serve-bench/'))).toEqual([]);
     const intoTypes = edges.filter(({ file, target }) => file.startsWith('runners/') && target.startsWith('framework/types/'));
     expect(intoTypes.map(show)).toEqual([]);
+  });
+});
+
+describe('module boundaries: the scheduler seam', () => {
+  /** The backends' own files: only the scheduler layer (and its registrations) may name them. */
+  const BACKEND = /^framework\/scheduler\/(slurm|local|replay)[^/]*\.ts$/;
+
+  it('above the scheduler layer, nothing imports a backend or compares a scheduler\'s name', () => {
+    const above = files.filter((f) => !f.startsWith('framework/scheduler/'));
+    expect(edges.some((e) => e.file.startsWith('framework/jobs/') && e.target === 'framework/scheduler/registry.ts')).toBe(true); // the walk sees the seam
+    const imports = edges.filter((e) => above.includes(e.file) && BACKEND.test(e.target) && !e.typeOnly);
+    expect(imports.map(show)).toEqual([]);
+    const named = above.flatMap((file) =>
+      readFileSync(path.join(root, file), 'utf8').split('\n').flatMap((line, i) =>
+        /(?<!typeof )\bscheduler(?:\.name|Kind\([^)]*\))?\s*[!=]==\s*['"]|\.scheduler\s*[!=]==\s*['"]/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
+    expect(named).toEqual([]);
+  });
+});
+
+describe('module boundaries: product code and every import form', () => {
+  it('product code imports nothing from tests/ or bench/, and no computed path', () => {
+    const product = [...edges, ...productEntries.flatMap((file) => importsOf(file))];
+    expect(product.some((e) => e.file === 'vitest.config.ts')).toBe(true); // the walk sees the config
+    expect(product.map(outsideProduct).filter(Boolean)).toEqual([]);
+  });
+
+  /** The violations one made-up file would have: layers, exceptions and the product rules. */
+  const violations = (file: string, text: string) =>
+    importsOf(file, text).flatMap((e) => [outsideProduct(e), breaksLayers(e) && !isException(e) ? `${show(e)}: breaks the layer table` : undefined].filter(Boolean));
+
+  it.each([
+    ['a multi-line import with comments inside', `import {
+      // the job's states
+      JobManager, /* and its type */ type SubmittedJob,
+    } from '../jobs/job-manager.ts';`, /framework\/jobs\/job-manager\.ts: breaks the layer table/],
+    ['an import of tests/', `import { RecordingScheduler } from '../../tests/fixtures/jobs/recording-scheduler.ts';`, /product code imports tests\//],
+    ['an import of bench/', `export { run } from '../../bench/orchestration.ts';`, /product code imports bench\//],
+    ['createRequire', `import { createRequire } from 'node:module';\nconst load = createRequire(import.meta.url);\nconst jobs = load('../jobs/ledger.ts');`, /framework\/jobs\/ledger\.ts: breaks the layer table/],
+    ['createRequire called at once', `import { createRequire } from 'node:module';\ncreateRequire(import.meta.url)('../../tests/setup/cluster.ts');`, /product code imports tests\//],
+    ['a template-string import()', 'const m = await import(`../jobs/session.ts`);', /framework\/jobs\/session\.ts: breaks the layer table/],
+    ['a computed import()', 'const name = "session";\nconst m = await import(`../jobs/${name}.ts`);', /a computed import/],
+    ['import x = require()', `import ledger = require('../jobs/ledger.ts');`, /breaks the layer table/],
+    ['a side-effect import', `import '../suite/global-setup.ts';`, /breaks the layer table/],
+  ])('catches %s', (_form, text, says) => {
+    const found = violations('framework/scheduler/made-up.ts', text);
+    expect(found.join('\n')).toMatch(says);
+  });
+
+  it('keeps a type-only import type-only, in every spelling', () => {
+    const typeOnly = (text: string) => importsOf('runners/nixl/made-up.ts', text).map((e) => e.typeOnly);
+    expect(typeOnly(`import type { Metric } from '../../framework/metrics/metric.ts';`)).toEqual([true]);
+    expect(typeOnly(`import { type Metric, type MetricUnit } from '../../framework/metrics/metric.ts';`)).toEqual([true]);
+    expect(typeOnly(`export type { Metric } from '../../framework/metrics/metric.ts';`)).toEqual([true]);
+    expect(typeOnly(`import { type Metric, metricKey } from '../../framework/metrics/metric.ts';`)).toEqual([false]);
+    expect(typeOnly(`import Default, { type Metric } from '../../framework/metrics/metric.ts';`)).toEqual([false]);
   });
 });

@@ -200,7 +200,7 @@ describe('job builder', () => {
     expect(seq.traffic_patterns.map((p) => p.matrix_file)).toEqual(['matrices/matrix_0.txt', 'matrices/matrix_1.txt', 'matrices/matrix_2.txt']);
     expect(seq.traffic_patterns[1]).toMatchObject({ xfer_op: 'READ', shards: 3, sleep_before_launch_sec: 1.2, sleep_after_launch_sec: 0.5, metadata: { isl: 2500 } });
     expect(job.read('matrices/matrix_2.txt')).toBe(readFileSync(path.join(examples, 'matrices/seq-alltoall.txt'), 'utf8'));
-    expect(job.script).toMatch(/ sequential-ct-perftest '.+\/sequential_ct_perftest\.yaml' --backend shm --json-output-path '.+\/sequential_ct_perftest\.json' --sleep-scale 0\.001 --isolation-iters 5 --warmup-iters 1 --workload-iters 2 --verify-buffers >"\$RANK_LOG"/);
+    expect(job.script).toMatch(/ sequential-ct-perftest '.+\/sequential_ct_perftest\.yaml' --backend shm --json-output-path '.+\/sequential_ct_perftest\.json' --sleep-scale 0\.001 --isolation-iters 5 --warmup-iters 1 --workload-iters 2 --verify-buffers --sleep-before-launch >"\$RANK_LOG"/);
   });
 
   test('matgen: the matrices are generated in the job, then the sequential test runs their metadata.yaml', async () => {

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
-  batchIsls, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, prefillSeconds, sampleIsls, writePatterns, type MatgenOptions,
+  batchIsls, checkMatgenOptions, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, prefillSeconds, sampleIsls, shortWorkerNotes, workersOf, writePatterns,
+  type MatgenOptions,
 } from '../../runners/xfer/matgen.ts';
 import { parseMatgenArgs } from '../../runners/xfer/benches/matgen-cli.ts';
 import { readMatrix } from '../../runners/xfer/matrix.ts';
@@ -193,5 +194,53 @@ describe("kvbench's refusals and its file format", () => {
     // exact bytes stay the default
     expect(parseMatgenArgs(base).cellFormat).toBe('exact');
     expect(parseMatgenArgs([...base, '--cell-format', 'upstream']).cellFormat).toBe('upstream');
+  });
+});
+
+describe("matgen takes what kvbench's matgen takes (inference_workload_matgen.py generate)", () => {
+  const base = ['--model', 'llama-405b', '--num-prefill-nodes', '1', '--num-decode-nodes', '1'];
+
+  it('ranks that are not a whole number of workers: a short last worker, each of its ranks sending a full worker\'s share', () => {
+    // ppn 6, tp 4 on both sides: prefill workers [0-3], [4, 5]; decode workers [6-9], [10, 11] (kvbench's ranks[i : i + 4])
+    const { options } = parseMatgenArgs([...base, '--ppn', '6', '--prefill-tp', '4', '--decode-tp', '4', '--num-user-requests', '2']);
+    expect(workersOf(options)).toEqual({ prefill: [[0, 1, 2, 3], [4, 5]], decode: [[6, 7, 8, 9], [10, 11]] });
+    const [full, short] = generatePatterns(options, [2000, 2000]);
+    const share = (2000 * kvBytesPerToken(MODEL_PRESETS['llama-405b'])) / 4; // kvbench's kv / tp / pp / cp / peers, peers = 4 / 4 = 1
+    expect(full.transfers).toEqual([[0, 6], [1, 7], [2, 8], [3, 9]]);
+    expect(short.transfers).toEqual([[4, 10], [5, 11]]);
+    for (const [from, to] of short.transfers) expect(short.matrix[from][to]).toBe(share);
+    expect(shortWorkerNotes(options)).toEqual([
+      'the last prefill worker has 2 of 4 ranks: as kvbench, each of its ranks sends kv / 4, so its batches move 2/4 of their KV cache',
+      "the last decode worker has 2 of 4 ranks (kvbench's chunking)",
+    ]);
+  });
+
+  it('refuses, saying why, the short workers kvbench fails on with a Python error', () => {
+    // prefill [0], [1], [2] (tp 1) each send to 2 decode ranks; decode [3, 4], [5]: the short one cannot take them
+    const { options } = parseMatgenArgs([...base, '--ppn', '3', '--prefill-tp', '1', '--decode-tp', '2', '--pair-workers', 'round-robin']);
+    expect(() => checkMatgenOptions(options)).toThrow(/decode worker 1 has 1 rank\(s\), fewer than the 2 that prefill worker 0's 1 rank\(s\) send to \(2 each; kvbench fails there with a StopIteration\)/);
+    const rails = parseMatgenArgs([...base, '--ppn', '10', '--prefill-tp', '4', '--decode-tp', '8', '--rail-optimized', '--pair-workers', 'round-robin']).options;
+    expect(() => checkMatgenOptions(rails)).toThrow(/--rail-optimized reorders each decode worker's 8 ranks, and the last decode worker has 2 \(kvbench fails there with an IndexError\)/);
+  });
+
+  it('--num-user-requests 0: no patterns, and metadata.yaml with an empty list, as PyYAML writes it', () => {
+    const { options } = parseMatgenArgs([...base, '--num-user-requests', '0']);
+    expect(options.numUserRequests).toBe(0);
+    const patterns = generatePatterns(options);
+    expect(patterns).toEqual([]);
+    for (const format of ['exact', 'upstream'] as const) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'matgen-empty-'));
+      expect(readFileSync(writePatterns(dir, patterns, {}, format), 'utf8'), format).toBe('traffic_patterns: []\n');
+    }
+    expect(() => parseMatgenArgs([...base, '--num-user-requests', '-1'])).toThrow(/--num-user-requests takes a whole number >= 0/);
+  });
+
+  it('--min-isl above --max-isl: every ISL is --max-isl, as kvbench clips; --max-batch-mem 0: one request per batch', () => {
+    const clipped = parseMatgenArgs([...base, '--min-isl', '500', '--max-isl', '100', '--num-user-requests', '20']).options;
+    expect(sampleIsls(clipped)).toEqual(new Array(20).fill(100));
+    const zero = parseMatgenArgs([...base, '--max-batch-mem', '0', '--batch-size', '4', '--num-user-requests', '6']).options;
+    expect(zero.maxBatchMemBytes).toBe(0);
+    expect(batchIsls([10, 20, 30], zero.batchSize, zero.maxBatchMemBytes, 1)).toEqual([[10], [20], [30]]);
+    expect(generatePatterns(zero)).toHaveLength(6);
   });
 });

@@ -25,7 +25,7 @@ export function historySettings(): Settings {
 }
 
 export function onStore<T>(settings: Settings, fn: (store: HistoryStore) => Promise<T>, options?: OpenOptions): Promise<T> {
-  return withHistory(settings.history.target, fn, options);
+  return withHistory(settings.history.target, fn, { lockWaitSec: settings.history.gate.lockWaitSec, ...options });
 }
 
 /** '5' or '5%' -> 5; an error naming the option otherwise. */

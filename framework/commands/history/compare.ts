@@ -15,7 +15,8 @@ export const usage = `usage: disagg-bench history compare <run A> <run B> [-o co
   compare_kv_perf_runs.py does: concurrency_<N>/result.json of the -cpp and -python test folders,
   its six metrics, its groups and headers (--label0/--label1 default run0/run1).
   --run0/--run1 (upstream's flags) are accepted for the two runs.
-  -o, --output  CSV file (default kv_perf_comparison.csv, as upstream)`;
+  -o, --output  CSV file (upstream writes kv_perf_comparison.csv into the current folder; here the
+                CSV goes to standard output unless this names a file)`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(
@@ -30,10 +31,11 @@ export async function run(argv: string[]): Promise<number> {
   if (refs.every((r) => isSlurmLogsFolder(r!))) {
     const labels: [string, string] = [values.label0 ?? 'run0', values.label1 ?? 'run1'];
     const result = compareSlurmLogs(refs[0]!, refs[1]!, labels, (line) => console.error(line));
-    const output = values.output ?? 'kv_perf_comparison.csv';
-    console.log(`Run0 (${labels[0]}): ${result.counts[0]} entries\nRun1 (${labels[1]}): ${result.counts[1]} entries\nTotal unique (config, concurrency) pairs: ${result.rows.length}`);
-    await writeFile(output, comparisonCsv(result, true));
-    console.log(`\nWritten ${result.rows.length} rows to ${output}`);
+    const say = values.output ? console.log : console.error;
+    say(`Run0 (${labels[0]}): ${result.counts[0]} entries\nRun1 (${labels[1]}): ${result.counts[1]} entries\nTotal unique (config, concurrency) pairs: ${result.rows.length}`);
+    if (!values.output) return process.stdout.write(comparisonCsv(result, true)), 0;
+    await writeFile(values.output, comparisonCsv(result, true));
+    console.log(`\nWritten ${result.rows.length} rows to ${values.output}`);
     return 0;
   }
   const settings = historySettings();
@@ -49,8 +51,13 @@ export async function run(argv: string[]): Promise<number> {
     : await compare(async () => {
         throw new UsageError('unreachable');
       });
-  const output = values.output ?? 'kv_perf_comparison.csv';
-  await writeFile(output, comparisonCsv(comparison));
-  console.log(`Run A (${a.name}): ${a.records.length} test(s)\nRun B (${b.name}): ${b.records.length} test(s)\nWritten ${comparison.rows.length} rows to ${output}`);
+  const summary = `Run A (${a.name}): ${a.records.length} test(s)\nRun B (${b.name}): ${b.records.length} test(s)`;
+  if (!values.output) {
+    console.error(summary);
+    process.stdout.write(comparisonCsv(comparison));
+    return 0;
+  }
+  await writeFile(values.output, comparisonCsv(comparison));
+  console.log(`${summary}\nWritten ${comparison.rows.length} rows to ${values.output}`);
   return 0;
 }

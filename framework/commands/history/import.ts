@@ -1,30 +1,41 @@
-// `disagg-bench history import <results.json|perf_script_test_results.csv>...`
+// `disagg-bench history import [<results.json|folder|perf_script_test_results.csv|history.jsonl>...]`
 import { configIdentities } from '../../history/config-identity.ts';
 import { readImportFile, type ImportedFile } from '../../history/import.ts';
+import { clearPending, pendingFileOf, readPending } from '../../history/pending.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
-export const usage = `usage: disagg-bench history import <results.json|folder|perf_script_test_results.csv>... [--kind post-merge|pre-merge] [--label L] [--gpu-type T]
-  Appends every record to the history (DISAGG_HISTORY), each with its own dates. Records written by
-  a run of this version keep their run; others get a stable id (importing twice adds nothing), the
-  kind and label given, and the identity of their config under WORK_DIR when it is there.
+export const usage = `usage: disagg-bench history import [<results.json|folder|perf_script_test_results.csv|history.jsonl>...] [--kind post-merge|pre-merge|local] [--label L] [--gpu-type T]
+  Appends every record to the history (DISAGG_HISTORY), each with its own dates, and first the
+  records a run kept aside because the store was busy or down (the pending file beside it).
+  Records written by a run of this version, and \`history export --format history\` files (any
+  store's: this is how a history moves between DuckDB and PostgreSQL), keep their run; others get
+  a stable id (importing twice adds nothing), the kind and label given, and the identity of their
+  config under WORK_DIR when it is there.
   CSV rows may be named as upstream's (test_benchmark[<id>]_con:<N>) or as this project's (<id>_con:<N>).
-  --kind      run kind of records without one (default post-merge: they feed baselines)
+  --kind      run kind of records without one (default DISAGG_RUN_KIND, else local: only post-merge records feed baselines)
   --label     DISAGG_RUN_LABEL of records without one
   --gpu-type  GPU type of CSV rows (the file has none)`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, { kind: { type: 'string' }, label: { type: 'string' }, 'gpu-type': { type: 'string' } }, usage);
   if (values.help) return console.log(usage), 0;
-  if (positionals.length === 0) throw new UsageError(`name at least one file to import\n${usage}`);
-  if (values.kind !== undefined && !(RUN_KINDS as readonly string[]).includes(values.kind)) throw new UsageError(`--kind ${JSON.stringify(values.kind)}: expected post-merge or pre-merge`);
+  if (values.kind !== undefined && !(RUN_KINDS as readonly string[]).includes(values.kind)) throw new UsageError(`--kind ${JSON.stringify(values.kind)}: expected ${RUN_KINDS.join(', ')}`);
   const settings = historySettings();
-  const identityOf = configIdentities(settings.workDir, settings.history.thresholdPercent);
+  const pendingFile = pendingFileOf(settings.history.target, settings.outputPath);
+  const pending = readPending(pendingFile);
+  if (positionals.length === 0 && pending.length === 0) throw new UsageError(`name at least one file to import (no records are pending in ${pendingFile ?? 'the store'})\n${usage}`);
+  let identities: ReturnType<typeof configIdentities> | undefined;
+  // Loading the configs costs a second: only records without a run context need them.
+  const identityOf = (testId: string) => (identities ??= configIdentities(settings.workDir, settings.history.thresholdPercent))(testId);
   const files: ImportedFile[] = [];
   for (const file of positionals) {
-    files.push(await readImportFile(file, { kind: (values.kind as RunKind | undefined) ?? 'post-merge', label: values.label, gpuType: values['gpu-type'], identityOf }));
+    files.push(await readImportFile(file, { kind: (values.kind as RunKind | undefined) ?? settings.history.runKind, label: values.label, gpuType: values['gpu-type'], identityOf }));
   }
-  const result = await onStore(settings, (store) => store.append(files.flatMap((f) => f.entries)).then((r) => ({ ...r, store: store.description })), { create: true });
+  const entries = [...pending, ...files.flatMap((f) => f.entries)];
+  const result = await onStore(settings, (store) => store.append(entries).then((r) => ({ ...r, store: store.description })), { create: true, lockWaitSec: settings.history.gate.lockWaitSec });
+  clearPending(pendingFile);
+  if (pending.length) console.log(`${pendingFile}: ${pending.length} pending record(s)`);
   for (const f of files) {
     console.log(`${f.file}: ${f.entries.length} record(s)`);
     if (f.withoutConfig.length) console.log(`  no config under ${settings.workDir} for ${f.withoutConfig.join(', ')}: imported without a config identity (they match runs of the same id, GPU type and labels only if those runs' configs add no identity)`);

@@ -1,47 +1,74 @@
-// `disagg-bench history regressions [results.json] [--run ID|LABEL]`
-import { checkRun } from '../../history/check-run.ts';
+// `disagg-bench history regressions [results.json] [--run ID|LABEL] [--json]`
+import { checkRun, ruleOf } from '../../history/check-run.ts';
 import { describeFinding } from '../../history/regression.ts';
 import { resolveRun } from '../../history/run-ref.ts';
+import { gatedMetrics } from '../../history/gate-metrics.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
+import type { TestRecord } from '../../results/json.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
-export const usage = `usage: disagg-bench history regressions [results.json|folder] [--run ID|LABEL|latest] [--kind post-merge|pre-merge] [--all]
+export const usage = `usage: disagg-bench history regressions [results.json|folder] [--run ID|LABEL|latest] [--kind post-merge|pre-merge|local] [--all] [--json]
   Checks one run against baselines computed from the history before it, as upstream does
-  (90 days of valid post-merge values, per-day mean, 3-day rolling mean, P95 / P5; thresholds from
-  the configs, DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge and 10 % pre-merge).
+  (90 days of valid post-merge values of the run's branch, or of DISAGG_BASELINE_BRANCH for a
+  pre-merge or local run; per-day mean, 3-day rolling mean, P95 / P5; thresholds from the configs,
+  DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge and 10 % otherwise). Only gating metrics can
+  regress (each test type's headline metrics, as the run recorded them; DISAGG_GATE_METRICS for
+  records that carry none), and only beyond the threshold and DISAGG_GATE_NOISE_K (3) robust
+  standard deviations of the series, after DISAGG_GATE_MIN_DAYS (3) days of history.
   The run: the latest run of the results file given, else --run, else the latest run in the history.
   Exit 1 when any metric regressed, listing each; 0 otherwise.
   --kind  judge as this kind of run (default: the run's own kind)
-  --all   also list the metrics that did not regress`;
+  --all   also list the metrics that did not regress
+  --json  the findings as one JSON document`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, { run: { type: 'string' }, kind: { type: 'string' }, all: { type: 'boolean' } }, usage);
+  const { values, positionals } = parseOptions(argv, { run: { type: 'string' }, kind: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, usage);
   if (values.help) return console.log(usage), 0;
   if (positionals.length > 1 || (positionals.length && values.run)) throw new UsageError(`name one run: a results file or --run\n${usage}`);
-  if (values.kind !== undefined && !(RUN_KINDS as readonly string[]).includes(values.kind)) throw new UsageError(`--kind ${JSON.stringify(values.kind)}: expected post-merge or pre-merge`);
+  if (values.kind !== undefined && !(RUN_KINDS as readonly string[]).includes(values.kind)) throw new UsageError(`--kind ${JSON.stringify(values.kind)}: expected ${RUN_KINDS.join(', ')}`);
   const settings = historySettings();
+  const gate = settings.history.gate;
   return onStore(settings, async (store) => {
     const target = await resolveRun(positionals[0] ?? values.run ?? 'latest', async () => store);
+    const older = target.records.some((r) => !r.run || !r.run.gate);
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
       storedRunId: target.storedRunId,
       globalThresholdPercent: settings.history.thresholdPercent,
+      rule: ruleOf(gate),
+      baselineBranch: gate.baselineBranch,
+      fallbackGate: older ? await fallbackGate(gate.metrics) : undefined,
       // Only records of an older version (no run context) need their configs: loading the test types costs a second.
       identityOf: target.records.some((r) => !r.run)
         ? (await import('../../history/config-identity.ts')).configIdentities(settings.workDir, settings.history.thresholdPercent)
         : undefined,
     });
-    let compared = 0;
-    let regressions = 0;
-    for (const check of checks) {
-      compared += check.findings.length;
-      for (const f of check.findings) {
-        if (f.regression) regressions++;
-        if (f.regression || values.all) console.log(`${f.regression ? 'REGRESSION' : 'ok'}  ${describeFinding(check.testId, f)}`);
-      }
-    }
+    const findings = checks.flatMap((c) => c.findings.map((f) => ({ testId: c.testId, ...f })));
+    const regressions = findings.filter((f) => f.regression).length;
     const unchecked = checks.filter((c) => c.findings.length === 0).length;
-    console.log(`run ${target.name}: ${target.records.length} test(s), ${compared} metric(s) compared with their baselines in ${store.description}, ${regressions} regression(s)${unchecked ? `; ${unchecked} test(s) without earlier post-merge history` : ''}`);
+    if (values.json) {
+      console.log(JSON.stringify({ run: target.name, store: store.description, tests: target.records.length, compared: findings.length, regressions, unchecked, findings }, null, 2));
+      return regressions > 0 ? 1 : 0;
+    }
+    for (const f of findings) {
+      if (f.regression || values.all) console.log(`${f.regression ? 'REGRESSION' : 'ok'}  ${describeFinding(f.testId, f)}`);
+    }
+    const shown = findings.filter((f) => f.gated === false).length;
+    console.log(
+      `run ${target.name}: ${target.records.length} test(s), ${findings.length} metric(s) compared with their baselines in ${store.description} (${findings.length - shown} gating), ${regressions} regression(s)${unchecked ? `; ${unchecked} test(s) without earlier post-merge history` : ''}`,
+    );
     return regressions > 0 ? 1 : 0;
   });
+}
+
+/** For records written before the gate was kept: DISAGG_GATE_METRICS, with each type's headline metrics. */
+async function fallbackGate(setting: string[]): Promise<(record: TestRecord) => string[]> {
+  const needsTypes = setting.includes('headline');
+  const registry = needsTypes ? await import('../../types/registry.ts') : undefined;
+  const { headlineMetrics } = await import('../../metrics/headline.ts');
+  return (record) => {
+    const type = registry?.testType(record.type);
+    const headline = type ? headlineMetrics(type, {}, record.category, record.metrics).map((m) => m.name) : [];
+    return gatedMetrics(record.metrics, headline, setting);
+  };
 }

@@ -1,23 +1,29 @@
-// `disagg-bench history show <test id> [--metric M]`
+// `disagg-bench history show <test id> [--metric M] [--json]`
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
-export const usage = `usage: disagg-bench history show <test id> [--metric NAME]
-  Prints the test's values over time, one block per metric and label set: time (UTC), run kind,
-  run (label), value; '*' marks values that feed no baseline (pre-merge, or a test that failed its own checks).`;
+export const usage = `usage: disagg-bench history show <test id> [--metric NAME] [--json]
+  Prints the test's values over time, one block per GPU type, metric and label set: time (UTC),
+  run kind, branch, run (label), value; '*' marks values that feed no baseline (pre-merge or local,
+  or a test that failed its own checks). --json: the values as one JSON array.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseOptions(argv, { metric: { type: 'string' } }, usage);
+  const { values, positionals } = parseOptions(argv, { metric: { type: 'string' }, json: { type: 'boolean' } }, usage);
   if (values.help) return console.log(usage), 0;
   if (positionals.length !== 1) throw new UsageError(`name one test id\n${usage}`);
   const settings = historySettings();
   const points = await onStore(settings, (store) => store.points({ testIds: positionals, metric: values.metric }));
+  if (values.json) {
+    console.log(JSON.stringify(points, null, 2));
+    return points.length ? 0 : 1;
+  }
   if (points.length === 0) {
     console.log(`no values of ${positionals[0]}${values.metric ? ` ${values.metric}` : ''} in the history`);
     return 1;
   }
+  // One block per GPU type too: two GPUs' values are two series, never one line.
   const blocks = new Map<string, typeof points>();
   for (const p of points) {
-    const key = `${p.metric} ${Object.entries(p.labels).map(([k, v]) => `${k}=${v}`).join(' ')}`.trim();
+    const key = `${p.metric} ${Object.entries(p.labels).map(([k, v]) => `${k}=${v}`).join(' ')}`.trim() + ` on ${p.gpuType ?? 'no GPU type'}`;
     if (!blocks.has(key)) blocks.set(key, []);
     blocks.get(key)!.push(p);
   }
@@ -25,7 +31,7 @@ export async function run(argv: string[]): Promise<number> {
     console.log(`${positionals[0]} ${key} (${series[0].unit || 'no unit'}${series[0].higherIsBetter === undefined ? '' : series[0].higherIsBetter ? ', higher is better' : ', lower is better'})`);
     for (const p of series) {
       const when = new Date(p.tsMs).toISOString().slice(0, 19).replace('T', ' ');
-      console.log(`  ${when}  ${p.runKind.padEnd(10)}  ${(p.runLabel ? `${p.runLabel} (${p.runId})` : p.runId).padEnd(40)}  ${p.value}${p.postMerge && p.valid ? '' : ' *'}`);
+      console.log(`  ${when}  ${p.runKind.padEnd(10)}  ${(p.branch ?? '-').padEnd(12)}  ${(p.runLabel ? `${p.runLabel} (${p.runId})` : p.runId).padEnd(40)}  ${p.value}${p.postMerge && p.valid ? '' : ' *'}`);
     }
   }
   return 0;

@@ -6,7 +6,7 @@
 //     --prefill-tp 4 --decode-tp 8 --num-user-requests 20 --results-dir out/llama
 import path from 'node:path';
 import {
-  cellFormats, computeModels, defaultResultsDir, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, workerPairings, writePatterns,
+  cellFormats, computeModels, defaultResultsDir, generatePatterns, kvBytesPerToken, MATGEN_DEFAULTS, MODEL_PRESETS, shortWorkerNotes, workerPairings, writePatterns,
   type CellFormat, type GeneratedPattern, type MatgenOptions, type ModelShape,
 } from '../matgen.ts';
 import { totalBytes } from '../matrix.ts';
@@ -71,7 +71,8 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
   };
   const options: MatgenOptions = {
     ...MATGEN_DEFAULTS,
-    numUserRequests: n('num-user-requests', MATGEN_DEFAULTS.numUserRequests),
+    // 0 as kvbench takes it: no batches, a metadata.yaml with no patterns
+    numUserRequests: n('num-user-requests', MATGEN_DEFAULTS.numUserRequests, 0),
     batchSize: n('batch-size', MATGEN_DEFAULTS.batchSize),
     prefillNodes: required('num-prefill-nodes'),
     decodeNodes: required('num-decode-nodes'),
@@ -82,14 +83,14 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
     islScale: islScale(values['isl-scale'] as string | undefined),
     islMin: n('min-isl', MATGEN_DEFAULTS.islMin),
     islMax: n('max-isl', MATGEN_DEFAULTS.islMax),
-    maxBatchMemBytes: n('max-batch-mem', MATGEN_DEFAULTS.maxBatchMemBytes, 1, false),
+    // any number, as kvbench's click float: at 0 (or below) every request closes its batch
+    maxBatchMemBytes: n('max-batch-mem', MATGEN_DEFAULTS.maxBatchMemBytes, -Infinity, false),
     ranksPerNode: n('ppn', MATGEN_DEFAULTS.ranksPerNode),
     railOptimized: values['rail-optimized'] === true,
     computeModel: values['compute-model'] === undefined ? MATGEN_DEFAULTS.computeModel : choiceOption('compute-model', values['compute-model'], computeModels),
     seed: n('seed', MATGEN_DEFAULTS.seed, 0),
     pairWorkers: values['pair-workers'] === undefined ? MATGEN_DEFAULTS.pairWorkers : choiceOption('pair-workers', values['pair-workers'], workerPairings),
   };
-  if (options.islMin > options.islMax) fail(`--min-isl (${options.islMin}) must not exceed --max-isl (${options.islMax})`);
   const resultsDir = values['results-dir'] ?? defaultResultsDir(options);
   const patternFields: Record<string, string | number> = {};
   if (values['mem-type'] !== undefined) patternFields.mem_type = choiceOption('mem-type', values['mem-type'], memTypes);
@@ -97,6 +98,14 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
   if (values.shards !== undefined) patternFields.shards = n('shards', 1);
   const cellFormat = values['cell-format'] === undefined ? 'exact' : choiceOption('cell-format', values['cell-format'], cellFormats);
   return { options, resultsDir, patternFields, cellFormat };
+}
+
+/** What kvbench does with these inputs without saying so: said here, the run unchanged. */
+function inputNotes(o: MatgenOptions): string[] {
+  const notes = shortWorkerNotes(o);
+  if (o.islMin > o.islMax) notes.push(`--min-isl ${o.islMin} is above --max-isl ${o.islMax}: as kvbench clips (min(max(min_isl, isl), max_isl)), every ISL is ${o.islMax}`);
+  if (o.numUserRequests === 0) notes.push('--num-user-requests 0: no batches, so metadata.yaml lists no traffic patterns (as kvbench writes it)');
+  return notes;
 }
 
 /** The ISLs' normal scale: numpy's normal() refuses a negative one ("scale < 0"), so is it refused here. */
@@ -131,6 +140,7 @@ export async function matgenMain(argv: string[]): Promise<number> {
     throw new BenchOptionError((err as Error).message.replace(/^matgen: /, '')); // the CLI names the command already
   }
   const metadata = writePatterns(resultsDir, patterns, patternFields, cellFormat);
+  for (const note of inputNotes(options)) process.stdout.write(`matgen: note: ${note}\n`);
   const last = patterns[patterns.length - 1];
   const open = last && last.requests.length < options.batchSize && last.isl * kvBytesPerToken(options.model) <= options.maxBatchMemBytes;
   if (open) process.stdout.write(`matgen: the last batch is incomplete, with size ${last.requests.length}\n`);

@@ -56,6 +56,18 @@ describe('disagg-bench ep', { concurrent: true }, () => {
     }
   });
 
+  it("the control-plane test's command line as its argparse takes it: abbreviated options (--te, --rou, --war, --num-t, --hid, --exp)", async () => {
+    const r = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--te', 'connect', '--rou', '2', '--war', '0', '--num-t', '16', '--hid', '256', '--exp', '8']);
+    expect(r.exitCode, r.out).toBe(0);
+    const { metrics, problems } = extractNixlEpMetrics(r.out);
+    expect(problems).toEqual([]);
+    expect(metrics.filter((m) => m.name === 'CP_AVG_MS').map((m) => [m.labels.operation, m.labels.experts_per_rank])).toEqual([['connect', 8]]);
+    const refused = await runBench(['ep', '--ranks', '2', '--backend', 'shm', '--test', 'reconnect']);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.out).toContain("argument --test: invalid choice: 'reconnect' (choose from 'init', 'connect', 'disconnect', 'destroy', 'cycle')");
+    expect(refused.out).not.toContain('[rank');
+  });
+
   it('the control-plane cycle without --experts-per-rank runs the test\'s 8 and 32; the data plane its 8', async () => {
     const r = await runBench(['ep', '--ranks', '2', '--mode', 'e2e', '--control-plane', ...small]);
     expect(r.exitCode, r.out).toBe(0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { maxOf } from '../../../runners/common/stats.ts';
-import { parseEpArgs } from '../../../runners/xfer/benches/ep/ep-options.ts';
+import { expandEpAbbreviations, parseEpArgs } from '../../../runners/xfer/benches/ep/ep-options.ts';
 import {
   combineMessageBytes,
   combineRequests,
@@ -170,5 +170,30 @@ describe("the EP tests' argparse choices", () => {
     expect(() => parseEpArgs(['--test', 'Connect'])).toThrow(/argument --test: invalid choice: 'Connect'/);
     expect(parseEpArgs(['--nvlink-backend', 'none']).backend).toBe('ucx');
     expect(parseEpArgs(['--nvlink-backend', 'ipc', '--backend', 'shm']).backend).toBe('shm');
+  });
+});
+
+describe("the EP tests' argparse: choices and allow_abbrev (test_control_plane.py, test_data_plane.py)", () => {
+  it("--test takes the control-plane test's choices only: reconnect runs in the cycle, --test reconnect is refused in argparse's words", () => {
+    expect(() => parseEpArgs(['--test', 'reconnect'])).toThrow("argument --test: invalid choice: 'reconnect' (choose from 'init', 'connect', 'disconnect', 'destroy', 'cycle')");
+    expect(parseEpArgs(['--test', 'cycle'])).toMatchObject({ controlPlane: true, test: undefined });
+    expect(operationsToRun(parseEpArgs(['--test', 'cycle']).test)).toContain('reconnect');
+  });
+
+  it('takes a prefix of an option that no other option shares, = or not, as argparse does; the exact name wins', () => {
+    expect(expandEpAbbreviations(['--rou', '3', '--nvlink', 'ipc', '--exp=8,32', '--war', '1'])).toEqual(['--rounds', '3', '--nvlink-backend', 'ipc', '--experts-per-rank=8,32', '--warmup', '1']);
+    expect(parseEpArgs(expandEpAbbreviations(['--control-plane', '--rou', '3', '--nvlink', 'ipc']))).toMatchObject({ rounds: 3, backend: 'cuda' });
+    // the launcher's and node flags too; --rank is exact (not --ranks), --ran is the tests' --rank
+    expect(expandEpAbbreviations(['--num-p', '4', '--rank', '1', '--ran', '0', '--master-a', 'h'])).toEqual(['--num-processes', '4', '--rank', '1', '--rank', '0', '--master-addr', 'h']);
+    // --te: the test's --test, though this command's test hooks share the prefix
+    expect(expandEpAbbreviations(['--te', 'connect'])).toEqual(['--test', 'connect']);
+    // values and words after -- are left alone; an unknown word is left for the reader to refuse
+    expect(expandEpAbbreviations(['--mode', 'e2e', '--', '--rou'])).toEqual(['--mode', 'e2e', '--', '--rou']);
+    expect(expandEpAbbreviations(['--bogus'])).toEqual(['--bogus']);
+  });
+
+  it("refuses a prefix several options share, naming them, in argparse's words", () => {
+    expect(() => expandEpAbbreviations(['--to', '5'])).toThrow('ambiguous option: --to could match --tokens, --topk');
+    expect(() => expandEpAbbreviations(['--t=5'])).toThrow(/^ambiguous option: --t could match --test, --tokens, --topk, --timeout/);
   });
 });

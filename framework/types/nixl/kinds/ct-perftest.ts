@@ -79,7 +79,7 @@ export const ctPerftestKind: NixlKind = {
       logFile: 'ct_perftest.log',
       artefacts: {
         'ct_perftest.yaml': stringify(seedConfig),
-        'ct_matrix.txt': matrixText(ctx.configDir, s.traffic_pattern.matrix_file),
+        'ct_matrix.txt': matrixText(ctx.configDir, s.traffic_pattern.matrix_file, nixlConfig(ctx.config).benchmark.ranks, [SECTION, 'traffic_pattern', 'matrix_file']),
         'matrix_sources.txt': matrixSources(ctx.configDir, [['ct_matrix.txt', s.traffic_pattern.matrix_file]]),
       },
     };

@@ -24,7 +24,7 @@ import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { distinct, firstPresent, named } from '../../../metrics/headline-picks.ts';
 import { minOf } from '../../../../runners/common/stats.ts';
-import { CONTROL_PLANE_DEFAULT_EXPERTS, controlOperations, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
+import { CONTROL_PLANE_DEFAULT_EXPERTS, controlPlaneTests, epInitiators, epModes } from '../../../../runners/xfer/benches/ep/ep-options.ts';
 import { epLayouts } from '../../../../runners/xfer/benches/ep/ep-routing.ts';
 import { checkBackendMemory, memorySchema, sectionSchema, int } from './kind-values.ts';
 import { rankArgv, type FlagCommand } from '../job/rank-command.ts';
@@ -98,7 +98,7 @@ export const epKind: NixlKind = {
   sectionSchema: sectionSchema({
     modes: { type: 'array', items: { enum: [...epModes] }, uniqueItems: true },
     control_plane: { type: 'boolean' },
-    control_plane_test: { enum: [...controlOperations] },
+    control_plane_test: { enum: controlPlaneTests.filter((t) => t !== 'cycle') }, // the test's --test choices: reconnect runs in the cycle only
     tokens: int(1),
     hidden: int(128),
     experts_per_rank: { oneOf: [int(1), { type: 'array', items: int(1), minItems: 1 }] },

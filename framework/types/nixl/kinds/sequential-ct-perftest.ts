@@ -53,7 +53,7 @@ export const sequentialCtPerftestKind: NixlKind = {
     const artefacts: Record<string, string> = {};
     const patterns = s.traffic_patterns.map((p, i) => {
       const copy = `matrices/matrix_${i}.txt`;
-      artefacts[copy] = matrixText(ctx.configDir, p.matrix_file);
+      artefacts[copy] = matrixText(ctx.configDir, p.matrix_file, nixlConfig(ctx.config).benchmark.ranks, [SECTION, 'traffic_patterns', i, 'matrix_file']);
       return { ...p, matrix_file: copy };
     });
     artefacts['sequential_ct_perftest.yaml'] = stringify({ traffic_patterns: patterns });

@@ -5,10 +5,11 @@ import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { named } from '../../../metrics/headline-picks.ts';
-import { MatrixError, readMatrix } from '../../../../runners/xfer/matrix.ts';
+import { MatrixError, parseMatrixText, readMatrix } from '../../../../runners/xfer/matrix.ts';
 import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
-import { READ_LIMITS, readTextFileSync } from '../../../../runners/common/read-file.ts';
+import { FileReadError, READ_LIMITS, readTextFileSync } from '../../../../runners/common/read-file.ts';
+import { ConfigError, formatKeyPath } from '../../../config/issue.ts';
 import type { FlagCommand } from '../job/rank-command.ts';
 import { int } from './kind-values.ts';
 
@@ -131,9 +132,36 @@ export function checkMemType(backend: string, memType: string | undefined, at: K
   return [{ path: at, message: `${memType === undefined ? 'the default mem_type cuda' : `mem_type ${memType}`} is ${memory === 'gpu' ? 'GPU' : 'host'} memory, but backend ${backend} moves ${wanted === 'gpu' ? 'GPU' : 'host'} memory: set mem_type to ${fix}` }];
 }
 
-/** A matrix file's text, read for the job's artefacts (found as checkMatrixFile found it). */
-export function matrixText(configDir: string, file: string): string {
-  return readTextFileSync(resolveMatrixFile(configDir, file).file, READ_LIMITS.matrix);
+/**
+ * A matrix file's text for the job's artefacts, checked again as it is read: the file may have
+ * changed since the config was validated, and what runs must be what was checked. A file that no
+ * longer passes fails the test before anything is submitted, with the rule it breaks now.
+ */
+export function matrixText(configDir: string, file: string, ranks: number, at: KeyPath): string {
+  const fail = (reason: string): never => {
+    throw new ConfigError([{ file, path: formatKeyPath(at), message: `the matrix file changed since the config was validated and no longer passes: ${reason}; not run` }]);
+  };
+  let resolved: string;
+  try {
+    resolved = resolveMatrixFile(configDir, file).file;
+  } catch (err) {
+    if (err instanceof MatrixFileNotFound) return fail(err.message);
+    throw err;
+  }
+  let text: string;
+  try {
+    text = readTextFileSync(resolved, READ_LIMITS.matrix);
+  } catch (err) {
+    if (err instanceof FileReadError) return fail(`${resolved} ${err.reason}`);
+    throw err;
+  }
+  try {
+    parseMatrixText(text, resolved, ranks);
+  } catch (err) {
+    if (err instanceof MatrixError) return fail(err.message);
+    throw err;
+  }
+  return text;
 }
 
 /** matrix_sources.txt, a job artefact: which file each copy in the log folder was read from, and why there. */

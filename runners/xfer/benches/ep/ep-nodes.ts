@@ -27,7 +27,7 @@ export interface EpNodeFlags {
   ranksAreTasks?: boolean;
 }
 
-const NODE_FLAGS = ['--num-processes', '--world-size', '--rank', '--master-addr', '--master-port'];
+export const NODE_FLAGS = ['--num-processes', '--world-size', '--rank', '--master-addr', '--master-port'];
 
 type Env = Record<string, string | undefined>;
 

@@ -1,5 +1,7 @@
 // `disagg-bench ep` options: the NIXL EP perf tests' names and defaults, on the engine.
-import { readArgs } from '../../../common/args/read-args.ts';
+import { readArgs, type OptionSpec } from '../../../common/args/read-args.ts';
+import { argparseAbbreviations } from '../../../common/args/argparse.ts';
+import { NODE_FLAGS } from './ep-nodes.ts';
 import { backendNames, type BackendName } from '../../backends/types.ts';
 import type { MemoryKind } from '../../memory.ts';
 import { epLayouts, type EpLayoutKind } from './ep-routing.ts';
@@ -12,6 +14,17 @@ export const epInitiators = ['gpu', 'host'] as const;
 export type EpInitiator = (typeof epInitiators)[number];
 export const controlOperations = ['init', 'connect', 'disconnect', 'reconnect', 'destroy'] as const;
 export type ControlOperation = (typeof controlOperations)[number];
+/** The control-plane test's --test choices (test_control_plane.py): reconnect runs in the cycle only. */
+export const controlPlaneTests = ['init', 'connect', 'disconnect', 'destroy', 'cycle'] as const;
+
+/**
+ * The options of the NIXL EP perf tests themselves (test_data_plane.py, test_control_plane.py, with
+ * the older names use-tcp-store and skip-nic-discovery): an abbreviation means what it means there.
+ */
+export const EP_UPSTREAM_OPTIONS = [
+  'num-processes', 'mode', 'tokens', 'num-tokens', 'hidden', 'experts-per-rank', 'topk', 'nvlink-backend', 'warmup', 'iters', 'rounds', 'test',
+  'timeout', 'discover-nics', 'use-etcd', 'use-tcp-store', 'skip-nic-discovery', 'world-size', 'rank', 'master-addr',
+] as const;
 
 export interface EpOptions {
   /** Data-plane modes, run in order; empty when only the control plane runs. */
@@ -63,36 +76,47 @@ function argparseChoice<T extends string>(name: string, raw: string, choices: re
   return found;
 }
 
+/** Every option `disagg-bench ep` reads (the launcher's --ranks and node flags are taken before, ep-nodes.ts). */
+export const EP_OPTION_SPEC = {
+  mode: { type: 'string' },
+  'control-plane': { type: 'boolean', default: false },
+  test: { type: 'string' },
+  tokens: { type: 'string' },
+  hidden: { type: 'string', default: '4096' },
+  'experts-per-rank': { type: 'string' },
+  topk: { type: 'string', default: '2' },
+  warmup: { type: 'string' },
+  iters: { type: 'string' },
+  rounds: { type: 'string' },
+  'num-tokens': { type: 'string' },
+  timeout: { type: 'string' },
+  seed: { type: 'string', default: '1' },
+  layout: { type: 'string', default: 'packed' },
+  backend: { type: 'string' },
+  'nvlink-backend': { type: 'string' },
+  memory: { type: 'string' },
+  'initiated-by': { type: 'string' },
+  // the Python tests' metadata exchange and NIC choice (older and current names)
+  'use-tcp-store': { type: 'boolean' },
+  'skip-nic-discovery': { type: 'boolean' },
+  'use-etcd': { type: 'boolean' },
+  'discover-nics': { type: 'boolean' },
+  'test-corrupt-rank': { type: 'string' },
+  'test-silent-rank': { type: 'string' },
+} as const satisfies OptionSpec;
+
+/**
+ * The command line with argparse's abbreviations written out (the tests keep allow_abbrev on):
+ * every long option of the command, the launcher's and node flags included; a prefix means what
+ * it means to the tests (EP_UPSTREAM_OPTIONS) where this command's own options would make it ambiguous.
+ */
+export function expandEpAbbreviations(argv: readonly string[]): string[] {
+  const names = [...Object.keys(EP_OPTION_SPEC), ...NODE_FLAGS.map((f) => f.slice(2)), 'ranks'];
+  return argparseAbbreviations(argv, names, EP_UPSTREAM_OPTIONS);
+}
+
 export function parseEpArgs(argv: string[]): EpOptions {
-  const { values: v } = readArgs(argv, {
-    options: {
-      mode: { type: 'string' },
-      'control-plane': { type: 'boolean', default: false },
-      test: { type: 'string' },
-      tokens: { type: 'string' },
-      hidden: { type: 'string', default: '4096' },
-      'experts-per-rank': { type: 'string' },
-      topk: { type: 'string', default: '2' },
-      warmup: { type: 'string' },
-      iters: { type: 'string' },
-      rounds: { type: 'string' },
-      'num-tokens': { type: 'string' },
-      timeout: { type: 'string' },
-      seed: { type: 'string', default: '1' },
-      layout: { type: 'string', default: 'packed' },
-      backend: { type: 'string' },
-      'nvlink-backend': { type: 'string' },
-      memory: { type: 'string' },
-      'initiated-by': { type: 'string' },
-      // the Python tests' metadata exchange and NIC choice (older and current names)
-      'use-tcp-store': { type: 'boolean' },
-      'skip-nic-discovery': { type: 'boolean' },
-      'use-etcd': { type: 'boolean' },
-      'discover-nics': { type: 'boolean' },
-      'test-corrupt-rank': { type: 'string' },
-      'test-silent-rank': { type: 'string' },
-    },
-  });
+  const { values: v } = readArgs(argv, { options: EP_OPTION_SPEC });
   if (v['use-etcd']) {
     throw new BenchOptionError("--use-etcd: the engine's ranks exchange their metadata through its own TCP store, there is no etcd path to choose; leave it out");
   }
@@ -126,11 +150,11 @@ export function parseEpArgs(argv: string[]): EpOptions {
   // With the control plane alone, --iters is its measured rounds (the newer control test's name for --rounds).
   const cpOnly = modes.length === 0;
   const rounds = v.rounds !== undefined ? intOption('rounds', v.rounds) : cpOnly && v.iters !== undefined ? intOption('iters', v.iters) : 1;
-  const test = v.test === undefined || v.test === 'cycle' ? undefined : argparseChoice('test', v.test, [...controlOperations, 'cycle'] as const);
+  const test = v.test === undefined ? undefined : argparseChoice('test', v.test, controlPlaneTests);
   return {
     modes,
     controlPlane,
-    test: test as ControlOperation | undefined,
+    test: test === 'cycle' ? undefined : test,
     cpWarmup: v.warmup === undefined ? 0 : intOption('warmup', v.warmup, 0),
     rounds,
     timeoutS: v.timeout === undefined ? undefined : numberOption('timeout', v.timeout, 1),

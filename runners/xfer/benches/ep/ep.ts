@@ -8,12 +8,12 @@ import { runAsRanks, takeRanksOption } from '../common/rank-launch.ts';
 import { takeUcxFlags, ucxFlagsUsage } from '../common/ucx-flags.ts';
 import { runControlPlane } from './ep-control-plane.ts';
 import { runDataPlane } from './ep-data-plane.ts';
-import { parseEpArgs, type EpOptions } from './ep-options.ts';
+import { expandEpAbbreviations, parseEpArgs, type EpOptions } from './ep-options.ts';
 import { epNodeWorld, type EpNodeWorld } from './ep-nodes.ts';
 
 export const usage = `usage: disagg-bench ep [--ranks N | --num-processes P [--world-size NODES --rank NODE --master-addr A --master-port P]] [options]
   --mode dispatch|combine|e2e (or a list: dispatch,combine,e2e; default e2e unless --control-plane)
-  --control-plane  [--test init|connect|disconnect|reconnect|destroy|cycle] [--warmup 0 --rounds 1] (rounds of the control plane)
+  --control-plane  [--test init|connect|disconnect|destroy|cycle] [--warmup 0 --rounds 1] (rounds of the control plane; reconnect is in the cycle)
   --tokens 512 --hidden 4096 --experts-per-rank N[,N...] (default: data plane 8, control plane 8,32, the tests' defaults)
   --topk 2 --warmup 10 --iters 100 --seed 1  --num-tokens N (the control-plane test's name for --tokens)
   --timeout 300 (seconds every wait of the rendezvous store may take)
@@ -27,10 +27,12 @@ export const usage = `usage: disagg-bench ep [--ranks N | --num-processes P [--w
   ${ucxFlagsUsage}
 Bytes per (token, selected expert), self included: dispatch hidden + hidden/128*4 + 16, combine hidden*2.
 BW = bytes / 1e9 / mean time, latency = mean time (first sample dropped), avg/min/max across ranks.
-Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 8).`;
+Ranks: srun/torchrun/mpirun tasks, else --ranks N started here (default 8).
+An option may be shortened to a prefix no other option shares (--rou 3, --nvlink ipc), as the tests' argparse takes it.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const args = takeUcxFlags(argv); // ucx flags: into the ranks' environment (the ranks' command line has none)
+  // ucx flags: into the ranks' environment (the ranks' command line has none)
+  const args = expandEpAbbreviations(takeUcxFlags(argv));
   const { node, rest, ranksAreTasks } = epNodeWorld(args);
   if (ranksAreTasks) return runEpRank(parseEpArgs(rest));
   if (node) {

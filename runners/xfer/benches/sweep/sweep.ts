@@ -88,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
 
 export async function runSweepRank(o: SweepOptions, info: RankInfo = rankFromEnv()): Promise<number> {
   const me = info.rank;
-  const warnings = [...adjustIterations(o), ...sweepNotes(o)];
+  const warnings = [...sweepNotes(o), ...adjustIterations(o)]; // nixlbench prints its flag notes (rounding, reregister) before the iteration warnings
   o.backend = chooseSweepBackend(o, defaultVramProbe());
   const flags = o.nixlbench;
   const roles = flags.mode === 'MG' ? mgRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev) : sweepRoles(info.worldSize, o.scheme, o.numInitiatorDev, o.numTargetDev);

@@ -1,0 +1,80 @@
+// Hostile config files within the size bound: each shape of bench/hostile-shapes.ts, filled to
+// MAX_CONFIG_BYTES, loaded and validated as the run does it (bench/lib/validate-one.ts, a process
+// of its own per file). Goal: every one validated or refused in at most 5 CPU seconds and 300 MB of
+// peak memory (the process's, Node's own ~85 MB included). CPU seconds, not wall: on the shared
+// 2-core machine the wall time is mostly other work's (the load is in the JSON line and the table).
+// The baseline in the same run: the first disagg example config, loaded the same way. A file four
+// times the bound is refused unread.
+//   node --import tsx bench/hostile-input.ts [--runs 1]
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import fg from 'fast-glob';
+import { packageRoot } from '../framework/settings.ts';
+import { MAX_CONFIG_BYTES } from '../framework/config/load.ts';
+import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { timedCommand } from './lib/timed-command.ts';
+import { shapes } from './hostile-shapes.ts';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' } } });
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number >= 1, got ${values.runs}`);
+
+interface Load {
+  wallS: number;
+  cpuS: number;
+  peakMiB: number;
+  issues: number;
+  first?: string;
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'bench-hostile-'));
+
+/** The file loaded `runs` times, each in a fresh process; the run of least CPU time. */
+async function load(name: string, text: string): Promise<Load & { bytes: number }> {
+  const file = path.join(dir, `${name.replace(/[^a-z0-9]+/gi, '_')}.yaml`);
+  writeFileSync(file, text);
+  let best: Load | undefined;
+  for (let i = 0; i < runs; i++) {
+    const run = await timedCommand('node', ['--import', 'tsx', path.join(packageRoot, 'bench/lib/validate-one.ts'), file], { cwd: packageRoot, timeoutMs: 600_000 });
+    const last = run.output.trim().split('\n').pop() ?? '';
+    if (run.exitCode !== 0 || !last.startsWith('{')) throw new Error(`${name}: the loader exited ${run.exitCode}:\n${run.output.slice(-2000)}`);
+    const result = JSON.parse(last) as Load;
+    if (!best || result.cpuS < best.cpuS) best = result;
+  }
+  return { ...best!, bytes: Buffer.byteLength(text) };
+}
+
+async function main(): Promise<void> {
+  try {
+    const example = fg.sync('test_configs/disagg/perf/*.yaml', { cwd: packageRoot }).sort()[0];
+    const baseline = await load('baseline', readFileSync(path.join(packageRoot, example), 'utf8'));
+    const rows: Array<Array<string | number>> = [[`baseline: ${path.basename(example)}`, baseline.bytes, baseline.cpuS.toFixed(2), baseline.wallS.toFixed(2), baseline.peakMiB.toFixed(0), `${baseline.issues} issues`]];
+    const figures: Record<string, Load & { bytes: number }> = {};
+    for (const [name, make] of Object.entries(shapes)) {
+      const r = await load(name, make(MAX_CONFIG_BYTES));
+      figures[name] = r;
+      rows.push([name, r.bytes, r.cpuS.toFixed(2), r.wallS.toFixed(2), r.peakMiB.toFixed(0), (r.first ?? 'valid').slice(0, 90)]);
+    }
+    const over = await load('four times the bound', `a: "${'x'.repeat(4 * MAX_CONFIG_BYTES)}"\n`);
+    if (!/more than the .* a config may be/.test(over.first ?? '')) throw new Error(`a file of ${over.bytes} bytes was not refused unread: ${over.first}`);
+    rows.push(['four times the bound (refused unread)', over.bytes, over.cpuS.toFixed(2), over.wallS.toFixed(2), over.peakMiB.toFixed(0), (over.first ?? '').slice(0, 90)]);
+    printTable(`Hostile configs at the ${MAX_CONFIG_BYTES / 1024} KiB bound, loaded and validated (fastest of ${runs}; load average ${os.loadavg()[0].toFixed(1)} at the end)`, ['shape', 'bytes', 'CPU s', 'wall s', 'peak MiB', 'first issue'], rows);
+    const all = Object.values(figures);
+    const worstCpu = Math.max(...all.map((r) => r.cpuS));
+    const worstPeak = Math.max(...all.map((r) => r.peakMiB));
+    console.log(`\nworst CPU ${worstCpu.toFixed(2)} s (${(worstCpu / baseline.cpuS).toFixed(1)} x the example config's ${baseline.cpuS.toFixed(2)} s); worst peak ${worstPeak.toFixed(0)} MiB (the example's ${baseline.peakMiB.toFixed(0)} MiB)`);
+    const goals: Goal[] = [
+      { what: 'worst shape at the bound, CPU seconds to validate or refuse', value: Number(worstCpu.toFixed(2)), limit: 5, atMost: true, unit: ' s' },
+      { what: 'worst shape at the bound, peak memory', value: Math.round(worstPeak), limit: 300, atMost: true, unit: ' MiB' },
+    ];
+    const met = printGoals(goals);
+    appendResult('hostile-input', { boundBytes: MAX_CONFIG_BYTES, baseline, shapes: figures, overBound: over }, goals);
+    process.exitCode = met ? 0 : 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
