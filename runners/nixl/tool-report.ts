@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fillPlaceholders, taskLog, taskStatus, type ToolSpec } from './tool-spec.ts';
 import { ETCD_FILES, endpointOf } from './etcd.ts';
+import { ASIO_ENDPOINT_FILE } from './asio-turn.ts';
 import { READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 
 export const TEST_REPORT = 'test-report.txt';
@@ -26,18 +27,30 @@ export function writeToolReport(spec: ToolSpec): string {
   } else {
     lines.push('etcd: none');
   }
-  const order = spec.ordering.kind === 'registration' ? 'each after the ones before it registered (registration order = the tool\'s rank)' : `${spec.ordering.seconds} s apart`;
+  const order =
+    spec.ordering.kind === 'registration'
+      ? 'each after the ones before it registered (registration order = the tool\'s rank)'
+      : spec.ordering.kind === 'listen'
+        ? `the others once the first listened on its ASIO port (${asioEndpointOf(spec.logDir) ?? 'never published'})`
+        : `${spec.ordering.seconds} s apart`;
+  const published = spec.ordering.kind === 'listen' ? asioEndpointOf(spec.logDir) : undefined;
+  const asio = published ? { address: published.slice(0, published.lastIndexOf(':')), port: Number(published.slice(published.lastIndexOf(':') + 1)) } : undefined;
   lines.push(`start order: tasks ${spec.startOrder.join(', ')}, ${order}`);
   spec.commands.forEach((command, task) => {
     const status = read(path.join(spec.logDir, taskStatus(spec, task)))?.trim();
     lines.push(`task ${task}: ${status === undefined ? 'did not finish (no status)' : `exit code ${status}`}; output ${taskLog(spec, task)}`);
-    lines.push(`  ${command.map((word) => fillPlaceholders(word, { etcd: endpoint, task })).join(' ')}`);
+    lines.push(`  ${command.map((word) => fillPlaceholders(word, { etcd: endpoint, task, asio })).join(' ')}`);
   });
   const artefacts = fs.existsSync(spec.logDir) ? fs.readdirSync(spec.logDir).filter((f) => /^(fi_info|gpu-info|efa-devices)-.+\.txt$/.test(f)).sort() : [];
   lines.push(`node artefacts: ${artefacts.length ? artefacts.join(', ') : 'none'}`);
   const file = path.join(spec.logDir, TEST_REPORT);
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
+}
+
+/** The ASIO listener's `address:port`, as the first task published it. */
+function asioEndpointOf(logDir: string): string | undefined {
+  return read(path.join(logDir, ASIO_ENDPOINT_FILE))?.trim();
 }
 
 function read(file: string): string | undefined {

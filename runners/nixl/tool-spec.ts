@@ -20,7 +20,10 @@ export interface ToolEtcd {
 
 export interface ToolSpec {
   tool: ToolName;
-  /** One command per task (SLURM_PROCID); `{etcd}` becomes the etcd endpoint, `{task}` the task index. */
+  /**
+   * One command per task (SLURM_PROCID); `{etcd}` becomes the etcd endpoint, `{task}` the task
+   * index, `{asio_address}` / `{asio_port}` the ASIO runtime's listener (`listen` ordering).
+   */
   commands: string[][];
   /** Environment of every task; values take the same placeholders. */
   env: Record<string, string>;
@@ -31,9 +34,11 @@ export interface ToolSpec {
   startOrder: number[];
   /**
    * How a task waits for those before it: `registration` until that many have registered with
-   * nixlbench's etcd runtime (its rank is its arrival order), `delay` a fixed time per position.
+   * nixlbench's etcd runtime (its rank is its arrival order), `delay` a fixed time per position,
+   * `listen` until the first task's tool listens on the port it picked (nixlbench's ASIO runtime:
+   * runners/nixl/asio-turn.ts).
    */
-  ordering: { kind: 'registration'; sizeKey: string; timeoutS: number } | { kind: 'delay'; seconds: number };
+  ordering: { kind: 'registration'; sizeKey: string; timeoutS: number } | { kind: 'delay'; seconds: number } | { kind: 'listen'; timeoutS: number };
   /** Where the tool's per-task output, status files and node artefacts go. */
   logDir: string;
   /** Flags whose spelling depends on the installed version: chosen from its --help, appended to each command. */
@@ -48,9 +53,13 @@ export function readToolSpec(file: string): ToolSpec {
   }
 }
 
-/** Replaces `{etcd}` and `{task}` in a word. */
-export function fillPlaceholders(word: string, values: { etcd?: string; task: number }): string {
-  return word.replace(/\{etcd\}/g, values.etcd ?? '').replace(/\{task\}/g, String(values.task));
+/** Replaces `{etcd}`, `{task}`, `{asio_address}` and `{asio_port}` in a word. */
+export function fillPlaceholders(word: string, values: { etcd?: string; task: number; asio?: { address: string; port: number } }): string {
+  return word
+    .replace(/\{etcd\}/g, values.etcd ?? '')
+    .replace(/\{task\}/g, String(values.task))
+    .replace(/\{asio_address\}/g, values.asio?.address ?? '')
+    .replace(/\{asio_port\}/g, values.asio ? String(values.asio.port) : '');
 }
 
 /** Per-task output and exit-status files. */

@@ -12,6 +12,7 @@ import { collectNodeArtefacts } from './node-artefacts.ts';
 import { pickFlagWords, runHelp } from './flag-probe.ts';
 import { fillPlaceholders, readToolSpec, taskLog, taskStatus, type ToolSpec } from './tool-spec.ts';
 import { DisaggBenchError } from '../common/errors.ts';
+import { announceWhenListening, awaitAsioEndpoint, pickAsioEndpoint, type AsioEndpoint } from './asio-turn.ts';
 
 type Env = NodeJS.ProcessEnv;
 
@@ -49,8 +50,8 @@ export async function runToolTask(specFile: string, env: Env = process.env): Pro
   }
   if (localId === 0) await collectNodeArtefacts(spec.logDir, node);
   const endpoint = spec.etcd ? (spec.etcd.mode === 'private' ? endpointOf(spec.etcd.dir!) : spec.etcd.endpoints) : undefined;
-  await waitForTurn(spec, task, endpoint);
-  const fill = (word: string) => fillPlaceholders(word, { etcd: endpoint, task });
+  const asio = await waitForTurn(spec, task, endpoint, env);
+  const fill = (word: string) => fillPlaceholders(word, { etcd: endpoint, task, asio });
   const [command, ...args] = spec.commands[task].map(fill);
   const childEnv: Env = { ...env, ...(spec.torchEnv ? torchEnvOf(env, task, world, localId) : {}) };
   for (const [name, value] of Object.entries(spec.env)) childEnv[name] = fill(value);
@@ -68,26 +69,40 @@ export async function runToolTask(specFile: string, env: Env = process.env): Pro
     }
   }
   console.log(`nixl-tool: task ${task} on ${node}: ${[command, ...args].join(' ')}`);
-  const code = await runTee(command, args, childEnv, path.join(spec.logDir, taskLog(spec, task)));
+  let running = true;
+  const done = runTee(command, args, childEnv, path.join(spec.logDir, taskLog(spec, task))).finally(() => (running = false));
+  if (asio && spec.ordering.kind === 'listen' && spec.startOrder[0] === task) {
+    const announced = await announceWhenListening(spec.logDir, asio, () => running, spec.ordering.timeoutS);
+    console.log(`nixl-tool: task ${task}: ${announced ? `listening on ${asio.address}:${asio.port} (the ASIO runtime's rank 0)` : `never listened on ${asio.address}:${asio.port}`}`);
+  }
+  const code = await done;
   fs.writeFileSync(path.join(spec.logDir, taskStatus(spec, task)), `${code}\n`);
   return code;
 }
 
-/** Waits until the tasks before this one in the start order have started (registered). */
-async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | undefined): Promise<void> {
+/**
+ * Waits until the tasks before this one in the start order have started (registered, or listen
+ * on the ASIO port: then the listener's endpoint, which the first task picks).
+ */
+async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | undefined, env: Env): Promise<AsioEndpoint | undefined> {
   const position = spec.startOrder.indexOf(task);
-  if (position <= 0) return;
   const { ordering } = spec;
+  if (ordering.kind === 'listen') {
+    if (position === 0) return pickAsioEndpoint(new Set(slurmStepNodes(env)).size || 1);
+    console.log(`nixl-tool: task ${task} starts once task ${spec.startOrder[0]} listens on its ASIO port`);
+    return awaitAsioEndpoint(spec.logDir, task, spec.startOrder[0], ordering.timeoutS);
+  }
+  if (position <= 0) return undefined;
   if (ordering.kind === 'delay') {
     await sleep(position * ordering.seconds * 1000);
-    return;
+    return undefined;
   }
   if (!endpoint) throw new DisaggBenchError('registration order needs the job\'s etcd');
   console.log(`nixl-tool: task ${task} starts after ${position} registration(s) under ${ordering.sizeKey} (the tool ranks processes by arrival)`);
   const deadline = Date.now() + ordering.timeoutS * 1000;
   for (;;) {
     const value = (await etcdctl(endpoint, ['get', ordering.sizeKey, '--print-value-only'])).trim();
-    if (Number(value || 0) >= position) return;
+    if (Number(value || 0) >= position) return undefined;
     if (Date.now() > deadline) {
       throw new DisaggBenchError(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered within ${ordering.timeoutS} s (did they fail? see their logs)`);
     }

@@ -3,6 +3,10 @@
 //             --initiator_seg_type VRAM ... (every option of `options:` as --name=value)
 // Its etcd runtime ranks processes by arrival (rank < num_initiator_dev: initiator; rank 0 prints
 // the table), so tasks start in `start_order`, each once the ones before it have registered.
+// `runtime: ASIO` runs its other runtime instead (two processes, no etcd):
+//   nixlbench --runtime_type ASIO --asio_address <listener> --asio_port <picked> --backend UCX ...
+// where the first task of `start_order` binds the port (rank 0) and the other connects once it
+// listens (runners/nixl/asio-turn.ts).
 import { parseSize } from '../../common/size.ts';
 import type { ToolSpec } from '../tool-spec.ts';
 import { ascending, etcdOf, gflagsWords, safeTag, toolPath, type EtcdSetting, type ToolJob } from './tool-job.ts';
@@ -11,6 +15,8 @@ export interface NixlbenchSection {
   /** The binary (default `nixlbench` on PATH). */
   path?: string;
   etcd?: EtcdSetting;
+  /** nixlbench's --runtime_type: ETCD (default: the job's etcd) or ASIO (2 processes, a TCP socket). */
+  runtime?: 'ETCD' | 'ASIO';
   /** Task indices in registration order = nixlbench ranks (default 0, 1, ...). */
   start_order?: number[];
   /** How long a task waits for those before it to register (default 120 s). */
@@ -23,7 +29,7 @@ export interface NixlbenchSection {
 /** Flags that take bytes: a config may write them with binary units. */
 const SIZE_FLAGS = ['total_buffer_size', 'start_block_size', 'max_block_size'];
 /** Set by the adapter; a config cannot. */
-export const NIXLBENCH_RESERVED = ['etcd_endpoints', 'runtime_type'];
+export const NIXLBENCH_RESERVED = ['etcd_endpoints', 'runtime_type', 'asio_address', 'asio_port'];
 
 export function nixlbenchSpec(section: NixlbenchSection, job: ToolJob, defaultBackend: string): ToolSpec {
   const options = { ...(section.options ?? {}) };
@@ -33,14 +39,18 @@ export function nixlbenchSpec(section: NixlbenchSection, job: ToolJob, defaultBa
   const backend = String(options.backend ?? defaultBackend.toUpperCase());
   delete options.backend;
   const prefix = `xferbench/${group}/`;
-  const command = [toolPath(job.configDir, section.path ?? 'nixlbench'), '--etcd_endpoints', '{etcd}', '--benchmark_group', group, '--backend', backend, ...gflagsWords(options)];
+  const binary = toolPath(job.configDir, section.path ?? 'nixlbench');
+  const timeoutS = section.registration_timeout_s ?? 120;
+  const common = { tool: 'nixlbench' as const, env: section.env ?? {}, startOrder: section.start_order ?? ascending(job.ranks), logDir: job.logDir };
+  if (section.runtime === 'ASIO') {
+    const command = [binary, '--runtime_type', 'ASIO', '--asio_address', '{asio_address}', '--asio_port', '{asio_port}', '--backend', backend, ...gflagsWords(options)];
+    return { ...common, commands: ascending(job.ranks).map(() => command), ordering: { kind: 'listen', timeoutS } };
+  }
+  const command = [binary, '--etcd_endpoints', '{etcd}', '--benchmark_group', group, '--backend', backend, ...gflagsWords(options)];
   return {
-    tool: 'nixlbench',
+    ...common,
     commands: ascending(job.ranks).map(() => command),
-    env: section.env ?? {},
     etcd: etcdOf(section.etcd, 'private', job, prefix),
-    startOrder: section.start_order ?? ascending(job.ranks),
-    ordering: { kind: 'registration', sizeKey: `${prefix}size`, timeoutS: section.registration_timeout_s ?? 120 },
-    logDir: job.logDir,
+    ordering: { kind: 'registration', sizeKey: `${prefix}size`, timeoutS },
   };
 }

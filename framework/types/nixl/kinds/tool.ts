@@ -66,6 +66,7 @@ const nixlbench: ToolAdapter<NixlbenchSection & { expect?: Record<string, number
   schema: object({
     path: str,
     etcd,
+    runtime: { enum: ['ETCD', 'ASIO'] },
     start_order: { type: 'array', items: int(0), uniqueItems: true },
     registration_timeout_s: secondsSchema(),
     options: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
@@ -79,7 +80,11 @@ const nixlbench: ToolAdapter<NixlbenchSection & { expect?: Record<string, number
   rules(s, ranks, _nodes, configDir) {
     const out = checkRelativePath(configDir, s.path, ['nixlbench', 'path']);
     const options = s.options ?? {};
-    for (const key of NIXLBENCH_RESERVED) if (key in options) out.push({ path: ['nixlbench', 'options', key], message: `${key} is set by the adapter (the job's etcd)` });
+    for (const key of NIXLBENCH_RESERVED) if (key in options) out.push({ path: ['nixlbench', 'options', key], message: `${key} is set by the adapter (the job's etcd, or its ASIO listener with runtime: ASIO)` });
+    if (s.runtime === 'ASIO') {
+      if (ranks !== 2) out.push({ path: ['benchmark', 'ranks'], message: `nixlbench's ASIO runtime joins exactly 2 processes, not ${ranks}` });
+      if (s.etcd !== undefined) out.push({ path: ['nixlbench', 'etcd'], message: 'runtime: ASIO uses no etcd: remove etcd (or use runtime: ETCD)' });
+    }
     const processes = Number(options.num_initiator_dev ?? 1) + Number(options.num_target_dev ?? 1);
     if (String(options.mode ?? 'SG').toUpperCase() === 'SG' && processes !== ranks) {
       out.push({ path: ['benchmark', 'ranks'], message: `nixlbench in SG mode runs num_initiator_dev + num_target_dev = ${processes} processes, not ${ranks}` });

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# NIXL and nixlbench on the GPU machine (the `device` tool: Ubuntu 24.04, CUDA, no Node, no
+# gflags, UCX libraries without headers or CUDA transports), beside the engine. Here first:
+#   bash bench/nixl/gpu-run.sh prepare     # .nixl-src/ (pinned sources), .nixl-gpu/ (Node, bundles)
+# then on the GPU machine, from the repository root, carrying .nixl-gpu, node_modules/koffi and
+# node_modules/@koromix/koffi-linux-x64 (.nixl-src is untracked and travels with the tree):
+#   bash bench/nixl/gpu-run.sh build       # scripts/build-nixl.sh into /tmp/nixl (UCX with CUDA)
+#   bash bench/nixl/gpu-run.sh host|vram   # side-by-side.ts on host memory (ucx) / VRAM (engine cuda)
+# Logs and figures go to $OUT (build-logs.tgz, <part>.tgz with the side-by-side logs and jsonl).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+D=.nixl-gpu
+export NIXL_SOURCES=$PWD/.nixl-src NIXL_PREFIX=${NIXL_PREFIX:-/tmp/nixl}
+OUT=${OUT:-/tmp/nixl-out}
+mkdir -p "$OUT"
+
+prepare() {
+  bash scripts/build-nixl.sh --pack .nixl-src
+  mkdir -p $D
+  bundle() {
+    npx --no-install esbuild "$1" --bundle --platform=node --format=esm --target=node20 --external:koffi \
+      --outfile="$D/$2" --log-level=warning \
+      --banner:js="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
+  }
+  bundle bench/nixl/side-by-side.ts side-by-side.mjs
+  bundle runners/xfer/launch.ts launch.mjs
+  bundle bench/gpu/commands.ts commands.mjs
+  [[ -s $D/node.xz ]] || xz -T2 -6 -c "$(command -v node)" >"$D/node.xz"
+  du -sh .nixl-src $D
+}
+
+node_up() {
+  [[ -x /tmp/node ]] || { xz -dc $D/node.xz >/tmp/node && chmod +x /tmp/node; }
+  export PATH=/tmp:$PATH
+}
+
+build() {
+  NIXL_BUILD_NICE=0 bash scripts/build-nixl.sh 2>&1 | tee "$OUT/build.log"
+  local rc=${PIPESTATUS[0]}
+  tar -C "$NIXL_PREFIX" -czf "$OUT/build-logs.tgz" logs
+  "$NIXL_PREFIX/ucx/bin/ucx_info" -v -d 2>&1 | grep -E 'Version|Transport:|Device:' | sort -u | head -40 >"$OUT/ucx-info.txt"
+  return "$rc"
+}
+
+# One side-by-side run; $1 = label, the rest its arguments.
+compare() {
+  local label=$1; shift
+  node_up
+  nvidia-smi -L
+  # The engine's ucx backend loads the same UCX as nixlbench (the one built with CUDA).
+  LD_LIBRARY_PATH=$NIXL_PREFIX/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+    node $D/side-by-side.mjs --nixlbench "$NIXL_PREFIX/bin/nixlbench" --label "$label" \
+    --engine "node $D/launch.mjs --ranks 2 $D/commands.mjs sweep" "$@" 2>&1 | tee "$OUT/$label.txt"
+  tar -czf "$OUT/$label.tgz" "results/nixl-side-by-side-$label" results/nixl-side-by-side.jsonl
+}
+
+case "${1:-}" in
+  prepare) prepare ;;
+  build) build ;;
+  host) compare "gpu-machine-host-$(date -u +%F)" --seg DRAM --engine-backend ucx "${@:2}" ;;
+  vram) compare "gpu-machine-vram-$(date -u +%F)" --seg VRAM --engine-backend cuda "${@:2}" ;;
+  *) echo "usage: bench/nixl/gpu-run.sh prepare|build|host|vram [side-by-side arguments]" >&2; exit 2 ;;
+esac
