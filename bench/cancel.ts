@@ -22,6 +22,7 @@ import { readLedger } from '../framework/jobs/ledger.ts';
 import { startHealthStandIn } from './lib/health-standin.ts';
 import { sleepJobConfig, writeSleepConfigs } from './lib/sleep-jobs.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { maxOf } from '../runners/common/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -203,7 +204,7 @@ async function main(): Promise<void> {
     rows.set(key, [...(rows.get(key) ?? []), t]);
   }
   printTable(`cancel: ${scheduler} scheduler, ${repeat} repetition(s) per point`, ['point', 'ok', 'worst gone (s)', 'jobs left'], [...rows].map(([key, ts]) => [
-    key, `${ts.filter((t) => t.ok).length}/${ts.length}`, Math.max(...ts.map((t) => t.goneAfterS ?? Infinity)).toFixed(1), ts.reduce((n, t) => n + t.jobsLeft.length, 0),
+    key, `${ts.filter((t) => t.ok).length}/${ts.length}`, maxOf(ts.map((t) => t.goneAfterS ?? Infinity)).toFixed(1), ts.reduce((n, t) => n + t.jobsLeft.length, 0),
   ]));
   const goals: Goal[] = [{ what: 'trials where the run was gone, no job left and the not-run named, within 10 s (fraction)', value: trials.filter((t) => t.ok).length / trials.length, limit: 1, atMost: false }];
   printGoals(goals);

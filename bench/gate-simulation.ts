@@ -23,6 +23,7 @@ import { withHistory } from '../framework/history/store.ts';
 import type { Metric } from '../framework/metrics/metric.ts';
 import type { TestRecord } from '../framework/results/json.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { minOf } from '../runners/common/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -152,7 +153,7 @@ printTable(
   ['days', 'upstream, 1 metric', 'upstream, 12 metrics', 'gate: no change', 'gate: -15 %', 'gate: -10 %', 'store upstream 12', 'store gate: no change', 'store gate: -15 %', 'store gate: -10 %'],
   rows.map((r) => [r.days, pct(r.upstreamPerMetric), pct(r.upstreamAll12), pct(r.gateNoChange), pct(r.gateDrop15), pct(r.gateDrop10), pct(r.store_upstreamAll12NoChange), pct(r.store_gateNoChange), pct(r.store_gateDrop15), pct(r.store_gateDrop10)]),
 );
-const seven = rows.find((r) => r.days === Math.min(...DAYS.filter((d) => d >= 7)))!;
+const seven = rows.find((r) => r.days === minOf(DAYS.filter((d) => d >= 7)))!;
 const goals: Goal[] = [
   { what: `false alarms per run, no change, ${seven.days} days, Monte Carlo (%)`, value: Number((seven.gateNoChange * 100).toFixed(2)), limit: 5, atMost: true },
   { what: `a 15 % drop flagged, ${seven.days} days, Monte Carlo (%)`, value: Number((seven.gateDrop15 * 100).toFixed(2)), limit: 95, atMost: false },

@@ -16,6 +16,7 @@ import { MAX_CONFIG_BYTES } from '../framework/config/load.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { timedCommand } from './lib/timed-command.ts';
 import { shapes } from './hostile-shapes.ts';
+import { maxOf } from '../runners/common/stats.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' } } });
 const runs = Number(values.runs);
@@ -62,8 +63,8 @@ async function main(): Promise<void> {
     rows.push(['four times the bound (refused unread)', over.bytes, over.cpuS.toFixed(2), over.wallS.toFixed(2), over.peakMiB.toFixed(0), (over.first ?? '').slice(0, 90)]);
     printTable(`Hostile configs at the ${MAX_CONFIG_BYTES / 1024} KiB bound, loaded and validated (fastest of ${runs}; load average ${os.loadavg()[0].toFixed(1)} at the end)`, ['shape', 'bytes', 'CPU s', 'wall s', 'peak MiB', 'first issue'], rows);
     const all = Object.values(figures);
-    const worstCpu = Math.max(...all.map((r) => r.cpuS));
-    const worstPeak = Math.max(...all.map((r) => r.peakMiB));
+    const worstCpu = maxOf(all.map((r) => r.cpuS));
+    const worstPeak = maxOf(all.map((r) => r.peakMiB));
     console.log(`\nworst CPU ${worstCpu.toFixed(2)} s (${(worstCpu / baseline.cpuS).toFixed(1)} x the example config's ${baseline.cpuS.toFixed(2)} s); worst peak ${worstPeak.toFixed(0)} MiB (the example's ${baseline.peakMiB.toFixed(0)} MiB)`);
     const goals: Goal[] = [
       { what: 'worst shape at the bound, CPU seconds to validate or refuse', value: Number(worstCpu.toFixed(2)), limit: 5, atMost: true, unit: ' s' },

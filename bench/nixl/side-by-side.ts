@@ -23,6 +23,7 @@ import { nixlbenchSpec } from '../../runners/nixl/tools/nixlbench.ts';
 import { runToolTask } from '../../runners/nixl/tool-task.ts';
 import { TOOL_SPEC_FILE, taskLog } from '../../runners/nixl/tool-spec.ts';
 import { appendResult, machine, printGoals, printTable, resultsDir, type Goal } from '../lib/report.ts';
+import { minOf } from '../../runners/common/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -151,7 +152,7 @@ async function main(): Promise<void> {
       figures.push({ op, batch, rows });
       if (values.seg === 'DRAM') {
         const from64k = rows.filter((r) => r.block >= 65536).map((r) => r.bwRatio);
-        goals.push({ what: `${op} batch ${batch}: lowest bandwidth ratio from 64 KiB`, value: Number(Math.min(...from64k).toFixed(3)), limit: 1.0, atMost: false });
+        goals.push({ what: `${op} batch ${batch}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
         const at4k = rows.find((r) => r.block === 4096);
         if (at4k) goals.push({ what: `${op} batch ${batch}: latency ratio at 4 KiB`, value: Number(at4k.latRatio.toFixed(3)), limit: 1.1, atMost: true });
       }

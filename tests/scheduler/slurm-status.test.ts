@@ -1,5 +1,6 @@
 // Parsing of the SLURM status commands' output (lines as sacct and squeue print them) and the
 // pure parts of the SLURM backend: time limits, sbatch arguments, sbatch's answer, error kinds.
+import { DisaggBenchError } from '../../runners/common/errors.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,7 +114,7 @@ describe('times', () => {
     expect(formatTimeLimit(90.2)).toBe('00:01:31');
     expect(formatTimeLimit(3600 * 5 + 7)).toBe('05:00:07');
     expect(formatTimeLimit(86_400 * 2 + 3661)).toBe('2-01:01:01');
-    for (const bad of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => formatTimeLimit(bad)).toThrow(RangeError);
+    for (const bad of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => formatTimeLimit(bad)).toThrow(DisaggBenchError);
   });
 });
 

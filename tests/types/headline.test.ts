@@ -15,6 +15,7 @@ import { wideepType } from '../../framework/types/wideep.ts';
 import { nixlType } from '../../framework/types/nixl.ts';
 import { nixlKinds } from '../../framework/types/nixl/kinds.ts';
 import { baseConfig, type Json } from '../fixtures/serving/base-config.ts';
+import { maxOf } from '../../runners/common/stats.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const logs = path.join(root, 'tests/fixtures/logs');
@@ -94,9 +95,9 @@ describe('nixl kinds', () => {
   test('sweep: the bandwidth at the largest block, then the peak where another block had it', async () => {
     const { headline, metrics } = await headlineFrom(nixlType, example('sweep_shm_read_write'), { 'sweep.log': 'nixl/sweep-shm.log' });
     const bw = metrics.filter((m) => m.name === 'BW_GBPS');
-    const largest = Math.max(...bw.map((m) => Number(m.labels.block_size)));
+    const largest = maxOf(bw.map((m) => Number(m.labels.block_size)));
     expect(headline[0]).toMatchObject({ name: 'BW_GBPS', labels: { block_size: largest } });
-    const peak = Math.max(...bw.map((m) => m.value));
+    const peak = maxOf(bw.map((m) => m.value));
     expect(headline.some((m) => m.value === peak)).toBe(true);
     expect(headline.every((m) => m.name === 'BW_GBPS')).toBe(true);
   });
