@@ -5,7 +5,7 @@
 // brings up, etcd, PostgreSQL, Chromium, UCX, child runs of the suite). `npm test` runs both.
 // This file names test files only as paths: it imports nothing from tests/.
 import { configDefaults, defineConfig } from 'vitest/config';
-import { testTypeNames } from './framework/types/names.ts';
+import { testTypeNames } from './framework/contract/names.ts';
 import SlowestFirstSequencer from './scripts/test-sequencer.ts';
 import { runsTestTypes, watchLauncherOnce } from './framework/suite/run-ending.ts';
 

@@ -1,5 +1,5 @@
 // A problem found in a config file, located as file:line:col and key path.
-import type { KeyPath } from '../types/test-type.ts';
+import type { KeyPath } from '../contract/test-type.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface ConfigIssue {

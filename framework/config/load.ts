@@ -3,7 +3,7 @@
 // shared with the engine's own benchmark configs; the file is read by runners/common/read-file.ts.
 import { FileReadError, READ_LIMITS, readRegularFileSync } from '../../runners/common/read-file.ts';
 import { decodeYamlBytes, loadYaml } from '../../runners/common/yaml-load.ts';
-import type { KeyPath } from '../types/test-type.ts';
+import type { KeyPath } from '../contract/test-type.ts';
 import type { ConfigIssue } from './issue.ts';
 
 export interface SourcePosition {

@@ -3,7 +3,7 @@
 //   2. an explicit YAML value wins over the variable...
 //   3. ...unless the variable is forced: DISAGG_FORCE_ENV=SLURM_PARTITION,CONTAINER_IMAGE (or `all`).
 // (The Python framework overwrote explicit values although its docstring said it would not.)
-import type { EnvOverride, KeyPath } from '../types/test-type.ts';
+import type { EnvOverride, KeyPath } from '../contract/test-type.ts';
 import { formatKeyPath } from './issue.ts';
 import { isPlaceholder } from '../../runners/common/placeholder.ts';
 

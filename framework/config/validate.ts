@@ -2,7 +2,7 @@
 // Every finding is located in the source file, and all of them are returned at once.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { KeyPath, TestType } from '../types/test-type.ts';
+import type { KeyPath, TestType } from '../contract/test-type.ts';
 import type { ParsedYaml } from './load.ts';
 import { formatKeyPath, type ConfigIssue } from './issue.ts';
 import { BOUND_REASON, SAFE_INTEGER_REASON } from '../../runners/common/number-bounds.ts';

@@ -1,4 +1,4 @@
-// The identity (types/test-type.ts identity()) and embedded thresholds of a test id, read from
+// The identity (contract/test-type.ts identity()) and embedded thresholds of a test id, read from
 // its config under WORK_DIR: what an imported record without a run context needs to join the
 // same series as the runs of that config. Undefined when no valid config has that id.
 import { discoverConfigs } from '../config/discover.ts';

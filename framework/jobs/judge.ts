@@ -2,7 +2,7 @@
 // (The Python framework read only the logs, so a job killed at its time limit could pass.)
 import type { JobLogs, JobStatus } from '../scheduler/scheduler.ts';
 import type { PlannedTest } from '../select/plan.ts';
-import type { TestType } from '../types/test-type.ts';
+import type { TestType } from '../contract/test-type.ts';
 import type { Metric } from '../metrics/metric.ts';
 import { extractMetrics } from '../metrics/log-parser.ts';
 import { checkReferences, parseReferences } from '../metrics/references.ts';

@@ -5,7 +5,7 @@
 import type { Metric } from './metric.ts';
 
 /**
- * What this asks of a test type: its `headline` (framework/types/test-type.ts TestType, which
+ * What this asks of a test type: its `headline` (framework/contract/test-type.ts TestType, which
  * satisfies this). Said here by shape, as the metrics layer sits below the test-type contract.
  */
 export interface HeadlineSource {

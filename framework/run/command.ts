@@ -10,7 +10,7 @@ import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.t
 import { UsageError } from '../../runners/common/errors.ts';
 import { claimSignals, onRunSignal, RUN_SIGNALS, watchLauncherOnce } from '../suite/run-ending.ts';
 import { packageRoot, readSettings } from '../settings.ts';
-import { testTypeNames } from '../types/names.ts';
+import { testTypeNames } from '../contract/names.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { readYamlFileSync } from '../config/load.ts';
 import { formatIssue, formatKeyPath, type ConfigIssue } from '../config/issue.ts';
-import type { KeyPath } from '../types/test-type.ts';
+import type { KeyPath } from '../contract/test-type.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { RUN_OPTIONS, runOption } from './options.ts';
 

@@ -7,7 +7,7 @@ import { validateConfig } from '../config/validate.ts';
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts';
 import type { ConfigIssue } from '../config/issue.ts';
 import { allTestTypes, testType } from '../types/registry.ts';
-import type { TestType } from '../types/test-type.ts';
+import type { TestType } from '../contract/test-type.ts';
 import type { Settings } from '../settings.ts';
 import { gpuResourceConfig } from '../config/gpu-resources.ts';
 import { gpuForType, gpuSkipReason, gpuTypeFromEnv, gpuTypeFromName, knownGpuTypes, type GpuDetection } from './gpu.ts';

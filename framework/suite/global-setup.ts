@@ -10,7 +10,7 @@ import { readSettings } from '../settings.ts';
 import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
-import { testTypeNames } from '../types/names.ts';
+import { testTypeNames } from '../contract/names.ts';
 import { endRunNow } from './main-interrupt.ts';
 import { onRunSignal, RUN_SIGNALS, setRunEnd, signalsClaimed, watchLauncherOnce } from './run-ending.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';

@@ -9,7 +9,7 @@
 // its own module runner and `disagg-bench run` through the CLI bundle, so this file has two
 // instances in one process, and both must see the same owner and the same end.
 import { constants } from 'node:os';
-import { testTypeNames } from '../types/names.ts';
+import { testTypeNames } from '../contract/names.ts';
 import { watchLauncher } from './launcher-watch.ts';
 
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */

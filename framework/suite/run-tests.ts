@@ -2,7 +2,7 @@
 // (`--reporter=junit` replaces ours): collected, and which have not reached their end. Read by
 // the reporter at the run's end and by an interruption (main-interrupt.ts) in the middle of it.
 import type { TestModule } from 'vitest/node';
-import { testTypeNames } from '../types/names.ts';
+import { testTypeNames } from '../contract/names.ts';
 import { readLedger } from '../jobs/ledger.ts';
 import { readRecordsSync } from '../results/json.ts';
 

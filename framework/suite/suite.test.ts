@@ -12,7 +12,7 @@ import { ConfigError } from '../config/issue.ts';
 import { RunSession } from '../jobs/session.ts';
 import { saveNoJobRecords, saveTestResult, testRecordOf } from '../jobs/save-result.ts';
 import { historyForTest } from '../history/test-check.ts';
-import { testTypeNames } from '../types/names.ts';
+import { testTypeNames } from '../contract/names.ts';
 import { testType } from '../types/registry.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 

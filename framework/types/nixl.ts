@@ -3,7 +3,7 @@
 // what all kinds share: the common sections and rules, metrics overrides and the generic
 // verdict; its job (ranks under srun) is built in nixl/job/. The config layout is in nixl/kind.ts's header.
 import path from 'node:path';
-import type { RuleViolation, TestType, Verdict, VerdictContext } from './test-type.ts';
+import type { RuleViolation, TestType, Verdict, VerdictContext } from '../contract/test-type.ts';
 import { kindOf, nixlKinds } from './nixl/kinds.ts';
 import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
 import type { MetricSpec } from '../metrics/metric.ts';

@@ -1,6 +1,6 @@
-// The registered test types. Adding a type = one module + one line here (+ its name in names.ts).
-import type { TestType } from './test-type.ts';
-import { testTypeNames } from './names.ts';
+// The registered test types. Adding a type = one module + one line here (+ its name in framework/contract/names.ts).
+import type { TestType } from '../contract/test-type.ts';
+import { testTypeNames } from '../contract/names.ts';
 import { disaggType } from './disagg.ts';
 import { wideepType } from './wideep.ts';
 import { nixlType } from './nixl.ts';

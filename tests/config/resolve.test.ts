@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../framework/config/resolve.ts';
 import { filledValue, isPlaceholder } from '../../runners/common/placeholder.ts';
-import type { EnvOverride } from '../../framework/types/test-type.ts';
+import type { EnvOverride } from '../../framework/contract/test-type.ts';
 
 const overrides: EnvOverride[] = [
   { path: ['slurm', 'partition'], env: 'SLURM_PARTITION' },

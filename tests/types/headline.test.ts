@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { Metric } from '../../framework/metrics/metric.ts';
 import { extractMetrics } from '../../framework/metrics/log-parser.ts';
 import { headlineMetrics } from '../../framework/metrics/headline.ts';
-import type { TestType } from '../../framework/types/test-type.ts';
+import type { TestType } from '../../framework/contract/test-type.ts';
 import { disaggType } from '../../framework/types/disagg.ts';
 import { wideepType } from '../../framework/types/wideep.ts';
 import { nixlType } from '../../framework/types/nixl.ts';

@@ -12,7 +12,7 @@ import { validateConfig } from '../../framework/config/validate.ts';
 import { formatIssue } from '../../framework/config/issue.ts';
 import { nixlType } from '../../framework/types/nixl.ts';
 import { testType } from '../../framework/types/registry.ts';
-import { testTypeNames } from '../../framework/types/names.ts';
+import { testTypeNames } from '../../framework/contract/names.ts';
 
 type Json = Record<string, unknown>;
 const root = path.resolve(import.meta.dirname, '../..');

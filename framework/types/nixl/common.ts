@@ -1,6 +1,6 @@
 // What every nixl config shares (the layout is in kind.ts's header): the metadata, benchmark and
 // slurm sections, their schema, their typed view and the rules that hold for every kind.
-import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
+import type { JsonSchema, KeyPath, RuleViolation } from '../../contract/test-type.ts';
 import type { MetricSpec } from '../../metrics/metric.ts';
 import { checkRegexSpec, type MetricsOverride } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';

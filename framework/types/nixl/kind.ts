@@ -10,7 +10,7 @@
 //                 references?: {...} }                          # references: see metrics/references.ts
 //   slurm:      { partition?, account?, job_time?: "00:10:00", extra_args?: "--gres=gpu:2" }
 //   <section>:  the kind's own options, e.g. `ct_perftest:` with the seed's YAML keys
-import type { JsonSchema, KeyPath, RuleViolation } from '../test-type.ts';
+import type { JsonSchema, KeyPath, RuleViolation } from '../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../metrics/metric.ts';
 
 export interface NixlKindContext {

@@ -6,7 +6,7 @@
 //     memory: ucx               # ucx (UCX allocates, as ucx_perftest) | registered (as NIXL)
 //     tls: tcp                  # UCX_TLS of the ranks
 //     net_devices: lo           # UCX_NET_DEVICES of the ranks
-import type { JsonSchema, RuleViolation } from '../test-type.ts';
+import type { JsonSchema, RuleViolation } from '../../contract/test-type.ts';
 import { UCX_CHOICE_ENV, ucxErrorHandlings, ucxMemories } from '../../../runners/xfer/backends/ucx-options.ts';
 import type { NixlKind } from './kind.ts';
 

@@ -1,6 +1,6 @@
 // What the benchmark client a config selects needs (serving-config.ts's benchmarkClient): refused
 // where upstream's submit.py refuses or its client would fail, with what upstream does.
-import type { KeyPath, RuleViolation } from '../test-type.ts';
+import type { KeyPath, RuleViolation } from '../../contract/test-type.ts';
 import { benchmarkClient, type ServingConfig } from './serving-config.ts';
 
 const violation = (path: KeyPath, message: string): RuleViolation => ({ path, message });

@@ -1,6 +1,6 @@
 // Which metrics a disagg/wideep job yields and how its test is judged from them.
 import type { MetricSpec } from '../../metrics/metric.ts';
-import type { Verdict, VerdictContext } from '../test-type.ts';
+import type { Verdict, VerdictContext } from '../../contract/test-type.ts';
 import { checkServingResults } from '../../metrics/serving-checks.ts';
 import { evaluateAccuracy } from '../../metrics/accuracy.ts';
 import { jobFiles } from './job/job-files.ts';

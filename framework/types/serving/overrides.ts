@@ -2,7 +2,7 @@
 // its one precedence: a missing, empty or `<placeholder>` value is filled; an explicit value wins
 // unless the variable is forced with DISAGG_FORCE_ENV).
 import path from 'node:path';
-import type { EnvOverride } from '../test-type.ts';
+import type { EnvOverride } from '../../contract/test-type.ts';
 import { filledValue } from '../../../runners/common/placeholder.ts';
 import { commandEnvVars, commandKinds } from './job/engine-defaults.ts';
 

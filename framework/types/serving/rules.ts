@@ -2,7 +2,7 @@
 // streaming, sequence lengths, concurrency bounds) and what the job builder relies on (servers
 // that fit their nodes, distinct ports, parseable env strings, known placeholders, a valid metrics
 // override, accuracy datasets that a task produces). Run on schema-valid configs only.
-import type { KeyPath, RuleViolation } from '../test-type.ts';
+import type { KeyPath, RuleViolation } from '../../contract/test-type.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
 import { isPlaceholder } from '../../../runners/common/placeholder.ts';

@@ -2,7 +2,7 @@
 // keys are errors in every section (a typo such as `concurency_list` must not pass silently),
 // except inside worker_config.ctx/gen, which the serving engine owns and receives verbatim.
 // Cross-key rules (MTP tokens, sequence lengths, concurrency bounds...) are in rules.ts.
-import type { JsonSchema } from '../test-type.ts';
+import type { JsonSchema } from '../../contract/test-type.ts';
 import { TASK_NAME, benchmarkModes } from './serving-config.ts';
 import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';

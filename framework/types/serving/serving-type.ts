@@ -1,6 +1,6 @@
 // What the disagg and wideep test types share: one schema, one set of rules and overrides, one
 // job builder; they differ in name and default metrics.
-import type { CsvInfo, JobBuildContext, TestType } from '../test-type.ts';
+import type { CsvInfo, JobBuildContext, TestType } from '../../contract/test-type.ts';
 import { formatKeyPath } from '../../config/issue.ts';
 import { pytestFunctionOf } from '../../config/ids.ts';
 import { gpuResources } from '../../config/gpu-resources.ts';

@@ -2,7 +2,7 @@
 // written into the test's log folder, and what to ask the scheduler for.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { BuiltJob, JobBuildContext } from '../../test-type.ts';
+import type { BuiltJob, JobBuildContext } from '../../../contract/test-type.ts';
 import { kindOf } from '../kinds.ts';
 import { nixlConfig } from '../common.ts';
 import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';

@@ -19,7 +19,7 @@
 // STORE_TIME_S, THROUGHPUT_GBPS/_GIBPS (store()), RETRIEVE_TIME_S, RETRIEVAL_THROUGHPUT_GBPS/_GIBPS;
 // MEAN_THROUGHPUT_GBPS/_GIBPS, THROUGHPUT_STD_GBPS, MIN/MAX_THROUGHPUT_GBPS; VERIFIED_ROUNDS.
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
-import type { RuleViolation } from '../../test-type.ts';
+import type { RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { distinct, named } from '../../../metrics/headline-picks.ts';

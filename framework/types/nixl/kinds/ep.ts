@@ -19,7 +19,7 @@
 // table: rank 0 over the rounds), or, with control_plane_test, CP_{AVG,MIN,MAX}_MS per {operation,
 // experts_per_rank, across: ranks} (each rank's mean, across ranks, as the test reports it).
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
-import type { RuleViolation } from '../../test-type.ts';
+import type { RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { distinct, firstPresent, named } from '../../../metrics/headline-picks.ts';

@@ -1,7 +1,7 @@
 // What the kinds' sections share: schema pieces (whole numbers, sizes written as bytes or with
 // binary units, host/gpu memory, the section object itself), and the rules on sizes, on which
 // memory a backend moves and on two-rank kinds.
-import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
+import type { JsonSchema, KeyPath, RuleViolation } from '../../../contract/test-type.ts';
 import { parseSize } from '../../../../runners/common/size.ts';
 
 /** JSON Schema of a whole number of at least `minimum`. */

@@ -14,7 +14,7 @@
 // per {round}, MEAN_THROUGHPUT_GBPS / _GIBPS, per-commit PURE_THROUGHPUT_GBPS_{AVG,MIN,MAX},
 // COMMIT_{TIME,CREATE,TRANSFER,WAIT}_MS_AVG, COMMITS, VERIFIED_ROUNDS.
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
-import type { RuleViolation } from '../../test-type.ts';
+import type { RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { named } from '../../../metrics/headline-picks.ts';

@@ -18,7 +18,7 @@
 // Keys are matgen's options with `_` for `-`.
 import path from 'node:path';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
-import type { RuleViolation } from '../../test-type.ts';
+import type { RuleViolation } from '../../../contract/test-type.ts';
 import { nixlConfig } from '../common.ts';
 import { disaggBenchCommand } from '../job/job-script.ts';
 import { rankArgv } from '../job/rank-command.ts';

@@ -19,7 +19,7 @@
 // Metrics per {block_size, batch_size, op_type}: BW_GBPS (GB/s), AVG_LAT_US and the Prep/Post/Tx
 // columns (us); AGG_BW_GBPS and NETWORK_UTIL_PCT for pairwise runs of more than 2 ranks.
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
-import type { RuleViolation } from '../../test-type.ts';
+import type { RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig } from '../common.ts';
 import { atLargest, distinct, peakAcross } from '../../../metrics/headline-picks.ts';

@@ -15,7 +15,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import type { NixlKind, NixlKindContext, RankCommand } from '../kind.ts';
-import type { JsonSchema, RuleViolation } from '../../test-type.ts';
+import type { JsonSchema, RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { nixlConfig, nodesOf } from '../common.ts';
 import { disaggBenchCommand } from '../job/job-script.ts';

@@ -2,7 +2,7 @@
 // traffic pattern and of the sequential run options, the matrix and memory-type rules, the
 // metrics, and copying matrices into the job's log folder so the job records what it ran.
 import path from 'node:path';
-import type { JsonSchema, KeyPath, RuleViolation } from '../../test-type.ts';
+import type { JsonSchema, KeyPath, RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { named } from '../../../metrics/headline-picks.ts';
 import { MatrixError, parseMatrixText, readMatrix } from '../../../../runners/xfer/matrix.ts';

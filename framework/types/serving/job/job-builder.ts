@@ -4,7 +4,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { dumpYamlForPyYaml } from '../../../../runners/common/yaml-dump.ts';
-import type { BuiltJob, JobBuildContext } from '../../test-type.ts';
+import type { BuiltJob, JobBuildContext } from '../../../contract/test-type.ts';
 import type { JobResources } from '../../../scheduler/scheduler.ts';
 import type { Allocation } from './allocation.ts';
 import { nodePlaceholder } from './server-config.ts';
