@@ -18,8 +18,8 @@ export function schedulerKind(settings: Pick<Settings, 'debugMode' | 'scheduler'
 function chosen(settings: Pick<Settings, 'scheduler'>, env: NodeJS.ProcessEnv): SchedulerDefinition {
   if (settings.scheduler) return schedulerDefinition(settings.scheduler);
   const found = registeredSchedulers().find((d) => d.available?.(env));
-  if (!found) throw schedulerDefinition('', 'SCHEDULER (unset, and no registered scheduler is available here)');
-  return found;
+  // No scheduler available: schedulerDefinition('') throws the registry's error naming every one.
+  return found ?? schedulerDefinition('', 'SCHEDULER (unset, and no registered scheduler is available here)');
 }
 
 /**

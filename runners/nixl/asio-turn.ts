@@ -11,6 +11,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { reachableHost } from './etcd.ts';
+import { DisaggBenchError } from '../common/errors.ts';
 
 /** Written by the listening task: `address:port`. */
 export const ASIO_ENDPOINT_FILE = 'asio-endpoint.txt';
@@ -86,7 +87,7 @@ export async function awaitAsioEndpoint(logDir: string, task: number, listener: 
       return { address: text.slice(0, at), port: Number(text.slice(at + 1)) };
     }
     if (Date.now() > deadline) {
-      throw new Error(`task ${task}: task ${listener} did not listen on its ASIO port within ${timeoutS} s (did it fail? see its log)`);
+      throw new DisaggBenchError(`task ${task}: task ${listener} did not listen on its ASIO port within ${timeoutS} s (did it fail? see its log)`);
     }
     await sleep(100);
   }

@@ -87,6 +87,7 @@ describe('every option of disagg-bench run', () => {
   const sample: Record<string, string> = {
     'test-name': 'kv_', tags: 'perf', 'test-list': 'testlist/a.txt', 'batch-size': '7', scheduler: 'local', output: '/tmp/out',
     replay: 'true', resume: 'true', label: 'nightly', 'run-kind': 'pre-merge', regression: 'fail', 'gpu-type': 'H200',
+    'gate-metrics': 'all,-SERVER_MEDIAN_TTFT', branch: 'feature-x', 'baseline-branch': 'release',
   };
 
   it.each(RUN_OPTIONS.map((o) => o.name))('--%s changes what the run does, and is printed with its source', (name) => {
