@@ -97,7 +97,7 @@ describe('a world that cannot start here', () => {
     const bin = `${repo}bin/disagg-bench.js`;
     for (const [args, says] of [
       [['sweep', '--ranks', '1000'], /^disagg-bench sweep: 1000 ranks cannot start on this machine: at most \d+ \(one process each, 64 MiB or more, \d+ GiB of memory here\); start ranks across nodes with srun or mpirun, or set XFER_MAX_LOCAL_RANKS$/],
-      [['ep', '--ranks', '0'], /^disagg-bench ep: --ranks takes a whole number of ranks >= 1, got '0'$/],
+      [['ep', '--ranks', '0'], /^disagg-bench ep: --ranks takes a whole number of ranks >= 1, got '0' \(disagg-bench ep --help shows its usage\)$/],
     ] as const) {
       const r = await execa('node', [bin, ...args], { reject: false, all: true, env: { XFER_MAX_LOCAL_RANKS: '' }, timeout: 60_000 });
       expect(r.exitCode, r.all).not.toBe(0);
