@@ -129,11 +129,11 @@ function checkFromJson(): number {
 
 async function measure(name: string, target: HistoryTarget, env: Record<string, string>, writeJson: boolean) {
   const loadMs = await load(target, writeJson);
-  await withHistory(target, (s) => s.append(entries(latest)));
+  await withHistory(target, (s) => s.append(entries(latest)), { create: true });
   const appendMs: number[] = [];
   for (let k = 0; k < RUNS; k++) {
     const run = runRecords(`append-${k}`, DAYS + 1 + k, 1000 / METRICS, 5000); // 1,000 records: 20 tests x 50 metrics, other tests
-    appendMs.push((await timed(() => withHistory(target, (s) => s.append(entries(run))))).ms);
+    appendMs.push((await timed(() => withHistory(target, (s) => s.append(entries(run)), { create: true }))).ms);
   }
   const checkMs: number[] = [];
   let compared = 0;
