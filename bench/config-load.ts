@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     const million = await validate('keys1m', withKeys(1_000_000));
     const fifty = await validate('mb50', `${base}# ${'x'.repeat(50e6 - base.length - 3)}\n`);
     for (const [what, r] of [['1M keys', million], ['50 MB', fifty]] as const) {
-      if (r.exitCode !== 1 || !/is [\d.]+ MiB \(\d+ bytes\), more than the \d+ MiB a config may be/.test(r.output)) throw new Error(`${what}: expected a one-line refusal, got exit ${r.exitCode}:\n${outputTail(r.output)}`);
+      if (r.exitCode !== 1 || !/is [\d.]+ MiB \(\d+ bytes\), more than the \d+ [KM]iB a config may be/.test(r.output)) throw new Error(`${what}: expected a one-line refusal, got exit ${r.exitCode}:\n${outputTail(r.output)}`);
       rows.push([`${what} (${r.mb.toFixed(1)} MB), validate: refused in one line`, r.s.toFixed(2), '']);
     }
     // Inside Vitest: the 100k-key config listed, minus the same listing of the bare example.

@@ -24,8 +24,10 @@ import type { Metric } from '../framework/metrics/metric.ts';
 import type { TestRecord } from '../framework/results/json.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { minOf } from '../runners/common/stats.ts';
+import { benchArgs } from './lib/smoke.ts';
 
 const { values } = parseArgs({
+  args: benchArgs(['--trials', '200', '--store-trials', '8', '--days', '7']),
   options: {
     trials: { type: 'string', default: '20000' },
     'store-trials': { type: 'string', default: '400' },
