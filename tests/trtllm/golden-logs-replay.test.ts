@@ -162,11 +162,17 @@ describe('golden logs through the framework (DEBUG_MODE replays)', () => {
     const rows = csvOf(outputPath);
     const upstream = rows.filter((r) => wideepPerfMetrics.includes(r.metric_type));
     expectUpstreamRows(upstream, `test_benchmark[${id}]`, expectedOf(c.log), wideepPerfMetrics);
-    // The extra rows (the request counts the verdict reads) come after upstream's, named the same way.
+    // The extra rows (the request counts the verdict reads, and the headline throughputs and decoded
+    // tokens per iteration the client printed) come after upstream's, named the same way.
     expect(rows.slice(0, upstream.length)).toEqual(upstream);
+    const extra = (c: number, succeeded: string, failed: string, output: string, total: string) => [
+      [`test_benchmark[${id}]_con:${c}`, 'SERVER_SUCCESSFUL_REQUESTS', succeeded], [`test_benchmark[${id}]_con:${c}`, 'SERVER_FAILED_REQUESTS', failed],
+      [`test_benchmark[${id}]_con:${c}`, 'SERVER_OUTPUT_TOKEN_THROUGHPUT', output], [`test_benchmark[${id}]_con:${c}`, 'SERVER_TOTAL_TOKEN_THROUGHPUT', total],
+      [`test_benchmark[${id}]_con:${c}`, 'SERVER_MEAN_AVG_DECODED_TOKENS_PER_ITER', '2.41'],
+    ];
     expect(rows.slice(upstream.length).map((r) => [r.perf_case_name, r.metric_type, r.perf_metric])).toEqual([
-      [`test_benchmark[${id}]_con:8`, 'SERVER_SUCCESSFUL_REQUESTS', '62.0'], [`test_benchmark[${id}]_con:8`, 'SERVER_FAILED_REQUESTS', '2.0'],
-      [`test_benchmark[${id}]_con:16`, 'SERVER_SUCCESSFUL_REQUESTS', '128.0'], [`test_benchmark[${id}]_con:16`, 'SERVER_FAILED_REQUESTS', '0.0'],
+      ...extra(8, '62.0', '2.0', '5771.64', '11543.27'),
+      ...extra(16, '128.0', '0.0', '10922.67', '21845.33'),
     ]);
   }, 300_000);
 });
