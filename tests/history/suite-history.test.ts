@@ -54,7 +54,7 @@ describe('history in a run of the suite', () => {
     expect(stored.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT')?.value).toBe(20.25);
 
     // 2. Faster earlier days (10 ms): the next run's 20.25 ms is a regression, and fails the test.
-    await withHistory(store, (s) => s.append(earlierDays(stored, 10, 10).map((record) => ({ record, run: record.run!, source: 'seed' }))));
+    await withHistory(store, (s) => s.append(earlierDays(stored, 10, 10).map((record) => ({ record, run: record.run!, source: 'seed' }))), { create: true });
     const second = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_REGRESSION: 'fail', ...postMerge } });
     expect(second.exitCode).toBe(1);
     expect(second.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2500 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
