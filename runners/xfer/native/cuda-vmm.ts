@@ -4,6 +4,7 @@
 // allocation. Every call's CUresult is checked. It runs on the primary context that the CUDA
 // runtime made current (cudaSetDevice), so runtime and driver calls see the same memory.
 import koffi from 'koffi';
+import { namedStruct } from './named-type.ts';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
 
@@ -46,21 +47,21 @@ export interface CudaVmm {
 
 export const cudaVmm = lazyBinding((): CudaVmm => {
   const lib = openLibrary('cuda', ['libcuda.so.1', 'libcuda.so']);
-  const Location = koffi.struct('xfer_CUmemLocation', { type: 'int', id: 'int' });
-  const AllocFlags = koffi.struct('xfer_CUmemAllocFlags', {
+  const Location = namedStruct('xfer_CUmemLocation', { type: 'int', id: 'int' });
+  const AllocFlags = namedStruct('xfer_CUmemAllocFlags', {
     compressionType: 'uint8_t',
     gpuDirectRDMACapable: 'uint8_t',
     usage: 'uint16_t',
     reserved: koffi.array('uint8_t', 4),
   });
-  const Prop = koffi.struct('xfer_CUmemAllocationProp', {
+  const Prop = namedStruct('xfer_CUmemAllocationProp', {
     type: 'int',
     requestedHandleTypes: 'int',
     location: Location,
     win32HandleMetaData: 'void *',
     allocFlags: AllocFlags,
   });
-  const Access = koffi.struct('xfer_CUmemAccessDesc', { location: Location, flags: 'int' });
+  const Access = namedStruct('xfer_CUmemAccessDesc', { location: Location, flags: 'int' });
   const f = {
     init: lib.func('int cuInit(unsigned int flags)'),
     error_string: lib.func('int cuGetErrorString(int error, _Out_ const char **str)'),

@@ -1,6 +1,7 @@
 // libcudart (CUDA runtime) through koffi: devices, device memory, streams, events, peer copies and
 // IPC handles. Loaded lazily: importing this module on a machine without CUDA is fine.
 import koffi from 'koffi';
+import { namedStruct } from './named-type.ts';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
 import { cudaLibraryCandidates } from './cuda-paths.ts';
@@ -58,7 +59,7 @@ export const cudart = lazyBinding((): Cudart => {
   const lib = openLibrary('cudart', cudaLibraryCandidates(['libcudart.so.13', 'libcudart.so.12', 'libcudart.so.11.0', 'libcudart.so']));
   // Passed by value (64 bytes, in memory per the SysV ABI). uint8_t, not char: koffi turns char
   // arrays into strings, which cuts the handle at its first zero byte.
-  const IpcHandle = koffi.struct('xfer_cudaIpcMemHandle_t', { reserved: koffi.array('uint8_t', CUDA_IPC_HANDLE_BYTES) });
+  const IpcHandle = namedStruct('xfer_cudaIpcMemHandle_t', { reserved: koffi.array('uint8_t', CUDA_IPC_HANDLE_BYTES) });
   const f = {
     get_error_string: lib.func('const char *cudaGetErrorString(int error)'),
     get_error_name: lib.func('const char *cudaGetErrorName(int error)'),

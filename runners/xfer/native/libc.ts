@@ -1,6 +1,7 @@
 // libc through koffi: POSIX shared memory, memfds (huge pages), mappings, descriptors of other
 // processes (pidfd), memory copies (also into another process: CMA) and poll(2).
 import koffi from 'koffi';
+import { namedStruct } from './named-type.ts';
 import { NativeCallError } from '../errors.ts';
 import { addressOf, lazyBinding, openLibrary } from './load.ts';
 
@@ -53,8 +54,8 @@ export interface Libc {
 
 export const libc = lazyBinding((): Libc => {
   const lib = openLibrary('libc', ['libc.so.6']);
-  const pollfd = koffi.struct('xfer_pollfd', { fd: 'int', events: 'short', revents: 'short' });
-  const iovec = koffi.struct('xfer_iovec', { base: 'uint64_t', len: 'size_t' });
+  const pollfd = namedStruct('xfer_pollfd', { fd: 'int', events: 'short', revents: 'short' });
+  const iovec = namedStruct('xfer_iovec', { base: 'uint64_t', len: 'size_t' });
   const f = {
     shm_open: lib.func('int shm_open(const char *name, int oflag, uint32_t mode)'),
     shm_unlink: lib.func('int shm_unlink(const char *name)'),

@@ -5,6 +5,7 @@
 // have only grown at their ends since 1.5, and the ops tables carry their size, checked before a
 // call. Type names are prefixed (koffi's type names are process-wide).
 import koffi from 'koffi';
+import { namedProto, namedStruct } from './named-type.ts';
 
 export const FI_VERSION = (major: number, minor: number): number => (major << 16) | minor;
 
@@ -52,39 +53,39 @@ const ptr = 'void *';
 const u64 = 'uint64_t';
 const size = 'size_t';
 
-export const FiFid = koffi.struct('xfer_fi_fid', { fclass: size, context: ptr, ops: ptr });
+export const FiFid = namedStruct('xfer_fi_fid', { fclass: size, context: ptr, ops: ptr });
 
-export const FiInfo = koffi.struct('xfer_fi_info', {
+export const FiInfo = namedStruct('xfer_fi_info', {
   next: ptr, caps: u64, mode: u64, addr_format: 'uint32_t', src_addrlen: size, dest_addrlen: size, src_addr: ptr,
   dest_addr: ptr, handle: ptr, tx_attr: ptr, rx_attr: ptr, ep_attr: ptr, domain_attr: ptr, fabric_attr: ptr, nic: ptr,
 });
-export const FiTxAttr = koffi.struct('xfer_fi_tx_attr', {
+export const FiTxAttr = namedStruct('xfer_fi_tx_attr', {
   caps: u64, mode: u64, op_flags: u64, msg_order: u64, comp_order: u64, inject_size: size, size, iov_limit: size,
   rma_iov_limit: size, tclass: 'uint32_t',
 });
-export const FiEpAttr = koffi.struct('xfer_fi_ep_attr', {
+export const FiEpAttr = namedStruct('xfer_fi_ep_attr', {
   type: 'int', protocol: 'uint32_t', protocol_version: 'uint32_t', max_msg_size: size, msg_prefix_size: size,
   max_order_raw_size: size, max_order_war_size: size, max_order_waw_size: size, mem_tag_format: u64, tx_ctx_cnt: size,
   rx_ctx_cnt: size, auth_key_size: size, auth_key: ptr,
 });
-export const FiDomainAttr = koffi.struct('xfer_fi_domain_attr', {
+export const FiDomainAttr = namedStruct('xfer_fi_domain_attr', {
   domain: ptr, name: 'char *', threading: 'int', control_progress: 'int', data_progress: 'int', resource_mgmt: 'int',
   av_type: 'int', mr_mode: 'int', mr_key_size: size, cq_data_size: size, cq_cnt: size, ep_cnt: size,
 });
-export const FiFabricAttr = koffi.struct('xfer_fi_fabric_attr', {
+export const FiFabricAttr = namedStruct('xfer_fi_fabric_attr', {
   fabric: ptr, name: 'char *', prov_name: 'char *', prov_version: 'uint32_t', api_version: 'uint32_t',
 });
 
 // fid_* objects: a struct fid, then pointers to the class's ops tables.
-export const FidFabric = koffi.struct('xfer_fid_fabric', { fid: FiFid, ops: ptr });
-export const FidDomain = koffi.struct('xfer_fid_domain', { fid: FiFid, ops: ptr, mr: ptr });
-export const FidAv = koffi.struct('xfer_fid_av', { fid: FiFid, ops: ptr });
-export const FidCq = koffi.struct('xfer_fid_cq', { fid: FiFid, ops: ptr });
-export const FidMr = koffi.struct('xfer_fid_mr', { fid: FiFid, mem_desc: ptr, key: u64 });
-export const FidEp = koffi.struct('xfer_fid_ep', { fid: FiFid, ops: ptr, cm: ptr, msg: ptr, rma: ptr });
+export const FidFabric = namedStruct('xfer_fid_fabric', { fid: FiFid, ops: ptr });
+export const FidDomain = namedStruct('xfer_fid_domain', { fid: FiFid, ops: ptr, mr: ptr });
+export const FidAv = namedStruct('xfer_fid_av', { fid: FiFid, ops: ptr });
+export const FidCq = namedStruct('xfer_fid_cq', { fid: FiFid, ops: ptr });
+export const FidMr = namedStruct('xfer_fid_mr', { fid: FiFid, mem_desc: ptr, key: u64 });
+export const FidEp = namedStruct('xfer_fid_ep', { fid: FiFid, ops: ptr, cm: ptr, msg: ptr, rma: ptr });
 
 // Function types of the ops tables' entries that are called.
-const proto = (text: string) => koffi.proto(text);
+const proto = (text: string) => namedProto(text);
 export const P = {
   close: proto('int xfer_fi_close(void *fid)'),
   bind: proto('int xfer_fi_bind(void *fid, void *bfid, uint64_t flags)'),

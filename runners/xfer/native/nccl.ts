@@ -1,6 +1,7 @@
 // libnccl through koffi: unique id, communicator, grouped point-to-point send/recv.
 // Loaded lazily: importing this module on a machine without NCCL is fine.
 import koffi from 'koffi';
+import { namedStruct } from './named-type.ts';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary, optionalFunc } from './load.ts';
 
@@ -28,7 +29,7 @@ export interface Nccl {
 export const nccl = lazyBinding((): Nccl => {
   const lib = openLibrary('nccl', ['libnccl.so.2', 'libnccl.so']);
   // By value (128 bytes); uint8_t so koffi does not turn it into a string (see cudart.ts).
-  const UniqueId = koffi.struct('xfer_ncclUniqueId', { internal: koffi.array('uint8_t', NCCL_UNIQUE_ID_BYTES) });
+  const UniqueId = namedStruct('xfer_ncclUniqueId', { internal: koffi.array('uint8_t', NCCL_UNIQUE_ID_BYTES) });
   const f = {
     get_version: lib.func('int ncclGetVersion(_Out_ int *version)'),
     get_error_string: lib.func('const char *ncclGetErrorString(int result)'),

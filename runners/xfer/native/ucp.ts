@@ -6,6 +6,7 @@
 // for the engine's event-driven progress (NIXL adds it for its progress thread). ucs_status_t is a
 // packed (one-byte) enum: bound as int8_t, or its negative codes read as 176 and the like.
 import koffi from 'koffi';
+import { namedProto } from './named-type.ts';
 import fs from 'node:fs';
 import { NativeCallError } from '../errors.ts';
 import { lazyBinding, openLibrary } from './load.ts';
@@ -115,7 +116,7 @@ export const ucp = lazyBinding((): Ucp => {
   const lib = openLibrary('ucp', ['libucp.so.0', 'libucp.so']);
   const ucs = openLibrary('ucs', ['libucs.so.0', 'libucs.so']);
   const status_string = ucs.func('const char *ucs_status_string(int8_t status)');
-  const errHandlerProto = koffi.proto('void xfer_ucp_err_handler(void *arg, void *ep, int status)');
+  const errHandlerProto = namedProto('void xfer_ucp_err_handler(void *arg, void *ep, int status)');
   const f = {
     get_version_string: lib.func('const char *ucp_get_version_string(void)'),
     config_read: lib.func('int8_t ucp_config_read(const char *prefix, const char *filename, _Out_ void **config)'),
