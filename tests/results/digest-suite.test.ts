@@ -73,8 +73,9 @@ describe('the run digest at the end of a run', () => {
     const record = first.records.find((r) => r.testId === CT)!;
     const [stored] = await withHistory(store, (s) => s.records([record.run!.id]));
     await withHistory(store, (s) => s.append(earlierDays(stored, 5).map((r) => ({ record: r, run: r.run!, source: 'seed' }))), { create: true });
-    const second = await run({ DISAGG_REGRESSION: 'fail' });
-    expect(second.exitCode).toBe(1);
+    // Judged as a post-merge run (the first, with no kind set, was a local one and is no baseline).
+    const second = await run({ DISAGG_REGRESSION: 'fail', DISAGG_RUN_KIND: 'post-merge' });
+    expect(second.exitCode, tail(second.output)).toBe(1);
     const regressed = tail(second.output);
     expect(regressed).toMatch(new RegExp(`^FAIL\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+-\\d+\\.\\d% REGRESSED`, 'm'));
     expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against baseline \\S+ s \\(-\\d+\\.\\d%, threshold \\d+\\.\\d%; baseline from \\d+ day\\(s\\) of post-merge history\\): failed the test$`, 'm'));
