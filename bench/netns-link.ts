@@ -56,18 +56,48 @@ async function iperf3(target: string, write?: string): Promise<number> {
   }
 }
 
-/** ucx_perftest, server on ns2 and client on ns1, at the goal block: GB/s (its MB/s are MiB/s). */
+let perftestRuns = 0;
+
+/**
+ * Resolves once the ucx_perftest server says it is listening; rejects with its output if it exits
+ * first (a port still held by the previous server's process, say).
+ */
+function serverListening(server: ReturnType<typeof execa>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`ucx_perftest server not listening after 120 s:\n${output}`)), 120_000);
+    server.all?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Waiting for connection')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void server.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`ucx_perftest server exited (${r.exitCode}) before listening:\n${output}`));
+    });
+  });
+}
+
+/**
+ * ucx_perftest, server on ns2 and client on ns1, at the goal block: GB/s (its MB/s are MiB/s).
+ * Each run has its own port, and the client starts only once the server listens (its output
+ * line-buffered for that), so a slow step launch or a port not yet released cannot fail it.
+ */
 async function ucxPerftest(target: string, args: string[], env: Record<string, string>): Promise<number> {
   const c = await netnsCluster();
+  const port = String(PERFTEST_PORT + perftestRuns++);
   const exported = `--export=ALL,${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(',')}`;
-  const server = execa('srun', ['-w', 'ns2', '-N', '1', '-n', '1', exported, 'ucx_perftest', '-p', String(PERFTEST_PORT)], { env: c.env, reject: false, all: true });
+  const server = execa('srun', ['-w', 'ns2', '-N', '1', '-n', '1', exported, 'stdbuf', '-oL', 'ucx_perftest', '-p', port], { env: c.env, reject: false, all: true });
   try {
+    await serverListening(server);
     for (let tries = 0; ; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the server is not listening yet
-      const r = await netnsSrun(['-w', 'ns1', '-N', '1', '-n', '1', exported, 'ucx_perftest', target, '-p', String(PERFTEST_PORT), ...args, '-s', String(GOAL_BLOCK), '-n', '20', '-w', '2'], { timeoutMs: 120_000 });
+      const r = await netnsSrun(['-w', 'ns1', '-N', '1', '-n', '1', exported, 'ucx_perftest', target, '-p', port, ...args, '-s', String(GOAL_BLOCK), '-n', '20', '-w', '2'], { timeoutMs: 120_000 });
       const final = /^Final:\s+\d+\s+([\d.]+\s+){4}([\d.]+)/m.exec(r.output);
       if (r.exitCode === 0 && final) return (Number(final[2]) * 2 ** 20) / 1e9;
-      if (tries >= 10) throw new Error(`ucx_perftest ${args.join(' ')} failed:\n${r.output}`);
+      if (tries >= 3) throw new Error(`ucx_perftest ${args.join(' ')} failed:\n${r.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   } finally {
     server.kill();
