@@ -1,18 +1,24 @@
-// Cancelling a run at any moment: `npx disagg-bench run` and `npx vitest run --project disagg`,
-// each with one config whose job sleeps 60 s (bench/fixtures/sleep-job.yaml; the serving stack is
-// a STAND-IN), signalled SIGTERM or SIGINT at 0.5, 2, 5, 10 and 20 s after the start, to the npx
-// process or to the node process under it (disagg-bench's, or Vitest's main process). For each
-// trial: how long until no process of the run is left (every process of a run carries a mark in
-// its environment; a local job's processes too), whether a job is left in the scheduler (the
-// ledger's jobs not ended; SLURM's queue with --scheduler slurm), and whether the run named what it
-// did not run (the test, or "nothing was submitted" when nothing was). Goal: every trial within 10 s.
-//   node --import tsx bench/cancel.ts [--repeat 10] [--scheduler local|slurm]
+// Cancelling a run at any moment, the two ways users start one: `npx disagg-bench run` (every test
+// type) and `npx vitest run --project nixl`, with one config whose job runs about a minute
+// (bench/fixtures/sleep-nixl.yaml: the KV pipe on shm, paced; `--config disagg`: the serving
+// STAND-IN of bench/fixtures/sleep-job.yaml under `--project disagg`), signalled SIGTERM or SIGINT at
+// 0.5, 2, 5, 10 and 20 s after the start, to the npx process or to the node process under it
+// (disagg-bench's, or Vitest's main process), with `--busy N` busy loops loading the machine (default
+// 2). For each trial: how long until no process of the run is left (every process of a run carries a
+// mark in its environment; a local job's processes too), whether a job is left in the scheduler
+// (the ledger's jobs not ended; SLURM's queue with --scheduler slurm), and whether the run named
+// what it did not run: results.json's notRun lists the test once it was collected or submitted (a
+// run cut before that says it submitted nothing). Goal: every trial within 10 s.
+//   node --import tsx bench/cancel.ts [--repeat 10] [--scheduler local|slurm] [--config nixl|disagg]
 //        [--entries run,vitest] [--targets npx,node] [--signals SIGTERM,SIGINT] [--delays 0.5,2,5,10,20]
-// The log (every trial, one line) goes to stdout; the summary to bench/results/cancel.jsonl.
-// DISAGG_BIN passes through (tsx: the checkout's sources, where a shared node_modules holds another
-// checkout's CLI bundle).
+//        [--busy 2] [--stop-at ISO-TIME] [--smoke]
+// Each repetition covers every point once; --stop-at starts no repetition's trial after that time
+// and summarises what ran. The log (every trial, one line) goes to stdout; the summary to
+// bench/results/cancel.jsonl. DISAGG_BIN passes through (tsx: the checkout's sources, where a shared
+// node_modules holds another checkout's CLI bundle).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,31 +27,43 @@ import { packageRoot } from '../framework/settings.ts';
 import { readLedger } from '../framework/jobs/ledger.ts';
 import { startHealthStandIn } from './lib/health-standin.ts';
 import { sleepJobConfig, writeSleepConfigs } from './lib/sleep-jobs.ts';
-import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
+import { benchArgs } from './lib/smoke.ts';
 import { maxOf } from '../runners/common/stats.ts';
 
+// --smoke: one trial (SIGTERM to disagg-bench run's node process once its job is out), no load.
 const { values } = parseArgs({
+  args: benchArgs(['--entries', 'run', '--targets', 'node', '--signals', 'SIGTERM', '--delays', '5', '--busy', '0']),
   options: {
     repeat: { type: 'string', default: '1' },
     scheduler: { type: 'string', default: 'local' },
+    config: { type: 'string', default: 'nixl' },
     entries: { type: 'string', default: 'run,vitest' },
     targets: { type: 'string', default: 'npx,node' },
     signals: { type: 'string', default: 'SIGTERM,SIGINT' },
     delays: { type: 'string', default: '0.5,2,5,10,20' },
+    busy: { type: 'string', default: '2' },
+    'stop-at': { type: 'string' },
     'gone-within': { type: 'string', default: '10' },
   },
 });
 const list = (raw: string) => raw.split(',').map((s) => s.trim()).filter(Boolean);
 const repeat = Number(values.repeat);
 const scheduler = values.scheduler as 'local' | 'slurm';
+const configKind = values.config as 'nixl' | 'disagg';
+if (!['nixl', 'disagg'].includes(configKind)) throw new Error(`--config ${values.config}: expected nixl or disagg`);
 const goneWithinS = Number(values['gone-within']);
+const stopAt = values['stop-at'] ? Date.parse(values['stop-at']) : Infinity;
 const SLEEP_S = 60;
 
 type Entry = 'run' | 'vitest';
+/** The README's two commands: `disagg-bench run` runs every test type; Vitest's form names the config's. */
 const COMMANDS: Record<Entry, string[]> = {
-  run: ['npx', 'disagg-bench', 'run', 'disagg'],
-  vitest: ['npx', 'vitest', 'run', '--project', 'disagg'],
+  run: ['npx', 'disagg-bench', 'run'],
+  vitest: ['npx', 'vitest', 'run', '--project', configKind],
 };
+/** The test the WORK_DIR holds. */
+const TEST_ID = configKind === 'nixl' ? 'nixl_perf_sleep' : 'disagg_perf_sleep_0';
 /** The node process under npx: disagg-bench's bin, or Vitest's main process (not its workers). */
 const NODE_PROCESS: Record<Entry, RegExp> = {
   run: /^node\S* \S*bin\/disagg-bench(\.js)? run/,
@@ -87,6 +105,53 @@ async function jobsLeft(outputPath: string, env: NodeJS.ProcessEnv): Promise<str
   return [...new Set([...open, ...q.stdout.split('\n').map((s) => s.trim()).filter(Boolean)])];
 }
 
+/** The tests results.json's notRun lists (none when there is no file). */
+function listedNotRun(folder: string): string[] {
+  try {
+    const file = JSON.parse(readFileSync(path.join(folder, 'results.json'), 'utf8')) as { notRun?: { testId: string }[] };
+    return (file.notRun ?? []).map((n) => n.testId);
+  } catch {
+    return [];
+  }
+}
+
+/** Writes the WORK_DIR's one config. */
+function writeConfig(workDir: string, healthPort: number | undefined): void {
+  if (configKind === 'nixl') {
+    const dir = path.join(workDir, 'test_configs', 'nixl', 'perf');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'sleep.yaml'), readFileSync(path.join(benchDir, 'fixtures', 'sleep-nixl.yaml')));
+    return;
+  }
+  const config = sleepJobConfig(healthPort!, SLEEP_S) as { slurm: Record<string, unknown> };
+  config.slurm.partition = 'debug';
+  config.slurm.account = 'bench';
+  writeSleepConfigs(workDir, 1, config);
+}
+
+/** The run under way, ended by the benchmark if it is itself stopped. */
+let current: ChildProcess | undefined;
+const busyLoops: ChildProcess[] = [];
+
+/** Ends what this benchmark started: the busy loops and a run under way (its own process group). */
+function endOwn(): void {
+  for (const loop of busyLoops.splice(0)) loop.kill('SIGKILL');
+  if (current?.pid && current.exitCode === null) {
+    try {
+      process.kill(-current.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+process.on('exit', endOwn);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    endOwn();
+    process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+  });
+}
+
 interface Trial {
   entry: Entry;
   target: 'npx' | 'node';
@@ -97,30 +162,31 @@ interface Trial {
   exit: string;
   goneAfterS: number | undefined;
   jobsLeft: string[];
-  named: boolean;
   /** Whether anything had been submitted (the ledger holds a job). */
   submitted: boolean;
+  /** The run's output named the test as not run, or said nothing was submitted. */
   said: boolean;
+  /** results.json's notRun lists the test. */
+  listed: boolean;
+  named: boolean;
   ok: boolean;
   /** The run's last lines, kept for a trial that failed. */
   tail?: string;
 }
 
-async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signals, delayS: number, healthPort: number): Promise<Trial> {
+async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signals, delayS: number, healthPort: number | undefined): Promise<Trial> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-cancel-'));
   const workDir = path.join(dir, 'work');
   const outputPath = path.join(dir, 'out');
-  const config = sleepJobConfig(healthPort, SLEEP_S) as { slurm: Record<string, unknown> };
-  config.slurm.partition = 'debug';
-  config.slurm.account = 'bench';
-  writeSleepConfigs(workDir, 1, config);
+  writeConfig(workDir, healthPort);
   const mark = randomBytes(4).toString('hex');
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (k === 'DISAGG_BIN' || !/^(DISAGG_|DEBUG_MODE$|RESUME$|SCHEDULER$|WORK_DIR$|OUTPUT_PATH$|VITEST|TEST$|NODE_ENV$)/.test(k)) env[k] = v;
-  Object.assign(env, { WORK_DIR: workDir, OUTPUT_PATH: outputPath, SCHEDULER: scheduler, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_CANCEL_MARK: mark });
+  Object.assign(env, { WORK_DIR: workDir, OUTPUT_PATH: outputPath, SCHEDULER: scheduler, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_HISTORY: 'off', DISAGG_CANCEL_MARK: mark });
   const [file, ...args] = COMMANDS[entry];
   const started = performance.now();
   const child = execa(file, args, { cwd: packageRoot, env, extendEnv: false, all: true, reject: false, stdin: 'ignore', detached: true, timeout: 300_000 });
+  current = child;
   await sleep(delayS * 1000);
   let pid = child.pid!;
   if (target === 'node') {
@@ -159,56 +225,76 @@ async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signal
     }
   }
   const result = await child;
+  current = undefined;
   const output = String(result.all ?? '');
   // `disagg-bench run` keeps the run's ledger in the folder OUTPUT_PATH/latest names; Vitest's form in OUTPUT_PATH.
   const runFolder = existsSync(path.join(outputPath, 'latest')) ? path.join(outputPath, 'latest') : outputPath;
   const left = await jobsLeft(runFolder, env);
-  // Named: the run said which tests it did not run, or that it submitted nothing. A signal that
-  // lands before the process ran a line of JavaScript (Node's own start, seconds on a busy machine)
-  // ends it unsaid: then the ledger must be empty, nothing having been submitted.
-  const said = /test\(s\) not run .*disagg_perf_sleep_0|nothing was submitted|no test had been collected yet/.test(output);
   const submitted = readLedger(runFolder).length > 0;
-  const named = said || !submitted;
+  const listed = listedNotRun(runFolder).includes(TEST_ID);
+  // Named: results.json lists the test once the run knew it (it said so, or it had submitted its
+  // job); a run cut before it collected the test says it submitted nothing. A signal that lands
+  // before the process ran a line of JavaScript (Node's own start, seconds on a busy machine) ends
+  // it unsaid: then the ledger must be empty, nothing having been submitted.
+  const saidNotRun = new RegExp(`test\\(s\\) not run .*${TEST_ID}`).test(output);
+  const saidNothing = /nothing was submitted|no test had been collected yet/.test(output);
+  const said = saidNotRun || saidNothing;
+  const named = submitted || saidNotRun ? listed : true;
   rmSync(dir, { recursive: true, force: true });
   const exit = result.exitCode !== undefined ? String(result.exitCode) : String(result.signal);
   const ok = goneAfterS !== undefined && goneAfterS <= goneWithinS && left.length === 0 && named;
-  const tail = ok ? undefined : output.split('\n').slice(-6).join('\n');
-  return { entry, target, signal, delayS, sentAtS, exit, goneAfterS, jobsLeft: left, named, submitted, said, ok, tail };
+  const tail = ok ? undefined : output.split('\n').slice(-8).join('\n');
+  return { entry, target, signal, delayS, sentAtS, exit, goneAfterS, jobsLeft: left, submitted, said, listed, named, ok, tail };
 }
 
-async function main(): Promise<void> {
-  const health = await startHealthStandIn();
-  const trials: Trial[] = [];
-  try {
-    for (let r = 0; r < repeat; r++) {
-      for (const delayS of list(values.delays!).map(Number)) {
-        for (const entry of list(values.entries!) as Entry[]) {
-          for (const target of list(values.targets!) as ('npx' | 'node')[]) {
-            for (const signal of list(values.signals!) as NodeJS.Signals[]) {
-              const t = await trial(entry, target, signal, delayS, health.port);
-              trials.push(t);
-              console.log(`trial ${trials.length}: ${entry} ${target} ${signal} at ${delayS} s (sent ${t.sentAtS.toFixed(1)} s): exit ${t.exit}, ` +
-                `gone after ${t.goneAfterS?.toFixed(1) ?? 'NOT GONE (60 s)'} s, jobs left ${t.jobsLeft.length}, ${t.submitted ? 'submitted' : 'nothing submitted'}, not run named ${t.said}: ${t.ok ? 'ok' : 'FAIL'}`);
-              if (t.tail) console.log(t.tail.replace(/^/gm, '    | '));
-            }
-          }
-        }
-      }
-    }
-  } finally {
-    await health.close();
-  }
+function startBusyLoops(n: number): void {
+  for (let i = 0; i < n; i++) busyLoops.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+}
+
+function summarise(trials: Trial[], reps: number): void {
   const rows = new Map<string, Trial[]>();
   for (const t of trials) {
     const key = `${t.entry} ${t.target} ${t.signal} ${t.delayS}`;
     rows.set(key, [...(rows.get(key) ?? []), t]);
   }
-  printTable(`cancel: ${scheduler} scheduler, ${repeat} repetition(s) per point`, ['point', 'ok', 'worst gone (s)', 'jobs left'], [...rows].map(([key, ts]) => [
+  printTable(`cancel: ${scheduler} scheduler, ${configKind} config, ${values.busy} busy loop(s), ${reps} repetition(s) of every point completed`, ['point', 'ok', 'worst gone (s)', 'jobs left', 'not-run listed'], [...rows].map(([key, ts]) => [
     key, `${ts.filter((t) => t.ok).length}/${ts.length}`, maxOf(ts.map((t) => t.goneAfterS ?? Infinity)).toFixed(1), ts.reduce((n, t) => n + t.jobsLeft.length, 0),
+    `${ts.filter((t) => t.listed).length}/${ts.filter((t) => t.submitted || t.listed).length}`,
   ]));
-  const goals: Goal[] = [{ what: 'trials where the run was gone, no job left and the not-run named, within 10 s (fraction)', value: trials.filter((t) => t.ok).length / trials.length, limit: 1, atMost: false }];
+  const goals: Goal[] = [{ what: 'trials where the run was gone, no job left and the not-run named, within 10 s (fraction)', value: trials.length ? trials.filter((t) => t.ok).length / trials.length : 0, limit: 1, atMost: false }];
   printGoals(goals);
-  appendResult('cancel', { scheduler, repeat, trials }, goals);
+  appendResult('cancel', { scheduler, config: configKind, busy: Number(values.busy), repeat, repetitionsCompleted: reps, trials }, goals);
+}
+
+async function main(): Promise<void> {
+  const health = configKind === 'disagg' ? await startHealthStandIn() : undefined;
+  const trials: Trial[] = [];
+  let reps = 0;
+  startBusyLoops(Number(values.busy));
+  try {
+    repetitions: for (let r = 0; r < repeat; r++) {
+      for (const delayS of list(values.delays!).map(Number)) {
+        for (const entry of list(values.entries!) as Entry[]) {
+          for (const target of list(values.targets!) as ('npx' | 'node')[]) {
+            for (const signal of list(values.signals!) as NodeJS.Signals[]) {
+              if (Date.now() > stopAt) break repetitions;
+              const t = await trial(entry, target, signal, delayS, health?.port);
+              trials.push(t);
+              console.log(`trial ${trials.length}: ${entry} ${target} ${signal} at ${delayS} s (sent ${t.sentAtS.toFixed(1)} s): exit ${t.exit}, ` +
+                `gone after ${t.goneAfterS?.toFixed(1) ?? 'NOT GONE (60 s)'} s, jobs left ${t.jobsLeft.length}, ${t.submitted ? 'submitted' : 'nothing submitted'}, ` +
+                `said ${t.said}, results.json lists it ${t.listed}: ${t.ok ? 'ok' : 'FAIL'}`);
+              if (t.tail) console.log(t.tail.replace(/^/gm, '    | '));
+            }
+          }
+        }
+      }
+      reps++;
+    }
+  } finally {
+    endOwn();
+    await health?.close();
+  }
+  summarise(trials, reps);
 }
 
 await main();

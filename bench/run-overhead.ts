@@ -3,7 +3,8 @@
 // `node bin/disagg-bench.js run disagg` and by `node node_modules/vitest/vitest.mjs run --project
 // disagg`, rounds alternating which goes first; wall time of each, start to exit. Goal: the median
 // difference at most 0.3 s.
-//   node --import tsx bench/run-overhead.ts [--rounds 5]
+//   node --import tsx bench/run-overhead.ts [--rounds 5] [--smoke]
+// --smoke: one round (two short runs), to show the script still runs; no figure kept.
 // DISAGG_BIN passes through (tsx: the checkout's sources, where a shared node_modules holds another
 // checkout's CLI bundle; it costs tsx's start on top, which the figure then includes).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,8 +17,9 @@ import { sleepJobConfig, writeSleepConfigs } from './lib/sleep-jobs.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
 import { timedCommand } from './lib/timed-command.ts';
+import { benchArgs } from './lib/smoke.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({ args: benchArgs(['--rounds', '1']), options: { rounds: { type: 'string', default: '5' } } });
 const rounds = Number(values.rounds);
 
 const FORMS = {

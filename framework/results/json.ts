@@ -126,6 +126,16 @@ export interface ResultsFile {
   /** When the file was last written (ISO 8601). */
   updated: string;
   records: TestRecord[];
+  /** Selected tests that have no verdict: each run's tests cut short (not-run.ts); a test leaves the list when a record of it is saved. */
+  notRun?: NotRunTest[];
+}
+
+/** A test a run selected that got no verdict, and why (cancelled by a signal, not reached, its worker died). */
+export interface NotRunTest {
+  testId: string;
+  /** The run that did not run it. */
+  run?: string;
+  why: string;
 }
 
 export class ResultsFileError extends DisaggBenchError {
@@ -138,7 +148,7 @@ export class ResultsFileError extends DisaggBenchError {
   }
 }
 
-function parseResults(file: string, text: string): ResultsFile {
+export function parseResults(file: string, text: string): ResultsFile {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -224,7 +234,9 @@ export async function saveTestRecords(outputPath: string, records: TestRecord[])
       if (index >= 0) current.records[index] = clean;
       else current.records.push(clean);
     }
-    const next: ResultsFile = { version: RESULTS_JSON_VERSION, updated: new Date().toISOString(), records: current.records };
+    // A test with a record has a verdict: it leaves the not-run list.
+    const notRun = current.notRun?.filter((n) => !records.some((r) => r.testId === n.testId));
+    const next: ResultsFile = { version: RESULTS_JSON_VERSION, updated: new Date().toISOString(), records: current.records, ...(notRun?.length ? { notRun } : {}) };
     // The file itself is untouched on failure: it is replaced by a rename or not at all.
     await writeWhole(file, JSON.stringify(next, null, 2) + '\n');
   });

@@ -22,7 +22,7 @@ process.env.DISAGG_RUN_ID = runId;
 let announced = false;
 let ending = false;
 /** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
-let tests: () => RunTests = () => ({ collected: 0, unfinished: [] });
+let tests: () => RunTests = () => ({ collected: 0, ids: [], unfinished: [], cutShort: [] });
 
 /** Ends the run (main-interrupt.ts), then the process, with Vitest's exit code when its own signal handler set one, else `exitCode`. */
 function endRun(why: string, exitCode: number): void {
@@ -79,6 +79,7 @@ export default function setup(project: TestProject) {
     if (said) console.warn(`cleanup: ${said}`);
     // Reporters named on the command line replace the project's: its end-of-run writes happen here then.
     const modules = project.vitest.state.getTestModules();
-    if (anyTestRecorded(modules)) await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
+    const cut = runTests(modules);
+    if (anyTestRecorded(modules) || cut.unfinished.length > 0 || cut.cutShort.length > 0) await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
   };
 }

@@ -8,12 +8,14 @@
 //      Whatever is left after WORKER_GRACE_MS gets SIGKILL (local jobs then die by their
 //      watchdog, scheduler/local-job.ts). Without this, workers were orphaned and ran on.
 //   3. The ledger again: jobs a worker recorded while it ended.
-//   4. The tests that did not run to their end are named, and how to continue them.
+//   4. The tests that did not run to their end are named, and how to continue them, on stderr and
+//      in results.json and the run digest (not-run.ts), with why: cancelled, or not reached.
 import { readdirSync } from 'node:fs';
 import { processStat } from '../../runners/common/proc.ts';
 import { cancelLeftoversNow, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { RUN_ENDING_SIGNAL } from '../jobs/interrupt.ts';
 import { describeNotRun, withoutResultOfRun, type RunTests } from './run-tests.ts';
+import { recordNotRunSync, whyNotRun } from './not-run.ts';
 
 /** How long workers get to cancel their jobs and exit before SIGKILL. */
 const WORKER_GRACE_MS = 2_500;
@@ -65,16 +67,19 @@ function endWorkers(): number {
  * Returns nothing; the caller leaves the exit to Vitest's handler (or schedules it).
  */
 export function endRunNow(outputPath: string, runId: string, reason: string, tests: () => RunTests, said: (line: string) => void): void {
+  const at = new Date();
   const first = describeLeftovers(cancelLeftoversNow(outputPath, runId, reason));
   if (first) said(first);
   const killed = endWorkers();
   if (killed > 0) said(`${killed} worker(s) did not end within ${WORKER_GRACE_MS} ms of the run's end: killed`);
   const second = describeLeftovers(cancelLeftoversNow(outputPath, runId, reason));
   if (second) said(second);
-  const { collected, unfinished } = tests();
+  const { collected, ids, unfinished } = tests();
   const notRun = withoutResultOfRun(unfinished, outputPath, runId);
   if (notRun.length > 0) {
     said(describeNotRun(notRun, `${reason}; no result recorded`));
+    const problem = recordNotRunSync(outputPath, runId, ids, whyNotRun(notRun, outputPath, runId, reason, at));
+    said(problem ?? `results.json and summary.json in ${outputPath} name them`);
     said(`to continue: the same command with --resume (disagg-bench run) or RESUME=1 (npx vitest run), OUTPUT_PATH=${outputPath}`);
   }
   else if (collected === 0) said(`no test had been collected yet: none ran (${reason})`);

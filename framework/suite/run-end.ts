@@ -16,11 +16,10 @@ import { REPORT_FILE } from '../results/report/render.ts';
 import { writeRunDigest } from '../results/digest/write-digest.ts';
 import { appendRunsToHistory } from '../history/run-end.ts';
 import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
+import { RESUME_HINT } from './not-run.ts';
+import { saveNotRunSync } from '../results/not-run.ts';
 
 const WRITTEN = Symbol.for('disagg-bench.run-end-written');
-
-/** How a reader continues the tests a run did not finish. */
-const RESUME_HINT = 'the same command with RESUME=1 (disagg-bench run --resume)';
 
 /** What the digest needs of the run's tests, as Vitest's main process knows them. */
 export interface RunEndTests {
@@ -46,12 +45,16 @@ export function runEndTests(modules: ReadonlyArray<TestModule>, settings: Settin
       if (notRun) interrupted.set(test.name, notRun);
     }
   }
-  let unfinished = runTests(modules).unfinished;
+  const { unfinished: pending, cutShort } = runTests(modules);
+  let unfinished = pending;
   if (unfinished.length > 0 && settings) unfinished = withoutResultOfRun(unfinished, settings.outputPath, runId);
   if (unfinished.length > 0) {
     process.stderr.write(`disagg-bench: ${describeNotRun(unfinished, 'their worker ended before they did; no result recorded')}\n`);
     for (const id of unfinished) interrupted.set(id, 'its worker ended before it did; no result recorded');
   }
+  // Vitest cancelled the run (--bail after a failure): the tests it skipped for that never ran.
+  const skipped = settings ? withoutResultOfRun(cutShort.map((t) => t.id), settings.outputPath, runId) : [];
+  for (const t of cutShort) if (skipped.includes(t.id) && !interrupted.has(t.id)) interrupted.set(t.id, `not run: Vitest cancelled the run (${t.why})`);
   return { testIds, interrupted };
 }
 
@@ -66,6 +69,14 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
   if (tests.testIds.length === 0) return;
   const settings = readSettings();
   const { outputPath } = settings;
+  if (tests.interrupted.size > 0) {
+    // results.json names the tests without a verdict (the digest below names them too).
+    try {
+      saveNotRunSync(outputPath, runId, [...tests.interrupted].map(([testId, why]) => ({ testId, why })));
+    } catch (err) {
+      process.stderr.write(`disagg-bench: results.json does not list the tests not run: ${(err as Error).message}\n`);
+    }
+  }
   if (!existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return;
   const notes: string[] = [];
   // The run's records into the performance history (one transaction; a failing store is one line).

@@ -13,13 +13,27 @@ export function isRunProject(project: string): boolean {
 
 export interface RunTests {
   collected: number;
+  /** Every collected test, in order. */
+  ids: string[];
   /** Tests whose result has not reached the main process. */
   unfinished: string[];
+  /** Tests Vitest skipped because it cancelled the run (--bail after a failure), with its note. */
+  cutShort: { id: string; why: string }[];
 }
+
+/**
+ * The note Vitest gives each test it skips when it cancels a run (@vitest/runner's
+ * markPendingTasksAsSkipped); a test skipped for its own reason (another GPU) carries that reason.
+ */
+const CANCELLED_NOTE = /^The test run was aborted/;
 
 export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
   const tests = modules.filter((m) => isRunProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
-  return { collected: tests.length, unfinished: tests.filter((t) => t.result().state === 'pending').map((t) => t.name) };
+  const cutShort = tests.flatMap((t) => {
+    const result = t.result();
+    return result.state === 'skipped' && CANCELLED_NOTE.test(result.note ?? '') ? [{ id: t.name, why: result.note! }] : [];
+  });
+  return { collected: tests.length, ids: tests.map((t) => t.name), unfinished: tests.filter((t) => t.result().state === 'pending').map((t) => t.name), cutShort };
 }
 
 /** Whether any config test of the run got as far as a result of its own (a job judged, a record written). */

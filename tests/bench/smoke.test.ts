@@ -29,10 +29,9 @@ const BENCHMARKS: Record<string, { needs?: () => string | undefined }> = {
   'engine-gpu': { needs: () => (existsSync('/dev/nvidia0') ? undefined : 'needs an NVIDIA GPU (/dev/nvidia0)') },
   startup: {},
   'gate-simulation': {},
-  // These have no smoke mode yet: each runs whole suites or every hostile shape at the size bound.
-  'hostile-input': { needs: () => 'no --smoke mode yet (every shape at the size bound, one process each)' },
-  cancel: { needs: () => 'no --smoke mode yet (whole runs signalled at set moments)' },
-  'run-overhead': { needs: () => 'no --smoke mode yet (whole runs under both entry points)' },
+  'hostile-input': {},
+  cancel: {},
+  'run-overhead': {},
 };
 /** Scripts under bench/ that are tools, not benchmarks: each is run below on a small input instead. */
 const TOOLS = ['suite-durations'];

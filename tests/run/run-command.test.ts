@@ -125,6 +125,8 @@ describe('disagg-bench run', () => {
     expect(readOutputs(runDir).ledger.at(-1)).toMatchObject({ test: testIdOf('slow'), state: 'CANCELLED', terminal: true, interrupted: true });
     expect(readOutputs(runDir).records).toEqual([]);
     const interrupted = readlinkSync(runDir);
+    const notRun = () => (JSON.parse(readFileSync(path.join(runDir, 'results.json'), 'utf8')) as { notRun?: { testId: string; run: string; why: string }[] }).notRun;
+    expect(notRun()).toEqual([{ testId: testIdOf('slow'), run: path.basename(interrupted), why: expect.stringMatching(/^cancelled: the run was interrupted \(SIGTERM received by disagg-bench run\) at \S+; its job \S+ was cancelled$/) }]);
 
     release(gate);
     const resumed = await startRun(['--scheduler', 'local', '--output', dir.outputPath, '--resume'], dir, mark);
@@ -134,6 +136,8 @@ describe('disagg-bench run', () => {
     expect(readlinkSync(runDir)).toBe(interrupted);
     expect(readdirSync(path.join(dir.outputPath, 'runs'))).toEqual([path.basename(interrupted)]);
     expect(recordOf(readOutputs(runDir).records, testIdOf('slow'))).toMatchObject({ verdict: 'passed', run: { id: path.basename(interrupted) } });
+    // Its record saved, the test has a verdict: it leaves the not-run list.
+    expect(notRun()).toBeUndefined();
   });
 
   it('SIGTERM while the CLI is still loading: the run ends at once, nothing submitted, exit 143', { timeout: 120_000 }, async () => {

@@ -1,9 +1,10 @@
 // The run digest's one entry point at the end of a run: the run's records from its results.json,
 // the digest written as summary.json and summary.md in the folder of that results.json (the run's
-// folder), and the terminal text returned for the caller to print last.
+// folder), and the terminal text returned for the caller to print last. A run cancelled by a signal
+// writes it synchronously (writeRunDigestSync), without the history's figures.
 import path from 'node:path';
-import { readResults, RESULTS_JSON_FILE, type TestRecord } from '../json.ts';
-import { writeWhole } from '../../../runners/common/write-whole.ts';
+import { readRecordsSync, readResults, RESULTS_JSON_FILE, type TestRecord } from '../json.ts';
+import { writeWhole, writeWholeSync } from '../../../runners/common/write-whole.ts';
 import { buildDigest, type Digest, type PreviousValues } from './digest.ts';
 import { digestMarkdown, digestTerminal } from './digest-text.ts';
 
@@ -36,16 +37,14 @@ function recordOfRun(records: TestRecord[], testId: string, runId: string | unde
   return mine.sort((a, b) => a.timing.end.localeCompare(b.timing.end)).at(-1);
 }
 
-/** Writes summary.json and summary.md; returns the digest and the terminal text. */
-export async function writeRunDigest(input: RunDigestInput): Promise<{ digest: Digest; text: string }> {
-  const { records } = await readResults(input.resultsFolder);
+function digestOf(records: TestRecord[], input: RunDigestInput): Digest {
   const files = {
     results: path.join(input.resultsFolder, RESULTS_JSON_FILE),
     ...(input.report && { report: input.report }),
     summaryMd: path.join(input.resultsFolder, SUMMARY_MD_FILE),
     summaryJson: path.join(input.resultsFolder, SUMMARY_JSON_FILE),
   };
-  const digest = buildDigest({
+  return buildDigest({
     runId: input.runId,
     tests: input.testIds.map((testId) => ({ testId, record: recordOfRun(records, testId, input.runId), interrupted: input.interrupted?.get(testId) })),
     previous: input.previous,
@@ -53,7 +52,20 @@ export async function writeRunDigest(input: RunDigestInput): Promise<{ digest: D
     resume: input.resume,
     notes: input.notes,
   });
-  await writeWhole(files.summaryJson, `${JSON.stringify(digest, null, 2)}\n`);
-  await writeWhole(files.summaryMd, digestMarkdown(digest));
+}
+
+/** Writes summary.json and summary.md; returns the digest and the terminal text. */
+export async function writeRunDigest(input: RunDigestInput): Promise<{ digest: Digest; text: string }> {
+  const digest = digestOf((await readResults(input.resultsFolder)).records, input);
+  await writeWhole(digest.files.summaryJson, `${JSON.stringify(digest, null, 2)}\n`);
+  await writeWhole(digest.files.summaryMd, digestMarkdown(digest));
+  return { digest, text: digestTerminal(digest) };
+}
+
+/** The same, synchronously: for a run cancelled by a signal, in the moments before it exits. */
+export function writeRunDigestSync(input: RunDigestInput): { digest: Digest; text: string } {
+  const digest = digestOf(readRecordsSync(input.resultsFolder), input);
+  writeWholeSync(digest.files.summaryJson, `${JSON.stringify(digest, null, 2)}\n`);
+  writeWholeSync(digest.files.summaryMd, digestMarkdown(digest));
   return { digest, text: digestTerminal(digest) };
 }
