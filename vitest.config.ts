@@ -7,11 +7,11 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { testTypeNames } from './framework/contract/names.ts';
 import SlowestFirstSequencer from './scripts/test-sequencer.ts';
-import { runsTestTypes, watchLauncherOnce } from './framework/suite/run-ending.ts';
+import { runsTestTypes, watchLauncherOnce } from './framework/suite/cancellation.ts';
 
 // A run of test-type projects watches the npx that started it from here, Vitest's first read of
 // the project, not from the global setup: a SIGTERM to npx before the global setup ran would
-// otherwise leave Vitest orphaned, submitting and running every job (framework/suite/run-ending.ts).
+// otherwise leave Vitest orphaned, submitting and running every job (framework/suite/cancellation.ts).
 if (runsTestTypes()) watchLauncherOnce();
 
 /**

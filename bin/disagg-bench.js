@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // `disagg-bench run` owns its signals from its first line: one that comes while the CLI loads ends
-// the run here, at once (nothing has been submitted yet), in the words framework/suite/run-ending.ts
+// the run here, at once (nothing has been submitted yet), in the words framework/suite/cancellation.ts
 // uses; framework/run/command.ts takes the signals over once loaded. This stays outside that module
 // because loading it takes seconds on a busy machine. Node's default would end the process unsaid.
 if (process.argv[2] === 'run') endRunOnEarlySignals();

@@ -1,28 +1,27 @@
-// What happens when a run is interrupted (Ctrl-C, SIGTERM from CI, the Vitest main process gone):
-// every job it owns is cancelled AT ONCE, synchronously, inside the signal handler. Vitest's main
-// process exits a millisecond after SIGINT/SIGTERM and a worker whose main process is gone dies at
-// its next message to it, so a promise started there may never settle.
-//
-// Two places act, so that neither is a single point of failure:
-// - the worker that runs the tests (session.ts): it knows its jobs, stops submitting, cancels them;
-// - Vitest's main process (suite/main-interrupt.ts): it cancels every job the run's ledger lists as
-//   unfinished (leftover-jobs.ts), including those of a worker that was killed or is stuck.
-// Every way into the main process's end (a signal, the npx launcher gone, a signal during
-// `disagg-bench run`'s start) goes through suite/run-ending.ts; bin/disagg-bench.js answers a
-// signal only while the CLI loads, because loading that module takes seconds on a busy machine.
-// Each cancelled job gets a ledger line `CANCELLED ... interrupted: true` (leftover-jobs.ts's
-// recordCancelled, the one place that writes it), so RESUME=1 submits it again instead of
-// reporting the cancellation as the test's result. Results already written are never touched.
+// A Vitest worker's part of cancelling a run (the rest, in the process that owns the run, is
+// suite/cancellation.ts; this part lives here because a worker's session is in the jobs layer,
+// which cannot import the suite). Three things interrupt a worker's session: SIGINT or SIGTERM to
+// the worker, its IPC channel closing (Vitest's main process is gone: killed, crashed), and
+// RUN_ENDING_SIGNAL from the main process ending the run (cancellation.ts's endWorkers). Each
+// cancels every job the session owns AT ONCE, synchronously, inside the handler (a worker whose
+// main process is gone dies at its next message to it, so a promise started there may never
+// settle), and records it in the ledger as `CANCELLED ... interrupted: true` (leftover-jobs.ts's
+// recordCancelled, the one place that writes it), so RESUME=1 submits it again instead of reporting
+// the cancellation as the test's result. Results already written are never touched. On the
+// run-ending signal the worker then leaves, once any sbatch under way has returned.
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { Ledger } from './ledger.ts';
 import { recordCancelled } from './leftover-jobs.ts';
 
 /**
- * What Vitest's main process sends its workers when it ends an interrupted run
- * (suite/main-interrupt.ts): a worker with a session cancels, records and exits (session.ts); one
- * still loading configs dies of it (the default action). Node leaves SIGUSR2 to applications.
+ * What Vitest's main process sends its workers when it ends an interrupted run: a worker with a
+ * session cancels, records and exits; one still loading configs dies of it (the default action).
+ * Node leaves SIGUSR2 to applications.
  */
 export const RUN_ENDING_SIGNAL: NodeJS.Signals = 'SIGUSR2';
+
+/** After an interruption, how long a worker may live on before it kills itself as stuck. */
+export const STUCK_AFTER_INTERRUPT_MS = 60_000;
 
 export interface OwnedJob {
   job: string;
@@ -39,4 +38,55 @@ export function cancelInterrupted(scheduler: Scheduler, ledger: Ledger, jobs: Ow
   if (failure) return failure;
   recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
   return undefined;
+}
+
+/** What a session gives the worker's interruption. */
+export interface Interruptible {
+  /** Stops submitting, cancels and records every job in flight (synchronous). */
+  interrupt(why: string): void;
+  /** Settles once no submission is under way. */
+  submissionsSettled(): Promise<unknown>;
+}
+
+/**
+ * Listens for the worker's interruptions on behalf of `session` until stopped (at its close).
+ * `stuckAfterMs` (0: never): after an interruption, the worker kills itself if still alive then,
+ * stuck on something (tests that interrupt a session in their own worker, which runs on, pass 0).
+ */
+export function listenForInterruption(session: Interruptible, stuckAfterMs = STUCK_AFTER_INTERRUPT_MS): { stop(): void } {
+  let interrupted = false;
+  const interrupt = (why: string) => {
+    // A second Ctrl-C then kills the worker (the default action); the run-ending signal is heard until stop.
+    stopSignals();
+    session.interrupt(why);
+    if (interrupted) return;
+    interrupted = true;
+    if (stuckAfterMs > 0) setTimeout(() => process.kill(process.pid, 'SIGKILL'), stuckAfterMs).unref();
+  };
+  const onSignal = (signal: NodeJS.Signals) => interrupt(`${signal} received`);
+  const onDisconnect = () => interrupt('the Vitest main process is gone');
+  // The main process ends the run: cancel, record, and leave at once, once any sbatch under way has
+  // returned (its job is then cancelled and recorded too).
+  const onRunEnding = () => {
+    interrupt('the Vitest main process is ending the run');
+    void session.submissionsSettled().then(() => process.kill(process.pid, 'SIGKILL'));
+  };
+  function stopSignals(): void {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('disconnect', onDisconnect);
+  }
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('disconnect', onDisconnect);
+  process.on(RUN_ENDING_SIGNAL, onRunEnding);
+  // A main process that went away while this worker was still loading configs sent no
+  // 'disconnect' to hear: nothing may be submitted for a run that is over.
+  if (typeof process.send === 'function' && !process.connected) interrupt('the Vitest main process is gone');
+  return {
+    stop() {
+      stopSignals();
+      process.off(RUN_ENDING_SIGNAL, onRunEnding);
+    },
+  };
 }

@@ -1,7 +1,7 @@
 // One run inside one process: the scheduler, the watcher, the ledger, the batch and job managers,
-// wired together once. The suite asks it to run a test; it owns cancellation of everything it
-// submitted (on close, on abort; on SIGINT/SIGTERM and when Vitest's main process is gone, see
-// interrupt.ts) and, with RESUME=1, picking up an earlier run's jobs (see resume.ts).
+// wired together once. The suite asks it to run a test; it cancels everything it submitted (on
+// close, on abort, and when the worker is interrupted: interrupt.ts listens for that) and, with
+// RESUME=1, picks up an earlier run's jobs (see resume.ts).
 import { hostname } from 'node:os';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { createScheduler } from '../scheduler/create.ts';
@@ -13,7 +13,7 @@ import { BatchManager } from './batch-manager.ts';
 import { JobManager, type SubmittedJob } from './job-manager.ts';
 import { Ledger } from './ledger.ts';
 import type { JobOutcome } from './judge.ts';
-import { cancelInterrupted, RUN_ENDING_SIGNAL } from './interrupt.ts';
+import { cancelInterrupted, listenForInterruption } from './interrupt.ts';
 import { describeResume, planResume, type ResumeAction } from './resume.ts';
 import { openProgressBoard } from '../results/progress-stream.ts';
 import { describeHolder, RunClaim } from './run-claims.ts';
@@ -35,8 +35,6 @@ export interface TestRun extends JobOutcome {
   notRun?: string;
 }
 
-const STUCK_AFTER_INTERRUPT_MS = 60_000;
-
 export interface SessionOptions {
   settings: Settings;
   gpu: GpuDetection;
@@ -47,8 +45,8 @@ export interface SessionOptions {
   scheduler?: Scheduler;
   /**
    * After an interruption, how long the worker may live on before it kills itself as stuck
-   * (default STUCK_AFTER_INTERRUPT_MS; 0: never). Tests that interrupt a session inside their own
-   * worker, which goes on running other tests, turn it off.
+   * (default interrupt.ts's STUCK_AFTER_INTERRUPT_MS; 0: never). Tests that interrupt a session
+   * inside their own worker, which goes on running other tests, turn it off.
    */
   stuckAfterInterruptMs?: number;
 }
@@ -69,16 +67,8 @@ export class RunSession {
   private readonly heldElsewhere = new Map<string, string>();
   /** Jobs known to have ended before this run saw them (adopted): nothing to wait for. */
   private readonly endedJobs = new Set<string>();
-  private readonly onSignal = (signal: NodeJS.Signals) => this.interrupt(`${signal} received`);
-  // A forked Vitest worker learns that the main process is gone (killed, crashed) when its IPC
-  // channel closes; its jobs must not outlive the run.
-  private readonly onDisconnect = () => this.interrupt('the Vitest main process is gone');
-  // The main process ends the run (main-interrupt.ts): cancel, record, and leave at once, once
-  // any sbatch under way has returned (its job is then cancelled and recorded too).
-  private readonly onRunEnding = () => {
-    this.interrupt('the Vitest main process is ending the run');
-    void this.jobs.submissionsSettled().then(() => process.kill(process.pid, 'SIGKILL'));
-  };
+  /** The worker's interruptions, heard until close (interrupt.ts). */
+  private readonly interruptions: { stop(): void };
   private interruption: string | undefined;
 
   private constructor(
@@ -110,13 +100,7 @@ export class RunSession {
     });
     this.board = openProgressBoard(process.env);
     this.jobs = new JobManager({ scheduler, watcher: this.watcher, ledger: this.ledger, settings, gpu: options.gpu, log: (line) => this.log(line) });
-    process.on('SIGINT', this.onSignal);
-    process.on('SIGTERM', this.onSignal);
-    process.on('disconnect', this.onDisconnect);
-    process.on(RUN_ENDING_SIGNAL, this.onRunEnding);
-    // A main process that went away while this worker was still loading configs sent no
-    // 'disconnect' this session could hear: nothing may be submitted for a run that is over.
-    if (typeof process.send === 'function' && !process.connected) this.interrupt('the Vitest main process is gone');
+    this.interruptions = listenForInterruption(this, options.stuckAfterInterruptMs);
   }
 
   static async open(options: SessionOptions): Promise<RunSession> {
@@ -220,8 +204,7 @@ export class RunSession {
 
   /** Cancels every job still in flight and releases the scheduler. */
   async close(): Promise<void> {
-    this.removeInterruptHandlers();
-    process.off(RUN_ENDING_SIGNAL, this.onRunEnding);
+    this.interruptions.stop();
     this.abort.abort();
     const cancelled = await this.jobs.cancelAll(`the run ${this.options.runId} ended with the job in flight`).catch((err: Error) => {
       this.log(`cancelling this run's jobs failed: ${err.message}`);
@@ -234,11 +217,9 @@ export class RunSession {
     this.claim?.release();
   }
 
-  /** After an interruption a second Ctrl-C kills the worker; the run-ending signal is heard until close. */
-  private removeInterruptHandlers(): void {
-    process.off('SIGINT', this.onSignal);
-    process.off('SIGTERM', this.onSignal);
-    process.off('disconnect', this.onDisconnect);
+  /** Settles once no submission is under way (an interrupted worker leaves after it). */
+  submissionsSettled(): Promise<unknown> {
+    return this.jobs.submissionsSettled();
   }
 
   /**
@@ -247,9 +228,8 @@ export class RunSession {
    * result; the worker winds down with them (Vitest's main process, when it got the signal too,
    * is already gone; process.exit is not ours to call in a Vitest worker).
    */
-  private interrupt(why: string): void {
+  interrupt(why: string): void {
     if (this.interruption) return;
-    this.removeInterruptHandlers();
     const reason = `the run was interrupted (${why} on ${hostname()})`;
     this.interruption = reason;
     const jobs = this.jobs.interrupt(reason);
@@ -264,9 +244,6 @@ export class RunSession {
     } catch {
       // nobody left to read it
     }
-    // A worker still alive a minute later is stuck on something: its jobs are cancelled, end it.
-    const stuckAfterMs = this.options.stuckAfterInterruptMs ?? STUCK_AFTER_INTERRUPT_MS;
-    if (stuckAfterMs > 0) setTimeout(() => process.kill(process.pid, 'SIGKILL'), stuckAfterMs).unref();
   }
 
   private log(line: string): void {

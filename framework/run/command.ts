@@ -1,14 +1,14 @@
 // `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API, in this process, so
 // the run owns its process from the first millisecond: bin/disagg-bench.js answers SIGINT, SIGTERM
-// and SIGHUP while the CLI loads, and this module takes them over (suite/run-ending.ts: one place that
-// ends a run, whatever stage it is at). Settings come from the command line, then the environment,
+// and SIGHUP while the CLI loads, and suite/cancellation.ts (the one place that ends a run, whatever
+// stage it is at) takes them over. Settings come from the command line, then the environment,
 // then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
 // defaults once at its start. Each run has its own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
 // reporters are named: the project's reporter is always added to them.
 import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
 import { UsageError } from '../../runners/common/errors.ts';
-import { claimSignals, onRunSignal, RUN_SIGNALS, watchLauncherOnce } from '../suite/run-ending.ts';
+import { takeSignalsForRun } from '../suite/cancellation.ts';
 import { packageRoot, readSettings } from '../settings.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
@@ -18,9 +18,6 @@ import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder
 
 /** The reporter that appends the history and writes report.html at the run's end. */
 export const PROJECT_REPORTER = './framework/suite/reporter.ts';
-
-/** bin/disagg-bench.js's handler for a signal that comes while the CLI loads. */
-const EARLY_SIGNALS = Symbol.for('disagg-bench.early-signals');
 
 const width = RUN_OPTIONS.reduce((w, o) => Math.max(w, optionSpelling(o).length), 0);
 export const usage = `usage: disagg-bench run [TYPE...] [options]
@@ -43,15 +40,6 @@ const spec = {
 } as const;
 
 export const args = { options: spec.options };
-
-/** Takes the process's signals over from bin's early handler. */
-function takeSignals(): void {
-  claimSignals();
-  for (const signal of RUN_SIGNALS) process.on(signal, onRunSignal);
-  const early = (globalThis as { [EARLY_SIGNALS]?: (signal: NodeJS.Signals) => void })[EARLY_SIGNALS];
-  if (early) for (const signal of RUN_SIGNALS) process.off(signal, early);
-  watchLauncherOnce();
-}
 
 function commandLineSettings(values: Record<string, unknown>): CommandLineSettings {
   const settings: CommandLineSettings = { values: new Map(), lists: new Map() };
@@ -80,7 +68,7 @@ export async function run(argv: string[]): Promise<number> {
   const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
   // Up to here bin's early handler answered a signal (nothing has been made yet); from here this run's.
-  takeSignals();
+  takeSignalsForRun();
   Object.assign(process.env, resolved.env);
   for (const line of describeSources(resolved.sources)) console.log(line);
   // Every variable checked before a folder is made (one line per problem, SettingsError).

@@ -1,7 +1,7 @@
 // Runs once per test-type project in Vitest's main process. It names the run (one id shared by
 // every project of one invocation), checks the environment (variables, test list, OUTPUT_PATH)
 // before any job goes out (a mistake: one line per problem, exit 2), ends the run at once on
-// SIGINT/SIGTERM/SIGHUP or when the npx that started it is gone (run-ending.ts routes them here;
+// SIGINT/SIGTERM/SIGHUP or when the npx that started it is gone (cancellation.ts routes them here;
 // main-interrupt.ts: jobs cancelled and recorded, workers ended, tests not run named), and at
 // teardown cancels what the run's ledger still lists, the backstop for workers that died before
 // they could cancel their jobs, and makes the end-of-run writes if no reporter did (run-end.ts).
@@ -11,8 +11,8 @@ import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
 import { testTypeNames } from '../contract/names.ts';
-import { endRunNow } from './main-interrupt.ts';
-import { onRunSignal, RUN_SIGNALS, setRunEnd, signalsClaimed, watchLauncherOnce } from './run-ending.ts';
+import { endInterruptedRun } from './main-interrupt.ts';
+import { takeSignalsForVitest } from './cancellation.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
 import { runEndTests, writeRunEnd } from './run-end.ts';
 import { newRunId } from './run-id.ts';
@@ -21,6 +21,8 @@ const runId = process.env.DISAGG_RUN_ID ?? newRunId();
 process.env.DISAGG_RUN_ID = runId;
 let announced = false;
 let ending = false;
+/** Gives the run's signals back at teardown. */
+let releaseSignals = () => {};
 /** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
 let tests: () => RunTests = () => ({ collected: 0, ids: [], unfinished: [], cutShort: [] });
 
@@ -30,7 +32,7 @@ function endRun(why: string, exitCode: number): void {
   ending = true;
   const { outputPath } = readSettings();
   const tag = why.startsWith('SIG') ? why.split(' ')[0] : 'interrupted';
-  endRunNow(outputPath, runId, `the run was interrupted (${why})`, tests, (line) => {
+  endInterruptedRun(outputPath, runId, `the run was interrupted (${why})`, tests, (line) => {
     try {
       process.stderr.write(`disagg-bench: ${tag}: ${line}\n`);
     } catch {
@@ -66,13 +68,10 @@ export default function setup(project: TestProject) {
     console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
     const { vitest } = project;
     tests = () => runTests(vitest.state.getTestModules());
-    setRunEnd(endRun);
-    // Under `disagg-bench run` its handlers (there from its first millisecond) already lead here.
-    if (!signalsClaimed()) for (const signal of RUN_SIGNALS) process.on(signal, onRunSignal);
-    watchLauncherOnce();
+    releaseSignals = takeSignalsForVitest(endRun);
   }
   return async function teardown() {
-    if (!signalsClaimed()) for (const signal of RUN_SIGNALS) process.off(signal, onRunSignal);
+    releaseSignals();
     // The backstop for a worker that died (or was killed) with jobs in flight.
     const outcome = await cancelLeftovers(settings.outputPath, { run: runId, reason: `the run ${runId} ended with the job in flight (its worker died)` });
     const said = describeLeftovers(outcome);

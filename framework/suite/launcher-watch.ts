@@ -1,9 +1,10 @@
-// The README's command is `npx vitest run ...`: npx (npm exec) starts `sh -c vitest ...`, which
-// starts Vitest. A SIGTERM to npx (what `kill <pid>` or a job runner sends) reaches the shell,
-// which dies of it without passing it on: Vitest is re-parented and ran every remaining job to its
-// end. So when npm started this run, Vitest's main process watches its launcher and ends the run
-// as on SIGTERM once npm (or the shell between) is gone. A run not started by npm is not watched
-// (`nohup node .../vitest run &` may outlive its shell on purpose).
+// The launcher watch of cancellation.ts: which npm started this run, and when it is gone. npx (npm
+// exec) starts its command through npm's script shell, `sh -c ...` by default: a SIGTERM to npx
+// (what `kill <pid>` or a job runner sends) reaches that shell, which dies of it without passing it
+// on, and the run was re-parented and ran every remaining job to its end (npx also dies of SIGKILL
+// unheard). So when npm started this run, the run watches its launcher and ends as on SIGTERM once
+// npm (or the shell between) is gone. A run not started by npm is not watched (`nohup node
+// .../vitest run &` may outlive its shell on purpose).
 import path from 'node:path';
 import { processArgv, processStat } from '../../runners/common/proc.ts';
 
