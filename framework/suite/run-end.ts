@@ -35,17 +35,15 @@ export interface RunEndTests {
  * process; those are named on stderr, unless their result was saved after all.
  */
 export function runEndTests(modules: ReadonlyArray<TestModule>, settings: Settings | undefined, runId: string | undefined): RunEndTests {
-  const testIds: string[] = [];
+  const { ids: testIds, unfinished: pending, cutShort } = runTests(modules);
   const interrupted = new Map<string, string>();
   for (const module of modules) {
     if (!isRunProject(module.project.name)) continue;
     for (const test of module.children.allTests()) {
-      testIds.push(test.name);
       const notRun = test.meta().disagg?.notRun;
       if (notRun) interrupted.set(test.name, notRun);
     }
   }
-  const { unfinished: pending, cutShort } = runTests(modules);
   let unfinished = pending;
   if (unfinished.length > 0 && settings) unfinished = withoutResultOfRun(unfinished, settings.outputPath, runId);
   if (unfinished.length > 0) {
