@@ -10,6 +10,7 @@ import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import { RunSession } from '../jobs/session.ts';
+import { onVitestCancel } from './cancellation.ts';
 import { saveNoJobRecords, saveTestResult, testRecordOf } from '../jobs/save-result.ts';
 import { historyForTest } from '../history/test-check.ts';
 import { testTypeNames } from '../contract/names.ts';
@@ -72,6 +73,8 @@ describe(typeName, { concurrent: true }, () => {
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
     if (toRun.length === 0) return;
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
+    const own = session;
+    onVitestCancel((why) => own.interrupt(why));
     await session.plan(toRun);
   });
 

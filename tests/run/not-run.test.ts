@@ -105,7 +105,7 @@ describe.concurrent('results.json names the tests a cut-short run did not run', 
     expectDigestAgrees(dir.outputPath);
   });
 
-  it('--bail after a failure: Vitest cancels the run; the test it cut short is listed, its job cancelled', { timeout: 300_000 }, async () => {
+  it('--bail after a failure: Vitest cancels the run; the test still waiting on its job is listed, the job cancelled and recorded', { timeout: 300_000 }, async () => {
     const never = releaseFile('never');
     const dir = writeWorkDir({ a_fails: await standinConfig({ client: 'exit:3' }), b_sleeps: await standinConfig({ client: `wait:${never}` }) }, 'not-run-bail-');
     const result = await startSuite({ ...dir, scheduler: 'local', args: ['--bail', '1'] });
@@ -113,8 +113,8 @@ describe.concurrent('results.json names the tests a cut-short run did not run', 
     expect(result.exitCode, output).toBe(1);
     const { records, ledger } = readOutputs(dir.outputPath);
     expect(records.map((r) => [r.testId, r.verdict])).toEqual([[testIdOf('a_fails'), 'failed']]);
-    expect(ledger.filter((e) => e.test === testIdOf('b_sleeps')).at(-1)).toMatchObject({ state: 'CANCELLED', terminal: true });
-    expect(notRunOf(dir.outputPath)).toEqual([{ testId: testIdOf('b_sleeps'), run: expect.stringMatching(/^run-/), why: expect.stringMatching(/^not run: Vitest cancelled the run \(/) }]);
+    expect(ledger.filter((e) => e.test === testIdOf('b_sleeps')).at(-1)).toMatchObject({ state: 'CANCELLED', terminal: true, interrupted: true });
+    expect(notRunOf(dir.outputPath)).toEqual([{ testId: testIdOf('b_sleeps'), run: expect.stringMatching(/^run-/), why: expect.stringMatching(/^the run was interrupted \(Vitest cancelled the run: a test failed under --bail on \S+\)$/) }]);
     expectDigestAgrees(dir.outputPath);
   });
 });
