@@ -2,7 +2,8 @@
 // type) and `npx vitest run --project nixl`, with one config whose job runs about a minute
 // (bench/fixtures/sleep-nixl.yaml: the KV pipe on shm, paced; `--config disagg`: the serving
 // STAND-IN of bench/fixtures/sleep-job.yaml under `--project disagg`), signalled SIGTERM or SIGINT at
-// 0.5, 2, 5, 10 and 20 s after the start, to the npx process or to the node process under it
+// 0.5, 2, 5, 10 and 20 s after the start (`running`: once the ledger says its job runs, however
+// long the start took), to the npx process or to the node process under it
 // (disagg-bench's, or Vitest's main process), with `--busy N` busy loops loading the machine (default
 // 2). For each trial: how long until no process of the run is left (every process of a run carries a
 // mark in its environment; a local job's processes too), whether a job is left in the scheduler
@@ -11,7 +12,7 @@
 // run cut before that says it submitted nothing). Goal: every trial within 10 s.
 //   node --import tsx bench/cancel.ts [--repeat 10] [--scheduler local|slurm] [--config nixl|disagg]
 //        [--entries run,vitest] [--targets npx,node] [--signals SIGTERM,SIGINT] [--delays 0.5,2,5,10,20]
-//        [--busy 2] [--stop-at ISO-TIME] [--smoke]
+//        [--busy 2] [--stop-at ISO-TIME] [--smoke]   (a delay may be `running`)
 // Each repetition covers every point once; --stop-at starts no repetition's trial after that time
 // and summarises what ran. The log (every trial, one line) goes to stdout; the summary to
 // bench/results/cancel.jsonl. DISAGG_BIN passes through (tsx: the checkout's sources, where a shared
@@ -57,6 +58,9 @@ const stopAt = values['stop-at'] ? Date.parse(values['stop-at']) : Infinity;
 const SLEEP_S = 60;
 
 type Entry = 'run' | 'vitest';
+/** Seconds after the start, or once the run's job runs. */
+type Delay = number | 'running';
+const delays: Delay[] = list(values.delays!).map((d) => (d === 'running' ? d : Number(d)));
 /** The README's two commands: `disagg-bench run` runs every test type; Vitest's form names the config's. */
 const COMMANDS: Record<Entry, string[]> = {
   run: ['npx', 'disagg-bench', 'run'],
@@ -156,7 +160,7 @@ interface Trial {
   entry: Entry;
   target: 'npx' | 'node';
   signal: NodeJS.Signals;
-  delayS: number;
+  delayS: Delay;
   /** When the signal went out, after the start (later than the delay when the node process was not up yet). */
   sentAtS: number;
   exit: string;
@@ -174,7 +178,13 @@ interface Trial {
   tail?: string;
 }
 
-async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signals, delayS: number, healthPort: number | undefined): Promise<Trial> {
+/** Whether the ledger (in OUTPUT_PATH, or the run folder `latest` names) says a job runs. */
+function jobRuns(outputPath: string): boolean {
+  const folder = existsSync(path.join(outputPath, 'latest')) ? path.join(outputPath, 'latest') : outputPath;
+  return readLedger(folder).some((e) => e.state === 'RUNNING');
+}
+
+async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signals, delayS: Delay, healthPort: number | undefined): Promise<Trial> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-cancel-'));
   const workDir = path.join(dir, 'work');
   const outputPath = path.join(dir, 'out');
@@ -187,7 +197,9 @@ async function trial(entry: Entry, target: 'npx' | 'node', signal: NodeJS.Signal
   const started = performance.now();
   const child = execa(file, args, { cwd: packageRoot, env, extendEnv: false, all: true, reject: false, stdin: 'ignore', detached: true, timeout: 300_000 });
   current = child;
-  await sleep(delayS * 1000);
+  if (delayS === 'running') {
+    while (!jobRuns(outputPath) && child.exitCode === null && performance.now() - started < 240_000) await sleep(100);
+  } else await sleep(delayS * 1000);
   let pid = child.pid!;
   if (target === 'node') {
     // The node process may not be up yet at 0.5 s: wait for it (the trial records when the signal went).
@@ -273,14 +285,14 @@ async function main(): Promise<void> {
   startBusyLoops(Number(values.busy));
   try {
     repetitions: for (let r = 0; r < repeat; r++) {
-      for (const delayS of list(values.delays!).map(Number)) {
+      for (const delayS of delays) {
         for (const entry of list(values.entries!) as Entry[]) {
           for (const target of list(values.targets!) as ('npx' | 'node')[]) {
             for (const signal of list(values.signals!) as NodeJS.Signals[]) {
               if (Date.now() > stopAt) break repetitions;
               const t = await trial(entry, target, signal, delayS, health?.port);
               trials.push(t);
-              console.log(`trial ${trials.length}: ${entry} ${target} ${signal} at ${delayS} s (sent ${t.sentAtS.toFixed(1)} s): exit ${t.exit}, ` +
+              console.log(`trial ${trials.length}: ${entry} ${target} ${signal} at ${typeof delayS === 'number' ? `${delayS} s` : 'job running'} (sent ${t.sentAtS.toFixed(1)} s): exit ${t.exit}, ` +
                 `gone after ${t.goneAfterS?.toFixed(1) ?? 'NOT GONE (60 s)'} s, jobs left ${t.jobsLeft.length}, ${t.submitted ? 'submitted' : 'nothing submitted'}, ` +
                 `said ${t.said}, results.json lists it ${t.listed}: ${t.ok ? 'ok' : 'FAIL'}`);
               if (t.tail) console.log(t.tail.replace(/^/gm, '    | '));
