@@ -1,6 +1,6 @@
 // Signals to each process of a run, end to end: SIGTERM and SIGINT to the npx the README's command
-// starts (npx -> sh -> vitest), SIGTERM to Vitest's main process while its worker loads configs,
-// SIGTERM to the worker alone, SIGKILL to the worker. In every case every process the run started
+// starts (npx -> vitest: the checkout's .npmrc has npm exec it through bash), SIGTERM to Vitest's
+// main process while its worker loads configs, SIGTERM to the worker alone, SIGKILL to the worker. In every case every process the run started
 // ends (a generous bound, not a timing threshold: the point is that none runs on), every job it
 // submitted is cancelled and recorded in the ledger, and the tests that did not run to their end
 // are named as not run. Real processes, the real SLURM cluster where jobs are SLURM's. Every
@@ -92,7 +92,7 @@ describeCluster.concurrent('signals to the processes of a run', () => {
   // the process group (Ctrl-C in a terminal) reaches Vitest itself. (SIGINT to npx alone:
   // tests/run/not-run.test.ts.)
   for (const [signal, group] of [['SIGTERM', false], ['SIGINT', true]] as const) {
-    it(`${signal} to npx${group ? '\'s process group (Ctrl-C)' : ' alone'} (npx -> sh -> vitest): the run ends, its SLURM jobs are cancelled and recorded, the tests not run are named`, { timeout: 240_000 }, async () => {
+    it(`${signal} to npx${group ? '\'s process group (Ctrl-C)' : ' alone'} (npx -> vitest): the run ends, its SLURM jobs are cancelled and recorded, the tests not run are named`, { timeout: 240_000 }, async () => {
       const mark = `npx-${randomBytes(4).toString('hex')}`;
       const never = releaseFile('never');
       const dir = await workDir({ fast: 'ok', slow1: `wait:${never}`, slow2: `wait:${never}` });
