@@ -15,7 +15,8 @@ OUT=${OUT:-/tmp/nixl-out}
 mkdir -p "$OUT"
 
 prepare() {
-  bash scripts/build-nixl.sh --pack .nixl-src
+  # the pinned sources from the mirror (NIXL_SOURCES, set above, is where they are read on the GPU machine)
+  NIXL_SOURCES=${NIXL_MIRROR:-/work/.mirror} bash scripts/build-nixl.sh --pack .nixl-src
   mkdir -p $D
   bundle() {
     npx --no-install esbuild "$1" --bundle --platform=node --format=esm --target=node20 --external:koffi \
