@@ -73,7 +73,7 @@ function what(stats: Stats): string {
 
 /** Why an existing output file cannot take what a run adds; undefined when it can (or is not there). */
 function fileProblem(file: string): string | undefined {
-  let stats;
+  let stats: Stats;
   try {
     stats = statSync(file);
   } catch {

@@ -168,21 +168,3 @@ describe(typeName, { concurrent: true }, () => {
     test.skip(plan.testList ? `the test list ${plan.testList.file} selects no config under test_configs/${typeName}/` : `no configs under test_configs/${typeName}/`, () => {});
   }
 });
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    runId: string;
-    /** The test-type projects this invocation runs, in order (after `--project`). */
-    runProjects: string[];
-  }
-  interface TaskMeta {
-    disagg?: {
-      jobId?: string;
-      state: string;
-      metrics: import('../metrics/metric.ts').Metric[];
-      files: string[];
-      /** Why the test did not run to its end (interrupted, held by another run). */
-      notRun?: string;
-    };
-  }
-}
