@@ -18,6 +18,8 @@ import { sbatchArgs } from '../../../../framework/scheduler/slurm.ts';
 import { baseConfig, type Json } from '../../../fixtures/serving/base-config.ts';
 
 const root = path.resolve(import.meta.dirname, '../../../..');
+// The fixed functions every job.sh carries, shown once by name: they are the same text in every job.
+const prelude = readFileSync(path.join(root, 'framework/types/serving/job/job-prelude.sh'), 'utf8').trimEnd();
 const PACKAGE_ROOT = '/pkg';
 const WORK_DIR = '/work';
 
@@ -105,7 +107,7 @@ function rendered(name: string, raw: Json): string {
     `job env: ${JSON.stringify(plan.jobEnv)}`,
     ...submit(),
     ...submit(GB200),
-    ...Object.keys(files).sort().map((file) => `--- ${file}\n${files[file]}`),
+    ...Object.keys(files).sort().map((file) => `--- ${file}\n${files[file].split(prelude).join('<job-prelude.sh>')}`),
   ].join('\n');
 }
 
