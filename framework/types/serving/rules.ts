@@ -6,9 +6,9 @@ import type { KeyPath, RuleViolation } from '../../contract/test-type.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
 import { isPlaceholder } from '../../../runners/common/placeholder.ts';
-import { DEFAULT_BASE_PORT, DEFAULT_ROUTER_PORT, packingProblem } from './job/allocation.ts';
+import { configPorts, packingProblem } from './job/allocation.ts';
 import { templatePlaceholders } from './job/command-template.ts';
-import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from './job/engine-defaults.ts';
+import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from './job/commands.ts';
 import {
   accuracyTasks, launchesContextServers, TASK_NAME, mtpLayers, parseConcurrencyList, servingConfig, worldSize,
   type ServingConfig, type WorkerConfig,
@@ -121,8 +121,7 @@ const serverShapes: Rule = (config) => {
 
 /** Worker ports (base_port + i) stay valid and clear of the router's port. */
 const ports: Rule = (config) => {
-  const base = config.launch?.base_port ?? DEFAULT_BASE_PORT;
-  const router = config.launch?.router_port ?? DEFAULT_ROUTER_PORT;
+  const { base, router } = configPorts(config);
   const servers = config.hardware.num_gen_servers + (launchesContextServers(config.benchmark.mode) ? config.hardware.num_ctx_servers : 0);
   const last = base + servers - 1;
   if (last > 65535) return [violation(['launch', 'base_port'], `${base} + ${servers} servers runs past port 65535`)];

@@ -1,11 +1,11 @@
-// What the job runs when the config says nothing: the serving engine's own commands (TensorRT-LLM's
-// trtllm-serve, its benchmark_serving client, lm-eval) and the engine-specific environment. Every
-// command can be replaced by a template in the config's `commands` section or, for a whole run,
-// by an environment variable (DISAGG_WORKER_CMD...), so the job runs against any OpenAI-compatible
-// serving stack.
+// The commands a serving job runs: their kinds, the placeholders each may use, the named clients
+// and warm-ups, and which template runs when the config says nothing (the engine's own commands,
+// from its table in ../engines/). Every command can be replaced by a template in the config's
+// `commands` section or, for a whole run, by an environment variable (DISAGG_WORKER_CMD...), so
+// the job runs against any OpenAI-compatible serving stack.
 import type { CommandTemplate, ServingConfig } from '../serving-config.ts';
-import { benchmarkClient, parseConcurrencyList } from '../serving-config.ts';
-import type { EnvAssignment } from '../../../../runners/common/shell.ts';
+import { benchmarkClient } from '../serving-config.ts';
+import { engineOf } from '../engines/engines.ts';
 
 export type CommandKind = 'worker' | 'router' | 'client' | 'warmup' | 'accuracy';
 export const commandKinds: readonly CommandKind[] = ['worker', 'router', 'client', 'warmup', 'accuracy'];
@@ -23,7 +23,7 @@ const common = ['model', 'model_name', 'log_dir', 'package_root', 'input_length'
 
 /**
  * Placeholders each command may use. {host}/{port} are the server's own for a worker and the
- * router's for the others; {model} is environment.model_path (the name trtllm-serve serves under).
+ * router's for the others; {model} is environment.model_path (the name the engine serves it under).
  */
 export const commandPlaceholders: Record<CommandKind, readonly string[]> = {
   worker: [...common, 'host', 'port', 'config', 'role', 'index', 'server'],
@@ -39,15 +39,6 @@ export const commandPlaceholders: Record<CommandKind, readonly string[]> = {
   ],
 };
 
-export const defaultCommands: Record<Exclude<CommandKind, 'client' | 'warmup'>, string> = {
-  worker: 'trtllm-llmapi-launch trtllm-serve {model} --host {host} --port {port} --extra_llm_api_options {config}',
-  router: 'trtllm-serve disaggregated -c {config} -t {health_timeout} -r {health_timeout}',
-  accuracy:
-    'lm_eval --model {accuracy_model} --tasks {task} --model_args {model_args} --output_path {output_dir} --log_samples --trust_remote_code {extra_args}',
-};
-
-const benchmarkServing =
-  'python -m tensorrt_llm.serve.scripts.benchmark_serving --model {model} --backend openai --host {host} --port {port}';
 const clientTail =
   '--num-prompts {num_prompts} --max-concurrency {concurrency} --trust-remote-code --ignore-eos --no-test-input' +
   ' --save-result --result-dir {result_dir} --result-filename result.json --percentile-metrics ttft,tpot,itl,e2el';
@@ -64,10 +55,12 @@ const serveBench = 'node {package_root}/bin/disagg-bench.js serve-bench --model 
  * concurrency, results in concurrency_<c>/profile_export_aiperf.json).
  */
 export const clientPresets: Record<string, (config: ServingConfig) => string> = {
-  benchmark_serving: (config) =>
-    config.benchmark.dataset_file
-      ? `${benchmarkServing} --dataset-name trtllm_custom --dataset-path {dataset_file} ${clientTail}`
-      : `${benchmarkServing} --dataset-name random --random-ids --random-input-len {input_length} --random-output-len {output_length} ${clientTail}`,
+  benchmark_serving: (config) => {
+    const client = `${engineOf(config).benchmarkClient} --backend openai --host {host} --port {port}`;
+    return config.benchmark.dataset_file
+      ? `${client} --dataset-name trtllm_custom --dataset-path {dataset_file} ${clientTail}`
+      : `${client} --dataset-name random --random-ids --random-input-len {input_length} --random-output-len {output_length} ${clientTail}`;
+  },
   'serve-bench':
     () =>
       `${serveBench} --dataset-name random --random-input-len {input_length} --random-output-len {output_length}` +
@@ -95,12 +88,12 @@ export const clientPresets: Record<string, (config: ServingConfig) => string> = 
  * these arguments (`--trust-remote-code` as the aiperf script has it); serve-bench sends the same
  * requests (it streams: it has no non-streaming mode).
  */
-export const warmupPresets: Record<'benchmark_serving' | 'serve-bench', string> = {
-  benchmark_serving:
-    'python -m tensorrt_llm.serve.scripts.benchmark_serving --model {model} --dataset-name random --random-ids' +
+export const warmupPresets: Record<'benchmark_serving' | 'serve-bench', (config: ServingConfig) => string> = {
+  benchmark_serving: (config) =>
+    `${engineOf(config).benchmarkClient} --dataset-name random --random-ids` +
     ' --random-input-len 100 --random-output-len 10 --num-prompts {num_prompts} --host {host} --port {port}' +
     ' --ignore-eos --non-streaming --trust-remote-code',
-  'serve-bench':
+  'serve-bench': () =>
     `${serveBench} --dataset-name random --random-ids --random-input-len 100 --random-output-len 10` +
     ' --num-prompts {num_prompts} --ignore-eos',
 };
@@ -114,13 +107,13 @@ export const warmupPresets: Record<'benchmark_serving' | 'serve-bench', string> 
 function warmupTemplate(config: ServingConfig): CommandTemplate {
   const given = config.commands?.warmup;
   const name = typeof given === 'string' ? given.trim() : undefined;
-  if (name === 'benchmark_serving' || name === 'serve-bench') return warmupPresets[name];
+  if (name === 'benchmark_serving' || name === 'serve-bench') return warmupPresets[name](config);
   if (given !== undefined) return given;
   const client = benchmarkClient(config);
-  return warmupPresets[client === 'serve-bench' || client === 'custom' ? 'serve-bench' : 'benchmark_serving'];
+  return warmupPresets[client === 'serve-bench' || client === 'custom' ? 'serve-bench' : 'benchmark_serving'](config);
 }
 
-/** The template the job uses for a command: the config's (or a client preset's), else the default. */
+/** The template the job uses for a command: the config's (or a client preset's), else the engine's. */
 export function commandTemplate(config: ServingConfig, kind: CommandKind): CommandTemplate {
   const given = config.commands?.[kind];
   if (kind === 'client') {
@@ -128,55 +121,8 @@ export function commandTemplate(config: ServingConfig, kind: CommandKind): Comma
     if (client !== 'custom') return clientPresets[client](config);
   }
   if (kind === 'warmup') return warmupTemplate(config);
-  return given ?? defaultCommands[kind as Exclude<CommandKind, 'client' | 'warmup'>];
+  return given ?? engineOf(config).commands[kind as Exclude<CommandKind, 'client' | 'warmup'>];
 }
 
 /** The reference's memory binding on GB200 when slurm.numa_bind is true. */
 export const DEFAULT_NUMA_COMMAND = 'numactl -m 0,1';
-
-/**
- * Environment the engine needs per benchmark mode, exported to every step before the config's own
- * variables (the switches upstream's submit.py build_worker_environment sets on every worker).
- */
-export function modeWorkerEnv(config: ServingConfig): EnvAssignment[] {
-  switch (config.benchmark.mode) {
-    case 'gen_only_no_context':
-      return [{ name: 'TRTLLM_DISAGG_BENCHMARK_GEN_ONLY', value: '1' }];
-    case 'gen_only':
-      return [{ name: 'TRTLLM_DISABLE_KV_CACHE_TRANSFER_OVERLAP', value: '1' }];
-    default:
-      return [];
-  }
-}
-
-/**
- * Environment of the generation workers only: in gen_only mode the generation server holds
- * requests until TLLM_BENCHMARK_REQ_QUEUES_SIZE are queued. As upstream's submit.py
- * build_worker_environment (`if role == "GEN"`), the first listed concurrency, per server (not
- * multiplied by num_gen_servers). Upstream takes `concurrency_list.split(',')[0]`, which for a
- * space-separated list of several values is the whole list (the engine's int() refuses it); the
- * first value is what it means.
- */
-export function genWorkerEnv(config: ServingConfig): EnvAssignment[] {
-  if (config.benchmark.mode !== 'gen_only') return [];
-  const first = parseConcurrencyList(config.benchmark.concurrency_list)[0];
-  return [{ name: 'TLLM_BENCHMARK_REQ_QUEUES_SIZE', value: String(first) }];
-}
-
-export const DEFAULT_PROFILE_RANGES = { CTX: '10-30', GEN: '200-250' } as const;
-
-/** nsys in front of a worker (profiling.nsys_on): one report per rank, captured over the range. */
-export function nsysProfile(outputBase: string, range: string): { words: string[]; env: EnvAssignment[] } {
-  return {
-    words: [
-      'nsys', 'profile', '-e', 'NSYS_MPI_STORE_TEAMS_PER_RANK=1', '-o', `${outputBase}_%q{SLURM_PROCID}`, '-f', 'true',
-      '-t', 'cuda,nvtx,python-gil', '-c', 'cudaProfilerApi', '--cuda-graph-trace', 'node',
-      '--capture-range-end=stop', '--gpu-metrics-devices=none',
-    ],
-    env: [
-      { name: 'TLLM_PROFILE_START_STOP', value: range },
-      { name: 'TLLM_PROFILE_RECORD_GC', value: '1' },
-      { name: 'TLLM_NVTX_DEBUG', value: '1' },
-    ],
-  };
-}
