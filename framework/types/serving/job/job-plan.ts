@@ -10,6 +10,7 @@ import { planContext, type PlanContext, type PlanInput, type Unresolved } from '
 import { planContainerLaunch, planNodeVars, planRouter, planWorkers } from './plan-servers.ts';
 import { planAccuracy, planBenchmarks, planUcxWarmup } from './plan-clients.ts';
 import { clientUsesDataset, warmupPlan } from './warmup.ts';
+import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
 
 export type { PlanInput, Unresolved } from './plan-context.ts';
 
@@ -57,6 +58,7 @@ export function planServingJob(input: PlanInput): JobPlan {
     nodesNeeded: ctx.allocation.totalNodes,
     healthTimeoutS: health.timeoutS,
     healthIntervalS: health.intervalS,
+    timeLimitS: jobTimeSeconds(ctx.config.slurm.job_time),
     healthPath: ctx.engine.healthPath,
     nodeVars: planNodeVars(ctx),
     routerPort: ctx.allocation.router.port,

@@ -36,6 +36,8 @@ export interface JobScriptPlan {
   nodesNeeded: number;
   healthTimeoutS: number;
   healthIntervalS: number;
+  /** The job's time limit (slurm.job_time): the health wait ends in time to report before it. */
+  timeLimitS: number;
   /** The path on the router's URL that answers once the servers are up (the engine's). */
   healthPath: string;
   /**
@@ -132,6 +134,7 @@ export function renderJobScript(plan: JobScriptPlan): string {
     // The environment may shorten or lengthen the health wait of a whole run.
     `HEALTH_TIMEOUT=\${DISAGG_HEALTH_TIMEOUT:-${plan.healthTimeoutS}}`,
     `HEALTH_INTERVAL=\${DISAGG_HEALTH_INTERVAL:-${plan.healthIntervalS}}`,
+    `JOB_TIME_LIMIT=${plan.timeLimitS}`,
     // Config secrets come from the job's environment (BuiltJob.env), never from this file.
     ...plan.secretVars.map((name) => `: "\${${name}?must be set in the job environment, config secrets are not written to job.sh}"`),
     `STOP_GRACE=${STOP_GRACE_S}`,
