@@ -221,6 +221,10 @@ node_address() {
     fi
     [[ $err =~ $CONTROLLER_UNREACHABLE ]] && err="for ${NODE_ADDR_TIMEOUT} s (${err})" || err="(${err})"
     log "scontrol show node ${node} failed ${err}; using the name ${node} as its address" >&2
+    # Said now: otherwise the only sign is a health wait that never reaches the router.
+    if command -v getent >/dev/null 2>&1 && ! getent hosts "$node" >/dev/null 2>&1; then
+      log "warning: the name ${node} does not resolve here (getent hosts): URLs at it cannot be reached" >&2
+    fi
     line=''
     break
   done

@@ -93,6 +93,15 @@ describe('job prelude: node addresses, other failures', () => {
     `], { reject: false, stdin: 'ignore', env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(run.stdout.split('\n')[0], run.stderr).toBe('address=n1');
     expect(run.stderr).toMatch(/scontrol show node n1 failed \(Node n1 not found\); using the name n1 as its address/);
+    // A name that resolves nowhere (.invalid never does) is said to at once.
+    const nowhere = await execa('bash', ['-c', `
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+      source '${prelude}'
+      trap - ERR
+      echo "address=$(node_address n1.invalid)"
+    `], { reject: false, stdin: 'ignore', env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(nowhere.stdout.split('\n')[0], nowhere.stderr).toBe('address=n1.invalid');
+    expect(nowhere.stderr).toMatch(/warning: the name n1\.invalid does not resolve here \(getent hosts\): URLs at it cannot be reached/);
     expect(run.stderr).not.toContain('asking again');
   });
 });
