@@ -7,6 +7,7 @@ import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
 import { isPlaceholder } from '../../../runners/common/placeholder.ts';
 import { configPorts, packingProblem } from './job/allocation.ts';
+import { findLauncher, launcherNames } from '../../scheduler/launch/launchers.ts';
 import { templatePlaceholders } from './job/command-template.ts';
 import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from './job/commands.ts';
 import {
@@ -241,8 +242,18 @@ const unsupportedRequests: Rule = (config) => {
   return out;
 };
 
+/**
+ * launch.launcher: `direct` or a launcher registered when the config is validated (a site's own,
+ * registered from its code, included: the schema cannot list those).
+ */
+const launcherRule: Rule = (config) => {
+  const name = config.launch?.launcher;
+  if (name === undefined || name === 'direct' || findLauncher(name)) return [];
+  return [violation(['launch', 'launcher'], `no launcher is registered as ${JSON.stringify(name)}; expected direct or one of ${launcherNames().join(', ')}`)];
+};
+
 const rules: Rule[] = [
-  mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, shellStrings, commandTemplates,
+  mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, launcherRule, shellStrings, commandTemplates,
   metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, clientRequirements,
 ];
 
