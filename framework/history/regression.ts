@@ -15,6 +15,7 @@ import { casePrefix, labelsKey, seriesId } from './series-key.ts';
 import type { NewPoint } from './store.ts';
 import { judge, type GateRule, type SeriesStats } from './gate.ts';
 import { DEFAULT_GATE } from '../settings.ts';
+import { belowResolution } from '../metrics/resolution.ts';
 
 export interface CheckInput {
   record: TestRecord;
@@ -43,10 +44,13 @@ export function diffPercent(value: number, baseline: number, higherIsBetter: boo
   return ((higherIsBetter ? value - baseline : baseline - value) / baseline) * 100;
 }
 
-/** The metrics of a record that are checked: a direction, and no `check: false` in its config. */
+/**
+ * The metrics of a record that are checked: a direction, no `check: false` in its config, and a
+ * measurement (a figure printed rounded to zero is none: metrics/resolution.ts).
+ */
 function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?: number) {
   return record.metrics.flatMap((metric) => {
-    if (metric.higherIsBetter === undefined) return [];
+    if (metric.higherIsBetter === undefined || belowResolution(metric)) return [];
     const t = metricThresholds(thresholds, metric.name, globalPercent);
     return t.check ? [{ metric, higherIsBetter: metric.higherIsBetter, thresholds: t }] : [];
   });

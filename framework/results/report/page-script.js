@@ -88,14 +88,18 @@
   }
 })();
 
-// Filter and search over the tests table: a row shows when its text holds every word typed and its
-// verdict is the one chosen; the count says how many show. Writes data-filter="ready" on <body>.
+// Filter, search and sort over the tests table: a row shows when its text holds every word typed
+// and its verdict is the one chosen; the count says how many show. Sorting reorders the rows by
+// name, by verdict (failed first) or by the headline's change against its baseline (worst first,
+// unchecked rows last); "run order" puts them back. Writes data-filter="ready" on <body>.
 (function () {
   'use strict';
   var search = document.getElementById('test-filter');
   var verdict = document.getElementById('verdict-filter');
+  var sort = document.getElementById('test-sort');
   var count = document.getElementById('filter-count');
   if (!search || !verdict) return;
+  var tbody = document.querySelector('table.tests > tbody');
   var rows = Array.prototype.slice.call(document.querySelectorAll('table.tests > tbody > tr'));
   function apply() {
     var words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -109,8 +113,34 @@
     });
     count.textContent = shown + ' of ' + rows.length + ' tests';
   }
+  function key(row, by) {
+    if (by === 'name') return row.getAttribute('data-test');
+    // the order of framework/results/test-states.ts END_STATE_ORDER, written on each row
+    if (by === 'verdict') return Number(row.getAttribute('data-verdict-rank'));
+    var change = row.getAttribute('data-change');
+    return change === null ? Infinity : Number(change);
+  }
+  function reorder() {
+    var by = sort ? sort.value : '';
+    var order = rows.map(function (row, k) { return { row: row, k: k }; });
+    if (by) {
+      order.sort(function (a, b) {
+        var x = key(a.row, by);
+        var y = key(b.row, by);
+        // stable: equal keys keep the run order
+        return x < y ? -1 : x > y ? 1 : a.k - b.k;
+      });
+    }
+    order.forEach(function (o) { tbody.appendChild(o.row); });
+    document.body.setAttribute('data-sort', by || 'run');
+  }
   search.addEventListener('input', apply);
   verdict.addEventListener('change', apply);
+  if (sort) sort.addEventListener('change', reorder);
+  // ?sort=verdict (or name, change) in the page's address opens it sorted
+  var asked = /[?&]sort=(name|verdict|change)\b/.exec(window.location.search);
+  if (sort && asked) sort.value = asked[1];
+  reorder();
   apply();
   document.body.setAttribute('data-filter', 'ready');
 })();
