@@ -137,13 +137,14 @@ export class HistoryStore {
     if (version < HISTORY_SCHEMA_VERSION) {
       // A reader holds the store read-only: withHistory upgrades it in a short writing session first.
       if (!create) throw new StoreNeedsUpgrade(this.description);
-      await this.db.transaction(async () => {
-        if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
-        const current = await this.db.query<{ value: string }>(`SELECT value FROM ${META_TABLE} WHERE key = 'schema_version'`);
-        const from = Number(current[0]?.value);
-        if (from === 1) for (const ddl of UPGRADE_TO_2) await this.db.exec(ddl);
-        if (from <= 2) for (const ddl of UPGRADE_TO_3) await this.db.exec(ddl);
-      });
+      // One transaction per step: DuckDB refuses to alter a table a transaction has already updated.
+      for (const [from, ddls] of [[1, UPGRADE_TO_2], [2, UPGRADE_TO_3]] as const) {
+        await this.db.transaction(async () => {
+          if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
+          const current = await this.db.query<{ value: string }>(`SELECT value FROM ${META_TABLE} WHERE key = 'schema_version'`);
+          if (Number(current[0]?.value) === from) for (const ddl of ddls) await this.db.exec(ddl);
+        });
+      }
     }
   }
 
