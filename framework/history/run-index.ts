@@ -5,7 +5,7 @@ import type { Settings } from '../settings.ts';
 import { writeRunIndex } from '../results/index/write-index.ts';
 import type { RunIndexRow } from '../results/index/run-index.ts';
 import { isHistoryStoreError } from './errors.ts';
-import { withHistory } from './store.ts';
+import { type RunSummary, withHistory } from './store.ts';
 import { describeTarget } from './target.ts';
 
 export interface RunIndexOutcome {
@@ -22,7 +22,7 @@ export interface RunIndexOutcome {
 export async function writeIndexFromHistory(settings: Settings, root: string): Promise<RunIndexOutcome> {
   const target = settings.history.target;
   if (target.kind === 'off') return { message: 'index: no history to list runs from (DISAGG_HISTORY=off)', noHistory: true };
-  let read;
+  let read: { runs: RunSummary[]; store: string };
   try {
     read = await withHistory(target, async (store) => ({ runs: await store.runs(), store: store.description }), { lockWaitSec: settings.history.gate.lockWaitSec });
   } catch (error) {
