@@ -101,6 +101,13 @@ describe('marked where only the rounded print exists', () => {
     expect(digest.tests[0].headline).toMatchObject({ value: 0, rounded: 0.01, belowResolution: true });
     expect(digest.tests[0].headline?.previous).toBeUndefined();
     expect(digestTerminal(digest)).toMatch(/^PASSED\s+nixl_perf_kvpipe_shm\s+THROUGHPUT_GBPS\{round=1\} <0\.01 GB\/s\s+-\s+-/m);
+    // now exact, after an older run recorded the same figure as an unmarked 0: no percent from zero
+    const exact = roundedRecord(undefined);
+    exact.metrics[0] = { ...exact.metrics[0], value: 0.004096 };
+    const fromZero = new Map([[previousKey(exact.testId, 'THROUGHPUT_GBPS', { round: 1 }), { value: 0, runId: 'older' }]]);
+    const after = buildDigest({ runId: 'now', tests: [{ testId: exact.testId, record: exact }], previous: fromZero, files: { results: 'r', summaryMd: 'm', summaryJson: 'j' } });
+    expect(after.tests[0].headline).toMatchObject({ value: 0.004096 });
+    expect(after.tests[0].headline?.previous).toBeUndefined();
   });
 
   it('the report: no chart of a series rounded to zero, a gap where one point is; no trend card of it either', () => {

@@ -94,7 +94,7 @@ export interface DigestInput {
   now?: Date;
 }
 
-const percentChange = (value: number, from: number) => (from === 0 ? 0 : ((value - from) / Math.abs(from)) * 100);
+const percentChange = (value: number, from: number) => ((value - from) / Math.abs(from)) * 100;
 
 function headlineOf(record: TestRecord, previous: PreviousValues | undefined): DigestHeadline | undefined {
   const findings = record.regression?.findings ?? [];
@@ -109,7 +109,8 @@ function headlineOf(record: TestRecord, previous: PreviousValues | undefined): D
   const below = belowResolution(metric);
   // no change from or to a figure rounded to zero: -100 % from a busy host's `0.00` is no news
   const earlier = previous?.get(previousKey(record.testId, metric.name, metric.labels));
-  const before = below || (earlier && belowResolution({ value: earlier.value, rounded: metric.rounded })) ? undefined : earlier;
+  // ...nor from a zero (an older run's unmarked `0.00`): a change from nothing has no percent
+  const before = below || earlier?.value === 0 || (earlier && belowResolution({ value: earlier.value, rounded: metric.rounded })) ? undefined : earlier;
   return {
     metric: metric.name,
     labels: metric.labels,
