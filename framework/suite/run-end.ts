@@ -1,12 +1,12 @@
 // The end-of-run writes: the run's records into the performance history, report.html (its header
 // with the run's facts: run-facts.ts), the run digest (results/digest/: one line per test with its
-// headline figure, regressions, skipped and interrupted tests, totals, where the report is) printed
-// last and written as summary.md and summary.json beside results.json, and the index of runs
-// (index.html, from the history) in the folder that keeps the runs. The project's reporter makes them when the run ends; when a
-// command line replaced the reporters (`--reporter=junit`) the global setup's teardown makes them
-// instead, so a CI run records its history, its report and its digest whichever reporters it
-// names. Once per run: a process-wide mark, because the reporter and the global setup are loaded
-// as separate module instances.
+// headline figure, regressions, skipped tests and tests not run, totals, where the report is)
+// printed last and written as summary.md and summary.json beside results.json, and the index of
+// runs (index.html, from the history) in the folder that keeps the runs. The project's reporter
+// makes them when the run ends; when a command line replaced the reporters (`--reporter=junit`)
+// the global setup's teardown makes them instead, so a CI run records its history, its report and
+// its digest whichever reporters it names. Once per run: a process-wide mark, because the reporter
+// and the global setup are loaded as separate module instances.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { TestModule } from 'vitest/node';

@@ -14,7 +14,7 @@ import { renderReport } from '../../framework/results/report/render.ts';
 import { saveTestRecords } from '../../framework/results/json.ts';
 import { writeRunDigest } from '../../framework/results/digest/write-digest.ts';
 import { run as reportCommand } from '../../framework/commands/report.ts';
-import { recordsOf, RUN_IDS } from '../fixtures/report/two-runs.ts';
+import { CONFIGS_COMMIT, recordsOf, RUN_IDS } from '../fixtures/report/two-runs.ts';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'run-facts-'));
@@ -57,8 +57,12 @@ describe("a run's facts", () => {
     mkdirSync(folder, { recursive: true });
     const records = recordsOf(1);
     const facts = { runId: RUN_IDS[1], kind: 'local', scheduler: 'local', configs: { dir: '/w', commit: 'aaa111', branch: 'main' }, project: { dir: '/p', commit: 'bbb222', branch: 'dev', version: '0.1.0' } };
+    // what the records say first (they carry the run's context when it keeps a history)...
     const header = meta(renderReport({ records, facts }).html);
-    expect(header).toMatchObject({ run: RUN_IDS[1], 'run kind': 'local', scheduler: 'local', 'configs commit': 'aaa111', 'configs branch': 'main', 'disagg-bench commit': 'bbb222', 'disagg-bench branch': 'dev', 'disagg-bench version': '0.1.0' });
+    expect(header).toMatchObject({ run: RUN_IDS[1], 'run kind': 'post-merge', scheduler: 'local', 'configs commit': CONFIGS_COMMIT, 'configs branch': 'main', 'disagg-bench commit': 'bbb222', 'disagg-bench branch': 'dev', 'disagg-bench version': '0.1.0' });
+    // ...and the facts where they say nothing (DISAGG_HISTORY=off: no run context in the records)
+    const bare = meta(renderReport({ records: records.map(({ run: _, ...r }) => r), facts }).html);
+    expect(bare).toMatchObject({ run: RUN_IDS[1], 'run kind': 'local', 'configs commit': 'aaa111', 'configs branch': 'main' });
 
     await saveTestRecords(folder, records);
     await writeRunDigest({ resultsFolder: folder, runId: RUN_IDS[1], testIds: records.map((r) => r.testId), facts });

@@ -44,8 +44,9 @@ export interface RenderedReport {
 
 /**
  * The run(s) the records came from: id, label, kind, scheduler, GPU type, the commit and branch of
- * the configs (WORK_DIR) and of disagg-bench itself, start and end. The run's own facts (given at
- * the run's end, or read back from its summary.json) come first; the records fill in the rest.
+ * the configs (WORK_DIR) and of disagg-bench itself, start and end. What the records say comes
+ * first (a folder Vitest wrote into run after run holds several runs); the run's own facts (given
+ * at the run's end, or read back from its summary.json) say the rest.
  */
 function runMetadata(records: TestRecord[], facts: RunFacts = {}): string {
   const distinct = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => !!v))].join(', ');
@@ -53,18 +54,18 @@ function runMetadata(records: TestRecord[], facts: RunFacts = {}): string {
   const starts = ran.map((r) => r.timing.start).sort();
   const ends = ran.map((r) => r.timing.end).sort();
   const items: [string, string | undefined][] = [
-    ['run', facts.runId ?? distinct(records.map((r) => r.run?.id))],
-    ['label', facts.label ?? distinct(records.map((r) => r.run?.label))],
-    ['run kind', facts.kind ?? distinct(records.map((r) => r.run?.kind))],
+    ['run', distinct(records.map((r) => r.run?.id)) || facts.runId],
+    ['label', distinct(records.map((r) => r.run?.label)) || facts.label],
+    ['run kind', distinct(records.map((r) => r.run?.kind)) || facts.kind],
     ['scheduler', facts.scheduler],
-    ['GPU type', facts.gpuType ?? distinct(records.map((r) => r.gpuType))],
-    ['configs commit', facts.configs?.commit ?? distinct(records.map((r) => r.run?.commit))],
-    ['configs branch', facts.configs?.branch ?? distinct(records.map((r) => r.run?.branch))],
+    ['GPU type', distinct(records.map((r) => r.gpuType)) || facts.gpuType],
+    ['configs commit', distinct(records.map((r) => r.run?.commit)) || facts.configs?.commit],
+    ['configs branch', distinct(records.map((r) => r.run?.branch)) || facts.configs?.branch],
     ['disagg-bench commit', facts.project?.commit],
     ['disagg-bench branch', facts.project?.branch],
     ['disagg-bench version', facts.project?.version],
-    ['start', facts.start ?? starts[0]],
-    ['end', facts.end ?? ends.at(-1)],
+    ['start', starts[0] ?? facts.start],
+    ['end', ends.at(-1) ?? facts.end],
   ];
   const shown = items.filter(([, v]) => v).map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd><code>${escapeHtml(v)}</code></dd>`);
   return `<dl class="run-meta" id="run-meta">${shown.join('')}</dl>`;
