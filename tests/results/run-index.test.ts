@@ -12,6 +12,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { withHistory } from '../../framework/history/store.ts';
 import { writeIndexFromHistory } from '../../framework/history/run-index.ts';
 import { indexRootOf } from '../../framework/results/index/run-index.ts';
+import { indexPageHtml, MAX_INDEX_ROWS } from '../../framework/results/index/index-page.ts';
+
+const DAY_ISO = '2026-11-28T02:00:00.000Z';
 import { readSettings } from '../../framework/settings.ts';
 import { entry, record } from '../fixtures/history/records.ts';
 
@@ -73,6 +76,13 @@ describe('the index of runs', () => {
     const { rows } = await writeIndexFromHistory(readSettings({ OUTPUT_PATH: root }), root);
     expect(rows![0]).toMatchObject({ runId: 'night-2', report: 'report.html', skipped: 1, notRun: 2 });
     expect(rows![1].report).toBeUndefined();
+  });
+
+  it('lists the newest runs of a long history and says how many older ones it leaves out', () => {
+    const rows = Array.from({ length: MAX_INDEX_ROWS + 2 }, (_, k) => ({ runId: `r${k}`, start: DAY_ISO, end: DAY_ISO, kind: 'post-merge', passed: 1, failed: 0, regressed: 0, source: 'run' }));
+    const html = indexPageHtml({ rows, store: 'h' });
+    expect(html.match(/<tr data-run=/g)).toHaveLength(MAX_INDEX_ROWS);
+    expect(html).toContain('<p class="meta" id="older-runs">2 older run(s) not listed: `disagg-bench history runs` lists every one.</p>');
   });
 
   it('sits above runs/<id>/ for a run of `disagg-bench run`, in OUTPUT_PATH otherwise', () => {

@@ -4,6 +4,9 @@ import { escapeHtml } from '../report/escape.ts';
 import { STYLE } from '../report/template.ts';
 import type { RunIndexRow } from './run-index.ts';
 
+/** Rows the page lists: the newest; a history of years would make a page no browser opens quickly. */
+export const MAX_INDEX_ROWS = 1000;
+
 export interface IndexPageInput {
   rows: RunIndexRow[];
   /** The history store, as messages name it. */
@@ -29,10 +32,13 @@ function row(r: RunIndexRow): string {
 
 export function indexPageHtml(input: IndexPageInput): string {
   const title = 'disagg-bench runs';
+  const shown = input.rows.slice(0, MAX_INDEX_ROWS);
+  const older = input.rows.length - shown.length;
+  const more = older > 0 ? `<p class="meta" id="older-runs">${older} older run(s) not listed: \`disagg-bench history runs\` lists every one.</p>` : '';
   const body = input.rows.length
     ? '<table class="runs"><thead><tr><th>Run</th><th>Start (UTC)</th><th>End (UTC)</th><th>Label</th><th>Kind</th><th>Configs branch</th>' +
       '<th>Configs commit</th><th>GPU</th><th>Passed</th><th>Failed</th><th>Skipped</th><th>Not run</th><th>Regressed</th><th>Report</th></tr></thead>' +
-      `<tbody>${input.rows.map(row).join('\n')}</tbody></table>`
+      `<tbody>${shown.map(row).join('\n')}</tbody></table>${more}`
     : '<p class="meta" id="no-runs">The history holds no run yet.</p>';
   return `<!DOCTYPE html>
 <html lang="en">
