@@ -36,9 +36,10 @@ export const usage = `usage: disagg-bench report [results.json|folder ...] [--ou
   With a performance history (${DISAGG_HISTORY}, default ${OUTPUT_PATH}/history.duckdb) holding the
   inputs' latest run, the report has a trend section: each test's headline metric over time with
   its baseline and threshold.
-  --index       write index.html into the folder (default: ${OUTPUT_PATH}): one row per run of the
-                history, newest first, with its counts, regressions and a link to its report
-                (runs/<run id>/report.html); a run's end writes it too
+  --index       write index.html into the folder (default: ${OUTPUT_PATH}): one row per run of its
+                history (${DISAGG_HISTORY}, default <folder>/history.duckdb), newest first, with its
+                counts, regressions and a link to its report (runs/<run id>/report.html); a run's
+                end writes it too
   --json        with --index: the rows as one JSON array on standard output`;
 
 async function folderOf(input: string): Promise<string> {
@@ -73,7 +74,9 @@ async function historyTrends(settings: Settings, inputs: string[]): Promise<Tren
 /** `report --index [folder] [--json]`. */
 async function runIndex(settings: Settings, folders: string[], json: boolean): Promise<number> {
   if (folders.length > 1) throw new UsageError(`--index takes one folder (the one holding runs/), got ${folders.length}`, 'index');
-  const outcome = await writeIndexFromHistory(settings, folders[0] ?? settings.outputPath);
+  // The folder stands for OUTPUT_PATH: its history (DISAGG_HISTORY's default) lists its runs.
+  const own = folders[0] ? readSettings({ ...process.env, [OUTPUT_PATH]: folders[0] }) : settings;
+  const outcome = await writeIndexFromHistory(own, own.outputPath);
   if (!outcome.file) {
     console.error(outcome.message);
     // No history yet is nothing wrong; a store that cannot be read is.

@@ -120,6 +120,10 @@ describe('disagg-bench report --index', { timeout: 120_000 }, () => {
     const rows = JSON.parse(json.stdout) as { runId: string; report?: string }[];
     expect(rows.map((r) => r.runId)).toEqual(['night-2', 'night-1', 'imported']);
     expect(rows[0].report).toBe('runs/night-2/report.html');
+    // a folder given stands for OUTPUT_PATH: its own history, whatever OUTPUT_PATH says
+    const elsewhere = await cli(path.join(scratch, 'elsewhere'), ['--index', root, '--json']);
+    expect(elsewhere.exitCode, elsewhere.stderr).toBe(0);
+    expect((JSON.parse(elsewhere.stdout) as { runId: string }[]).map((r) => r.runId)).toEqual(['night-2', 'night-1', 'imported']);
   });
 
   it('usage errors exit 2 in one line; no history is one line and exit 0; a broken store exit 1', async () => {
