@@ -2,7 +2,7 @@
 // one line per test, the summary line, which rows fit a terminal, the plain lines for CI logs.
 // progress.ts owns the clock, the timer and the stream.
 import { formatDuration } from './test-timing.ts';
-import { STATE_WORDS, type TestState } from './test-states.ts';
+import { STATE_WORDS, TIME_WORDS, type TestState } from './test-states.ts';
 
 /** A test's state as the board shows it: the one vocabulary of test-states.ts. */
 export type TestPhase = TestState;
@@ -42,7 +42,7 @@ const PHASE_WORD = Object.fromEntries(Object.entries(STATE_WORDS).map(([state, w
 const WORD_WIDTH = Object.values(PHASE_WORD).reduce((width, w) => Math.max(width, w.length), 0);
 const ENDED = new Set<TestPhase>(['passed', 'failed', 'skipped', 'not run']);
 
-/** Where the test stands, after its id: 'job 48213 on gb-01,gb-02 for 3m 12s'. */
+/** Where the test stands, after its id, its time so far named as everywhere (TIME_WORDS): 'job 48213 on gb-01,gb-02, run 3m 12s'. */
 function stateText(t: TestProgress, now: number): string {
   const job = t.jobId ? `job ${t.jobId}` : '';
   const since = formatDuration(Math.max(0, now - t.since) / 1000);
@@ -50,9 +50,9 @@ function stateText(t: TestProgress, now: number): string {
     case 'waiting':
       return t.batch !== undefined ? `batch ${t.batch}` : '';
     case 'queued':
-      return `${job}${t.reason ? ` (${t.reason})` : ''} for ${since}`;
+      return `${job}${t.reason ? ` (${t.reason})` : ''}, ${TIME_WORDS.queue.word} ${since}`;
     case 'running':
-      return `${job}${t.nodes?.length ? ` on ${t.nodes.join(',')}` : ''} for ${since}`;
+      return `${job}${t.nodes?.length ? ` on ${t.nodes.join(',')}` : ''}, ${TIME_WORDS.run.word} ${since}`;
     case 'parsing':
       return `${job} ended, reading its logs`;
     case 'passed':
@@ -64,7 +64,7 @@ function stateText(t: TestProgress, now: number): string {
   }
 }
 
-/** 'RUNNING    disagg_perf_x  job 48213 on gb-01 for 3m 12s' (no colour, no width limit). */
+/** 'RUNNING  disagg_perf_x  job 48213 on gb-01, run 3m 12s' (no colour, no width limit). */
 export function formatTestLine(t: TestProgress, now: number): string {
   const state = stateText(t, now);
   return `${PHASE_WORD[t.phase].padEnd(WORD_WIDTH)}  ${t.testId}${state ? `  ${state}` : ''}`;
@@ -89,7 +89,7 @@ export function formatElapsed(elapsedSec: number): string {
   return `[${formatDuration(elapsedSec)}]`;
 }
 
-/** A plain line for a state change (CI logs): '[3m 10s] QUEUED   disagg_perf_x  job 12 (Priority) for 0s'. */
+/** A plain line for a state change (CI logs): '[3m 10s] QUEUED   disagg_perf_x  job 12 (Priority), queue 0s'. */
 export function formatChangeLine(t: TestProgress, now: number, startedAt: number): string {
   return `${formatElapsed(Math.max(0, now - startedAt) / 1000)} ${formatTestLine(t, now)}`;
 }

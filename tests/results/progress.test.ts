@@ -24,8 +24,8 @@ describe('progress lines', () => {
   it('says where each test stands', () => {
     const now = at(192);
     expect(formatTestLine(test('a', 'waiting', { batch: 2 }), now)).toBe('WAITING  a  batch 2');
-    expect(formatTestLine(test('a', 'queued', { jobId: '17', reason: 'Resources', since: at(71) }), now)).toBe('QUEUED   a  job 17 (Resources) for 2m 01s');
-    expect(formatTestLine(test('a', 'running', { jobId: '17', nodes: ['gb-01', 'gb-02'] }), now)).toBe('RUNNING  a  job 17 on gb-01,gb-02 for 3m 12s');
+    expect(formatTestLine(test('a', 'queued', { jobId: '17', reason: 'Resources', since: at(71) }), now)).toBe('QUEUED   a  job 17 (Resources), queue 2m 01s');
+    expect(formatTestLine(test('a', 'running', { jobId: '17', nodes: ['gb-01', 'gb-02'] }), now)).toBe('RUNNING  a  job 17 on gb-01,gb-02, run 3m 12s');
     expect(formatTestLine(test('a', 'parsing', { jobId: '17' }), now)).toBe('PARSING  a  job 17 ended, reading its logs');
     expect(formatTestLine(test('a', 'passed', { jobId: '17' }), now)).toBe('PASSED   a  job 17');
     expect(formatTestLine(test('a', 'failed', { jobId: '17', reason: 'concurrency 64: no result' }), now)).toBe('FAILED   a  job 17: concurrency 64: no result');
@@ -115,9 +115,9 @@ describe('ProgressBoard in a CI log (not a TTY)', () => {
     expect(out.text.join('')).toBe(
       [
         '[0s] jobs 0 submitted, 0 queued, 0 running, 0 done | tests 2: 0 passed, 0 failed, 2 waiting',
-        '[5s] QUEUED   a  job 4711 for 0s',
-        '[5s] QUEUED   a  job 4711 (Priority) for 0s',
-        '[20s] RUNNING  a  job 4711 on gb-07 for 2s',
+        '[5s] QUEUED   a  job 4711, queue 0s',
+        '[5s] QUEUED   a  job 4711 (Priority), queue 0s',
+        '[20s] RUNNING  a  job 4711 on gb-07, run 2s',
         '[31s] jobs 1 submitted, 0 queued, 1 running, 0 done | tests 2: 0 passed, 0 failed, 1 waiting',
         '[31s] PARSING  a  job 4711 ended, reading its logs',
         '[31s] FAILED   a  job 4711: concurrency 64: no result',
