@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { clusterEnv, slurmDisabled } from '../setup/cluster.ts';
 import { BISECT_METRIC, BISECT_TEST, git, makeBisectRepo, type BisectRepo } from '../fixtures/history/bisect-repo.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -26,9 +27,9 @@ async function runAt(repo: string, commit: string): Promise<string> {
   return path.basename(readlinkSync(path.join(output, 'latest')));
 }
 
-/** `history bisect` of the test's metric; `own` replaces the test id and metric. */
-const bisect = (repo: string, args: string[], own = [BISECT_TEST, '--metric', BISECT_METRIC]) =>
-  execa('node', [bin, 'history', 'bisect', ...own, '--scheduler', 'local', ...args], { cwd: scratch, env: baseEnv(repo), reject: false, timeout: 500_000 });
+/** `history bisect` of the test's metric on the local scheduler; `own` replaces the test id and metric. */
+const bisect = (repo: string, args: string[], own = [BISECT_TEST, '--metric', BISECT_METRIC], env: Record<string, string> = {}) =>
+  execa('node', [bin, 'history', 'bisect', ...own, '--scheduler', 'local', ...args], { cwd: scratch, env: { ...baseEnv(repo), ...env }, reject: false, timeout: 500_000 });
 
 /** What the user's repository looks like: branch, HEAD, status (untracked files too), work trees. */
 const stateOf = (repo: string) => ({
@@ -113,6 +114,20 @@ describe('disagg-bench history bisect', () => {
     // Nothing of the step's run is left running.
     const left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((line) => line.includes(kept));
     expect(left).toEqual([]);
+  });
+
+  it.skipIf(slurmDisabled)('bisects through the real SLURM cluster', { timeout: 900_000 }, async () => {
+    const { repo, commits } = planted;
+    const kept = path.join(scratch, 'slurm-steps');
+    // The later --scheduler wins, as on any command line.
+    const r = await bisect(repo, ['--good', goodRun, '--bad', `${commits[15]}:150,151`, '--scheduler', 'slurm', '--output', kept, '--json'], undefined, clusterEnv());
+    expect(r.exitCode, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result).toMatchObject({ found: true, firstBad: { commit: commits[10] } });
+    expect(result.steps.length).toBeLessThanOrEqual(5);
+    // Every step's job went through SLURM.
+    const ledgers = result.steps.map((s: { step: number }) => readFileSync(path.join(kept, `step-${s.step}`, 'run-1', 'latest', 'ledger.jsonl'), 'utf8'));
+    for (const ledger of ledgers) expect(ledger).toMatch(/"scheduler":"slurm"/);
   });
 
   it('refuses a bad argument in one line with exit 2', { timeout: 300_000 }, async () => {

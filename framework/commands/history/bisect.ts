@@ -117,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
         ...(values.scheduler ? { SCHEDULER: values.scheduler } : {}),
         ...(!process.env.GPU_TYPE && (good.gpuType ?? bad.gpuType) ? { GPU_TYPE: (good.gpuType ?? bad.gpuType)! } : {}),
       },
-      prepare: (c) => {
+      prepare: (c): Record<string, string> => {
         if (c.image) return { CONTAINER_IMAGE: c.image, DISAGG_FORCE_ENV: [process.env.DISAGG_FORCE_ENV, 'CONTAINER_IMAGE'].filter(Boolean).join(',') };
         worktree!.checkout(c.commit!);
         return { WORK_DIR: worktree!.workDir };
