@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileS
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterEnv, slurmDisabled } from '../setup/cluster.ts';
 import { BISECT_METRIC, BISECT_TEST, git, makeBisectRepo, type BisectRepo } from '../fixtures/history/bisect-repo.ts';
 
@@ -21,7 +21,7 @@ const baseEnv = (repo: string) => ({ WORK_DIR: repo, OUTPUT_PATH: output, GPU_TY
 
 /** A run of the test at the repository's current checkout, into the shared history; its run id. */
 async function runAt(repo: string, commit: string): Promise<string> {
-  git(repo, 'checkout', '--quiet', commit);
+  git(repo, 'checkout', '--quiet', '--force', commit);
   const r = await execa('node', [bin, 'run', 'disagg', '--output', output, '--scheduler', 'local'], { cwd: scratch, env: baseEnv(repo), reject: false, all: true, timeout: 240_000 });
   expect(r.exitCode, r.all).toBe(0);
   return path.basename(readlinkSync(path.join(output, 'latest')));
@@ -45,12 +45,16 @@ describe('disagg-bench history bisect', () => {
   let goodRun: string;
   let badRun: string;
 
-  it('names the commit of a planted slowdown among 16 in at most 5 steps, and leaves the repository as it was', { timeout: 900_000 }, async () => {
+  // The repository, a good run at its first commit and a bad one at its last, in the history.
+  beforeAll(async () => {
     planted = await makeBisectRepo(path.join(scratch, 'planted'), 16, 11);
+    goodRun = await runAt(planted.repo, planted.commits[0]);
+    badRun = await runAt(planted.repo, planted.commits[15]);
+    git(planted.repo, 'checkout', '--quiet', 'main');
+  }, 600_000);
+
+  it('names the commit of a planted slowdown among 16 in at most 5 steps, and leaves the repository as it was', { timeout: 900_000 }, async () => {
     const { repo, commits } = planted;
-    goodRun = await runAt(repo, commits[0]);
-    badRun = await runAt(repo, commits[15]);
-    git(repo, 'checkout', '--quiet', 'main');
     // The user's work in progress: an uncommitted change and an untracked file.
     writeFileSync(path.join(repo, 'notes.txt'), 'edited, not committed\n');
     writeFileSync(path.join(repo, 'scratch.txt'), 'untracked\n');
@@ -76,6 +80,9 @@ describe('disagg-bench history bisect', () => {
     // One progress line per step, on stderr.
     expect(r.stderr.match(/^bisect: step \d+\/~\d+ {2}\w+ commit \d+.*: [\d.]+, [\d.]+ -> (good|bad)/gm)).toHaveLength(result.steps.length);
     expect(stateOf(repo)).toEqual(before);
+    // The work in progress put away again, for the tests below.
+    git(repo, 'checkout', '--quiet', '--', 'notes.txt');
+    rmSync(path.join(repo, 'scratch.txt'));
   });
 
   it('reports none when the history between good and bad has no real change', { timeout: 900_000 }, async () => {

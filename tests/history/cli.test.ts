@@ -305,4 +305,25 @@ describe('disagg-bench history', () => {
     const r5 = await cli(['runs'], { DISAGG_HISTORY: 'mysql://x' });
     expect(r5.stderr).toMatch(/DISAGG_HISTORY="mysql:\/\/x": expected off, a postgres:\/\/user@host:port\/database URL or a file path/);
   });
+
+  // Its runs are in tests/history/bisect.test.ts; here each option's refusal, before anything runs.
+  it('bisect: each option refused in one line, exit 2', { timeout: 300_000 }, async () => {
+    const ends = ['disagg_perf_x', '--metric', 'SERVER_MEDIAN_TTFT', '--good', 'no-such-ref:20,21', '--bad', 'nor-this-one:30'];
+    const cases: [string[], RegExp][] = [
+      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs per step >= 1/],
+      [[...ends, '--refs', 'a,b', '--images', 'c,d'], /--refs and --images are two ways to list the candidates: give one/],
+      [[...ends, '--scheduler', 'bogus'], /--scheduler "bogus": expected slurm or local/],
+      [[...ends, '--threshold', 'abc'], /--threshold "abc": expected a percentage >= 0/],
+      [[...ends.slice(0, 5), '--bad', 'no-such-ref:20,21'], /--good and --bad are both 'no-such-ref:20,21'/],
+      [['disagg_perf_x', '--metric', 'A[b]', '--good', 'a:1', '--bad', 'b:2'], /--metric "A\[b\]": label 'b' is not label=value/],
+      // WORK_DIR of this file is the repository: its commits exist, these refs do not.
+      [[...ends, '--output', path.join(scratch, 'steps'), '--json'], /--good: 'no-such-ref' names no commit of /],
+    ];
+    for (const [args, says] of cases) {
+      const r = await cli(['bisect', ...args], { DISAGG_HISTORY: path.join(scratch, 'bisect.duckdb') });
+      expect(r.exitCode, r.all).toBe(2);
+      expect(r.stderr.trimEnd().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(says);
+    }
+  });
 });

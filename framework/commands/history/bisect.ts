@@ -145,7 +145,12 @@ export async function run(argv: string[]): Promise<number> {
 async function references(settings: Settings, ends: [End, string][], testId: string, metric: MetricRef): Promise<Reference[]> {
   const given = ends.map(([end, text]) => valuesReference(end, text));
   if (given.every(Boolean)) return given as Reference[];
-  const refs = await onStore(settings, async (store) => Promise.all(ends.map(([end, text], k) => given[k] ?? runReference(store, end, text, testId, metric)))).catch((error: Error) => {
+  // One end after the other: the session closes the store as soon as its function settles.
+  const refs = await onStore(settings, async (store) => {
+    const found: Reference[] = [];
+    for (const [k, [end, text]] of ends.entries()) found.push(given[k] ?? (await runReference(store, end, text, testId, metric)));
+    return found;
+  }).catch((error: Error) => {
     if (error instanceof UsageError) throw error;
     throw new UsageError(`--good/--bad name runs of the history, but ${error.message}`, 'good');
   });
