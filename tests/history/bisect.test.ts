@@ -87,19 +87,19 @@ describe('disagg-bench history bisect', () => {
 
   it('reports none when the history between good and bad has no real change', { timeout: 900_000 }, async () => {
     const { repo, commits } = planted;
-    // Commits 1 to 10 change nothing the job measures: a run at 10 is as good as one at 1.
-    const unchanged = await runAt(repo, commits[9]);
+    // Commits 1 to 10 change nothing the job measures: a run at commit 5 is as good as one at 1.
+    const unchanged = await runAt(repo, commits[4]);
     git(repo, 'checkout', '--quiet', 'main');
     const none = await bisect(repo, ['--good', goodRun, '--bad', unchanged, '--json']);
     expect(none.exitCode, none.stderr).toBe(0);
     expect(JSON.parse(none.stdout)).toMatchObject({ found: false, firstBad: null, steps: [], reason: expect.stringMatching(/not a regression .*nothing to search/) });
 
-    // Bad values claimed for commit 10 that do not reproduce: every step is good, commit 10 measured again is good.
-    const claimed = await bisect(repo, ['--good', goodRun, '--bad', `${commits[9]}:150,151`]);
+    // Bad values claimed for commit 5 that do not reproduce: every step is good, commit 5 measured again is good.
+    const claimed = await bisect(repo, ['--good', goodRun, '--bad', `${commits[4]}:150,151`]);
     expect(claimed.exitCode, claimed.stderr).toBe(0);
     expect(claimed.stdout).toMatch(/^no bad candidate found: no candidate measured bad: the bad values were not reproduced$/m);
     expect(claimed.stderr).not.toMatch(/-> bad/);
-    expect(claimed.stderr).toMatch(new RegExp(`step \\d+/~\\d+ {2}${commits[9].slice(0, 7)}\\w* commit 10: [\\d.]+ -> good`));
+    expect(claimed.stderr).toMatch(new RegExp(`step \\d+/~\\d+ {2}${commits[4].slice(0, 7)}\\w* commit 5: [\\d.]+ -> good`));
   });
 
   it('on SIGTERM stops the step in flight, removes its work tree and exits 143', { timeout: 300_000 }, async () => {

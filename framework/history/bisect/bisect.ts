@@ -4,6 +4,7 @@
 // image), runs the test `repeat` times through `disagg-bench run` (step-run.ts) and judges the
 // values by the gate's rule against the good ones (step-verdict.ts); search.ts picks the steps.
 import path from 'node:path';
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 import { judgeStep, mean, type StepRule, type StepVerdict } from './step-verdict.ts';
 import { search, type Mark } from './search.ts';
 import type { StepRun } from './step-run.ts';
@@ -62,7 +63,9 @@ export interface BisectResult {
 }
 
 /** Thrown out of the search when a signal came: the step in flight was stopped, no other starts. */
-const STOPPED = Symbol('stopped');
+class StepsStopped extends DisaggBenchError {
+  override name = 'StepsStopped';
+}
 
 /** Estimated steps for `count` candidates, as git bisect says "roughly N steps". */
 export const roughSteps = (count: number) => (count <= 1 ? count : Math.ceil(Math.log2(count + 1)));
@@ -73,7 +76,7 @@ export async function bisect(plan: BisectPlan, runner: StepRun, progress: (line:
   const steps: StepOutcome[] = [];
   const rough = roughSteps(plan.lastIsBad ? plan.candidates.length - 1 : plan.candidates.length);
   const measure = async (index: number): Promise<Mark> => {
-    if (interrupted()) throw STOPPED;
+    if (interrupted()) throw new StepsStopped('the bisection was interrupted');
     const candidate = plan.candidates[index];
     const step = steps.length + 1;
     const outcome: StepOutcome = { step, candidate, values: [], verdict: 'skip' };
@@ -93,7 +96,7 @@ export async function bisect(plan: BisectPlan, runner: StepRun, progress: (line:
       }
       outcome.values.push(measured.value);
     }
-    if (interrupted()) throw STOPPED;
+    if (interrupted()) throw new StepsStopped('the bisection was interrupted');
     if (outcome.values.length === plan.repeat) {
       const verdict = judgeStep(outcome.values, plan.good.values, plan.bad.values, plan.higherIsBetter, plan.rule);
       Object.assign(outcome, { verdict: verdict.bad ? 'bad' : 'good', mean: verdict.mean, diffPercent: verdict.diffPercent }, verdict.note ? { note: verdict.note } : {});
@@ -102,7 +105,7 @@ export async function bisect(plan: BisectPlan, runner: StepRun, progress: (line:
     return outcome.verdict;
   };
   const found = await search({ count: plan.candidates.length, lastIsBad: plan.lastIsBad, test: measure }).catch((error: unknown) => {
-    if (error !== STOPPED) throw error;
+    if (!(error instanceof StepsStopped)) throw error;
     return undefined;
   });
   if (!found) return { regressed: true, endsVerdict, maybe: [], steps, interrupted: interrupted() };
