@@ -4,7 +4,7 @@
 // image), runs the test `repeat` times through `disagg-bench run` (step-run.ts) and judges the
 // values by the gate's rule against the good ones (step-verdict.ts); search.ts picks the steps.
 import path from 'node:path';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { DisaggBenchError, UsageError } from '../../../runners/common/errors.ts';
 import { judgeStep, mean, type StepRule, type StepVerdict } from './step-verdict.ts';
 import { search, type Mark } from './search.ts';
 import type { StepRun } from './step-run.ts';
@@ -89,7 +89,9 @@ export async function bisect(plan: BisectPlan, runner: StepRun, progress: (line:
         metric: plan.metric,
         outputPath: path.join(plan.outputRoot, `step-${step}`, `run-${r}`),
         env: { ...plan.env, ...selected },
+        ...(candidate.image ? { image: candidate.image } : {}),
       });
+      if (measured.imageUnused) throw new UsageError(`--images: ${measured.why}; bisect commits or --refs instead`, 'images');
       if (measured.value === undefined) {
         outcome.note = measured.why;
         break;

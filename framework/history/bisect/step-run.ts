@@ -10,6 +10,7 @@ import path from 'node:path';
 import { packageRoot } from '../../settings.ts';
 import type { TestRecord } from '../../results/json.ts';
 import { labelsKey } from '../series-key.ts';
+import { JOB_SCRIPT_FILE } from '../../scheduler/log-folder.ts';
 import type { MetricRef } from './metric-ref.ts';
 
 export interface StepRunInput {
@@ -20,6 +21,8 @@ export interface StepRunInput {
   outputPath: string;
   /** Variables of the run: WORK_DIR, SCHEDULER, CONTAINER_IMAGE... on top of this process's. */
   env: Record<string, string>;
+  /** The container image the step is about: its job script must name it. */
+  image?: string;
 }
 
 export interface StepValue {
@@ -27,6 +30,8 @@ export interface StepValue {
   /** Why there is no value: the test failed, or did not yield the metric. */
   why?: string;
   higherIsBetter?: boolean;
+  /** The job does not start in the step's image: bisecting images would measure the same thing each time. */
+  imageUnused?: boolean;
 }
 
 const OUTPUT_TAIL = 4_000;
@@ -76,6 +81,9 @@ export class StepRun {
     if (this.stopped) return { why: `interrupted (${this.stopped})` };
     const record = readRecord(input.outputPath, input.testId);
     if (!record) return { why: `the run wrote no record of the test (exit ${code}): ${lastLines(tail)}` };
+    if (input.image && record.logDir && !jobNamesImage(record.logDir, input.image)) {
+      return { why: `the job of ${input.testId} does not start in the image ${input.image} (its job script names no container image), so an image changes nothing it runs`, imageUnused: true };
+    }
     if (record.verdict !== 'passed') return { why: `the test ${record.verdict}: ${record.failures[0] ?? record.skipReason ?? lastLines(tail)}` };
     return valueOf(record, input.metric);
   }
@@ -99,6 +107,14 @@ function readRecord(outputPath: string, testId: string): TestRecord | undefined 
     return results.records.filter((r) => r.testId === testId && !r.saving).at(-1);
   } catch {
     return undefined;
+  }
+}
+
+function jobNamesImage(logDir: string, image: string): boolean {
+  try {
+    return readFileSync(path.join(logDir, JOB_SCRIPT_FILE), 'utf8').includes(image);
+  } catch {
+    return true; // no script to read: the test's own failure says why
   }
 }
 
