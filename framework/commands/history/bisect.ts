@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
-import { bisect, roughSteps, type BisectPlan, type BisectResult, type Candidate } from '../../history/bisect/bisect.ts';
+import { bisect, fixed, roughSteps, type BisectPlan, type BisectResult, type Candidate } from '../../history/bisect/bisect.ts';
 import { parseMetricRef, type MetricRef } from '../../history/bisect/metric-ref.ts';
 import { describeReference, runReference, valuesReference, type End, type Reference } from '../../history/bisect/references.ts';
 import { commitOf, commitsBetween, describeCommit, repositoryOf, StepWorktree, type Repository } from '../../history/bisect/revisions.ts';
@@ -244,9 +244,9 @@ function report(plan: BisectPlan, result: BisectResult, json: boolean): void {
     return;
   }
   if (found) {
-    const values = found.values.join(', ');
+    const values = found.values.map(fixed).join(', ');
     const how = 'fromBadReference' in found ? ' (by the bad values given; it was not measured again)' : '';
-    console.log(`first bad: ${found.candidate.name}: ${metric} ${values} (mean ${mean(found.values)}) against good ${mean(plan.good.values)}${how}`);
+    console.log(`first bad: ${found.candidate.name}: ${metric} ${values} (mean ${fixed(mean(found.values))}) against good ${fixed(mean(plan.good.values))}${how}`);
     if (result.maybe.length) console.log(`  or one of the skipped candidates before it: ${result.maybe.map((c) => c.name).join('; ')}`);
   } else {
     console.log(`no bad candidate found: ${reason}`);

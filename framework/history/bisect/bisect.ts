@@ -120,7 +120,8 @@ export async function bisect(plan: BisectPlan, runner: StepRun, progress: (line:
   return result;
 }
 
-const fixed = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(2) : v.toPrecision(4));
+/** A measured value for a line of text: two decimals from 100 up, else four significant digits. */
+export const fixed = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(2) : v.toPrecision(4));
 
 /** `step 2/~4 abc1234 subject: 101.2, 100.8 -> good (+0.30%)` */
 export function stepLine(s: StepOutcome, rough: number): string {
