@@ -113,7 +113,11 @@ async function nixlbenchRun(op: string, batch: number, name: string): Promise<Ma
   const spec = nixlbenchSpec({ path: binary, runtime: 'ASIO', options: { backend: values['nixl-backend']!, ...sweepFlags(op, batch) } }, { logDir, configDir: repoRoot, ranks: 2, nodes: 1, tag: name }, 'ucx');
   const specFile = path.join(logDir, TOOL_SPEC_FILE);
   fs.writeFileSync(specFile, `${JSON.stringify(spec, null, 2)}\n`);
-  const task = (k: number) => runToolTask(specFile, { ...process.env, SLURM_PROCID: String(k), SLURM_NTASKS: '2', SLURM_LOCALID: String(k) });
+  // nixlbench puts both ranks' VRAM on device 0 of what it sees (the target's device id is its
+  // rank minus the initiators'); a GPU each, as SLURM's --gpus-per-task gives a task, makes the
+  // transfer cross-GPU like the engine's (rank k on GPU k)
+  const gpuOf = (k: number) => (values.seg === 'VRAM' ? { CUDA_VISIBLE_DEVICES: String(k) } : {});
+  const task = (k: number) => runToolTask(specFile, { ...process.env, SLURM_PROCID: String(k), SLURM_NTASKS: '2', SLURM_LOCALID: String(k), ...gpuOf(k) });
   const codes = await Promise.all([task(0), task(1)]);
   const rank0 = path.join(logDir, taskLog(spec, spec.startOrder[0]));
   if (codes.some((c) => c !== 0)) throw new Error(`nixlbench: exit codes ${codes.join(', ')} (logs in ${logDir})`);

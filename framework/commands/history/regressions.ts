@@ -30,7 +30,7 @@ export async function run(argv: string[]): Promise<number> {
   const gate = settings.history.gate;
   return onStore(settings, async (store) => {
     const target = await resolveRun(positionals[0] ?? values.run ?? 'latest', async () => store);
-    const older = target.records.some((r) => !r.run || !r.run.gate);
+    const older = target.records.some((r) => !r.run?.gate);
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
       storedRunId: target.storedRunId,
