@@ -172,7 +172,7 @@ try {
   const jsonMs = [checkFromJson(), checkFromJson(), checkFromJson()];
   const jsonBytes = Array.from({ length: DAYS }, (_, d) => statSync(path.join(scratch, `day-${d}.json`)).size).reduce((a, b) => a + b, 0);
   results.push({ ...duck, storeBytes: duckBytes });
-  let pgResult;
+  let pgResult: Awaited<ReturnType<typeof measure>> | undefined;
   if (!values['no-postgres']) {
     const pg = await startPostgres();
     try {

@@ -2,7 +2,7 @@
 // (perf_regression_utils.py _daily_aggregate_values, _rolling_smooth, _percentile,
 // calculate_baseline_metrics) on the same data, and the regression rule and thresholds around it.
 import { describe, expect, it } from 'vitest';
-import { baselineOf, dailyMeans, dayOf, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
+import { baselineOf, dailyMeans, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
 import { checkRecord, describeFinding, diffPercent, newPoints, type CheckInput } from '../../framework/history/regression.ts';
 import { caseKey, seriesId } from '../../framework/history/series-key.ts';
 import { gatedMetrics } from '../../framework/history/gate-metrics.ts';

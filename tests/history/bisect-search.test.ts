@@ -6,7 +6,7 @@ import { search, type Mark } from '../../framework/history/bisect/search.ts';
 import { judgeStep, pooledSd } from '../../framework/history/bisect/step-verdict.ts';
 import { parseMetricRef } from '../../framework/history/bisect/metric-ref.ts';
 import { valuesReference } from '../../framework/history/bisect/references.ts';
-import { testNamePattern, valueOf } from '../../framework/history/bisect/step-run.ts';
+import { testNamePattern, metricValueOf } from '../../framework/history/bisect/step-run.ts';
 import { roughSteps } from '../../framework/history/bisect/bisect.ts';
 import { record } from '../fixtures/history/records.ts';
 
@@ -86,10 +86,10 @@ describe('what bisect reads', () => {
 
   it("a record's one value of the metric, or why there is none", () => {
     const r = record({ runId: 'r', day: 0 });
-    expect(valueOf(r, { name: 'SERVER_MEDIAN_TTFT' }).value).toBe(20);
-    expect(valueOf(r, { name: 'SERVER_MEDIAN_TTFT', labels: { concurrency: 8 } }).value).toBe(20);
-    expect(valueOf(r, { name: 'SERVER_MEDIAN_TTFT', labels: { concurrency: 1 } }).why).toMatch(/no value with the labels asked for; name one of SERVER_MEDIAN_TTFT\[concurrency=8\]/);
-    expect(valueOf(r, { name: 'NOPE' }).why).toMatch(/^it yielded no NOPE \(it yielded SERVER_MEDIAN_TTFT/);
+    expect(metricValueOf(r, { name: 'SERVER_MEDIAN_TTFT' }).value).toBe(20);
+    expect(metricValueOf(r, { name: 'SERVER_MEDIAN_TTFT', labels: { concurrency: 8 } }).value).toBe(20);
+    expect(metricValueOf(r, { name: 'SERVER_MEDIAN_TTFT', labels: { concurrency: 1 } }).why).toMatch(/no value with the labels asked for; name one of SERVER_MEDIAN_TTFT\[concurrency=8\]/);
+    expect(metricValueOf(r, { name: 'NOPE' }).why).toMatch(/^it yielded no NOPE \(it yielded SERVER_MEDIAN_TTFT/);
   });
 
   it('a -t pattern that selects exactly one test', () => {

@@ -67,7 +67,7 @@ describe('disagg-bench history', () => {
     // A results file that is not in the history yet is checked against it.
     const fromFile = await cli(['regressions', candidate], env);
     expect(fromFile.exitCode, fromFile.all).toBe(1);
-    expect(fromFile.stdout).toMatch(/^REGRESSION  disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: value=30\.0000 baseline=20\.0000 threshold=5\.00% diff=-50\.00%/m);
+    expect(fromFile.stdout).toMatch(/^REGRESSION {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: value=30\.0000 baseline=20\.0000 threshold=5\.00% diff=-50\.00%/m);
     expect(fromFile.stdout).not.toMatch(/REGRESSION .*THROUGHPUT/);
     expect(fromFile.stdout).toMatch(/2 metric\(s\) compared .*, 1 regression\(s\)/);
     // Its own thresholds: 60 % lets it pass.
@@ -78,7 +78,7 @@ describe('disagg-bench history', () => {
     const latestRun = await cli(['regressions', '--all'], env);
     expect(latestRun.exitCode).toBe(1);
     // P95 of the smoothed daily means of the history before it [1000 x5]: 1000, the judged 1200 not part of it
-    expect(latestRun.stdout).toMatch(/^ok  .*SERVER_OUTPUT_TOKEN_THROUGHPUT\[concurrency=8\]: value=1200\.0000 baseline=1000\.0000 .* diff=\+20\.00%/m);
+    expect(latestRun.stdout).toMatch(/^ok {2}.*SERVER_OUTPUT_TOKEN_THROUGHPUT\[concurrency=8\]: value=1200\.0000 baseline=1000\.0000 .* diff=\+20\.00%/m);
     const asJson = JSON.parse((await cli(['regressions', '--json'], env)).stdout);
     expect(asJson).toMatchObject({ regressions: 1, compared: 2, findings: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', regression: true, gated: true })]) });
     // only the headline metrics gate by default: a disagg perf test's include its median TTFT per

@@ -5,7 +5,7 @@
 // values by the gate's rule against the good ones (step-verdict.ts); search.ts picks the steps.
 import path from 'node:path';
 import { DisaggBenchError, UsageError } from '../../../runners/common/errors.ts';
-import { judgeStep, mean, type StepRule, type StepVerdict } from './step-verdict.ts';
+import { judgeStep, type StepRule, type StepVerdict } from './step-verdict.ts';
 import { search, type Mark } from './search.ts';
 import type { StepRun } from './step-run.ts';
 import type { MetricRef } from './metric-ref.ts';

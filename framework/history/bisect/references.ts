@@ -9,7 +9,7 @@ import { resolveRun } from '../run-ref.ts';
 import { isValid } from '../rows.ts';
 import { casePrefix } from '../series-key.ts';
 import { UsageError } from '../../../runners/common/errors.ts';
-import { labelsText, valueOf } from './step-run.ts';
+import { labelsText, metricValueOf } from './step-run.ts';
 import type { MetricRef } from './metric-ref.ts';
 
 export type End = 'good' | 'bad';
@@ -51,7 +51,7 @@ export async function runReference(store: HistoryStore, end: End, given: string,
     const held = run.records.map((r) => r.testId);
     throw new UsageError(`--${end} ${given}: run ${run.name} has no test ${testId} (it has ${held.slice(0, 5).join(', ') || 'none'}${held.length > 5 ? ', ...' : ''})`, end);
   }
-  const own = valueOf(record, metric);
+  const own = metricValueOf(record, metric);
   if (own.value === undefined) throw new UsageError(`--metric: in run ${run.name}, ${testId} ${own.why}`, 'metric');
   if (!isValid(record)) throw new UsageError(`--${end} ${given}: ${testId} ${record.verdict} in run ${run.name}: its values do not stand`, end);
   const commit = record.run?.commit;
@@ -78,7 +78,7 @@ async function repeatsAt(store: HistoryStore, commit: string, record: TestRecord
   const labels = metric.labels ?? record.metrics.find((m) => m.name === metric.name)?.labels;
   const records = (await store.records(others)).filter((r) => r.testId === record.testId && isValid(r) && casePrefix(r.testId, r.gpuType, r.run?.identity) === sameCase);
   return records.flatMap((r) => {
-    const v = valueOf(r, { name: metric.name, ...(labels ? { labels } : {}) });
+    const v = metricValueOf(r, { name: metric.name, ...(labels ? { labels } : {}) });
     return v.value === undefined ? [] : [{ runId: r.run!.id, value: v.value }];
   });
 }

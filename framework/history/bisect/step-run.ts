@@ -42,7 +42,7 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 export const testNamePattern = (testId: string) => `(^| )${escapeRegExp(testId)}$`;
 
 /** The one value of the metric in a test's record (the labels given, else its only label set). */
-export function valueOf(record: TestRecord, metric: MetricRef): StepValue {
+export function metricValueOf(record: TestRecord, metric: MetricRef): StepValue {
   const own = record.metrics.filter((m) => m.name === metric.name);
   const picked = metric.labels ? own.filter((m) => labelsKey(m.labels) === labelsKey(metric.labels!)) : own;
   if (picked.length === 1) return { value: picked[0].value, higherIsBetter: picked[0].higherIsBetter };
@@ -85,7 +85,7 @@ export class StepRun {
       return { why: `the job of ${input.testId} does not start in the image ${input.image} (its job script names no container image), so an image changes nothing it runs`, imageUnused: true };
     }
     if (record.verdict !== 'passed') return { why: `the test ${record.verdict}: ${record.failures[0] ?? record.skipReason ?? lastLines(tail)}` };
-    return valueOf(record, input.metric);
+    return metricValueOf(record, input.metric);
   }
 
   /** Passes the signal on to the run in flight (it cancels its jobs and ends); later steps are not started. */
