@@ -13,8 +13,8 @@
 //        [--iters 100] [--warmup 10] [--batches 1,16] [--ops READ,WRITE] [--start 4096]
 //        [--max 67108864] [--runtime ASIO|ETCD] [--nixlbench PATH] [--engine-ucx-lib DIR|system]
 //        [--seg DRAM|VRAM] [--engine-backend ucx] [--label NAME] [--smoke]
-// `--transports`: UCX_TLS of both sides, each as `<name>,self` (shm with UCX_MM_ERROR_HANDLING=y,
-// see transportEnv); `default` leaves UCX_TLS unset.
+// `--transports`: UCX_TLS of both sides, each as `<name>,self` (shm with UCX_MM_ERROR_HANDLING=y;
+// tcp1m: tcp with 1 MiB tcp segments on both sides; see transportEnv); `default` leaves UCX_TLS unset.
 // `--engine "CMD"` runs the engine's sweep command directly instead of as a job (the GPU machine's
 // bundle, bench/nixl/gpu-run.sh, where there is no checkout to run jobs from; there the transports
 // default to `default`). Logs: bench/results/nixl-side-by-side-<label>/ (label: the date), one
@@ -134,6 +134,9 @@ function medianRows(runs: SideRun[]): Map<number, Row> {
  */
 function transportEnv(transport: string): Record<string, string> {
   if (transport === 'default') return {};
+  // tcp1m: tcp with UCX's tcp segments at 1 MiB on both sides, the engine's own setting (UCX's
+  // default is 8 KiB; runners/xfer/README.md says why the engine raises it)
+  if (transport === 'tcp1m') return { UCX_TLS: 'tcp,self', UCX_TCP_TX_SEG_SIZE: '1m', UCX_TCP_RX_SEG_SIZE: '1m' };
   return { UCX_TLS: `${transport},self`, ...(transport === 'shm' ? { UCX_MM_ERROR_HANDLING: 'y' } : {}) };
 }
 
