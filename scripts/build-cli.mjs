@@ -74,7 +74,7 @@ export async function buildCliBundle(root, cacheDir = cliCacheDir(root)) {
       sourcesContent: false,
       metafile: true,
       logLevel: 'silent',
-      plugins: [sourceUrlPlugin(root, finalDir)],
+      plugins: [sourceUrlPlugin(finalDir)],
     });
     mkdirSync(cacheDir, { recursive: true });
     renameSync(tmpDir, finalDir);
@@ -107,7 +107,7 @@ export async function buildCliBundle(root, cacheDir = cliCacheDir(root)) {
  * the report's page script, createRequire) point into the source tree as under tsx, and the
  * bundle stays valid if the whole checkout moves.
  */
-function sourceUrlPlugin(root, outDir) {
+function sourceUrlPlugin(outDir) {
   return {
     name: 'source-import-meta-url',
     setup(build) {

@@ -56,7 +56,10 @@ say() { echo "build-nixl: $*"; }
 
 missing() {
   local out=()
-  for tool in meson ninja cmake g++ make autoreconf libtoolize pkg-config; do command -v "$tool" >/dev/null || out+=("program $tool"); done
+  local tools=(meson ninja cmake g++ make pkg-config)
+  # autotools only to generate UCX's configure, which a packed UCX source already carries
+  [[ -f $(packed openucx/ucx "$UCX_REF") ]] || tools+=(autoreconf libtoolize)
+  for tool in "${tools[@]}"; do command -v "$tool" >/dev/null || out+=("program $tool"); done
   local pinned
   for pinned in "${PINNED[@]:0:6}"; do
     # shellcheck disable=SC2086
@@ -151,7 +154,9 @@ without_cuda() { if has_cuda; then "$@"; else CUDA_PATH=/var/empty CUDA_HOME=/va
 build_ucx() {
   local src; src=$(tree openucx/ucx "$UCX_REF" ucx)
   local cuda=(--without-cuda)
-  has_cuda && cuda=(--with-cuda="$CUDA_HOME" --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90")
+  # GDA-KI (mlx5 GPU-initiated verbs) needs DOCA GPUNetIO headers from a git submodule that a source
+  # archive does not carry, and nixlbench does not use it
+  has_cuda && cuda=(--with-cuda="$CUDA_HOME" --with-nvcc-gencode="-gencode=arch=compute_90,code=sm_90" --without-gda)
   cd "$src"
   [[ -x configure ]] || nice -n "$NICE" ./autogen.sh
   mkdir -p "$PREFIX/build/ucx" && cd "$PREFIX/build/ucx"
@@ -180,7 +185,7 @@ build_gflags() {
   local src; src=$(tree gflags/gflags "$GFLAGS_REF" gflags)
   nice -n "$NICE" cmake -S "$src" -B "$PREFIX/build/gflags" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_INSTALL_LIBDIR=lib -DBUILD_SHARED_LIBS=ON -DBUILD_TESTING=OFF \
-    -DCMAKE_INSTALL_RPATH="$PREFIX/lib"
+    -DCMAKE_INSTALL_RPATH="$PREFIX/lib" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 # gflags 2.2.2 asks for CMake 2.8, which CMake 4 refuses
   nice -n "$NICE" ninja -C "$PREFIX/build/gflags" -j "$JOBS" install
 }
 
@@ -220,6 +225,11 @@ build_nixl() {
   # NIXL compiles against the new Abseil, the etcd client's headers against Debian's.
   # NIXL_PLUGINS=UCX,LIBFABRIC adds the libfabric backend (Debian's libfabric-dev 1.17)
   local plugins=${NIXL_PLUGINS:-UCX}
+  # NIXL builds its Python meta-wheel with uv whenever uv is on PATH, and uv fetches setuptools from
+  # the network; nixlbench needs no wheel, so that lookup is made to find nothing (the only edit to
+  # NIXL's sources: packaging, not anything nixlbench runs)
+  sed -i "s/find_program('uv', required: false)/find_program('uv-not-used-by-nixlbench', required: false)/" \
+    "$src/src/bindings/python/nixl-meta/meson.build"
   # configured once (a rerun after a failed compile resumes instead of starting over)
   [[ -f $PREFIX/build/nixl/build.ninja ]] ||
     without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixl" "$src" --wrap-mode=nodownload --prefix="$PREFIX" \
@@ -233,11 +243,16 @@ build_nixlbench() {
   local src=$PREFIX/src/nixl/benchmark/nixlbench
   subprojects "$src/subprojects"
   rm -rf "$PREFIX/build/nixlbench" # from scratch: whether the etcd client is there is decided at setup
+  # the etcd client when it is built (its CMake package omits its include dir, hence cpp_args);
+  # without it nixlbench has its ASIO runtime only (meson refuses an include dir that is not there)
+  # with CUDA, nvcc links nixlbench and does not pass cpp_link_args' rpaths: ld then finds the NIXL
+  # libraries' own dependencies (Abseil, UCX) through LD_LIBRARY_PATH
+  export LD_LIBRARY_PATH="$PREFIX/lib:$ABSL/lib:$UCX/lib:$ETCD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local etcd=()
+  [[ -d $ETCD/include ]] && etcd=(-Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" -Dcpp_args="-I$ETCD/include")
   without_cuda nice -n "$NICE" meson setup "$PREFIX/build/nixlbench" "$src" --wrap-mode=nodownload --prefix="$PREFIX" \
     --libdir=lib -Dbuildtype=release -Dwerror=false -Dnixl_path="$PREFIX" -Ducx_path="$UCX" \
-    -Ducx_device_cuda_arch_list=90 \
-    -Detcd_inc_path="$ETCD/include" -Detcd_lib_path="$ETCD/lib" -Dcmake_prefix_path="$ETCD" \
-    -Dcpp_args="-I$ETCD/include" -Dcpp_link_args="$RPATH" # the client's CMake package omits its include dir
+    -Ducx_device_cuda_arch_list=90 "${etcd[@]}" -Dcpp_link_args="$RPATH"
   nice -n "$NICE" ninja -C "$PREFIX/build/nixlbench" -j "$JOBS" install
   # meson's install keeps no rpath for NIXL's libraries' own dependencies (Abseil, UCX): bin/nixlbench
   # is a wrapper that names the prefix's library folders, the binary beside it

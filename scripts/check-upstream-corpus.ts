@@ -73,7 +73,7 @@ async function check(file: ConfigFile, scratch: string, jobsDir: string): Promis
   return result;
 }
 
-const escape = (text: string) => text.replace(/\|/g, '\\|');
+const escapePipes = (text: string) => text.replace(/\|/g, '\\|');
 
 export interface ListResult {
   list: string;
@@ -152,7 +152,7 @@ export function formatCorpusReport(report: CorpusReport, all = false): string {
   out.push('', '## Refused configs', '', '| file | reason (and what upstream does) |', '|---|---|');
   for (const r of refused) {
     const reasons = r.build ? [r.build] : r.issues.map((i) => i.replace(`${r.file}:`, ''));
-    out.push(`| ${escape(r.file)} | ${escape(reasons.join('<br>'))} |`);
+    out.push(`| ${escapePipes(r.file)} | ${escapePipes(reasons.join('<br>'))} |`);
   }
   if (all) {
     out.push('', '## Accepted configs', '', '| id | GPU types (RUN) |', '|---|---|');
@@ -163,8 +163,8 @@ export function formatCorpusReport(report: CorpusReport, all = false): string {
     for (const l of report.lists) {
       out.push(
         l.error
-          ? `| ${l.list} | - | - | - | ${escape(l.error)} |`
-          : `| ${l.list} | ${l.ids} | ${l.matched} | ${escape((l.refused ?? []).join('<br>')) || '-'} | ${escape(l.unknown.join('<br>')) || '-'} |`,
+          ? `| ${l.list} | - | - | - | ${escapePipes(l.error)} |`
+          : `| ${l.list} | ${l.ids} | ${l.matched} | ${escapePipes((l.refused ?? []).join('<br>')) || '-'} | ${escapePipes(l.unknown.join('<br>')) || '-'} |`,
       );
     }
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The project's test command (npm test): the typecheck and, beside it, the project's whole test
+# The project's test command (npm test): the linter (Biome, biome.jsonc; seconds), the typecheck and,
+# beside it, the project's whole test
 # suite: the `unit` project (logic alone) and the `cluster` project (which brings up the real local
 # SLURM cluster in its global setup and runs the end-to-end suites against it). `npm run test:unit`
 # runs the unit project alone. Ends with one plain `unit: N passed, N failed, N skipped` line, which
@@ -17,11 +18,16 @@ trap 'rm -f "$report" "$typecheck_log"' EXIT
 ( npx tsc --noEmit -p . >"$typecheck_log" 2>&1; echo "typecheck: exit $? after $((SECONDS - start)) s" >>"$typecheck_log" ) &
 typecheck_pid=$!
 rc=0
+# the linter first: a finding fails the command, after the suite has still run
+lint_rc=0
+npx biome lint --error-on-warnings --max-diagnostics=50 . || lint_rc=$?
+echo "lint: exit $lint_rc (npx biome lint .)"
 npx vitest run --project unit --project cluster --reporter=default --reporter=json --outputFile.json="$report" "$@" || rc=$?
 wait "$typecheck_pid" || true
 cat "$typecheck_log"
 typecheck_rc=$(sed -n 's/^typecheck: exit \([0-9]*\) after.*/\1/p' "$typecheck_log")
 [[ ${typecheck_rc:-1} == 0 ]] || { echo "typecheck failed (tsc --noEmit -p .): see above" >&2; ((rc != 0)) || rc=1; }
+((lint_rc == 0)) || { echo "lint failed (npx biome lint .): see its findings at the start" >&2; ((rc != 0)) || rc=1; }
 [[ -z ${DISAGG_TEST_REPORT:-} ]] || cp "$report" "$DISAGG_TEST_REPORT" 2>/dev/null || echo "could not keep the JSON report at DISAGG_TEST_REPORT=$DISAGG_TEST_REPORT" >&2
 echo "npm test: $((SECONDS - start)) s"
 node -e '

@@ -2,8 +2,8 @@
 # NIXL and nixlbench on the GPU machine (the `device` tool: Ubuntu 24.04, CUDA, no Node, no
 # gflags, UCX libraries without headers or CUDA transports), beside the engine. Here first:
 #   bash bench/nixl/gpu-run.sh prepare     # .nixl-src/ (pinned sources), .nixl-gpu/ (Node, bundles)
-# then on the GPU machine, from the repository root, carrying .nixl-gpu, node_modules/koffi and
-# node_modules/@koromix/koffi-linux-x64 (.nixl-src is untracked and travels with the tree):
+# then on the GPU machine, from the repository root, carrying .nixl-src, .nixl-gpu, node_modules/koffi
+# and node_modules/@koromix/koffi-linux-x64 (all four git-ignored; 41 MiB together):
 #   bash bench/nixl/gpu-run.sh build       # scripts/build-nixl.sh into /tmp/nixl (UCX with CUDA)
 #   bash bench/nixl/gpu-run.sh host|vram   # side-by-side.ts on host memory (ucx) / VRAM (engine cuda)
 # Logs and figures go to $OUT (build-logs.tgz, <part>.tgz with the side-by-side logs and jsonl).
@@ -15,7 +15,8 @@ OUT=${OUT:-/tmp/nixl-out}
 mkdir -p "$OUT"
 
 prepare() {
-  bash scripts/build-nixl.sh --pack .nixl-src
+  # the pinned sources from the mirror (NIXL_SOURCES, set above, is where they are read on the GPU machine)
+  NIXL_SOURCES=${NIXL_MIRROR:-/work/.mirror} bash scripts/build-nixl.sh --pack .nixl-src
   mkdir -p $D
   bundle() {
     npx --no-install esbuild "$1" --bundle --platform=node --format=esm --target=node20 --external:koffi \

@@ -171,7 +171,11 @@ function directSides(s: SideSettings, engineCommand: string): Sides {
       const spec = nixlbenchSpec({ path: s.nixlbench, runtime: 'ASIO', options: { backend: s.nixlBackend, ...flags }, env }, { logDir: dir, configDir: s.repoRoot, ranks: 2, nodes: 1, tag: path.basename(dir) }, 'ucx');
       const specFile = path.join(dir, TOOL_SPEC_FILE);
       fs.writeFileSync(specFile, `${JSON.stringify(spec, null, 2)}\n`);
-      const task = (k: number) => runToolTask(specFile, { ...process.env, SLURM_PROCID: String(k), SLURM_NTASKS: '2', SLURM_LOCALID: String(k) });
+      // nixlbench puts both ranks' VRAM on device 0 of what it sees (the target's device id is its
+      // rank minus the initiators'); a GPU each, as SLURM's --gpus-per-task gives a task, makes the
+      // transfer cross-GPU like the engine's (rank k on GPU k)
+      const gpuOf = (k: number) => (flags.initiator_seg_type === 'VRAM' ? { CUDA_VISIBLE_DEVICES: String(k) } : {});
+      const task = (k: number) => runToolTask(specFile, { ...process.env, SLURM_PROCID: String(k), SLURM_NTASKS: '2', SLURM_LOCALID: String(k), ...gpuOf(k) });
       const codes = await Promise.all([task(0), task(1)]);
       const rank0 = path.join(dir, taskLog(spec, spec.startOrder[0]));
       const text = readIf(rank0);

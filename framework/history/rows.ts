@@ -1,7 +1,7 @@
 // results.json records (framework/results/json.ts) as the history's rows, and back. Pure.
 import type { RecordRegression, RecordRunContext, TestRecord, TestVerdict } from '../results/json.ts';
 import type { Metric } from '../metrics/metric.ts';
-import { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
+import type { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
 import { caseKey, labelsKey, seriesId } from './series-key.ts';
 import type { SqlValue } from './sql-connection.ts';
 

@@ -48,7 +48,7 @@ const LAUNCHER = `exec 3<&0 </dev/null
 ( trap '' TERM INT HUP
   read -r _ <&3
   kill -TERM 0; sleep "$2"
-  for p in $(grep -lsz "^SLURM_JOB_ID=$SLURM_JOB_ID\$" /proc/[0-9]*/environ | cut -d/ -f3); do
+  for p in $(grep -lsz "^SLURM_JOB_ID=$SLURM_JOB_ID$" /proc/[0-9]*/environ | cut -d/ -f3); do
     [ "$p" = "$BASHPID" ] || kill -KILL "$p"
   done
   kill -KILL 0 ) >/dev/null 2>&1 &

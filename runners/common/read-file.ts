@@ -122,7 +122,7 @@ function readRest(fd: number, file: string, start: Buffer, maxBytes: number): Bu
 
 /** Like readRegularFileSync, without blocking the event loop (logs, which may be large). */
 export async function readRegularFile(file: string, maxBytes: number): Promise<Buffer> {
-  let handle;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {

@@ -5,7 +5,7 @@
 import { DisaggBenchError } from './errors.ts';
 
 /** Characters that need no quoting anywhere in a bash word (no `=`: it could start an assignment). */
-const SAFE_WORD = /^[A-Za-z0-9_\/.,:@%+-]+$/;
+const SAFE_WORD = /^[A-Za-z0-9_/.,:@%+-]+$/;
 
 /** Quotes one value as a single inert bash word (`x; rm -rf /` -> `'x; rm -rf /'`). */
 export function shellQuote(value: string | number): string {

@@ -13,7 +13,7 @@ export async function launchMain(argv: string[]): Promise<number> {
     console.error('usage: launch.ts --ranks N <entry script> [arguments for every rank]');
     return 2;
   }
-  let result;
+  let result: Awaited<ReturnType<typeof spawnLocalRanks>>;
   try {
     result = await spawnLocalRanks(ranks, nodeEntryArgv(entry, args));
   } catch (err) {

@@ -191,7 +191,7 @@ function shortWorkerProblems(o: MatgenOptions, prefill: number[][], decode: numb
   if (o.railOptimized && short) {
     return [`--rail-optimized reorders each decode worker's 8 ranks, and the last decode worker has ${short.length} (kvbench fails there with an IndexError)`];
   }
-  const pairs = o.pairWorkers === 'equal' ? prefill.map((p, k) => [k, k]) : prefill.flatMap((_, k) => decode.map((_, d) => [k, d]));
+  const pairs = o.pairWorkers === 'equal' ? prefill.map((_, k) => [k, k]) : prefill.flatMap((_, k) => decode.map((_, d) => [k, d]));
   for (const [k, d] of pairs) {
     const needed = prefill[k].length * peersOf(o);
     if (decode[d].length < needed) {

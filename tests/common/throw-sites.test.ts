@@ -177,7 +177,7 @@ function problem(thrown: ts.Expression, decl: Declarations): string | undefined 
   if (ts.isIdentifier(expr) || ts.isPropertyAccessExpression(expr)) {
     const name = ts.isIdentifier(expr) ? expr.text : expr.name.text;
     const types = ts.isPropertyAccessExpression(expr) && expr.expression.kind === ts.SyntaxKind.ThisKeyword ? fieldTypes(expr, name) : typedNames.get(name);
-    return types && types.every((t) => namesOurClass(t, parentOf)) ? undefined : `${expr.getText()}: not passed on, nor declared as a ${ROOT_CLASS}`;
+    return types?.every((t) => namesOurClass(t, parentOf)) ? undefined : `${expr.getText()}: not passed on, nor declared as a ${ROOT_CLASS}`;
   }
   return `${ts.SyntaxKind[expr.kind]}: not a form this check reads`;
 }

@@ -86,7 +86,7 @@ describe('RESUME=1 after a run killed half-way', () => {
     // ---- run 2, RESUME=1, on the same OUTPUT_PATH and the same cluster
     const before = scheduler.timeline.length;
     const { session, log } = await openSession(settingsFor(work, { DISAGG_BATCH_SIZE: '0', RESUME: '1' }), scheduler, 'run-2');
-    let runs;
+    let runs: Map<string, Awaited<ReturnType<typeof session.run>>>;
     try {
       await session.plan(tests);
       runs = new Map(await Promise.all(tests.map(async (t) => [t.stem, await session.run(t)] as const)));

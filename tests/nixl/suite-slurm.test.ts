@@ -1,4 +1,4 @@
-// Seed 000's matrix with READ and WRITE on shm, verified, and a sequence of patterns, through
+// The CT perftest's example matrix (test_configs/nixl/perf/ct_seed_*.yaml) with READ and WRITE on shm, verified, and a sequence of patterns, through
 // `vitest run --project nixl` on the REAL local SLURM cluster (scripts/slurm-local.sh): sbatch,
 // srun starting the ranks on a node, the metrics and verdict from the job's files.
 import { existsSync } from 'node:fs';

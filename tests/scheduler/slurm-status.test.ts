@@ -189,7 +189,7 @@ describe('SLURM commands', () => {
     expect(failing).toMatchObject({ ok: false, exitCode: 7, stderr: 'line1\nit broke; really' });
     const error = commandError(failing, 'the test command', 3);
     expect(error).toMatchObject({ exitCode: 7, stderr: 'line1\nit broke; really', command: formatCommand('bash', ['-c', 'echo line1 >&2; echo "it broke; really" >&2; exit 7']) });
-    expect(error.message).toMatch(/^the test command failed \(after 3 attempts\): exit code 7\n  command: bash -c 'echo line1/);
+    expect(error.message).toMatch(/^the test command failed \(after 3 attempts\): exit code 7\n {2}command: bash -c 'echo line1/);
 
     const slow = await runSlurmCommand('sleep', ['5'], { timeoutMs: 100 });
     expect(slow).toMatchObject({ ok: false, failure: 'timed out after 100 ms' });

@@ -46,7 +46,7 @@ export function markedProcesses(id: string, exclude: ReadonlySet<number> = new S
       continue; // ended while we looked
     }
     const value = environ.split('\0').find((v) => v.startsWith(`${SUITE_IDS_VARIABLE}=`));
-    if (!value || !value.slice(SUITE_IDS_VARIABLE.length + 1).split(' ').includes(id)) continue;
+    if (!value?.slice(SUITE_IDS_VARIABLE.length + 1).split(' ').includes(id)) continue;
     const info = processStat(pid);
     if (!info || info.state === 'Z' || info.ppid === process.pid) continue;
     const argv = processArgv(pid);

@@ -88,12 +88,7 @@ export const serveBenchArgSpec: ArgSpec = {
 };
 
 function splitArgs(argv: string[]): RawArgs {
-  let parsed: ReturnType<typeof readArgs>;
-  try {
-    parsed = readArgs(argv, serveBenchArgSpec);
-  } catch (error) {
-    throw error;
-  }
+  const parsed = readArgs(argv, serveBenchArgSpec);
   const raw: RawArgs = { values: new Map(), flags: new Set(), ignored: [] };
   const ignored = (name: string) => ignoredFlags.has(name) || ignoredWithValue.has(name);
   for (const [name, value] of Object.entries(parsed.values)) {

@@ -3,7 +3,7 @@
 // down around a rank's work, errors that say which rank failed, the JSON report.
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { openStore, type Store, type StoreOptions } from '../store.ts';
-import { XferEngine, type EngineOptions } from '../engine.ts';
+import { XferEngine } from '../engine.ts';
 import { XferError } from '../errors.ts';
 import { rankFromEnv, type RankInfo } from '../rank.ts';
 import type { MemoryKind } from '../memory.ts';

@@ -4,7 +4,6 @@
 // fabric.h, fi_domain.h, fi_endpoint.h, fi_eq.h, fi_cm.h and fi_rma.h (libfabric 1.17, LP64); they
 // have only grown at their ends since 1.5, and the ops tables carry their size, checked before a
 // call. Type names are prefixed (koffi's type names are process-wide).
-import koffi from 'koffi';
 import { namedProto, namedStruct } from './named-type.ts';
 
 export const FI_VERSION = (major: number, minor: number): number => (major << 16) | minor;

@@ -295,7 +295,7 @@ async function tryHello(
       socket.write(encodeLine({ id: 0, op: 'attach' }));
       socket.pause(); // nothing may flow until the client's reader is attached
       socket.removeAllListeners();
-      resolve({ socket, rest: buffered.slice(newline + 1), dead: ((reply.value as { dead?: number[] }) ?? {}).dead ?? [], problem: '' });
+      resolve({ socket, rest: buffered.slice(newline + 1), dead: (reply.value as { dead?: number[] })?.dead ?? [], problem: '' });
     };
     socket.on('data', onData);
   });

@@ -6,7 +6,7 @@ import { XferEngine } from '../../../runners/xfer/engine.ts';
 import { checkPattern, fillPattern, poisonPattern } from '../../../runners/xfer/pattern.ts';
 import { rankFromEnv } from '../../../runners/xfer/rank.ts';
 import { openStore } from '../../../runners/xfer/store.ts';
-import { UcxBackend, type UcxOptions } from '../../../runners/xfer/backends/ucx.ts';
+import type { UcxBackend, UcxOptions } from '../../../runners/xfer/backends/ucx.ts';
 import { adjustIterations, parseSweepArgs } from '../../../runners/xfer/benches/sweep/sweep-options.ts';
 import { hugepageRounding } from '../../../runners/xfer/benches/sweep/sweep-buffer-rules.ts';
 import { timingColumns } from '../../../runners/xfer/benches/sweep/sweep-figures.ts';

@@ -1,4 +1,4 @@
-// Seed 003's acceptance rule, "within 10% of 46.48 GB/s", per block size: every row of that block
+// The block-size sweep's acceptance rule ("within 10% of 46.48 GB/s" in its worked example), per block size: every row of that block
 // size must lie within the tolerance of the expected bandwidth, above or below. All misses are
 // reported together, a block size with no row included.
 import type { ExpectedBandwidth } from './sweep-options.ts';

@@ -107,7 +107,7 @@ export function parseNixlbenchFlags(v: Values, backend: string, backendGiven: bo
     throw new UsageError(`--config_file ${str('config_file')}: nixlbench's TOML config files are not read here; pass the parameters as flags`);
   }
 
-  let reregisterMem = v.reregister_mem === true;
+  const reregisterMem = v.reregister_mem === true;
   let recreateXfer = v.recreate_xfer === true;
   if (reregisterMem && !REGISTERING_BACKENDS.includes(backend)) {
     throw new UsageError(
