@@ -82,7 +82,7 @@ export interface GateSettings {
   noiseK: number;
   /** DISAGG_BRANCH: the branch the run's records belong to (default: the git branch of WORK_DIR). */
   branch?: string;
-  /** DISAGG_BASELINE_BRANCH (default main): where pre-merge and local runs take their baselines. */
+  /** DISAGG_BASELINE_BRANCH (default main): where pre-merge runs take their baselines. */
   baselineBranch: string;
   /** DISAGG_HISTORY_LOCK_WAIT_SEC (default 30): how long a run waits for a DuckDB file locked by another process. */
   lockWaitSec: number;

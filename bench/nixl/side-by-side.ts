@@ -1,35 +1,47 @@
 // The engine's `sweep` beside REAL nixlbench (built by scripts/build-nixl.sh), same machine, same
-// run, same flags: for each op (READ, WRITE) and batch size (1, 16), one engine sweep and one
-// nixlbench run over block sizes 4 KiB..64 MiB, alternating which goes first. nixlbench runs
-// through the framework's `nixlbench` kind: its command lines come from the kind's adapter
-// (runners/nixl/tools/nixlbench.ts, ASIO runtime: 2 processes, no etcd) and each of its two
-// processes is a `nixl-tool run` task (runners/nixl/tool-task.ts), whose output is the log kept.
-// Both tables are read with the project's nixlbench extractor. Ratios: engine / nixlbench
-// bandwidth per block size, engine / nixlbench Avg Lat. Goals (host memory): bandwidth >= 1.0x
-// from 64 KiB up, latency <= 1.1x at 4 KiB.
-//   node --import tsx bench/nixl/side-by-side.ts [--nixlbench PATH] [--engine-backend ucx]
-//        [--seg DRAM|VRAM] [--iters 200] [--warmup 20] [--batches 1,16] [--ops READ,WRITE]
-//        [--engine "node bin/disagg-bench.js sweep --ranks 2"] [--label NAME]
-// Run from the repository root. Logs: bench/results/nixl-side-by-side-<label>/ (one file per
-// run); figures appended to bench/results/nixl-side-by-side.jsonl. On the GPU machine, bundled:
-// bench/nixl/gpu-run.sh.
+// run, same flags: for each UCX transport set, op (READ, WRITE) and batch size (1, 16), one engine
+// sweep and one nixlbench run over block sizes 4 KiB..64 MiB, alternating which goes first
+// (`--rounds N`: N of each, medians per block size). Each side runs through the framework: a
+// `nixl` config (`kind: sweep` / `kind: nixlbench`, nixlbench's ASIO runtime by default) run as a
+// job by the nixl type and read by its nixlbench extractor (bench/nixl/side-runs.ts). Both load
+// the same UCX, the one nixlbench was built with, and both log UCX's lanes (UCX_LOG_LEVEL=info)
+// and protocol choices (UCX_PROTO_INFO=y), so the logs say which transport and protocol carried
+// each size on each side; the summary sets each side's Avg Post / Avg Tx at 4 KiB beside the
+// latency ratio. Ratios: engine / nixlbench bandwidth per block size, engine / nixlbench Avg Lat.
+// Goals (host memory): bandwidth >= 1.0x from 64 KiB up, latency <= 1.1x at 4 KiB.
+//   node --import tsx bench/nixl/side-by-side.ts [--transports shm,tcp] [--rounds 1]
+//        [--iters 100] [--warmup 10] [--batches 1,16] [--ops READ,WRITE] [--start 4096]
+//        [--max 67108864] [--runtime ASIO|ETCD] [--nixlbench PATH] [--engine-ucx-lib DIR|system]
+//        [--seg DRAM|VRAM] [--engine-backend ucx] [--label NAME] [--smoke]
+// `--transports`: UCX_TLS of both sides, each as `<name>,self` (shm with UCX_MM_ERROR_HANDLING=y;
+// tcp1m: tcp with 1 MiB tcp segments on both sides; see transportEnv); `default` leaves UCX_TLS unset.
+// `--engine "CMD"` runs the engine's sweep command directly instead of as a job (the GPU machine's
+// bundle, bench/nixl/gpu-run.sh, where there is no checkout to run jobs from; there the transports
+// default to `default`). Logs: bench/results/nixl-side-by-side-<label>/ (label: the date), one
+// folder per transport, op and batch, with both sides' job folders; figures appended to
+// bench/results/nixl-side-by-side.jsonl.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { execa } from 'execa';
-import { extractNixlbenchMetrics } from '../../framework/metrics/extractors/nixlbench.ts';
-import { nixlbenchSpec } from '../../runners/nixl/tools/nixlbench.ts';
-import { runToolTask } from '../../runners/nixl/tool-task.ts';
-import { TOOL_SPEC_FILE, taskLog } from '../../runners/nixl/tool-spec.ts';
 import { appendResult, machine, printGoals, printTable, resultsDir, type Goal } from '../lib/report.ts';
+import { benchArgs, smoke } from '../lib/smoke.ts';
+import { median } from '../lib/stats.ts';
 import { minOf } from '../../runners/common/stats.ts';
+import { makeSides, NO_ROW, type Flags, type Row, type SideRun } from './side-runs.ts';
 
 const { values } = parseArgs({
+  args: benchArgs(['--max', '16384', '--iters', '8', '--warmup', '2', '--batches', '1', '--ops', 'WRITE', '--transports', 'tcp']),
   options: {
+    smoke: { type: 'boolean' },
     nixlbench: { type: 'string' },
     'engine-backend': { type: 'string', default: 'ucx' },
     'nixl-backend': { type: 'string', default: 'UCX' },
+    'engine-ucx-lib': { type: 'string' },
+    runtime: { type: 'string', default: 'ASIO' },
+    transports: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
     seg: { type: 'string', default: 'DRAM' },
     iters: { type: 'string', default: '200' },
     warmup: { type: 'string', default: '20' },
@@ -37,11 +49,10 @@ const { values } = parseArgs({
     ops: { type: 'string', default: 'READ,WRITE' },
     start: { type: 'string', default: '4096' },
     max: { type: 'string', default: '67108864' },
-    engine: { type: 'string', default: 'node bin/disagg-bench.js sweep --ranks 2' },
-    label: { type: 'string', default: new Date().toISOString().slice(0, 10) },
+    engine: { type: 'string' },
+    label: { type: 'string' },
   },
 });
-// The engine's command runs here; bundled (the GPU machine) there is no bench/ beside the script.
 const repoRoot = process.cwd();
 
 function nixlbenchBinary(): string {
@@ -54,12 +65,41 @@ function nixlbenchBinary(): string {
   }
 }
 
+/** The folder of this run's logs: the label's, or the date's (-2, -3... when that one exists). */
+function logFolder(): string {
+  if (smoke) return fs.mkdtempSync(path.join(os.tmpdir(), 'side-by-side-smoke-'));
+  if (values.label) return path.join(resultsDir, `nixl-side-by-side-${values.label}`);
+  const date = new Date().toISOString().slice(0, 10);
+  for (let n = 1; ; n++) {
+    const dir = path.join(resultsDir, `nixl-side-by-side-${date}${n > 1 ? `-${n}` : ''}`);
+    if (!fs.existsSync(dir)) return dir;
+  }
+}
+
+/** The engine's ranks load the UCX nixlbench was built with (`<prefix>/ucx/lib`), unless told otherwise. */
+function engineUcxLib(binary: string): string | undefined {
+  const asked = values['engine-ucx-lib'];
+  if (asked === 'system') return undefined;
+  const dir = asked ? path.resolve(asked) : path.resolve(path.dirname(binary), '../ucx/lib');
+  return fs.existsSync(dir) ? dir : undefined;
+}
+
 const binary = nixlbenchBinary();
-const logRoot = path.join(resultsDir, `nixl-side-by-side-${values.label}`);
+const logRoot = logFolder();
 fs.mkdirSync(logRoot, { recursive: true });
+const ucxLib = values['engine-backend'] === 'ucx' && !values.engine ? engineUcxLib(binary) : undefined;
+const sides = makeSides({
+  repoRoot,
+  nixlbench: binary,
+  nixlBackend: values['nixl-backend']!,
+  engineBackend: values['engine-backend']!,
+  runtime: values.runtime === 'ETCD' ? 'ETCD' : 'ASIO',
+  engineCommand: values.engine,
+  engineEnv: ucxLib ? { LD_LIBRARY_PATH: [ucxLib, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {},
+});
 
 /** The flags both tools take, as nixlbench spells them. */
-function sweepFlags(op: string, batch: number): Record<string, string | number> {
+function sweepFlags(op: string, batch: number): Flags {
   const max = Number(values.max);
   return {
     op_type: op,
@@ -76,94 +116,97 @@ function sweepFlags(op: string, batch: number): Record<string, string | number> 
   };
 }
 
-interface Row {
-  gbps: number;
-  latUs: number;
+/** Per block size, the median of the rounds' figures. */
+function medianRows(runs: SideRun[]): Map<number, Row> {
+  const blocks = [...new Set(runs.flatMap((r) => [...r.rows.keys()]))].sort((a, b) => a - b);
+  const pick = (block: number, key: keyof Row) => {
+    const xs = runs.map((r) => r.rows.get(block)?.[key] ?? NaN).filter(Number.isFinite);
+    return xs.length > 0 ? median(xs) : NaN;
+  };
+  return new Map(blocks.map((b) => [b, { gbps: pick(b, 'gbps'), latUs: pick(b, 'latUs'), postUs: pick(b, 'postUs'), txUs: pick(b, 'txUs') }]));
 }
 
-function rowsOf(text: string, what: string): Map<number, Row> {
-  const { metrics, problems } = extractNixlbenchMetrics(text);
-  if (problems.length > 0) throw new Error(`${what}: ${problems.join('; ')}`);
-  const rows = new Map<number, Row>();
-  for (const m of metrics) {
-    const block = Number(m.labels.block_size);
-    const row = rows.get(block) ?? { gbps: NaN, latUs: NaN };
-    if (m.name === 'BW_GBPS') row.gbps = m.value;
-    if (m.name === 'AVG_LAT_US') row.latUs = m.value;
-    rows.set(block, row);
-  }
-  return rows;
-}
-
-async function engineRun(op: string, batch: number, file: string): Promise<Map<number, Row>> {
-  const [command, ...words] = values.engine!.split(' ');
-  const flags = Object.entries(sweepFlags(op, batch)).flatMap(([k, v]) => [`--${k}`, String(v)]);
-  const argv = [...words, '--backend', values['engine-backend']!, ...flags];
-  const r = await execa(command, argv, { cwd: repoRoot, all: true, reject: false });
-  fs.writeFileSync(file, `$ ${command} ${argv.join(' ')}\n${r.all}\n`);
-  if (r.exitCode !== 0) throw new Error(`engine sweep: exit ${r.exitCode} (log ${file})`);
-  return rowsOf(r.all ?? '', `engine sweep (${file})`);
-}
-
-/** Real nixlbench through the kind's adapter and two `nixl-tool run` tasks (ASIO runtime). */
-async function nixlbenchRun(op: string, batch: number, name: string): Promise<Map<number, Row>> {
-  const logDir = path.join(logRoot, name);
-  fs.rmSync(logDir, { recursive: true, force: true });
-  fs.mkdirSync(logDir, { recursive: true });
-  const spec = nixlbenchSpec({ path: binary, runtime: 'ASIO', options: { backend: values['nixl-backend']!, ...sweepFlags(op, batch) } }, { logDir, configDir: repoRoot, ranks: 2, nodes: 1, tag: name }, 'ucx');
-  const specFile = path.join(logDir, TOOL_SPEC_FILE);
-  fs.writeFileSync(specFile, `${JSON.stringify(spec, null, 2)}\n`);
-  // nixlbench puts both ranks' VRAM on device 0 of what it sees (the target's device id is its
-  // rank minus the initiators'); a GPU each, as SLURM's --gpus-per-task gives a task, makes the
-  // transfer cross-GPU like the engine's (rank k on GPU k)
-  const gpuOf = (k: number) => (values.seg === 'VRAM' ? { CUDA_VISIBLE_DEVICES: String(k) } : {});
-  const task = (k: number) => runToolTask(specFile, { ...process.env, SLURM_PROCID: String(k), SLURM_NTASKS: '2', SLURM_LOCALID: String(k), ...gpuOf(k) });
-  const codes = await Promise.all([task(0), task(1)]);
-  const rank0 = path.join(logDir, taskLog(spec, spec.startOrder[0]));
-  if (codes.some((c) => c !== 0)) throw new Error(`nixlbench: exit codes ${codes.join(', ')} (logs in ${logDir})`);
-  return rowsOf(fs.readFileSync(rank0, 'utf8'), `nixlbench (${rank0})`);
+/**
+ * Both sides' UCX environment for a transport set. NIXL's UCX backend asks every endpoint for peer
+ * failure handling, which UCX's shared-memory transports do not claim by default: without
+ * UCX_MM_ERROR_HANDLING=y, UCX_TLS=shm leaves NIXL no transport at all ("no active messages
+ * transport ... posix/memory - no peer failure handler").
+ */
+function transportEnv(transport: string): Record<string, string> {
+  if (transport === 'default') return {};
+  // tcp1m: tcp with UCX's tcp segments at 1 MiB on both sides, the engine's own setting (UCX's
+  // default is 8 KiB; runners/xfer/README.md says why the engine raises it)
+  if (transport === 'tcp1m') return { UCX_TLS: 'tcp,self', UCX_TCP_TX_SEG_SIZE: '1m', UCX_TCP_RX_SEG_SIZE: '1m' };
+  return { UCX_TLS: `${transport},self`, ...(transport === 'shm' ? { UCX_MM_ERROR_HANDLING: 'y' } : {}) };
 }
 
 const fmt = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+const KiB = 1024;
 
 async function main(): Promise<void> {
   const m = machine();
-  console.log(`side by side: engine sweep --backend ${values['engine-backend']} vs ${binary} (--backend ${values['nixl-backend']}), ${values.seg}, ${m.nproc} CPUs (${m.cpuModel}), load ${m.load1AtStart} at start`);
+  const transports = (values.transports ?? (values.engine ? 'default' : 'shm,tcp')).split(',');
+  const rounds = Number(values.rounds);
+  console.log(`side by side: engine ${values['engine-backend']} (UCX from ${ucxLib ?? 'the system'}) vs ${binary} (--backend ${values['nixl-backend']}, ${values.runtime}), ${values.seg}, transports ${transports.join(' / ')}, ${rounds} round(s); ${m.nproc} CPUs (${m.cpuModel}), load ${m.load1AtStart} at start; logs ${logRoot}`);
   const figures: Record<string, unknown>[] = [];
   const goals: Goal[] = [];
+  const summary: (string | number)[][] = [];
   let engineFirst = true;
-  for (const op of values.ops!.split(',')) {
-    for (const batch of values.batches!.split(',').map(Number)) {
-      const tag = `${op.toLowerCase()}-b${batch}`;
-      const runEngine = () => engineRun(op, batch, path.join(logRoot, `engine-${tag}.log`));
-      const runNixl = () => nixlbenchRun(op, batch, `nixlbench-${tag}`);
-      let engine: Map<number, Row>;
-      let nixl: Map<number, Row>;
-      if (engineFirst) {
-        engine = await runEngine();
-        nixl = await runNixl();
-      } else {
-        nixl = await runNixl();
-        engine = await runEngine();
-      }
-      engineFirst = !engineFirst;
-      const rows = [...nixl.keys()].sort((a, b) => a - b).map((block) => {
-        const e = engine.get(block) ?? { gbps: NaN, latUs: NaN };
-        const n = nixl.get(block)!;
-        return { block, engineGbps: e.gbps, nixlGbps: n.gbps, bwRatio: e.gbps / n.gbps, engineLatUs: e.latUs, nixlLatUs: n.latUs, latRatio: e.latUs / n.latUs };
-      });
-      printTable(`${op}, batch ${batch}`, ['block', 'engine GB/s', 'nixlbench GB/s', 'bw ratio', 'engine lat us', 'nixlbench lat us', 'lat ratio'], rows.map((r) => [r.block, fmt(r.engineGbps), fmt(r.nixlGbps), fmt(r.bwRatio, 2), fmt(r.engineLatUs, 2), fmt(r.nixlLatUs, 2), fmt(r.latRatio, 2)]));
-      figures.push({ op, batch, rows });
-      if (values.seg === 'DRAM') {
-        const from64k = rows.filter((r) => r.block >= 65536).map((r) => r.bwRatio);
-        goals.push({ what: `${op} batch ${batch}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
-        const at4k = rows.find((r) => r.block === 4096);
-        if (at4k) goals.push({ what: `${op} batch ${batch}: latency ratio at 4 KiB`, value: Number(at4k.latRatio.toFixed(3)), limit: 1.1, atMost: true });
+  for (const transport of transports) {
+    // UCX_LOG_LEVEL=info: the lanes; UCX_PROTO_INFO=y: which protocol and transport each message
+    // size takes (printed once per configuration, at its first use in the warm-up)
+    const env: Record<string, string> = { UCX_LOG_LEVEL: 'info', UCX_PROTO_INFO: 'y', ...transportEnv(transport) };
+    for (const op of values.ops!.split(',')) {
+      for (const batch of values.batches!.split(',').map(Number)) {
+        const group = `${transport}-${op.toLowerCase()}-b${batch}`;
+        const flags = sweepFlags(op, batch);
+        const loadBefore = os.loadavg()[0];
+        const engineRuns: SideRun[] = [];
+        const nixlRuns: SideRun[] = [];
+        for (let r = 1; r <= rounds; r++) {
+          const runEngine = async () => engineRuns.push(await sides.engine(flags, env, path.join(logRoot, group, `engine-r${r}`)));
+          const runNixl = async () => nixlRuns.push(await sides.nixlbench(flags, env, path.join(logRoot, group, `nixlbench-r${r}`)));
+          for (const run of engineFirst ? [runEngine, runNixl] : [runNixl, runEngine]) await run();
+          engineFirst = !engineFirst;
+        }
+        const engine = medianRows(engineRuns);
+        const nixl = medianRows(nixlRuns);
+        const rows = [...nixl.keys()].map((block) => {
+          const e = engine.get(block) ?? NO_ROW;
+          const n = nixl.get(block)!;
+          return {
+            block, engineGbps: e.gbps, nixlGbps: n.gbps, bwRatio: e.gbps / n.gbps, engineLatUs: e.latUs, nixlLatUs: n.latUs, latRatio: e.latUs / n.latUs,
+            enginePostUs: e.postUs, nixlPostUs: n.postUs, engineTxUs: e.txUs, nixlTxUs: n.txUs,
+          };
+        });
+        const lanes = { engine: [...new Set(engineRuns.flatMap((r) => r.lanes))], nixlbench: [...new Set(nixlRuns.flatMap((r) => r.lanes))] };
+        printTable(`${op}, batch ${batch}, UCX_TLS ${env.UCX_TLS ?? '(unset)'}`, ['block', 'engine GB/s', 'nixlbench GB/s', 'bw ratio', 'engine lat us', 'nixlbench lat us', 'lat ratio'], rows.map((r) => [r.block, fmt(r.engineGbps), fmt(r.nixlGbps), fmt(r.bwRatio, 2), fmt(r.engineLatUs, 2), fmt(r.nixlLatUs, 2), fmt(r.latRatio, 2)]));
+        const load = [Number(loadBefore.toFixed(2)), Number(os.loadavg()[0].toFixed(2))];
+        const notes = [...engineRuns.map((r) => r.note && `engine: ${r.note}`), ...nixlRuns.map((r) => r.note && `nixlbench: ${r.note}`)].filter(Boolean);
+        for (const note of notes) console.log(`note: ${note}`);
+        console.log(`lanes: engine ${lanes.engine.join(' | ') || '(none logged)'}; nixlbench ${lanes.nixlbench.join(' | ') || '(none logged)'}; load ${load.join(' -> ')}`);
+        figures.push({ transport, env, op, batch, rounds, load1: load, rows, lanes, notes });
+        const at = (block: number) => rows.find((r) => r.block === block);
+        const from64k = rows.filter((r) => r.block >= 64 * KiB).map((r) => r.bwRatio);
+        const k4 = at(4 * KiB);
+        summary.push([
+          transport, op, batch, fmt(k4?.latRatio ?? NaN, 2), `${fmt(k4?.enginePostUs ?? NaN, 1)}/${fmt(k4?.engineTxUs ?? NaN, 1)}`, `${fmt(k4?.nixlPostUs ?? NaN, 1)}/${fmt(k4?.nixlTxUs ?? NaN, 1)}`,
+          ...[64 * KiB, KiB * KiB, 64 * KiB * KiB].map((b) => fmt(at(b)?.bwRatio ?? NaN, 2)), fmt(minOf(from64k, NaN), 2),
+        ]);
+        if (values.seg === 'DRAM') {
+          if (from64k.length > 0) goals.push({ what: `${group}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
+          if (k4) goals.push({ what: `${group}: latency ratio at 4 KiB`, value: Number(k4.latRatio.toFixed(3)), limit: 1.1, atMost: true });
+        }
       }
     }
   }
+  printTable('engine / nixlbench (post/tx: Avg Post / Avg Tx us at 4 KiB)', ['transport', 'op', 'batch', 'lat 4K', 'engine post/tx', 'nixlbench post/tx', 'bw 64K', 'bw 1M', 'bw 64M', 'lowest bw from 64K'], summary);
   printGoals(goals);
-  appendResult('nixl-side-by-side', { nixlbench: binary, seg: values.seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'], ucxTls: process.env.UCX_TLS ?? 'unset', logs: path.relative(repoRoot, logRoot), results: figures }, goals);
+  appendResult('nixl-side-by-side', {
+    nixlbench: binary, runtime: values.runtime, seg: values.seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'],
+    engineUcxLib: ucxLib ?? 'system', logs: path.relative(repoRoot, logRoot), results: figures,
+  }, goals);
+  if (smoke) fs.rmSync(logRoot, { recursive: true, force: true });
 }
 
 main().catch((err: Error) => {

@@ -1,5 +1,6 @@
 // `disagg-bench history <command>`: the performance history (framework/history/): import results,
-// check a run for regressions, show a series, compare runs and backends, export for OpenSearch.
+// check a run for regressions, show a series, compare runs and backends, export for OpenSearch,
+// bisect a regression to the commit that caused it.
 // Every command reads DISAGG_HISTORY (default OUTPUT_PATH/history.duckdb) and has --help.
 
 import * as importCommand from './history/import.ts';
@@ -9,6 +10,7 @@ import * as runs from './history/runs.ts';
 import * as compare from './history/compare.ts';
 import * as compareBackends from './history/compare-backends.ts';
 import * as exportCommand from './history/export.ts';
+import * as bisect from './history/bisect.ts';
 
 interface Subcommand {
   summary: string;
@@ -24,6 +26,7 @@ export const subcommands: Record<string, Subcommand> = {
   compare: { summary: 'two runs side by side as compare_kv_perf_runs.py writes them (CSV, to standard output or -o)', module: compare },
   'compare-backends': { summary: 'the default KV transfer backend vs UCX as compare_backends.py; exit 1 when the default is slower', module: compareBackends },
   export: { summary: "every record, for `history import` into either store, or NDJSON in upstream's OpenSearch field naming", module: exportCommand },
+  bisect: { summary: 'the first commit (or ref, or image) at which a test\'s metric went bad: reruns the test between a good and a bad state', module: bisect },
 };
 
 const width = Object.keys(subcommands).reduce((w, c) => Math.max(w, c.length), 0);

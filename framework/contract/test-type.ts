@@ -35,6 +35,11 @@ export interface JobBuildContext {
   packageRoot: string;
   /** The run's GPU type as upstream's GPU_RESOURCE_CONFIG is keyed (GB200, GB200_LYRIS, H100...). */
   gpuType: string | undefined;
+  /**
+   * The launcher the job starts its steps with (framework/scheduler/launch/): the run's scheduler's
+   * default, which a config may override. Absent: srun.
+   */
+  launcher?: string;
 }
 
 /** What a job builder produces: a job script on disk and what it asks the scheduler for. */

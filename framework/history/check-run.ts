@@ -3,7 +3,7 @@
 // (test-check.ts) and as upstream's prepare_regressive_test_cases checks a whole upload. The
 // thresholds are those the records embed (their configs' benchmark.regression), else
 // DISAGG_REGRESSION_THRESHOLD, else upstream's defaults for the run's kind. The baselines come from
-// the run's own branch for a post-merge run, from the baseline branch for a pre-merge or local one
+// the run's own branch for a post-merge or local run, from the baseline branch for a pre-merge one
 // (baselineBranchOf); the gating metrics are those the records carry (run.gate), else `fallbackGate`.
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { GateSettings, RunKind } from '../settings.ts';
@@ -34,7 +34,7 @@ export async function checkRun(
     /** The records are this run's as the store holds them: its values are read there. */
     storedRunId?: string;
     rule?: GateRule;
-    /** The baseline branch (DISAGG_BASELINE_BRANCH), for pre-merge and local runs. */
+    /** The baseline branch (DISAGG_BASELINE_BRANCH), for pre-merge runs. */
     baselineBranch?: string;
     /** The gating metrics of a record that carries none (written before the gate was kept). */
     fallbackGate?: (record: TestRecord) => string[];
@@ -67,13 +67,14 @@ export async function checkRun(
 }
 
 /**
- * The branch whose history a run is judged against: its own for a post-merge run, the baseline
- * branch for the others (newest upstream's pre-merge lookup); undefined (every branch) when the
- * post-merge run's branch is not known. Values recorded without a branch join every branch.
+ * The branch whose history a run is judged against: the baseline branch for a pre-merge run (newest
+ * upstream's pre-merge lookup), its own for the others. A local run is judged exactly as a
+ * post-merge run of its branch; it only feeds no baseline. Undefined (every branch) when the run's
+ * branch is not known. Values recorded without a branch join every branch.
  */
 export function baselineBranchOf(kind: RunKind, branch: string | undefined, baselineBranch: string | undefined): string | undefined {
-  if (kind === 'post-merge') return branch;
-  return baselineBranch ?? 'main';
+  if (kind === 'pre-merge') return baselineBranch ?? 'main';
+  return branch;
 }
 
 export const ruleOf = (gate: GateSettings): GateRule => ({ minDays: gate.minDays, noiseK: gate.noiseK });

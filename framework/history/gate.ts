@@ -86,7 +86,8 @@ export function judge(input: GateInput): GateVerdict | undefined {
     return { baseline, breach, regression: false, note: `within the noise: ${pct(worse / scale)} worse than the median, under ${rule.noiseK} x its sd (${pct(sigma / scale)})` };
   }
   // Newest upstream: a pre-merge run does not fail on a regression its baseline branch already has.
-  if (input.runKind !== 'post-merge' && beyond(stats.lastDay)) {
+  // A local run is judged as a post-merge run of its own branch: no exemption.
+  if (input.runKind === 'pre-merge' && beyond(stats.lastDay)) {
     return { baseline, breach, regression: false, note: `the baseline branch's latest day (${stats.lastDay.toFixed(4)}) is beyond the threshold too: not this change's` };
   }
   if (!input.gated) return { baseline, breach, regression: false, note: 'not a gating metric (headline metrics gate; a config or DISAGG_GATE_METRICS opts others in)' };

@@ -1,9 +1,10 @@
 // A record checked against its history (perf_regression_utils.py prepare_regressive_test_cases):
 // per metric with a direction, the baseline of store.ts baselines (baseline.ts: upstream's
 // algorithm over the history before the run, the judged value not part of it); its threshold from
-// the config, else DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge / 10 % pre-merge and local; the
-// verdict from gate.ts (only gating metrics, beyond the threshold and the noise, enough days, not a
-// regression the baseline branch already has). As upstream: a series with no history is not
+// the config, else DISAGG_REGRESSION_THRESHOLD, else 10 % pre-merge, 5 % post-merge and local (a
+// local run is judged as a post-merge run of its branch; it only feeds no baseline); the verdict
+// from gate.ts (only gating metrics, beyond the threshold and the noise, enough days, for a
+// pre-merge run not a regression the baseline branch already has). As upstream: a series with no history is not
 // checked, a baseline <= 0 is skipped, and the change is _calculate_diff's percent (positive =
 // better). The message names test, metric, value, baseline, threshold and change, in upstream's
 // words (`value=... baseline=... threshold=5.00% diff=-12.34%`).
@@ -15,6 +16,7 @@ import { casePrefix, labelsKey, seriesId } from './series-key.ts';
 import type { NewPoint } from './store.ts';
 import { judge, type GateRule, type SeriesStats } from './gate.ts';
 import { DEFAULT_GATE } from '../settings.ts';
+import { belowResolution } from '../metrics/resolution.ts';
 
 export interface CheckInput {
   record: TestRecord;
@@ -43,10 +45,13 @@ export function diffPercent(value: number, baseline: number, higherIsBetter: boo
   return ((higherIsBetter ? value - baseline : baseline - value) / baseline) * 100;
 }
 
-/** The metrics of a record that are checked: a direction, and no `check: false` in its config. */
+/**
+ * The metrics of a record that are checked: a direction, no `check: false` in its config, and a
+ * measurement (a figure printed rounded to zero is none: metrics/resolution.ts).
+ */
 function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?: number) {
   return record.metrics.flatMap((metric) => {
-    if (metric.higherIsBetter === undefined) return [];
+    if (metric.higherIsBetter === undefined || belowResolution(metric)) return [];
     const t = metricThresholds(thresholds, metric.name, globalPercent);
     return t.check ? [{ metric, higherIsBetter: metric.higherIsBetter, thresholds: t }] : [];
   });
@@ -82,7 +87,7 @@ export function checkRecord(input: CheckInput): CheckOutcome {
   for (const { metric, higherIsBetter, thresholds } of checked) {
     const stats = input.baselines.get(idOf(record, input.identity, metric));
     if (!stats) continue; // upstream: no history for this case, no check
-    const threshold = input.runKind === 'post-merge' ? thresholds.postMerge : thresholds.preMerge;
+    const threshold = input.runKind === 'pre-merge' ? thresholds.preMerge : thresholds.postMerge;
     const gated = gate.has(metric.name);
     const verdict = judge({ value: metric.value, higherIsBetter, stats, threshold, rule, gated, runKind: input.runKind });
     if (!verdict) continue;

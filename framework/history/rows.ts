@@ -1,9 +1,10 @@
 // results.json records (framework/results/json.ts) as the history's rows, and back. Pure.
 import type { RecordRegression, RecordRunContext, TestRecord, TestVerdict } from '../results/json.ts';
 import type { Metric } from '../metrics/metric.ts';
-import { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
+import type { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
 import { caseKey, labelsKey, seriesId } from './series-key.ts';
 import type { SqlValue } from './sql-connection.ts';
+import { belowResolution } from '../metrics/resolution.ts';
 
 type ColumnName<C extends readonly { name: string }[]> = C[number]['name'];
 export type TestRow = Record<ColumnName<typeof TEST_COLUMNS>, SqlValue>;
@@ -84,11 +85,13 @@ export function metricRows({ record, run }: HistoryEntry, appendedMs: number): M
       higher_is_better: m.higherIsBetter ?? null,
       ts_ms: ts,
       post_merge: run.kind === 'post-merge',
-      valid,
+      // a figure printed rounded to zero is kept, but never feeds a baseline or a trend
+      valid: valid && !belowResolution(m),
       threshold_post: run.thresholds?.[m.name]?.postMerge ?? null,
       threshold_pre: run.thresholds?.[m.name]?.preMerge ?? null,
       branch: run.branch ?? null,
       gate: run.gate ? run.gate.includes(m.name) : null,
+      rounded: m.rounded ?? null,
     };
   });
 }
@@ -134,6 +137,7 @@ export function recordFromRows(t: Record<string, unknown>, ms: Record<string, un
       unit: String(m.unit ?? ''),
       ...(m.higher_is_better === null ? {} : { higherIsBetter: Boolean(m.higher_is_better) }),
       labels: parseJson(m.labels, {}),
+      ...(m.rounded === null || m.rounded === undefined ? {} : { rounded: num(m.rounded) }),
     })),
     timing: { start: new Date(start).toISOString(), end: new Date(end).toISOString(), durationSec: (end - start) / 1000 },
     host: String(t.host ?? ''),

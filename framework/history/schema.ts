@@ -5,7 +5,7 @@
 import type { Column } from './sql-connection.ts';
 
 /** Bumped when the tables change; a store written by a newer version is refused, not misread. */
-export const HISTORY_SCHEMA_VERSION = 2;
+export const HISTORY_SCHEMA_VERSION = 3;
 export const WRITER = 'disagg-bench';
 
 export const META_TABLE = 'disagg_history_meta';
@@ -68,6 +68,8 @@ export const METRIC_COLUMNS = [
   { name: 'branch', type: 'text' },
   /** The metric gated in that run (headline or opted in); null: not known (schema 1, older records). */
   { name: 'gate', type: 'boolean' },
+  /** The step the value was printed rounded to (Metric.rounded); null: exact, or not known (before schema 3). */
+  { name: 'rounded', type: 'double' },
 ] as const satisfies readonly Column[];
 
 /** Schema 1 -> 2: the branch and gate columns, the branch filled from each record's test row. */
@@ -76,6 +78,12 @@ export const UPGRADE_TO_2 = [
   `ALTER TABLE ${'disagg_history_metrics'} ADD COLUMN gate BOOLEAN`,
   `UPDATE disagg_history_metrics SET branch = (SELECT t.git_branch FROM disagg_history_tests t WHERE t.run_id = disagg_history_metrics.run_id AND t.test_id = disagg_history_metrics.test_id)`,
   `UPDATE disagg_history_meta SET value = '2' WHERE key = 'schema_version'`,
+];
+
+/** Schema 2 -> 3: the rounded column (a tool's rounded print, metrics/resolution.ts). */
+export const UPGRADE_TO_3 = [
+  `ALTER TABLE ${'disagg_history_metrics'} ADD COLUMN rounded DOUBLE PRECISION`,
+  `UPDATE disagg_history_meta SET value = '3' WHERE key = 'schema_version'`,
 ];
 
 const SQL_TYPES: Record<Column['type'], string> = { text: 'TEXT', double: 'DOUBLE PRECISION', bigint: 'BIGINT', boolean: 'BOOLEAN' };

@@ -20,6 +20,7 @@ import {
   TEST_COLUMNS,
   TESTS_TABLE,
   UPGRADE_TO_2,
+  UPGRADE_TO_3,
   WRITER,
 } from './schema.ts';
 import { ROLLING_WINDOW } from './baseline.ts';
@@ -93,6 +94,11 @@ export interface RunSummary {
   source: string;
   /** The GPU types of its tests, comma-separated. */
   gpuTypes?: string;
+  /** Its tests by verdict (a skip is no result and never reaches the history). */
+  passed: number;
+  failed: number;
+  /** Its tests with a figure the gate flagged against the history's baseline. */
+  regressed: number;
 }
 
 const placeholders = (count: number, from = 1) => Array.from({ length: count }, (_, k) => `$${k + from}`).join(', ');
@@ -131,11 +137,14 @@ export class HistoryStore {
     if (version < HISTORY_SCHEMA_VERSION) {
       // A reader holds the store read-only: withHistory upgrades it in a short writing session first.
       if (!create) throw new StoreNeedsUpgrade(this.description);
-      await this.db.transaction(async () => {
-        if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
-        const current = await this.db.query<{ value: string }>(`SELECT value FROM ${META_TABLE} WHERE key = 'schema_version'`);
-        if (Number(current[0]?.value) === 1) for (const ddl of UPGRADE_TO_2) await this.db.exec(ddl);
-      });
+      // One transaction per step: DuckDB refuses to alter a table a transaction has already updated.
+      for (const [from, ddls] of [[1, UPGRADE_TO_2], [2, UPGRADE_TO_3]] as const) {
+        await this.db.transaction(async () => {
+          if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
+          const current = await this.db.query<{ value: string }>(`SELECT value FROM ${META_TABLE} WHERE key = 'schema_version'`);
+          if (Number(current[0]?.value) === from) for (const ddl of ddls) await this.db.exec(ddl);
+        });
+      }
     }
   }
 
@@ -289,7 +298,11 @@ export class HistoryStore {
     const rows = await this.db.query(
       `SELECT run_id, min(run_kind) AS kind, min(run_label) AS label, min(git_commit) AS git_commit, min(git_branch) AS git_branch, min(source) AS source,
               CAST(min(start_ms) AS DOUBLE PRECISION) AS start_ms, CAST(max(end_ms) AS DOUBLE PRECISION) AS end_ms, CAST(count(*) AS INTEGER) AS tests,
-              string_agg(DISTINCT gpu_type, ',' ORDER BY gpu_type) AS gpu_types
+              string_agg(DISTINCT gpu_type, ',' ORDER BY gpu_type) AS gpu_types,
+              CAST(sum(CASE WHEN verdict = 'passed' THEN 1 ELSE 0 END) AS INTEGER) AS passed,
+              CAST(sum(CASE WHEN verdict = 'failed' THEN 1 ELSE 0 END) AS INTEGER) AS failed,
+              -- the regression column is the record's check as JSON.stringify wrote it (rows.ts): a flagged finding reads "regression":true
+              CAST(sum(CASE WHEN regression LIKE '%"regression":true%' THEN 1 ELSE 0 END) AS INTEGER) AS regressed
        FROM ${TESTS_TABLE} GROUP BY run_id ORDER BY max(end_ms), run_id`,
     );
     return rows.map((r) => ({
@@ -303,6 +316,9 @@ export class HistoryStore {
       tests: num(r.tests),
       source: String(r.source),
       gpuTypes: optional(r.gpu_types),
+      passed: num(r.passed),
+      failed: num(r.failed),
+      regressed: num(r.regressed),
     }));
   }
 
@@ -324,7 +340,7 @@ export class HistoryStore {
       runIds,
     );
     const metrics = await this.db.query(
-      `SELECT run_id, test_id, metric, labels, value, unit, higher_is_better, threshold_post, threshold_pre, gate FROM ${METRICS_TABLE} WHERE run_id IN (${placeholders(runIds.length)})`,
+      `SELECT run_id, test_id, metric, labels, value, unit, higher_is_better, threshold_post, threshold_pre, gate, rounded FROM ${METRICS_TABLE} WHERE run_id IN (${placeholders(runIds.length)})`,
       runIds,
     );
     const byTest = new Map<string, Record<string, unknown>[]>();

@@ -60,6 +60,7 @@ export async function trendsForRun(store: HistoryStore, records: TestRecord[]): 
       points: chartPoints,
       ...(finding ? { baseline: finding.baseline, threshold: finding.threshold, diffPercent: finding.diffPercent } : {}),
       regression: !!finding?.regression,
+      ...(own?.rounded !== undefined && { rounded: own.rounded }),
     };
   });
   return { store: store.description, charts };

@@ -14,6 +14,7 @@ import { packageRoot } from '../settings.ts';
 import type { Ledger } from './ledger.ts';
 import { judgeJob, type JobOutcome } from './judge.ts';
 import { JOB_SCRIPT_FILE, RESOLVED_CONFIG_FILE, setAsideEarlierLogs, testLogDir, writeJobRecord } from '../scheduler/log-folder.ts';
+import { defaultLauncher } from '../scheduler/registry.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { recordCancelled } from './leftover-jobs.ts';
@@ -90,6 +91,7 @@ export class JobManager {
       const built = await type.buildJob({
         testId: test.id, category: test.category, config, logDir, workDir: settings.workDir,
         packageRoot, gpuType: resourceTypeOf(gpuForType(this.options.gpu, type.assumedGpuType)),
+        launcher: defaultLauncher(scheduler.name),
       });
       for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
       request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env: built.env };

@@ -144,7 +144,7 @@ export class RunSession {
       },
       { batchSize: settings.batchSize, log: (line) => this.log(line) },
     );
-    for (const t of toRun) this.board?.queued(t.id, this.batches.batchOf(t.id));
+    for (const t of toRun) this.board?.waiting(t.id, this.batches.batchOf(t.id));
     this.board?.start();
   }
 

@@ -10,6 +10,13 @@ export interface Metric {
   higherIsBetter?: boolean;
   /** What distinguishes repeated metrics of one test: { concurrency: 8 }, { block_size: 4096 }... */
   labels: Record<string, string | number>;
+  /**
+   * The step the value was printed rounded to (0.01: a tool's 2 decimals), when only a rounded
+   * print of it exists; absent: the value is exact (or as exact as the source keeps it). A value
+   * below its step (a `0.00 GB/s`) is no measurement: charts, the digest and the gate leave it out
+   * (resolution.ts).
+   */
+  rounded?: number;
 }
 
 /** What an extractor makes of one log text. */

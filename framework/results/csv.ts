@@ -9,7 +9,7 @@
 // The command is `<command> --model=<m> --<precision>` plus `--<label>=<value>` per label
 // (`--concurrency=8`). Float cells are written as pandas writes them (Python's repr: 100.0, 1e-05).
 import { closeSync, openSync, readSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { Metric } from '../metrics/metric.ts';
@@ -159,7 +159,7 @@ const HEADER_LINE = toCsv([[...PERF_CSV_COLUMNS]]).trimEnd();
 
 /** First line and whether the file ends with a newline; undefined when missing or empty. */
 async function inspect(file: string): Promise<{ header: string; endsWithNewline: boolean } | undefined> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, 'r');
   } catch (error) {

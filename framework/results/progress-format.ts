@@ -2,15 +2,17 @@
 // one line per test, the summary line, which rows fit a terminal, the plain lines for CI logs.
 // progress.ts owns the clock, the timer and the stream.
 import { formatDuration } from './test-timing.ts';
+import { STATE_WORDS, TIME_WORDS, type TestState } from './test-states.ts';
 
-export type TestPhase = 'queued' | 'submitted' | 'pending' | 'running' | 'parsing' | 'passed' | 'failed' | 'skipped';
+/** A test's state as the board shows it: the one vocabulary of test-states.ts. */
+export type TestPhase = TestState;
 
 export interface TestProgress {
   testId: string;
   phase: TestPhase;
   batch?: number;
   jobId?: string;
-  /** Pending: the scheduler's reason. Failed/skipped: the first line of why. */
+  /** Queued: the scheduler's reason. Failed/skipped/not run: the first line of why. */
   reason?: string;
   nodes?: string[];
   /** Epoch ms the test entered this phase (running: when the job started, if the scheduler says). */
@@ -21,13 +23,14 @@ export interface TestProgress {
 
 export interface ProgressSummary {
   tests: number;
+  waiting: number;
   queued: number;
-  pending: number;
   running: number;
   parsing: number;
   passed: number;
   failed: number;
   skipped: number;
+  'not run': number;
   /** Tests that got a job id (at most one job per test). */
   jobsSubmitted: number;
   /** Jobs that ended: parsing or judged after a job. */
@@ -35,43 +38,33 @@ export interface ProgressSummary {
   elapsedSec: number;
 }
 
-const PHASE_WORD: Record<TestPhase, string> = {
-  queued: 'QUEUED',
-  submitted: 'SUBMITTED',
-  pending: 'PENDING',
-  running: 'RUNNING',
-  parsing: 'PARSING',
-  passed: 'PASSED',
-  failed: 'FAILED',
-  skipped: 'SKIPPED',
-};
+const PHASE_WORD = Object.fromEntries(Object.entries(STATE_WORDS).map(([state, w]) => [state, w.word])) as Record<TestPhase, string>;
 const WORD_WIDTH = Object.values(PHASE_WORD).reduce((width, w) => Math.max(width, w.length), 0);
-const ENDED = new Set<TestPhase>(['passed', 'failed', 'skipped']);
+const ENDED = new Set<TestPhase>(['passed', 'failed', 'skipped', 'not run']);
 
-/** Where the test stands, after its id: 'job 48213 on gb-01,gb-02 for 3m 12s'. */
+/** Where the test stands, after its id, its time so far named as everywhere (TIME_WORDS): 'job 48213 on gb-01,gb-02, run 3m 12s'. */
 function stateText(t: TestProgress, now: number): string {
   const job = t.jobId ? `job ${t.jobId}` : '';
   const since = formatDuration(Math.max(0, now - t.since) / 1000);
   switch (t.phase) {
-    case 'queued':
+    case 'waiting':
       return t.batch !== undefined ? `batch ${t.batch}` : '';
-    case 'submitted':
-      return job;
-    case 'pending':
-      return `${job}${t.reason ? ` (${t.reason})` : ''} for ${since}`;
+    case 'queued':
+      return `${job}${t.reason ? ` (${t.reason})` : ''}, ${TIME_WORDS.queue.word} ${since}`;
     case 'running':
-      return `${job}${t.nodes?.length ? ` on ${t.nodes.join(',')}` : ''} for ${since}`;
+      return `${job}${t.nodes?.length ? ` on ${t.nodes.join(',')}` : ''}, ${TIME_WORDS.run.word} ${since}`;
     case 'parsing':
       return `${job} ended, reading its logs`;
     case 'passed':
       return job;
     case 'failed':
     case 'skipped':
+    case 'not run':
       return [job, t.reason].filter(Boolean).join(': ');
   }
 }
 
-/** 'RUNNING    disagg_perf_x  job 48213 on gb-01 for 3m 12s' (no colour, no width limit). */
+/** 'RUNNING  disagg_perf_x  job 48213 on gb-01, run 3m 12s' (no colour, no width limit). */
 export function formatTestLine(t: TestProgress, now: number): string {
   const state = stateText(t, now);
   return `${PHASE_WORD[t.phase].padEnd(WORD_WIDTH)}  ${t.testId}${state ? `  ${state}` : ''}`;
@@ -79,16 +72,14 @@ export function formatTestLine(t: TestProgress, now: number): string {
 
 export function summarize(tests: Iterable<TestProgress>, now: number, startedAt: number): ProgressSummary {
   const s: ProgressSummary = {
-    tests: 0, queued: 0, pending: 0, running: 0, parsing: 0, passed: 0, failed: 0, skipped: 0,
+    tests: 0, waiting: 0, queued: 0, running: 0, parsing: 0, passed: 0, failed: 0, skipped: 0, 'not run': 0,
     jobsSubmitted: 0, jobsDone: 0, elapsedSec: Math.max(0, now - startedAt) / 1000,
   };
   for (const t of tests) {
     s.tests++;
     if (t.jobId) s.jobsSubmitted++;
     if (t.jobId && (t.phase === 'parsing' || ENDED.has(t.phase))) s.jobsDone++;
-    // Submitted and not yet reported by the scheduler: waiting, as far as anyone knows.
-    if (t.phase === 'submitted') s.pending++;
-    else s[t.phase]++;
+    s[t.phase]++;
   }
   return s;
 }
@@ -98,35 +89,36 @@ export function formatElapsed(elapsedSec: number): string {
   return `[${formatDuration(elapsedSec)}]`;
 }
 
-/** A plain line for a state change (CI logs): '[3m 10s] PENDING    disagg_perf_x  job 12 (Priority) for 0s'. */
+/** A plain line for a state change (CI logs): '[3m 10s] QUEUED   disagg_perf_x  job 12 (Priority), queue 0s'. */
 export function formatChangeLine(t: TestProgress, now: number, startedAt: number): string {
   return `${formatElapsed(Math.max(0, now - startedAt) / 1000)} ${formatTestLine(t, now)}`;
 }
 
-/** '[12m 05s] jobs 8 submitted, 3 pending, 4 running, 1 done | tests 12: 2 passed, 1 failed, 5 queued'. */
+/** '[12m 05s] jobs 8 submitted, 3 queued, 4 running, 1 done | tests 12: 2 passed, 1 failed, 5 waiting'. */
 export function formatSummaryLine(s: ProgressSummary): string {
   const tests = [
     `${s.passed} passed`,
     `${s.failed} failed`,
     s.skipped ? `${s.skipped} skipped` : '',
+    s['not run'] ? `${s['not run']} not run` : '',
     s.parsing ? `${s.parsing} parsing` : '',
-    `${s.queued} queued`,
+    `${s.waiting} waiting`,
   ].filter(Boolean);
   return (
-    `${formatElapsed(s.elapsedSec)} jobs ${s.jobsSubmitted} submitted, ${s.pending} pending, ${s.running} running, ` +
+    `${formatElapsed(s.elapsedSec)} jobs ${s.jobsSubmitted} submitted, ${s.queued} queued, ${s.running} running, ` +
     `${s.jobsDone} done | tests ${s.tests}: ${tests.join(', ')}`
   );
 }
 
 // What deserves a terminal row first: work in flight (longest first), then fresh failures, then
 // what waits, then the rest.
-const PHASE_RANK: Record<TestPhase, number> = { running: 0, parsing: 1, failed: 2, pending: 3, submitted: 4, queued: 5, passed: 6, skipped: 7 };
+const PHASE_RANK: Record<TestPhase, number> = { running: 0, parsing: 1, failed: 2, 'not run': 3, queued: 4, waiting: 5, passed: 6, skipped: 7 };
 
 function relevance(a: TestProgress, b: TestProgress): number {
   const byPhase = PHASE_RANK[a.phase] - PHASE_RANK[b.phase];
   if (byPhase) return byPhase;
   if (ENDED.has(a.phase)) return b.changed - a.changed; // most recent ending first
-  if (a.phase === 'queued') return (a.batch ?? 0) - (b.batch ?? 0);
+  if (a.phase === 'waiting') return (a.batch ?? 0) - (b.batch ?? 0);
   return a.since - b.since; // longest running / waiting first
 }
 
@@ -169,7 +161,7 @@ export function renderFrame(tests: TestProgress[], now: number, startedAt: numbe
   return lines;
 }
 
-const PHASE_COLOUR: Partial<Record<TestPhase, string>> = { running: '36', pending: '33', passed: '32', failed: '31', parsing: '35' };
+const PHASE_COLOUR: Partial<Record<TestPhase, string>> = { running: '36', queued: '33', passed: '32', failed: '31', parsing: '35', 'not run': '31' };
 
 /** Colours the phase word at the start of a test line (ANSI SGR), for terminals. */
 export function colourPhase(line: string, phase: TestPhase): string {

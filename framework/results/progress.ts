@@ -1,21 +1,23 @@
 // Live progress while a run waits on its jobs. The run session feeds a ProgressBoard with events
-// (queued, submitted, pending, running, parsing, ended); the board shows them:
+// (waiting, submitted, queued, running, parsing, ended); the board shows them in the words of the
+// one vocabulary of a test's states (test-states.ts):
 // - on a terminal, a frame redrawn in place every `redrawMs` (summary line + the most relevant
 //   tests, bounded to the terminal's height);
-// - otherwise (CI logs), one plain line per state change (queued excepted: that is the plan), a
+// - otherwise (CI logs), one plain line per state change (waiting excepted: that is the plan), a
 //   summary line at start(), every `summaryEverySec` and at stop().
 // The text comes from progress-format.ts; this file owns the clock, the timer and the stream.
 //
 // Expected wiring (framework/jobs/session.ts):
 //   const board = new ProgressBoard();               // stderr; start() when the plan is known
-//   plan():      board.queued(id, batchOf(id)) for every test; board.start()
+//   plan():      board.waiting(id, batchOf(id)) for every test; board.start()
 //   submitted:   board.submitted(id, jobId)
-//   watcher onChange(status): board.jobStatus(id, status)   // pending(reason) / running(nodes) / parsing
+//   watcher onChange(status): board.jobStatus(id, status)   // queued(reason) / running(nodes) / parsing
 //   run() ends:  board.ended(id, passed ? 'passed' : 'failed', failures[0]);  skips: board.ended(id, 'skipped', reason)
 //   close():     board.stop()
 //   other log lines while the board is live: board.log(line) (keeps the frame intact on a terminal)
 import type { JobStatus } from '../scheduler/scheduler.ts';
 import { formatChangeLine, formatSummaryLine, renderFrame, summarize, type TestPhase, type TestProgress } from './progress-format.ts';
+import type { EndState } from './test-states.ts';
 
 /** What the board writes to: a process stream, or anything with write (tests). */
 export interface ProgressStream {
@@ -68,16 +70,19 @@ export class ProgressBoard {
     this.fallbackSize = options.size ?? { rows: 24, columns: 80 };
   }
 
-  queued(testId: string, batch?: number): void {
-    this.set(testId, { phase: 'queued', batch });
+  /** Planned: waits for its batch. */
+  waiting(testId: string, batch?: number): void {
+    this.set(testId, { phase: 'waiting', batch });
   }
 
+  /** Its job is submitted: queued in the scheduler's queue until the scheduler says otherwise. */
   submitted(testId: string, jobId: string): void {
-    this.set(testId, { phase: 'submitted', jobId });
+    this.set(testId, { phase: 'queued', jobId, reason: undefined });
   }
 
-  pending(testId: string, reason?: string): void {
-    this.set(testId, { phase: 'pending', reason });
+  /** In the scheduler's queue (SLURM's PENDING), with the scheduler's reason. */
+  queued(testId: string, reason?: string): void {
+    this.set(testId, { phase: 'queued', reason });
   }
 
   /** `since`: when the job started (epoch ms, the scheduler's start time); default now. */
@@ -90,16 +95,16 @@ export class ProgressBoard {
     this.set(testId, { phase: 'parsing', reason: undefined });
   }
 
-  /** `detail`: why it failed or was skipped (the first line is shown). */
-  ended(testId: string, verdict: 'passed' | 'failed' | 'skipped', detail?: string): void {
+  /** `detail`: why it failed, was skipped or not run (the first line is shown). */
+  ended(testId: string, verdict: EndState, detail?: string): void {
     this.set(testId, { phase: verdict, reason: detail?.split('\n')[0] });
   }
 
-  /** A scheduler status from the job watcher: pending (with reason), running (nodes, start), or ended. */
+  /** A scheduler status from the job watcher: queued (with reason), running (nodes, start), or ended. */
   jobStatus(testId: string, status: JobStatus): void {
     if (status.terminal) this.parsing(testId);
     else if (status.state === 'RUNNING' || status.state === 'COMPLETING') this.running(testId, { nodes: status.nodes, since: status.startTime });
-    else this.pending(testId, status.cannotStart ?? status.reason ?? (status.state === 'PENDING' ? undefined : status.state));
+    else this.queued(testId, status.cannotStart ?? status.reason ?? (status.state === 'PENDING' ? undefined : status.state));
   }
 
   /** Prints a line of other output without breaking the live frame. */
@@ -150,8 +155,8 @@ export class ProgressBoard {
     const unchanged = previous && previous.phase === next.phase && previous.reason === next.reason && previous.jobId === next.jobId && String(previous.nodes) === String(next.nodes);
     this.tests.set(testId, next);
     if (this.stopped || unchanged) return;
-    // Queued is the plan, not news: CI logs get it in the summary that start() prints.
-    if (this.mode === 'plain' && next.phase !== 'queued') this.stream.write(`${formatChangeLine(next, now, this.startedAt)}\n`);
+    // Waiting is the plan, not news: CI logs get it in the summary that start() prints.
+    if (this.mode === 'plain' && next.phase !== 'waiting') this.stream.write(`${formatChangeLine(next, now, this.startedAt)}\n`);
   }
 
   private printSummary(): void {

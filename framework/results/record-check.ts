@@ -50,6 +50,7 @@ function metricProblem(m: unknown): string | undefined {
   if (typeof m.value !== 'number') return `.value is ${shown(m.value)}, expected a number`;
   if (m.unit !== undefined && !isString(m.unit)) return `.unit is ${shown(m.unit)}, expected a string`;
   if (!isObject(m.labels)) return `.labels is ${shown(m.labels)}, expected an object`;
+  if (m.rounded !== undefined && (typeof m.rounded !== 'number' || !(m.rounded > 0))) return `.rounded is ${shown(m.rounded)}, expected a step > 0 (0.01: printed with 2 decimals)`;
   for (const [label, value] of Object.entries(m.labels)) {
     if (!isString(value) && typeof value !== 'number') return `.labels.${label} is ${shown(value)}, expected a string or a number`;
   }

@@ -42,7 +42,7 @@ export const RUN_OPTIONS: readonly RunOption[] = [
   { name: 'regression', kind: 'value', env: VARIABLE.regression, arg: 'MODE', help: `${REGRESSION_MODES.join(', ')}: what a regression against the history does`, check: oneOf(REGRESSION_MODES) },
   { name: 'gate-metrics', kind: 'value', env: 'DISAGG_GATE_METRICS', arg: 'LIST', help: 'metrics that can fail the regression gate: headline (default), all, NAME, -NAME, comma-separated' },
   { name: 'branch', kind: 'value', env: 'DISAGG_BRANCH', arg: 'NAME', help: "the branch the run's records belong to (default: WORK_DIR's git branch)" },
-  { name: 'baseline-branch', kind: 'value', env: 'DISAGG_BASELINE_BRANCH', arg: 'NAME', help: 'where pre-merge and local runs take their baselines (default main)' },
+  { name: 'baseline-branch', kind: 'value', env: 'DISAGG_BASELINE_BRANCH', arg: 'NAME', help: 'where pre-merge runs take their baselines (default main)' },
   { name: 'gpu-type', kind: 'value', env: VARIABLE.gpuType, arg: 'GPU', help: 'the GPU the run is on (default: from SLURM or NVML)' },
 ];
 

@@ -7,12 +7,14 @@
 import { appendFileSync, existsSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PERF_CSV_FILE } from '../results/csv.ts';
+import { RUNS_FOLDER } from '../results/index/runs-folder.ts';
 import { HISTORY_FILE } from '../settings.ts';
 import { makeFolders } from '../suite/output-path.ts';
 import { newRunId } from '../suite/run-id.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-export const RUNS_FOLDER = 'runs';
+/** One name for runs/, shared with the index of runs that links into it (results/index/). */
+export { RUNS_FOLDER } from '../results/index/runs-folder.ts';
 export const LATEST_LINK = 'latest';
 /** In a run's folder: how many of its CSV rows are already in the cumulative CSV (a resumed run appends the rest). */
 const APPENDED_MARK = '.csv-rows-appended';

@@ -307,6 +307,8 @@ export const localDefinition: SchedulerDefinition = {
   name: 'local',
   description: 'this host: job scripts run with bash, SLURM-like environment and srun shims',
   capabilities,
+  // Job scripts written for srun run unchanged: local-bin/srun starts a step's tasks on this host.
+  launcher: 'srun',
   available: () => true,
   create: ({ settings, env }) => new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler'), env }),
 };

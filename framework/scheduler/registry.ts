@@ -20,6 +20,11 @@ export interface SchedulerDefinition {
   description: string;
   capabilities: SchedulerCapabilities;
   /**
+   * The launcher its jobs start their steps with unless a config names another (launch/: srun,
+   * local, mpirun, or one registered elsewhere).
+   */
+  launcher: string;
+  /**
    * True when this host can submit to it (its submit command is on PATH...): with SCHEDULER unset,
    * a run takes the first registered scheduler that is available. Absent: never chosen by itself.
    */
@@ -73,6 +78,14 @@ export function schedulerDefinition(name: string, where = 'SCHEDULER'): Schedule
     `${where}=${JSON.stringify(name)}: no scheduler is registered under that name; expected one of ${[...definitions.keys()].join(', ')}`,
     where,
   );
+}
+
+/**
+ * The launcher a scheduler's jobs use by default (its registration's). A scheduler not registered
+ * (replay, a test's recording stand-in) runs the job scripts SLURM's way: srun.
+ */
+export function defaultLauncher(schedulerName: string): string {
+  return definitions.get(schedulerName)?.launcher ?? 'srun';
 }
 
 /**

@@ -282,6 +282,7 @@ export const slurmDefinition: SchedulerDefinition = {
   name: 'slurm',
   description: 'SLURM: sbatch, one sacct or squeue per poll, scancel',
   capabilities,
+  launcher: 'srun',
   available: slurmAvailable,
   availableWhen: 'sbatch is on PATH',
   create: () => new SlurmScheduler(),

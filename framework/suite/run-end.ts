@@ -1,11 +1,12 @@
-// The end-of-run writes: the run's records into the performance history, report.html, and the run
-// digest (results/digest/: one line per test with its headline figure, regressions, skipped and
-// interrupted tests, totals, where the report is) printed last and written as summary.md and
-// summary.json beside results.json. The project's reporter makes them when the run ends; when a
-// command line replaced the reporters (`--reporter=junit`) the global setup's teardown makes them
-// instead, so a CI run records its history, its report and its digest whichever reporters it
-// names. Once per run: a process-wide mark, because the reporter and the global setup are loaded
-// as separate module instances.
+// The end-of-run writes: the run's records into the performance history, report.html (its header
+// with the run's facts: run-facts.ts), the run digest (results/digest/: one line per test with its
+// headline figure, regressions, skipped tests and tests not run, totals, where the report is)
+// printed last and written as summary.md and summary.json beside results.json, and the index of
+// runs (index.html, from the history) in the folder that keeps the runs. The project's reporter
+// makes them when the run ends; when a command line replaced the reporters (`--reporter=junit`)
+// the global setup's teardown makes them instead, so a CI run records its history, its report and
+// its digest whichever reporters it names. Once per run: a process-wide mark, because the reporter
+// and the global setup are loaded as separate module instances.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { TestModule } from 'vitest/node';
@@ -15,6 +16,9 @@ import { buildReport } from '../results/report/build.ts';
 import { REPORT_FILE } from '../results/report/render.ts';
 import { writeRunDigest } from '../results/digest/write-digest.ts';
 import { appendRunsToHistory } from '../history/run-end.ts';
+import { writeIndexFromHistory } from '../history/run-index.ts';
+import { INDEX_FILE, indexRootOf } from '../results/index/run-index.ts';
+import { gatherRunFacts } from './run-facts.ts';
 import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
 import { RESUME_HINT } from './not-run.ts';
 import { saveNotRunSync } from '../results/not-run.ts';
@@ -80,27 +84,43 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
   // The run's records into the performance history (one transaction; a failing store is one line).
   const history = await appendRunsToHistory(settings, runId).catch((err: Error) => ({ ok: false, message: `history: nothing appended: ${err.message}`, trends: undefined, previous: undefined }));
   if (history) notes.push(history.message);
+  const facts = gatherRunFacts(settings, runId);
+  // The index of runs lives where the runs are kept, written from the history: named when this run
+  // reached the store (or an index is there already), so the digest never points to none.
+  const indexRoot = indexRootOf(outputPath, runId);
+  const indexFile = path.join(indexRoot, INDEX_FILE);
+  const index = settings.history.target.kind !== 'off' && (history?.ok || existsSync(indexFile)) ? indexFile : undefined;
   let report: string | undefined;
   try {
-    report = (await buildReport({ inputs: [outputPath], output: path.join(outputPath, REPORT_FILE), trends: history?.trends })).file;
+    const output = path.join(outputPath, REPORT_FILE);
+    const indexLink = index && path.relative(outputPath, index).split(path.sep).join('/');
+    report = (await buildReport({ inputs: [outputPath], output, trends: history?.trends, facts, indexLink })).file;
   } catch (err) {
     notes.push(`report.html could not be written: ${(err as Error).message}`);
   }
+  let text: string | undefined;
   try {
-    const { text } = await writeRunDigest({
-      resultsFolder: outputPath,
-      runId,
-      testIds: tests.testIds,
-      interrupted: tests.interrupted,
-      report,
-      previous: history?.previous,
-      resume: RESUME_HINT,
-      notes,
-    });
-    process.stdout.write(text);
+    text = (
+      await writeRunDigest({
+        resultsFolder: outputPath,
+        runId,
+        testIds: tests.testIds,
+        interrupted: tests.interrupted,
+        report,
+        index,
+        facts,
+        previous: history?.previous,
+        resume: RESUME_HINT,
+        notes,
+      })
+    ).text;
   } catch (err) {
     for (const note of notes) process.stdout.write(`${note}\n`);
     if (report) process.stdout.write(`report: ${report}\n`);
     process.stderr.write(`the run digest could not be written: ${(err as Error).message}\n`);
   }
+  // After the digest: the index reads this run's summary.json for its skipped tests.
+  const indexed = index ? await writeIndexFromHistory(settings, indexRoot).catch((err: Error) => ({ file: undefined, message: `index: not written: ${err.message}` })) : undefined;
+  if (indexed && !indexed.file) process.stderr.write(`${indexed.message}\n`);
+  if (text) process.stdout.write(text);
 }

@@ -76,8 +76,11 @@ export async function announceWhenListening(logDir: string, endpoint: AsioEndpoi
   return false;
 }
 
-/** Waits for the listener's endpoint file. */
-export async function awaitAsioEndpoint(logDir: string, task: number, listener: number, timeoutS: number): Promise<AsioEndpoint> {
+/**
+ * Waits for the listener's endpoint file; stops at once when `listenerEnded()` says the listener's
+ * tool already ended without listening.
+ */
+export async function awaitAsioEndpoint(logDir: string, task: number, listener: number, timeoutS: number, listenerEnded: () => string | undefined = () => undefined): Promise<AsioEndpoint> {
   const file = path.join(logDir, ASIO_ENDPOINT_FILE);
   const deadline = Date.now() + timeoutS * 1000;
   for (;;) {
@@ -86,6 +89,8 @@ export async function awaitAsioEndpoint(logDir: string, task: number, listener: 
       const at = text.lastIndexOf(':');
       return { address: text.slice(0, at), port: Number(text.slice(at + 1)) };
     }
+    const ended = listenerEnded();
+    if (ended) throw new DisaggBenchError(`task ${task}: ${ended} without listening on its ASIO port; not started (see its log)`);
     if (Date.now() > deadline) {
       throw new DisaggBenchError(`task ${task}: task ${listener} did not listen on its ASIO port within ${timeoutS} s (did it fail? see its log)`);
     }

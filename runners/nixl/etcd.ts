@@ -4,7 +4,7 @@
 // wiped before the run: an earlier run's keys (rank counts, barriers) would break the next one.
 // Binaries: `etcd` and `etcdctl` on PATH (Debian's etcd-server / etcd-client), or ETCD_BIN /
 // ETCDCTL_BIN.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,7 +76,7 @@ export async function startEtcd(options: StartOptions): Promise<RunningEtcd> {
       '--initial-cluster-state', 'new',
       '--initial-cluster-token', name,
     ];
-    let child;
+    let child: ChildProcess;
     try {
       child = spawn(etcdBin(), args, { detached: true, stdio: ['ignore', log, log] });
     } finally {

@@ -1,6 +1,5 @@
 // What a job of a real NIXL tool runs, written by the tool kinds into the job's log folder and
 // read by every task (`disagg-bench nixl-tool run <spec>`) and by the job's report step.
-import fs from 'node:fs';
 import type { FlagProbe } from './flag-probe.ts';
 import { READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 import { DisaggBenchError } from '../common/errors.ts';

@@ -10,7 +10,7 @@ import { slurmStepNodes } from '../common/hostlist.ts';
 import { endpointOf, etcdctl } from './etcd.ts';
 import { collectNodeArtefacts } from './node-artefacts.ts';
 import { pickFlagWords, runHelp } from './flag-probe.ts';
-import { fillPlaceholders, readToolSpec, taskLog, taskStatus, type ToolSpec } from './tool-spec.ts';
+import { fillPlaceholders, readToolSpec, taskLog, taskStatus, TOOL_SPEC_FILE, type ToolSpec } from './tool-spec.ts';
 import { DisaggBenchError } from '../common/errors.ts';
 import { announceWhenListening, awaitAsioEndpoint, pickAsioEndpoint, type AsioEndpoint } from './asio-turn.ts';
 
@@ -90,7 +90,7 @@ async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | unde
   if (ordering.kind === 'listen') {
     if (position === 0) return pickAsioEndpoint(new Set(slurmStepNodes(env)).size || 1);
     console.log(`nixl-tool: task ${task} starts once task ${spec.startOrder[0]} listens on its ASIO port`);
-    return awaitAsioEndpoint(spec.logDir, task, spec.startOrder[0], ordering.timeoutS);
+    return awaitAsioEndpoint(spec.logDir, task, spec.startOrder[0], ordering.timeoutS, () => endedTask(spec, [spec.startOrder[0]]));
   }
   if (position <= 0) return undefined;
   if (ordering.kind === 'delay') {
@@ -100,14 +100,41 @@ async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | unde
   if (!endpoint) throw new DisaggBenchError('registration order needs the job\'s etcd');
   console.log(`nixl-tool: task ${task} starts after ${position} registration(s) under ${ordering.sizeKey} (the tool ranks processes by arrival)`);
   const deadline = Date.now() + ordering.timeoutS * 1000;
+  const before = spec.startOrder.slice(0, position);
   for (;;) {
     const value = (await etcdctl(endpoint, ['get', ordering.sizeKey, '--print-value-only'])).trim();
     if (Number(value || 0) >= position) return undefined;
+    const ended = endedTask(spec, before);
+    if (ended) throw new DisaggBenchError(`task ${task}: ${ended} before ${position} task(s) had registered under ${ordering.sizeKey}; not started (see its log)`);
     if (Date.now() > deadline) {
-      throw new DisaggBenchError(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered within ${ordering.timeoutS} s (did they fail? see their logs)`);
+      throw new DisaggBenchError(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered under ${ordering.sizeKey} within ${ordering.timeoutS} s (did they fail? see their logs)`);
     }
     await sleep(200);
   }
+}
+
+/**
+ * The first of `tasks` whose tool has already ended in this run of the job, as "task K ended
+ * (exit code C)": its status file, newer than the job's spec (a file of an earlier attempt in the
+ * same folder is older). A task that ends before the ones after it have started has failed: the
+ * tool's ranks wait for each other.
+ */
+export function endedTask(spec: ToolSpec, tasks: readonly number[]): string | undefined {
+  let since: number;
+  try {
+    since = fs.statSync(path.join(spec.logDir, TOOL_SPEC_FILE)).mtimeMs;
+  } catch {
+    since = 0;
+  }
+  for (const k of tasks) {
+    const file = path.join(spec.logDir, taskStatus(spec, k));
+    try {
+      if (fs.statSync(file).mtimeMs >= since) return `task ${k} ended (exit code ${fs.readFileSync(file, 'utf8').trim()})`;
+    } catch {
+      // no status yet: still running, or not started
+    }
+  }
+  return undefined;
 }
 
 /** Runs a command, copying its output to ours and into `logFile`; its exit code (127: not found). */

@@ -2,10 +2,11 @@
 // (perf_regression_utils.py _daily_aggregate_values, _rolling_smooth, _percentile,
 // calculate_baseline_metrics) on the same data, and the regression rule and thresholds around it.
 import { describe, expect, it } from 'vitest';
-import { baselineOf, dailyMeans, dayOf, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
+import { baselineOf, dailyMeans, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
 import { checkRecord, describeFinding, diffPercent, newPoints, type CheckInput } from '../../framework/history/regression.ts';
 import { caseKey, seriesId } from '../../framework/history/series-key.ts';
 import { gatedMetrics } from '../../framework/history/gate-metrics.ts';
+import { baselineBranchOf } from '../../framework/history/check-run.ts';
 import { metricThresholds } from '../../framework/metrics/regression-thresholds.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
 import { DAY0, DAY_MS, record } from '../fixtures/history/records.ts';
@@ -179,6 +180,24 @@ describe('the gate', () => {
     expect(f.note).toMatch(/baseline branch's latest day \(80\.0000\) is beyond the threshold too/);
     // a post-merge run with the same value is the regression
     expect(judgeWith(r, new Map([[tput, history]])).regression).toBe(true);
+  });
+
+  it('judges a local run as a post-merge run of its own branch: 5 %, no exemption; it only feeds no baseline', () => {
+    // 7 % below five flat days: beyond the post-merge 5 %, within the pre-merge 10 %.
+    const flat = Array.from({ length: 5 }, (_, d) => day + d);
+    const five = new Map([[tput, { days: flat, sums: flat.map(() => 1000), counts: flat.map(() => 1) }]]);
+    const r = record({ runId: 'l', day: 10, throughput: 930, kind: 'local' });
+    expect(judgeWith(r, five, { runKind: 'local' })).toMatchObject({ regression: true, threshold: 0.05 });
+    expect(judgeWith(r, five, { runKind: 'pre-merge' })).toMatchObject({ regression: false, threshold: 0.1 });
+    // The latest day already as low: a pre-merge run is exempt, a local one is not.
+    const days = Array.from({ length: 11 }, (_, d) => day + d);
+    const history = { days, sums: days.map((_, d) => (d === 10 ? 80 : 100)), counts: days.map(() => 1) };
+    expect(judgeWith(record({ runId: 'l', day: 12, throughput: 80, kind: 'local' }), new Map([[tput, history]]), { runKind: 'local' })).toMatchObject({ regression: true, threshold: 0.05 });
+    expect(baselineBranchOf('local', 'dev', 'main')).toBe('dev');
+    expect(baselineBranchOf('post-merge', 'dev', 'main')).toBe('dev');
+    expect(baselineBranchOf('pre-merge', 'dev', 'release')).toBe('release');
+    expect(baselineBranchOf('pre-merge', 'dev', undefined)).toBe('main');
+    expect(baselineBranchOf('local', undefined, 'main')).toBeUndefined();
   });
 });
 

@@ -67,7 +67,7 @@ describe('disagg-bench history', () => {
     // A results file that is not in the history yet is checked against it.
     const fromFile = await cli(['regressions', candidate], env);
     expect(fromFile.exitCode, fromFile.all).toBe(1);
-    expect(fromFile.stdout).toMatch(/^REGRESSION  disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: value=30\.0000 baseline=20\.0000 threshold=5\.00% diff=-50\.00%/m);
+    expect(fromFile.stdout).toMatch(/^REGRESSION {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: value=30\.0000 baseline=20\.0000 threshold=5\.00% diff=-50\.00%/m);
     expect(fromFile.stdout).not.toMatch(/REGRESSION .*THROUGHPUT/);
     expect(fromFile.stdout).toMatch(/2 metric\(s\) compared .*, 1 regression\(s\)/);
     // Its own thresholds: 60 % lets it pass.
@@ -78,7 +78,7 @@ describe('disagg-bench history', () => {
     const latestRun = await cli(['regressions', '--all'], env);
     expect(latestRun.exitCode).toBe(1);
     // P95 of the smoothed daily means of the history before it [1000 x5]: 1000, the judged 1200 not part of it
-    expect(latestRun.stdout).toMatch(/^ok  .*SERVER_OUTPUT_TOKEN_THROUGHPUT\[concurrency=8\]: value=1200\.0000 baseline=1000\.0000 .* diff=\+20\.00%/m);
+    expect(latestRun.stdout).toMatch(/^ok {2}.*SERVER_OUTPUT_TOKEN_THROUGHPUT\[concurrency=8\]: value=1200\.0000 baseline=1000\.0000 .* diff=\+20\.00%/m);
     const asJson = JSON.parse((await cli(['regressions', '--json'], env)).stdout);
     expect(asJson).toMatchObject({ regressions: 1, compared: 2, findings: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', regression: true, gated: true })]) });
     // only the headline metrics gate by default: a disagg perf test's include its median TTFT per
@@ -304,5 +304,26 @@ describe('disagg-bench history', () => {
     expect(r4.stderr).toMatch(/no history store is configured/);
     const r5 = await cli(['runs'], { DISAGG_HISTORY: 'mysql://x' });
     expect(r5.stderr).toMatch(/DISAGG_HISTORY="mysql:\/\/x": expected off, a postgres:\/\/user@host:port\/database URL or a file path/);
+  });
+
+  // Its runs are in tests/history/bisect.test.ts; here each option's refusal, before anything runs.
+  it('bisect: each option refused in one line, exit 2', { timeout: 300_000 }, async () => {
+    const ends = ['disagg_perf_x', '--metric', 'SERVER_MEDIAN_TTFT', '--good', 'no-such-ref:20,21', '--bad', 'nor-this-one:30'];
+    const cases: [string[], RegExp][] = [
+      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs per step >= 1/],
+      [[...ends, '--refs', 'a,b', '--images', 'c,d'], /--refs and --images are two ways to list the candidates: give one/],
+      [[...ends, '--scheduler', 'bogus'], /--scheduler "bogus": expected slurm or local/],
+      [[...ends, '--threshold', 'abc'], /--threshold "abc": expected a percentage >= 0/],
+      [[...ends.slice(0, 5), '--bad', 'no-such-ref:20,21'], /--good and --bad are both 'no-such-ref:20,21'/],
+      [['disagg_perf_x', '--metric', 'A[b]', '--good', 'a:1', '--bad', 'b:2'], /--metric "A\[b\]": label 'b' is not label=value/],
+      // WORK_DIR of this file is the repository: its commits exist, these refs do not.
+      [[...ends, '--output', path.join(scratch, 'steps'), '--json'], /--good: 'no-such-ref' names no commit of /],
+    ];
+    for (const [args, says] of cases) {
+      const r = await cli(['bisect', ...args], { DISAGG_HISTORY: path.join(scratch, 'bisect.duckdb') });
+      expect(r.exitCode, r.all).toBe(2);
+      expect(r.stderr.trimEnd().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(says);
+    }
   });
 });

@@ -11,6 +11,7 @@ import type { HistoryTarget } from '../../framework/settings.ts';
 import { withHistory } from '../../framework/history/store.ts';
 import { caseKey, seriesId } from '../../framework/history/series-key.ts';
 import { seriesBaseline } from '../../framework/history/baseline.ts';
+import { HISTORY_SCHEMA_VERSION } from '../../framework/history/schema.ts';
 import { startPostgres, type LocalPostgres } from '../../scripts/postgres-local.ts';
 import { DAY0, DAY_MS, entries, entry, record } from '../fixtures/history/records.ts';
 
@@ -193,7 +194,7 @@ describe('stores that cannot be used: one sentence naming the store and what to 
       await client.end();
     }
     await expect(withHistory(target, (s) => s.runs(), { create: true })).rejects.toThrow(
-      /^the (DuckDB|PostgreSQL) history \S+: it was written by a newer disagg-bench \(history schema 99; this version reads 2\); upgrade disagg-bench, or set DISAGG_HISTORY to another store$/,
+      new RegExp(`^the (DuckDB|PostgreSQL) history \\S+: it was written by a newer disagg-bench \\(history schema 99; this version reads ${HISTORY_SCHEMA_VERSION}\\); upgrade disagg-bench, or set DISAGG_HISTORY to another store$`),
     );
   });
 

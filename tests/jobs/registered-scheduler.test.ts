@@ -1,7 +1,8 @@
 // The scheduler seam, proved from outside: a scheduler written in one file outside
 // framework/scheduler/ (tests/fixtures/schedulers/flux.ts, for Flux's commands) is registered by
 // this test with one line, chosen with SCHEDULER=flux as a user would, and the jobs layer runs on
-// it unchanged: submit -> poll -> verdict, a failed job, an interruption (cancelNow), the leftovers
+// it unchanged; its launcher (flux-run.ts), one more file and line, starts the jobs' ranks:
+// submit -> poll -> verdict, a failed job, an interruption (cancelNow), the leftovers
 // of a killed run cancelled through the registry, and RESUME adopting a job still running. Flux
 // is not installed here: its commands are a STAND-IN (tests/fixtures/schedulers/flux-standin.mjs)
 // that plays the states each test scripts and runs nothing. Each test decides from what was
@@ -12,13 +13,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerScheduler, unregisterScheduler } from '../../framework/scheduler/registry.ts';
+import { registerLauncher, unregisterLauncher } from '../../framework/scheduler/launch/registry.ts';
 import { schedulerKind } from '../../framework/scheduler/create.ts';
 import { RunSession } from '../../framework/jobs/session.ts';
 import { Ledger, readLedger } from '../../framework/jobs/ledger.ts';
 import { cancelLeftovers, cancelLeftoversNow, leftoverJobs } from '../../framework/jobs/leftover-jobs.ts';
 import { planResume } from '../../framework/jobs/resume.ts';
-import { testLogDir } from '../../framework/scheduler/log-folder.ts';
+import { JOB_SCRIPT_FILE, testLogDir } from '../../framework/scheduler/log-folder.ts';
 import { FluxScheduler, fluxDefinition } from '../fixtures/schedulers/flux.ts';
+import { fluxRunLauncher } from '../fixtures/schedulers/flux-run.ts';
 import { GOLDEN_NIXLBENCH_LOG, NIXLBENCH_LOG, NO_GPU, lastLedgerLine, plannedTests, scratch, settingsFor, writeConfigs, type Scratch } from '../fixtures/jobs/run-harness.ts';
 
 const fluxBin = path.resolve(import.meta.dirname, '../fixtures/schedulers/flux-bin');
@@ -30,6 +33,7 @@ let standinDir: string;
 
 beforeAll(() => {
   registerScheduler(fluxDefinition); // the one registration line
+  registerLauncher(fluxRunLauncher); // and its launcher's
   vi.stubEnv('DISAGG_PROGRESS', 'off');
   vi.stubEnv('PATH', `${fluxBin}${path.delimiter}${process.env.PATH ?? ''}`);
 });
@@ -38,6 +42,7 @@ afterEach(async () => {
 });
 afterAll(() => {
   unregisterScheduler('flux');
+  unregisterLauncher('flux-run');
   vi.unstubAllEnvs();
   for (const s of scratches) s.remove();
 });
@@ -94,6 +99,10 @@ describe('a scheduler registered from outside framework/scheduler', () => {
     expect(fluxCalls().filter((c) => c.startsWith('submit '))).toHaveLength(2);
     expect(fluxCalls().find((c) => c.startsWith('submit '))).toMatch(/--time-limit=300s .*--output=.*slurm-\{\{id\}\}\.out/);
     expect(fluxCalls().some((c) => c.startsWith('jobs ') && c.split(' ').filter((w) => /^f[1-9A-Za-z]+$/.test(w)).length === 2)).toBe(true);
+    // The jobs start their 2 ranks on 2 nodes with the scheduler's launcher, never srun.
+    const script = readFileSync(path.join(testLogDir(settings.outputPath, byName('ok').id), JOB_SCRIPT_FILE), 'utf8');
+    expect(script).toMatch(/^flux run -N 2 -n 2 --tasks-per-node 1 "\$NODE_BIN" \S*disagg-bench\.js\S* nixl-tool .* >"\$RANK_LOG" 2>&1 \|\| status=\$\?$/m);
+    expect(script).not.toMatch(/\bsrun\b/);
   });
 
   it('an interruption cancels its jobs at once through the scheduler\'s cancelNow (flux cancel) and records them', async () => {

@@ -34,7 +34,7 @@ describe('nixlbench adapter on the local scheduler (real etcd, STAND-IN nixlbenc
     // task 0 registered first, so it is nixlbench's rank 0 and printed the table
     expect(job.read('nixlbench-task0.log')).toMatch(/Registered as rank 0 item 1 of 2[\s\S]*Block Size \(B\)/);
     expect(job.read('nixlbench-task1.log')).toContain('Registered as rank 1 item 2 of 2');
-    expect(job.read('nixlbench.log')).toMatch(/task 1 starts after 1 registration\(s\) under xferbench\/disagg-nixlbench_private\/size/);
+    expect(job.read('nixlbench.log')).toMatch(/task 1 starts after 1 registration\(s\) under xferbench\/disagg-nixlbench_private\/\/size/);
     const command = JSON.parse(job.read('nixl-tool-spec.json')).commands[0];
     expect(command).toEqual([standin, '--etcd_endpoints', '{etcd}', '--benchmark_group', 'disagg-nixlbench_private', '--backend', 'UCX', '--max_block_size=262144']);
     expect(job.extracted.problems).toEqual([]);
@@ -72,7 +72,8 @@ describe('nixlbench adapter on the local scheduler (real etcd, STAND-IN nixlbenc
     const folder = mkdtempSync(path.join(tmpdir(), 'nixl-shared-etcd-'));
     beforeAll(async () => {
       shared = await startEtcd({ dir: path.join(folder, 'etcd') });
-      await etcdctl(shared.endpoint, ['put', 'xferbench/shared-group/size', '2']); // a finished 2-rank run left this
+      // a finished 2-rank run left this (nixlbench's spelling: a second slash after the namespace)
+      await etcdctl(shared.endpoint, ['put', 'xferbench/shared-group//size', '2']);
       await etcdctl(shared.endpoint, ['put', 'someone-else/key', 'keep']);
     });
     afterAll(async () => {
@@ -85,7 +86,7 @@ describe('nixlbench adapter on the local scheduler (real etcd, STAND-IN nixlbenc
       const unwiped = await execa(standin, ['--etcd_endpoints', shared.endpoint, '--benchmark_group', 'shared-group'], { reject: false, all: true });
       expect(unwiped.exitCode).toBe(1);
       expect(unwiped.all).toContain('Rank 2 is greater than or equal to global size 2');
-      await etcdctl(shared.endpoint, ['put', 'xferbench/shared-group/size', '2']);
+      await etcdctl(shared.endpoint, ['put', 'xferbench/shared-group//size', '2']);
 
       const job = await runToolJob(scheduler, 'nixlbench_external', nixlbenchConfig({ etcd: shared.endpoint, options: { benchmark_group: 'shared-group' } }));
       expect(job.status.state, job.out).toBe('COMPLETED');

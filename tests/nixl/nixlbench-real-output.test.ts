@@ -1,13 +1,17 @@
 // The nixlbench extractor on REAL nixlbench output, from the nixlbench built by
-// scripts/build-nixl.sh (tests/fixtures/nixl-real/): asio-*: rank 0's log of runs the framework
-// drove (the kind's adapter, `nixl-tool run` tasks, ASIO runtime); etcd-*-by-hand: rank 0 of two
-// processes started by hand against a real etcd (ETCD runtime). Every table row the tool printed becomes
-// one B/W and one latency per {block_size, batch_size, op_type}; nothing else in those logs (the
-// banner, UCX's lines, the runtime's lines) is taken for a row or reported as a problem.
+// scripts/build-nixl.sh (tests/fixtures/nixl-real/), named <runtime>-[<UCX_TLS>-]<op>-batch<N>-<file>:
+// `-rank0`: the log of the task that was nixlbench's rank 0; `-job`: the job's whole rank log
+// (nixlbench.log: both tasks' output, UCX's info lines, the adapter's lines), as the framework
+// reads it; `-by-hand`: two processes started by hand against a real etcd. Every table row the tool
+// printed becomes one B/W and one latency per {block_size, batch_size, op_type}; nothing else in
+// those logs (the banner, UCX's lines, the runtimes' lines, a failure after the table) is taken
+// for a row or reported as a problem. Where UCX logged its lanes, they are the transport the
+// file's name says was asked for.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractNixlbenchMetrics } from '../../framework/metrics/extractors/nixlbench.ts';
+import { ucxLanes } from '../../runners/nixl/ucx-lanes.ts';
 
 const dir = path.resolve(import.meta.dirname, '../fixtures/nixl-real');
 const logs = fs.readdirSync(dir).filter((f) => f.endsWith('.log')).sort();
@@ -46,6 +50,21 @@ describe('nixlbench extractor on real nixlbench output', () => {
       const op = /Op type \(--op_type[^)]*\)\s*:\s*(\S+)/.exec(text)?.[1];
       expect(op).toMatch(/^(READ|WRITE)$/);
       expect(new Set(bw.map((m) => m.labels.op_type))).toEqual(new Set([op]));
+      expect(file).toContain(`-${op!.toLowerCase()}-`);
+    });
+  }
+
+  // UCX_TLS=shm (with UCX_MM_ERROR_HANDLING=y): shared memory only; tcp: tcp only
+  const lanesWanted: Record<string, { want: RegExp; not: RegExp }> = {
+    shm: { want: /^intra-node: rma\(sysv\/memory posix\/memory\)/, not: /tcp\// },
+    tcp: { want: /^intra-node: rma_am\(tcp\/lo\)/, not: /(posix|sysv|cma)\/memory/ },
+  };
+  for (const file of logs.filter((f) => /^[a-z]+-(shm|tcp)-/.test(f))) {
+    it(`${file}: UCX's lanes are the transport asked for`, () => {
+      const { want, not } = lanesWanted[file.split('-')[1]];
+      const lanes = ucxLanes(read(file));
+      expect(lanes.some((l) => want.test(l)), lanes.join('\n')).toBe(true);
+      expect(lanes.filter((l) => not.test(l))).toEqual([]);
     });
   }
 });

@@ -1,11 +1,14 @@
 // The exact command lines the adapters build from a config, for every tool.
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nixlbenchSpec } from '../../runners/nixl/tools/nixlbench.ts';
 import { kvbenchSpec } from '../../runners/nixl/tools/kvbench.ts';
 import { nixlEpPerfSpec } from '../../runners/nixl/tools/nixl-ep-perf.ts';
 import { lmcacheSpec } from '../../runners/nixl/tools/lmcache.ts';
-import { fillPlaceholders } from '../../runners/nixl/tool-spec.ts';
-import { torchEnvOf } from '../../runners/nixl/tool-task.ts';
+import { fillPlaceholders, TOOL_SPEC_FILE } from '../../runners/nixl/tool-spec.ts';
+import { endedTask, torchEnvOf } from '../../runners/nixl/tool-task.ts';
 
 const job = { logDir: '/logs/t1', configDir: '/cfg', ranks: 2, nodes: 2, tag: 'nixl_perf_t1' };
 
@@ -25,7 +28,7 @@ describe('tool command lines', () => {
       ['/cfg/bin/nixlbench', '--etcd_endpoints', '{etcd}', '--benchmark_group', 'disagg-nixl_perf_t1', '--backend', 'LIBFABRIC', '--initiator_seg_type=VRAM', '--target_seg_type=VRAM', '--max_block_size=67108864', '--check_consistency', '--enable_pt=false'],
     ].flatMap((c) => [c, c]));
     expect(spec.etcd).toEqual({ mode: 'private', dir: '/logs/t1/etcd', prefix: 'xferbench/disagg-nixl_perf_t1/' });
-    expect(spec.ordering).toEqual({ kind: 'registration', sizeKey: 'xferbench/disagg-nixl_perf_t1/size', timeoutS: 120 });
+    expect(spec.ordering).toEqual({ kind: 'registration', sizeKey: 'xferbench/disagg-nixl_perf_t1//size', timeoutS: 120 });
     expect(spec.startOrder).toEqual([1, 0]);
     expect(spec.env).toEqual({ FI_PROVIDER: 'efa', FI_HMEM_DISABLE_P2P: '0' });
     const external = nixlbenchSpec({ etcd: 'http://etcd-service:2379', options: { benchmark_group: 'g', backend: 'UCX' } }, job, 'ucx');
@@ -74,5 +77,23 @@ describe('tool command lines', () => {
     expect(spec.env).toEqual({ UCX_TLS: 'cuda_ipc,cuda_copy,tcp', CUDA_VISIBLE_DEVICES: '{task}' });
     expect(spec.startOrder).toEqual([1, 0]);
     expect(lmcacheSpec({ script: 'x.py', batch_size: 30, simulate_work: true, simulate_flag: 'simulate-workload' }, job).commands[0]).toEqual(['python3', 'x.py', '--role', 'sender', '--batch-size=30', '--simulate-workload']);
+  });
+
+  it('a task waiting for its turn sees an earlier task that ended in this run, not one of an earlier attempt', () => {
+    const logDir = mkdtempSync(path.join(tmpdir(), 'nixl-ended-'));
+    try {
+      const spec = nixlbenchSpec({}, { ...job, logDir }, 'ucx');
+      writeFileSync(path.join(logDir, TOOL_SPEC_FILE), JSON.stringify(spec));
+      expect(endedTask(spec, [0])).toBeUndefined();
+      // a status file older than the spec: an earlier attempt's, in the same folder
+      writeFileSync(path.join(logDir, 'nixlbench-task0.status'), '0\n');
+      utimesSync(path.join(logDir, 'nixlbench-task0.status'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+      expect(endedTask(spec, [0])).toBeUndefined();
+      writeFileSync(path.join(logDir, 'nixlbench-task0.status'), '1\n');
+      expect(endedTask(spec, [1, 0])).toBe('task 0 ended (exit code 1)');
+      expect(endedTask(spec, [1])).toBeUndefined();
+    } finally {
+      rmSync(logDir, { recursive: true, force: true });
+    }
   });
 });

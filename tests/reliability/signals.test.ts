@@ -152,9 +152,9 @@ describeCluster.concurrent('signals to the processes of a run', () => {
     await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
     expectCancelledAndRecorded(dir.outputPath, ['slow']);
     expect(output).toMatch(new RegExp(`${testIdOf('slow')}: not run: the run was interrupted \\(SIGTERM received on [^)]+\\); no result recorded`));
-    // The run digest, printed last, names it interrupted and how to continue.
-    expect(output).toMatch(new RegExp(`^STOP  ${testIdOf('slow')} `, 'm'));
-    expect(output).toMatch(new RegExp(`interrupted: ${testIdOf('slow')}; continue with: `));
+    // The run digest, printed last, names it not run and how to continue.
+    expect(output).toMatch(new RegExp(`^NOT RUN +${testIdOf('slow')} `, 'm'));
+    expect(output).toMatch(new RegExp(`not run: ${testIdOf('slow')}; continue with: `));
     expect(recordOf(readOutputs(dir.outputPath).records, testIdOf('fast'))).toMatchObject({ verdict: 'passed', jobId: jobs.fast });
   });
 

@@ -56,8 +56,8 @@ describe('the run digest at the end of a run', () => {
     const first = await run();
     expect(first.exitCode, first.output).toBe(0);
     const end = tail(first.output);
-    expect(end).toMatch(new RegExp(`^PASS\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s`, 'm'));
-    expect(end).toMatch(new RegExp(`^SKIP\\s+${EP}`, 'm'));
+    expect(end).toMatch(new RegExp(`^PASSED\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s`, 'm'));
+    expect(end).toMatch(new RegExp(`^SKIPPED\\s+${EP}`, 'm'));
     expect(end).toMatch(new RegExp(`^skipped: ${EP}: .*GPU`, 'm'));
     expect(end).toMatch(/^2 test\(s\): 1 passed, 0 failed, 1 skipped, 0 regressed/m);
     expect(end).toContain(`report: ${path.join(outputPath, 'report.html')}`);
@@ -77,9 +77,22 @@ describe('the run digest at the end of a run', () => {
     const second = await run({ DISAGG_REGRESSION: 'fail', DISAGG_RUN_KIND: 'post-merge' });
     expect(second.exitCode, tail(second.output)).toBe(1);
     const regressed = tail(second.output);
-    expect(regressed).toMatch(new RegExp(`^FAIL\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+-\\d+\\.\\d% REGRESSED`, 'm'));
+    expect(regressed).toMatch(new RegExp(`^FAILED\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+-\\d+\\.\\d% REGRESSED`, 'm'));
     expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against baseline \\S+ s \\(-\\d+\\.\\d%, threshold \\d+\\.\\d%; baseline from \\d+ day\\(s\\) of post-merge history\\): failed the test$`, 'm'));
     expect(regressed).toMatch(/^2 test\(s\): 0 passed, 1 failed, 1 skipped, 1 regressed/m);
     expect(readFileSync(path.join(outputPath, 'summary.md'), 'utf8')).toMatch(new RegExp(`## Regressions\\n\\n- ${CT}: AVG_LATENCY_PER_ITER_S`));
+
+    // 3. The index of runs, written from the history at the run's end: this run first (of the first
+    // run, the five seeded days and this one), its failure and regression counted, its report linked.
+    const secondId = second.records.find((r) => r.testId === CT && r.verdict === 'failed')!.run!.id;
+    expect(regressed).toContain(`runs: ${path.join(outputPath, 'index.html')}`);
+    const index = readFileSync(path.join(outputPath, 'index.html'), 'utf8');
+    const rows = [...index.matchAll(/<tr(?: class="([^"]*)")? data-run="([^"]+)">(.*?)<\/tr>/g)];
+    expect(rows.map((m) => m[2])).toHaveLength(7);
+    expect(rows[0][2]).toBe(secondId);
+    expect(rows[0][1]).toBe('regressed row-failed');
+    expect(rows[0][3]).toContain('<a class="report" href="report.html">report</a>');
+    // passed, failed, skipped (from summary.json: a skip never reaches the history), not run, regressed
+    expect([...rows[0][3].matchAll(/<td class="num[^"]*">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(['0', '1', '1', '0', '1']);
   });
 });

@@ -39,7 +39,7 @@ const records: TestRecord[] = [
 ];
 
 describe('the run digest', () => {
-  test('a table line per test, regressions with their baseline, skipped and interrupted tests, totals, files', async () => {
+  test('a table line per test, regressions with their baseline, skipped tests and tests not run, totals, files', async () => {
     await saveTestRecords(scratch, records);
     const previous = new Map([[previousKey('sweep', 'BW_GBPS', bw.labels), { value: 10, runId: 'run-a' }]]);
     const report = path.join(scratch, 'report.html');
@@ -49,7 +49,8 @@ describe('the run digest', () => {
     });
 
     expect(digest.version).toBe(SUMMARY_JSON_VERSION);
-    expect(digest.totals).toEqual({ tests: 4, passed: 1, failed: 1, skipped: 1, interrupted: 1, regressed: 1 });
+    expect(digest.totals).toEqual({ tests: 4, passed: 1, failed: 1, skipped: 1, notRun: 1, regressed: 1 });
+    expect(digest.tests.find((t) => t.testId === 'cut_short')).toMatchObject({ verdict: 'not run', failures: ['the run was interrupted (SIGINT)'] });
     const sweep = digest.tests.find((t) => t.testId === 'sweep')!;
     expect(sweep.headline).toMatchObject({ metric: 'BW_GBPS', value: 12.5, previous: { value: 10, runId: 'run-a', changePercent: 25 } });
     expect(sweep).toMatchObject({ queueSec: 0.4, runSec: 21.3 });
@@ -57,22 +58,23 @@ describe('the run digest', () => {
 
     // the terminal: what a reader of the log's tail needs, the totals and the report last
     const lines = text.trimEnd().split('\n');
-    expect(lines.find((l) => l.startsWith('PASS'))).toMatch(/^PASS\s+sweep\s+BW_GBPS\{block_size=1048576,op_type=READ\} 12\.5 GB\/s\s+\+25\.0%\s+-\s+21 s\s+0\.4 s$/);
-    expect(lines.find((l) => l.startsWith('FAIL'))).toMatch(/^FAIL\s+ct\s+AVG_LATENCY_PER_ITER_S 0\.0001235 s\s+-\s+-23\.5% REGRESSED/);
+    expect(lines.find((l) => l.startsWith('PASSED'))).toMatch(/^PASSED\s+sweep\s+BW_GBPS\{block_size=1048576,op_type=READ\} 12\.5 GB\/s\s+\+25\.0%\s+-\s+21 s\s+0\.4 s$/);
+    expect(lines.find((l) => l.startsWith('FAILED'))).toMatch(/^FAILED\s+ct\s+AVG_LATENCY_PER_ITER_S 0\.0001235 s\s+-\s+-23\.5% REGRESSED/);
     expect(text).toContain('REGRESSION ct: AVG_LATENCY_PER_ITER_S 0.0001235 s against baseline 0.0001 s (-23.5%, threshold 5.0%; baseline from 5 day(s) of post-merge history): failed the test');
     expect(text).toContain('skipped: gpu_only: needs a GPU of H200, B200; this machine has none (GPU_TYPE unset)');
-    expect(text).toContain('interrupted: cut_short; continue with: RESUME=1 <the same command>');
-    expect(lines.at(-3)).toBe(`4 test(s): 1 passed, 1 failed, 1 skipped, 1 interrupted, 1 regressed (run ${RUN})`);
+    expect(text).toMatch(/^NOT RUN\s+cut_short\s/m);
+    expect(text).toContain('not run: cut_short; continue with: RESUME=1 <the same command>');
+    expect(lines.at(-3)).toBe(`4 test(s): 1 passed, 1 failed, 1 skipped, 1 not run, 1 regressed (run ${RUN})`);
     expect(lines.at(-2)).toBe(`report: ${report}`);
     expect(lines.at(-1)).toBe(`summary: ${path.join(scratch, 'summary.md')}`);
 
     // the same digest in the run's folder
     expect(JSON.parse(readFileSync(path.join(scratch, 'summary.json'), 'utf8'))).toEqual(JSON.parse(JSON.stringify(digest)));
     const md = readFileSync(path.join(scratch, 'summary.md'), 'utf8');
-    expect(md).toContain('| PASS | sweep | BW_GBPS{block_size=1048576,op_type=READ} 12.5 GB/s | +25.0% | - | 21 s | 0.4 s |');
+    expect(md).toContain('| PASSED | sweep | BW_GBPS{block_size=1048576,op_type=READ} 12.5 GB/s | +25.0% | - | 21 s | 0.4 s |');
     expect(md).toMatch(/## Regressions\n\n- ct: AVG_LATENCY_PER_ITER_S/);
     expect(md).toMatch(/## Skipped\n\n- gpu_only: needs a GPU/);
-    expect(md).toMatch(/## Interrupted\n\n- cut_short: continue with `RESUME=1 <the same command>`/);
+    expect(md).toMatch(/## Not run\n\n- cut_short: continue with `RESUME=1 <the same command>`/);
   });
 
   test('figures keep 4 significant digits and never print 0 for a small value', () => {

@@ -23,21 +23,22 @@ const test = (testId: string, phase: TestProgress['phase'], extra: Partial<TestP
 describe('progress lines', () => {
   it('says where each test stands', () => {
     const now = at(192);
-    expect(formatTestLine(test('a', 'queued', { batch: 2 }), now)).toBe('QUEUED     a  batch 2');
-    expect(formatTestLine(test('a', 'submitted', { jobId: '17' }), now)).toBe('SUBMITTED  a  job 17');
-    expect(formatTestLine(test('a', 'pending', { jobId: '17', reason: 'Resources', since: at(71) }), now)).toBe('PENDING    a  job 17 (Resources) for 2m 01s');
-    expect(formatTestLine(test('a', 'running', { jobId: '17', nodes: ['gb-01', 'gb-02'] }), now)).toBe('RUNNING    a  job 17 on gb-01,gb-02 for 3m 12s');
-    expect(formatTestLine(test('a', 'parsing', { jobId: '17' }), now)).toBe('PARSING    a  job 17 ended, reading its logs');
-    expect(formatTestLine(test('a', 'passed', { jobId: '17' }), now)).toBe('PASSED     a  job 17');
-    expect(formatTestLine(test('a', 'failed', { jobId: '17', reason: 'concurrency 64: no result' }), now)).toBe('FAILED     a  job 17: concurrency 64: no result');
-    expect(formatTestLine(test('a', 'skipped', { reason: 'not for GB300' }), now)).toBe('SKIPPED    a  not for GB300');
+    expect(formatTestLine(test('a', 'waiting', { batch: 2 }), now)).toBe('WAITING  a  batch 2');
+    expect(formatTestLine(test('a', 'queued', { jobId: '17', reason: 'Resources', since: at(71) }), now)).toBe('QUEUED   a  job 17 (Resources), queue 2m 01s');
+    expect(formatTestLine(test('a', 'running', { jobId: '17', nodes: ['gb-01', 'gb-02'] }), now)).toBe('RUNNING  a  job 17 on gb-01,gb-02, run 3m 12s');
+    expect(formatTestLine(test('a', 'parsing', { jobId: '17' }), now)).toBe('PARSING  a  job 17 ended, reading its logs');
+    expect(formatTestLine(test('a', 'passed', { jobId: '17' }), now)).toBe('PASSED   a  job 17');
+    expect(formatTestLine(test('a', 'failed', { jobId: '17', reason: 'concurrency 64: no result' }), now)).toBe('FAILED   a  job 17: concurrency 64: no result');
+    expect(formatTestLine(test('a', 'skipped', { reason: 'not for GB300' }), now)).toBe('SKIPPED  a  not for GB300');
+    // the words of the one vocabulary (test-states.ts): a test that did not reach its end is NOT RUN
+    expect(formatTestLine(test('a', 'not run', { jobId: '17', reason: 'the run was interrupted (SIGINT)' }), now)).toBe('NOT RUN  a  job 17: the run was interrupted (SIGINT)');
   });
 
   it('sums up jobs and tests in one line', () => {
     const tests = [
-      test('q', 'queued', { batch: 2 }),
-      test('s', 'submitted', { jobId: '1' }),
-      test('p', 'pending', { jobId: '2' }),
+      test('q', 'waiting', { batch: 2 }),
+      test('s', 'queued', { jobId: '1' }),
+      test('p', 'queued', { jobId: '2' }),
       test('r', 'running', { jobId: '3' }),
       test('x', 'parsing', { jobId: '4' }),
       test('ok', 'passed', { jobId: '5' }),
@@ -45,29 +46,29 @@ describe('progress lines', () => {
       test('sk', 'skipped'),
     ];
     const summary = summarize(tests, at(725), T0);
-    expect(summary).toMatchObject({ tests: 8, queued: 1, pending: 2, running: 1, parsing: 1, passed: 1, failed: 1, skipped: 1, jobsSubmitted: 6, jobsDone: 3 });
+    expect(summary).toMatchObject({ tests: 8, waiting: 1, queued: 2, running: 1, parsing: 1, passed: 1, failed: 1, skipped: 1, jobsSubmitted: 6, jobsDone: 3 });
     expect(formatSummaryLine(summary)).toBe(
-      '[12m 05s] jobs 6 submitted, 2 pending, 1 running, 3 done | tests 8: 1 passed, 1 failed, 1 skipped, 1 parsing, 1 queued',
+      '[12m 05s] jobs 6 submitted, 2 queued, 1 running, 3 done | tests 8: 1 passed, 1 failed, 1 skipped, 1 parsing, 1 waiting',
     );
   });
 
   it('shows the most relevant tests first and counts the ones that do not fit', () => {
     const tests = [
       test('done-early', 'passed', { changed: at(10) }),
-      test('queued-3', 'queued', { batch: 3 }),
+      test('queued-3', 'waiting', { batch: 3 }),
       test('run-late', 'running', { since: at(50) }),
       test('failed', 'failed', { changed: at(40) }),
-      test('queued-2', 'queued', { batch: 2 }),
+      test('queued-2', 'waiting', { batch: 2 }),
       test('run-early', 'running', { since: at(5) }),
       test('done-late', 'passed', { changed: at(60) }),
-      test('waiting', 'pending'),
+      test('waiting', 'queued'),
     ];
     expect(selectRows(tests, 20).shown.map((t) => t.testId)).toEqual([
       'run-early', 'run-late', 'failed', 'waiting', 'queued-2', 'queued-3', 'done-late', 'done-early',
     ]);
     const { shown, more } = selectRows(tests, 4);
     expect(shown.map((t) => t.testId)).toEqual(['run-early', 'run-late', 'failed']);
-    expect(more).toBe('... 5 more (1 pending, 2 queued, 2 passed)');
+    expect(more).toBe('... 5 more (1 queued, 2 waiting, 2 passed)');
   });
 
   it('bounds a frame to the terminal: one line free, no line wider than the screen', () => {
@@ -95,8 +96,8 @@ describe('ProgressBoard in a CI log (not a TTY)', () => {
     const out = stream(false);
     const board = new ProgressBoard({ stream: out, now: () => now });
     expect(board.mode).toBe('plain');
-    board.queued('a', 1);
-    board.queued('b', 2);
+    board.waiting('a', 1);
+    board.waiting('b', 2);
     board.start(); // the plan's summary
     now = at(5);
     board.submitted('a', '4711');
@@ -113,14 +114,14 @@ describe('ProgressBoard in a CI log (not a TTY)', () => {
     board.ended('a', 'passed'); // after stop: nothing printed
     expect(out.text.join('')).toBe(
       [
-        '[0s] jobs 0 submitted, 0 pending, 0 running, 0 done | tests 2: 0 passed, 0 failed, 2 queued',
-        '[5s] SUBMITTED  a  job 4711',
-        '[5s] PENDING    a  job 4711 (Priority) for 0s',
-        '[20s] RUNNING    a  job 4711 on gb-07 for 2s',
-        '[31s] jobs 1 submitted, 0 pending, 1 running, 0 done | tests 2: 0 passed, 0 failed, 1 queued',
-        '[31s] PARSING    a  job 4711 ended, reading its logs',
-        '[31s] FAILED     a  job 4711: concurrency 64: no result',
-        '[31s] jobs 1 submitted, 0 pending, 0 running, 1 done | tests 2: 0 passed, 1 failed, 1 queued',
+        '[0s] jobs 0 submitted, 0 queued, 0 running, 0 done | tests 2: 0 passed, 0 failed, 2 waiting',
+        '[5s] QUEUED   a  job 4711, queue 0s',
+        '[5s] QUEUED   a  job 4711 (Priority), queue 0s',
+        '[20s] RUNNING  a  job 4711 on gb-07, run 2s',
+        '[31s] jobs 1 submitted, 0 queued, 1 running, 0 done | tests 2: 0 passed, 0 failed, 1 waiting',
+        '[31s] PARSING  a  job 4711 ended, reading its logs',
+        '[31s] FAILED   a  job 4711: concurrency 64: no result',
+        '[31s] jobs 1 submitted, 0 queued, 0 running, 1 done | tests 2: 0 passed, 1 failed, 1 waiting',
         '',
       ].join('\n'),
     );
@@ -130,7 +131,7 @@ describe('ProgressBoard in a CI log (not a TTY)', () => {
     const out = stream(false);
     const board = new ProgressBoard({ stream: out, now: () => T0 });
     board.jobStatus('a', { id: '9', state: 'PENDING', terminal: false, reason: 'PartitionConfig', cannotStart: 'partition gpu-x does not exist' });
-    expect(board.state('a')).toMatchObject({ phase: 'pending', reason: 'partition gpu-x does not exist' });
+    expect(board.state('a')).toMatchObject({ phase: 'queued', reason: 'partition gpu-x does not exist' });
   });
 });
 
@@ -140,17 +141,17 @@ describe('ProgressBoard on a terminal', () => {
     const out = stream(true, { rows: 5, columns: 80 });
     const board = new ProgressBoard({ stream: out, now: () => now });
     expect(board.mode).toBe('live');
-    for (let k = 0; k < 6; k++) board.queued(`t${k}`, 1);
+    for (let k = 0; k < 6; k++) board.waiting(`t${k}`, 1);
     expect(out.text).toEqual([]); // nothing printed per event on a terminal
     board.tick();
     const first = out.text[0].split('\n');
     expect(first).toHaveLength(5); // 4 lines (5 rows, one kept free) + the final newline
-    expect(first[3]).toBe('... 4 more (4 queued)');
+    expect(first[3]).toBe('... 4 more (4 waiting)');
     now = at(3);
     board.submitted('t0', '101');
     board.tick();
     // Up 4 lines to the frame's start, erase below, then the new frame in the same write.
-    expect(out.text[1].startsWith('\x1b[4F\x1b[J[3s] jobs 1 submitted, 1 pending')).toBe(true);
+    expect(out.text[1].startsWith('\x1b[4F\x1b[J[3s] jobs 1 submitted, 1 queued')).toBe(true);
     board.log('sbatch: retrying after a transient error');
     expect(out.text.slice(2, 5)).toEqual(['\x1b[4F\x1b[J', 'sbatch: retrying after a transient error\n', expect.stringMatching(/^\[3s\] jobs 1 submitted/)]);
     board.stop();

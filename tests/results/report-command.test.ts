@@ -24,7 +24,7 @@ const writeResults = async (name: string, records: TestRecord[], version = 1) =>
   await writeFile(file, JSON.stringify({ version, updated: '2025-11-03T12:00:00.000Z', records }));
   return file;
 };
-const tableRows = (html: string) => [...html.matchAll(/<tr class="row-(\w+)" data-test="([^"]*)">/g)].map((m) => `${m[2]}:${m[1]}`);
+const tableRows = (html: string) => [...html.matchAll(/<tr class="row-(\w+)" data-test="([^"]*)"/g)].map((m) => `${m[2]}:${m[1]}`);
 
 describe('disagg-bench report', () => {
   it('rebuilds report.html next to its input from results alone', async () => {

@@ -54,7 +54,7 @@ describe.skipIf(skipBrowser)('a run\'s report in headless Chromium', () => {
     expect(body).toContain('data-filter="ready"');
     expect(body).toContain('data-rendered="1"');
     const meta = /<dl class="run-meta" id="run-meta">(.*?)<\/dl>/s.exec(dom)?.[1] ?? '';
-    for (const [k, v] of [['run', 'run-2'], ['label', 'nightly'], ['run kind', 'post-merge'], ['configs at commit', '0123abc'], ['branch', 'main'], ['start', at(0)], ['end', at(14)]]) {
+    for (const [k, v] of [['run', 'run-2'], ['label', 'nightly'], ['run kind', 'post-merge'], ['configs commit', '0123abc'], ['configs branch', 'main'], ['start', at(0)], ['end', at(14)]]) {
       expect(meta).toContain(`<dt>${k}</dt><dd><code>${v}</code></dd>`);
     }
     // the trend card's title names the test and the metric (Chart.js draws it; the spec carries it)

@@ -3,7 +3,7 @@ import { renderReport } from '../../framework/results/report/render.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
 import { baselineRecords, fixtureRecords, ids } from '../fixtures/report/fixture.ts';
 
-const rows = (html: string) => [...html.matchAll(/<tr class="row-(\w+)" data-test="([^"]*)">/g)].map((m) => ({ verdict: m[1], test: m[2] }));
+const rows = (html: string) => [...html.matchAll(/<tr class="row-(\w+)" data-test="([^"]*)"/g)].map((m) => ({ verdict: m[1], test: m[2] }));
 const figures = (html: string) =>
   [...html.matchAll(/<figure class="chart" data-plot="([^"]*)" data-test="([^"]*)" data-axis="([^"]*)" data-unit="([^"]*)" data-chart="(\w+)">/g)].map(
     (m) => ({ plot: m[1], test: m[2], axis: m[3], unit: m[4], chart: m[5] }),

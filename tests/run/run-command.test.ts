@@ -106,6 +106,13 @@ describe('disagg-bench run', () => {
     expect(String(again.all)).toMatch(/history: 2 record\(s\), \d+ metric value\(s\) appended/);
     expect(existsSync(path.join(dir.outputPath, 'history.duckdb'))).toBe(true);
     expect(existsSync(path.join(firstDir, 'history.duckdb'))).toBe(false);
+    // The index of runs beside them, from the history: the second run first, each linking its own report.
+    const index = readFileSync(path.join(dir.outputPath, 'index.html'), 'utf8');
+    expect([...index.matchAll(/<tr[^>]* data-run="([^"]+)"><td class="id"><a href="([^"]+)">/g)].map((m) => [m[1], m[2]])).toEqual(
+      [second, first].map((folder) => [path.basename(folder), `${folder}/report.html`]),
+    );
+    expect(String(again.all)).toContain(`runs: ${path.join(dir.outputPath, 'index.html')}`);
+    expect(readFileSync(path.join(dir.outputPath, second, 'report.html'), 'utf8')).toContain('<a id="index-link" href="../../index.html">All runs</a>');
   });
 
   it('SIGTERM while a job runs: the job is cancelled and recorded, the test named as not run, exit 143; --resume continues it', { timeout: 600_000 }, async () => {

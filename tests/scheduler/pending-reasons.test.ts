@@ -40,11 +40,12 @@ describeCluster('pending reasons', () => {
     const lines: string[] = [];
     const stream: ProgressStream = { isTTY: false, write: (text: string) => lines.push(text) };
     const board = new ProgressBoard({ stream });
-    board.queued('t_held', 1);
+    board.waiting('t_held', 1);
     board.start();
     board.submitted('t_held', held);
     board.jobStatus('t_held', statuses.get(held)!);
     board.stop();
-    expect(lines.join('')).toMatch(new RegExp(`PENDING +t_held +job ${held} \\(JobHeldUser\\)`));
+    // in the scheduler's queue (SLURM's PENDING): the test is QUEUED, with SLURM's reason
+    expect(lines.join('')).toMatch(new RegExp(`QUEUED +t_held +job ${held} \\(JobHeldUser\\)`));
   });
 });

@@ -263,7 +263,7 @@ describe('module boundaries: runners and test types', () => {
     expect(nixl).toContain(`runners/${NEUTRAL}/job-time.ts`);
     expect(existsSync(path.join(root, 'framework/types/common'))).toBe(false);
     const placeholderUsers = edges.filter((e) => e.target === `runners/${NEUTRAL}/placeholder.ts`).map((e) => e.file);
-    expect(placeholderUsers).toEqual(expect.arrayContaining(['framework/config/resolve.ts', 'framework/scheduler/slurm.ts', 'framework/types/serving/job/job-plan.ts']));
+    expect(placeholderUsers).toEqual(expect.arrayContaining(['framework/config/resolve.ts', 'framework/scheduler/slurm.ts', 'framework/types/serving/job/plan-context.ts']));
   });
 
   it('each test type owns its job builder (framework/types/<type>/job/); runners/ holds only what runs in an allocation', () => {

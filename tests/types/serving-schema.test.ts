@@ -171,8 +171,9 @@ describe('types and forms', () => {
 
   test('commands are a non-empty string or a list of words; launch values are checked', () => {
     expect(errorsOf(baseConfig({ commands: { worker: '', client: [] } }))).toEqual(['/commands/worker minLength', '/commands/client minItems']);
-    expect(errorsOf(baseConfig({ launch: { launcher: 'ssh', base_port: 70000, container_name: 'a b' } }))).toEqual([
-      '/launch/launcher enum', '/launch/base_port maximum', '/launch/container_name pattern',
+    // A launcher's name is checked against the registered launchers by the rules (tests/scheduler/launchers.test.ts).
+    expect(errorsOf(baseConfig({ launch: { launcher: 'S S H', base_port: 70000, container_name: 'a b', engine: 'vllm' } }))).toEqual([
+      '/launch/launcher pattern', '/launch/engine enum', '/launch/base_port maximum', '/launch/container_name pattern',
     ]);
   });
 

@@ -10,8 +10,8 @@ import { historySettings, onStore, parseOptions, UsageError } from './common.ts'
 export const usage = `usage: disagg-bench history regressions [results.json|folder] [--run ID|LABEL|latest] [--kind post-merge|pre-merge|local] [--all] [--json]
   Checks one run against baselines computed from the history before it, as upstream does
   (90 days of valid post-merge values of the run's branch, or of DISAGG_BASELINE_BRANCH for a
-  pre-merge or local run; per-day mean, 3-day rolling mean, P95 / P5; thresholds from the configs,
-  DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge and 10 % otherwise). Only gating metrics can
+  pre-merge run; per-day mean, 3-day rolling mean, P95 / P5; thresholds from the configs,
+  DISAGG_REGRESSION_THRESHOLD, else 10 % pre-merge and 5 % otherwise). Only gating metrics can
   regress (each test type's headline metrics, as the run recorded them; DISAGG_GATE_METRICS for
   records that carry none), and only beyond the threshold and DISAGG_GATE_NOISE_K (3) robust
   standard deviations of the series, after DISAGG_GATE_MIN_DAYS (3) days of history.

@@ -17,11 +17,20 @@
 //   Mean throughput: 70.97 ± 7.66 GB/s, Min throughput: 62.62 GB/s, Max throughput: 75.78 GB/s (CacheEngine summary)
 //   Put throughput: 3.2 GB/s, Get throughput: 4.1 GB/s             (storage backend)
 //   All data verified successfully! / Data verification successful / Round passed
+// Precision: every throughput above is printed with 2 (pure transfer: 4) decimals. Where the same
+// log holds what it was computed from, the exact figure is recorded instead: this project's
+// kvpipe and cache-engine print the bytes of a round (`Generated N objects (B bytes each, ...)`,
+// `...; K chunks = T bytes;`) and its time with 6 decimals (`Sent N objects in S seconds`, `Stored
+// T tokens in S seconds`), so a round's THROUGHPUT is bytes / S, and the mean, std, min and max
+// over the rounds follow from those. Every other printed throughput keeps its printed value and
+// its step (Metric.rounded: 0.01 for `.2f`; x 2^30/1e9 where GB/s is converted from GiB/s), so a
+// `0.00 GB/s` from a busy host is never taken for a measurement (metrics/resolution.ts).
 // {side}: sender or receiver. A task's own log (`lmcache-task0.log` the sender, `-task1.log` the
 // receiver, as the lmcache kind keeps them) says it by its name; in one log of both sides (the
 // kvpipe command's) the last "Transfer time" / "Sent" (sender) or "Received" line before decides.
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
 import { maxOf, mean, minOf } from '../../../runners/common/stats.ts';
+import { printedStep } from '../resolution.ts';
 
 const NUM = '(\\d+(?:\\.\\d+)?|inf)';
 /** `X GB/s` or this project's `X GB/s (Y GiB/s)`. */
@@ -41,6 +50,10 @@ const RETRIEVED = new RegExp(`retrieved all (\\d+) tokens in ${NUM} seconds`);
 const TRANSFER_TIME = new RegExp(`Transfer time: ${NUM} seconds`);
 const WAIT_TIME = new RegExp(`Transfer wait time: ${NUM} seconds`);
 const ROUND_START = /(?:Starting round|^Round|\] Round) (\d+)\/\d+/;
+/** This project's kvpipe and cache-engine: the bytes one round moves. */
+const ROUND_BYTES = /Generated (\d+) objects.*?\((\d+) bytes each|\d+ chunks = (\d+) bytes/;
+/** A round's time, printed with 6 decimals, is taken for exact from 100 us up (3 significant digits). */
+const MIN_EXACT_SECONDS = 1e-4;
 const RECEIVED_OBJECTS = /Received (\d+) (?:keys and \d+ )?objects/;
 const RECEIVED_ALL = /Received all (\d+) objects/;
 const VERIFIED = /All data verified successfully!|Data verification successful|Round passed/;
@@ -60,18 +73,32 @@ const STEM: Record<string, string> = {
   Throughput: 'THROUGHPUT',
 };
 
-/** A rate as printed: [GB/s, GiB/s]. A bare value is LMCache's (GiB/s labelled GB/s). */
-function rate(value: string, gib: string | undefined): [number, number] {
-  if (gib !== undefined) return [Number(value), Number(gib)];
+/** A rate as printed: GB/s and GiB/s with the step each was rounded to. A bare value is LMCache's (GiB/s labelled GB/s). */
+interface Rate {
+  gb: number;
+  gib: number;
+  gbStep?: number;
+  gibStep?: number;
+}
+
+function rate(value: string, gib: string | undefined): Rate {
+  if (gib !== undefined) return { gb: Number(value), gib: Number(gib), gbStep: printedStep(value), gibStep: printedStep(gib) };
   const x = value === 'inf' ? Infinity : Number(value);
-  return [x * GIB_IN_GB, x];
+  const step = printedStep(value);
+  return { gb: x * GIB_IN_GB, gib: x, gbStep: step === undefined ? undefined : step * GIB_IN_GB, gibStep: step };
+}
+
+/** Population std, as the tests' np.std. */
+function std(values: number[]): number {
+  const m = mean(values);
+  return Math.sqrt(mean(values.map((v) => (v - m) ** 2)));
 }
 
 export function extractLmcacheMetrics(text: string, _spec?: MetricSpec, file?: string): ExtractResult {
   const metrics: Metric[] = [];
   const problems: string[] = [];
   const commit = { total: [] as number[], create: [] as number[], transfer: [] as number[], wait: [] as number[] };
-  const pure = { gb: [] as number[], gib: [] as number[] };
+  const pure = { gb: [] as number[], gib: [] as number[], gbStep: undefined as number | undefined, gibStep: undefined as number | undefined };
   let round = 0;
   let announced = false; // a "Starting round k" line named the round of the next Sent/Stored line
   let retrievedRound = 0;
@@ -82,16 +109,22 @@ export function extractLmcacheMetrics(text: string, _spec?: MetricSpec, file?: s
   const sideOf = () => role ?? seenSide;
   let verified = 0;
   const seen = new Set<string>();
-  const add = (name: string, value: number, unit: string, higherIsBetter: boolean | undefined, labels: Metric['labels'] = {}) => {
+  let roundBytes: number | undefined;
+  /** The exact GB/s of each round (stored, retrieved) whose bytes and time this log holds. */
+  const exactStore = new Map<number, number>();
+  const exactRetrieve = new Map<number, number>();
+  const exactOf = (seconds: number) => (roundBytes !== undefined && seconds >= MIN_EXACT_SECONDS ? roundBytes / seconds / 1e9 : undefined);
+  const exactRate = (gb: number | undefined, printed: Rate): Rate => (gb === undefined ? printed : { gb, gib: gb / GIB_IN_GB });
+  const add = (name: string, value: number, unit: string, higherIsBetter: boolean | undefined, labels: Metric['labels'] = {}, rounded?: number) => {
     // channel v2 logs its Throughput line twice (inside the send and again in main): one metric
     const key = `${name} ${JSON.stringify(labels)} ${value}`;
     if (seen.has(key)) return;
     seen.add(key);
-    metrics.push({ name, value, unit, higherIsBetter, labels });
+    metrics.push({ name, value, unit, higherIsBetter, labels, ...(rounded !== undefined && { rounded }) });
   };
-  const addRate = (stem: string, [gb, gib]: [number, number], labels: Metric['labels']) => {
-    add(`${stem}_GBPS`, gb, 'GB/s', true, labels);
-    add(`${stem}_GIBPS`, gib, 'GiB/s', true, labels);
+  const addRate = (stem: string, r: Rate, labels: Metric['labels']) => {
+    add(`${stem}_GBPS`, r.gb, 'GB/s', true, labels, r.gbStep);
+    add(`${stem}_GIBPS`, r.gib, 'GiB/s', true, labels, r.gibStep);
   };
   const thisRound = () => ({ round: Math.max(round, 1) });
 
@@ -106,28 +139,36 @@ export function extractLmcacheMetrics(text: string, _spec?: MetricSpec, file?: s
       const label = m[2] !== undefined ? 'Average' : m[1];
       const value = rate(m[3], m[4]);
       if (label === 'Pure transfer throughput') {
-        pure.gb.push(value[0]);
-        pure.gib.push(value[1]);
+        pure.gb.push(value.gb);
+        pure.gib.push(value.gib);
+        pure.gbStep = Math.max(pure.gbStep ?? 0, value.gbStep ?? 0) || undefined;
+        pure.gibStep = Math.max(pure.gibStep ?? 0, value.gibStep ?? 0) || undefined;
       } else if (label === 'Average') addRate('AVG_THROUGHPUT', value, { rounds: Number(m[2]), side: sideOf() });
       else if (label === 'Transfer throughput') addRate('TRANSFER_THROUGHPUT', value, { ...thisRound(), side: sideOf() });
-      else if (label === 'Retrieval throughput') addRate('RETRIEVAL_THROUGHPUT', value, { round: Math.max(retrievedRound, 1) });
-      else if (label === 'Throughput') addRate('THROUGHPUT', value, thisRound());
+      // where the round's bytes and time are in this log: its exact throughput, not the printed one
+      else if (label === 'Retrieval throughput') addRate('RETRIEVAL_THROUGHPUT', exactRate(exactRetrieve.get(Math.max(retrievedRound, 1)), value), { round: Math.max(retrievedRound, 1) });
+      else if (label === 'Throughput') addRate('THROUGHPUT', exactRate(exactStore.get(thisRound().round), value), thisRound());
       else addRate(STEM[label], value, {});
     } else if ((m = MEAN.exec(line))) {
-      const [mean_, std] = [rate(m[1], m[3]), rate(m[2], m[4])];
-      add('MEAN_THROUGHPUT_GBPS', mean_[0], 'GB/s', true);
-      add('MEAN_THROUGHPUT_GIBPS', mean_[1], 'GiB/s', true);
-      add('THROUGHPUT_STD_GBPS', std[0], 'GB/s', false);
-      add('THROUGHPUT_STD_GIBPS', std[1], 'GiB/s', false);
+      const [mean_, spread] = [rate(m[1], m[3]), rate(m[2], m[4])];
+      add('MEAN_THROUGHPUT_GBPS', mean_.gb, 'GB/s', true, {}, mean_.gbStep);
+      add('MEAN_THROUGHPUT_GIBPS', mean_.gib, 'GiB/s', true, {}, mean_.gibStep);
+      add('THROUGHPUT_STD_GBPS', spread.gb, 'GB/s', false, {}, spread.gbStep);
+      add('THROUGHPUT_STD_GIBPS', spread.gib, 'GiB/s', false, {}, spread.gibStep);
     } else if ((m = SENT.exec(line)) || (m = STORED.exec(line))) {
       if (!announced) round++;
       announced = false;
       seenSide = 'sender';
       const sent = line.includes('Sent ');
+      const seconds = Number(m[2]);
+      const exact = exactOf(seconds);
+      if (exact !== undefined) exactStore.set(round, exact);
       add(sent ? 'SENT_OBJECTS' : 'STORED_TOKENS', Number(m[1]), 'count', undefined, { round });
-      add(sent ? 'SEND_TIME_S' : 'STORE_TIME_S', Number(m[2]), 's', false, { round });
+      add(sent ? 'SEND_TIME_S' : 'STORE_TIME_S', seconds, 's', false, { round });
     } else if ((m = RETRIEVED.exec(line))) {
       add('RETRIEVED_TOKENS', Number(m[1]), 'count', undefined, { round: ++retrievedRound });
+      const exact = exactOf(Number(m[2]));
+      if (exact !== undefined) exactRetrieve.set(retrievedRound, exact);
       add('RETRIEVE_TIME_S', Number(m[2]), 's', false, { round: retrievedRound });
     } else if ((m = TRANSFER_TIME.exec(line))) {
       seenSide = 'sender';
@@ -135,6 +176,8 @@ export function extractLmcacheMetrics(text: string, _spec?: MetricSpec, file?: s
     } else if ((m = WAIT_TIME.exec(line))) {
       seenSide = 'receiver';
       add('TRANSFER_WAIT_TIME_S', Number(m[1]), 's', false, thisRound());
+    } else if ((m = ROUND_BYTES.exec(line))) {
+      roundBytes = m[3] !== undefined ? Number(m[3]) : Number(m[1]) * Number(m[2]);
     } else if ((m = ROUND_START.exec(line))) {
       round = Number(m[1]);
       announced = true;
@@ -157,16 +200,35 @@ export function extractLmcacheMetrics(text: string, _spec?: MetricSpec, file?: s
     add('COMMIT_TRANSFER_MS_AVG', mean(commit.transfer), 'ms', false);
     add('COMMIT_WAIT_MS_AVG', mean(commit.wait), 'ms', false);
   }
-  for (const [values, name, unit] of [
-    [pure.gb, 'PURE_THROUGHPUT_GBPS', 'GB/s'],
-    [pure.gib, 'PURE_THROUGHPUT_GIBPS', 'GiB/s'],
+  for (const [values, name, unit, step] of [
+    [pure.gb, 'PURE_THROUGHPUT_GBPS', 'GB/s', pure.gbStep],
+    [pure.gib, 'PURE_THROUGHPUT_GIBPS', 'GiB/s', pure.gibStep],
   ] as const) {
     if (values.length === 0) continue;
-    add(`${name}_AVG`, mean(values), unit, true);
-    add(`${name}_MIN`, minOf(values), unit, true);
-    add(`${name}_MAX`, maxOf(values), unit, true);
+    add(`${name}_AVG`, mean(values), unit, true, {}, step);
+    add(`${name}_MIN`, minOf(values), unit, true, {}, step);
+    add(`${name}_MAX`, maxOf(values), unit, true, {}, step);
   }
+  // Every round's throughput exact: the summary over the rounds is recomputed from them.
+  const rounds = metrics.filter((x) => x.name === 'THROUGHPUT_GBPS');
+  if (rounds.length > 0 && rounds.every((x) => x.rounded === undefined)) exactSummary(metrics, rounds.map((x) => x.value));
   if (verified > 0) add('VERIFIED_ROUNDS', verified, 'count', true);
   if (metrics.length === 0) problems.push('no LMCache transfer lines (Transfer completed / Sent N objects / Throughput / Mean throughput) in the log');
   return { metrics, problems };
+}
+
+/** The summary lines' figures (mean, std, min, max over the rounds) from the rounds' exact throughputs. */
+function exactSummary(metrics: Metric[], roundsGb: number[]): void {
+  const exact: Record<string, number> = {
+    MEAN_THROUGHPUT_GBPS: mean(roundsGb),
+    THROUGHPUT_STD_GBPS: std(roundsGb),
+    MIN_THROUGHPUT_GBPS: minOf(roundsGb),
+    MAX_THROUGHPUT_GBPS: maxOf(roundsGb),
+  };
+  for (const [name, gb] of Object.entries(exact)) exact[name.replace('_GBPS', '_GIBPS')] = gb / GIB_IN_GB;
+  for (const metric of metrics) {
+    if (!(metric.name in exact) || Object.keys(metric.labels).length > 0) continue;
+    metric.value = exact[metric.name];
+    delete metric.rounded;
+  }
 }

@@ -11,7 +11,10 @@
 // [8 experts/rank]` (each rank's mean over the rounds; avg/min/max across the ranks). Labels:
 // {mode} (+ experts_per_rank when the banner gives it) for the data plane, {operation,
 // experts_per_rank} for the table, {operation, experts_per_rank, across: 'ranks'} for the line.
+// Every figure is printed with 2 decimals (latency 1) and only that print exists: each keeps the
+// step it was rounded to (Metric.rounded), so a busy host's `avg=0.00` is no measurement.
 import type { ExtractResult, Metric } from '../metric.ts';
+import { printedStep } from '../resolution.ts';
 import { logLines } from './launch-prefix.ts';
 
 const NUM = '(-?\\d+(?:\\.\\d+)?)';
@@ -34,8 +37,11 @@ export function extractNixlEpMetrics(text: string): ExtractResult {
   let experts: number | undefined;
   let mode: string | undefined;
   let controlExperts: number | undefined;
-  const add = (name: string, value: string | number, unit: string, higherIsBetter: boolean | undefined, labels: Metric['labels']) =>
-    metrics.push({ name, value: Number(value), unit, higherIsBetter, labels: { ...labels } });
+  const add = (name: string, value: string, unit: string, higherIsBetter: boolean | undefined, labels: Metric['labels']) => {
+    // a count is exact; a printed decimal figure is rounded to its last digit
+    const rounded = unit === 'count' ? undefined : printedStep(value);
+    metrics.push({ name, value: Number(value), unit, higherIsBetter, labels: { ...labels }, ...(rounded !== undefined && { rounded }) });
+  };
   const dataLabels = (): Metric['labels'] => ({ ...(mode ? { mode } : {}), ...(experts !== undefined ? { experts_per_rank: experts } : {}) });
 
   // the data-plane test's logging format prefixes `[Node <rank>] ` (test_data_plane.py's main)

@@ -1,14 +1,17 @@
 // The digest as text: the terminal's last lines after a run, and summary.md (a Markdown table to
 // paste into a pull request or a chat). Both say the same things in the same order, ending with
-// what a reader of a log's tail needs: regressions, skipped tests, interrupted tests, the totals
+// what a reader of a log's tail needs: regressions, skipped tests, tests not run, the totals
 // and where the report is.
 import type { Digest, DigestHeadline, DigestTest } from './digest.ts';
 import { labelsText } from './digest.ts';
+import { belowResolutionText } from '../../metrics/resolution.ts';
+import { STATE_WORDS, TIME_WORDS } from '../test-states.ts';
 
 /** Regression lines the terminal shows (the headline's first); summary.md and summary.json list every one. */
 const MAX_TERMINAL_REGRESSIONS = 5;
 
-const VERDICT_WORD: Record<DigestTest['verdict'], string> = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', interrupted: 'STOP' };
+/** The verdict words of the one vocabulary (test-states.ts), as the live progress prints them. */
+const VERDICT_WORD = (verdict: DigestTest['verdict']) => STATE_WORDS[verdict].word;
 
 /** A figure as read: 4 significant digits, no exponent for everyday sizes. */
 export function figure(value: number): string {
@@ -24,7 +27,9 @@ const seconds = (s: number | undefined) => (s === undefined ? '-' : s >= 100 ? `
 function headlineText(h: DigestHeadline | undefined): string {
   if (!h) return '-';
   const labels = labelsText(h.labels);
-  return `${h.metric}${labels ? `{${labels}}` : ''} ${figure(h.value)} ${h.unit}`;
+  // printed rounded to zero: said as below its step, never as a 0
+  const value = h.belowResolution ? belowResolutionText(h) : figure(h.value);
+  return `${h.metric}${labels ? `{${labels}}` : ''} ${value} ${h.unit}`;
 }
 
 /** Change against the previous run, as a plain change of the value. */
@@ -36,7 +41,7 @@ const baselineText = (h: DigestHeadline | undefined) => (h?.baseline ? `${signed
 function totalsLine(d: Digest): string {
   const t = d.totals;
   const parts = [`${t.passed} passed`, `${t.failed} failed`, `${t.skipped} skipped`];
-  if (t.interrupted) parts.push(`${t.interrupted} interrupted`);
+  if (t.notRun) parts.push(`${t.notRun} not run`);
   parts.push(`${t.regressed} regressed`);
   return `${t.tests} test(s): ${parts.join(', ')}${d.runId ? ` (run ${d.runId})` : ''}`;
 }
@@ -52,8 +57,8 @@ function regressionLines(d: Digest): string[] {
 
 /** The tail of the terminal: one line per test, then what to act on. */
 export function digestTerminal(d: Digest): string {
-  const rows = d.tests.map((t) => [VERDICT_WORD[t.verdict], t.testId, headlineText(t.headline), previousText(t.headline), baselineText(t.headline), seconds(t.runSec), seconds(t.queueSec)]);
-  const header = ['', 'test', 'headline', 'vs previous', 'vs baseline', 'run', 'queue'];
+  const rows = d.tests.map((t) => [VERDICT_WORD(t.verdict), t.testId, headlineText(t.headline), previousText(t.headline), baselineText(t.headline), seconds(t.runSec), seconds(t.queueSec)]);
+  const header = ['', 'test', 'headline', 'vs previous', 'vs baseline', TIME_WORDS.run.word, TIME_WORDS.queue.word];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   const out = ['', `disagg-bench run digest${d.runId ? ` (${d.runId})` : ''}`, line(header), ...rows.map(line)];
@@ -63,11 +68,12 @@ export function digestTerminal(d: Digest): string {
   for (const r of regressions.slice(0, MAX_TERMINAL_REGRESSIONS)) out.push(`REGRESSION ${r}`);
   if (regressions.length > MAX_TERMINAL_REGRESSIONS) out.push(`REGRESSION ... and ${regressions.length - MAX_TERMINAL_REGRESSIONS} more regressed figure(s), every one in ${d.files.summaryMd}`);
   for (const t of d.tests.filter((x) => x.verdict === 'skipped')) out.push(`skipped: ${t.testId}: ${t.skipReason ?? 'no reason recorded'}`);
-  const interrupted = d.tests.filter((x) => x.verdict === 'interrupted');
-  if (interrupted.length > 0) out.push(`interrupted: ${interrupted.map((t) => t.testId).join(', ')}${d.resume ? `; continue with: ${d.resume}` : ''}`);
+  const notRun = d.tests.filter((x) => x.verdict === 'not run');
+  if (notRun.length > 0) out.push(`not run: ${notRun.map((t) => t.testId).join(', ')}${d.resume ? `; continue with: ${d.resume}` : ''}`);
   for (const note of d.notes) out.push(note);
   out.push(totalsLine(d));
   if (d.files.report) out.push(`report: ${d.files.report}`);
+  if (d.files.index) out.push(`runs: ${d.files.index}`);
   out.push(`summary: ${d.files.summaryMd}`);
   return out.join('\n') + '\n';
 }
@@ -80,7 +86,7 @@ export function digestMarkdown(d: Digest): string {
   if (d.start) out.push(`From ${d.start} to ${d.end}.`, '');
   out.push('| | test | headline | vs previous | vs baseline | run | queue |', '|---|---|---|---|---|---|---|');
   for (const t of d.tests) {
-    out.push(`| ${VERDICT_WORD[t.verdict]} | ${cell(t.testId)} | ${cell(headlineText(t.headline))} | ${previousText(t.headline)} | ${baselineText(t.headline)} | ${seconds(t.runSec)} | ${seconds(t.queueSec)} |`);
+    out.push(`| ${VERDICT_WORD(t.verdict)} | ${cell(t.testId)} | ${cell(headlineText(t.headline))} | ${previousText(t.headline)} | ${baselineText(t.headline)} | ${seconds(t.runSec)} | ${seconds(t.queueSec)} |`);
   }
   const section = (title: string, lines: string[]) => {
     if (lines.length > 0) out.push('', `## ${title}`, '', ...lines.map((l) => `- ${cell(l)}`));
@@ -88,8 +94,8 @@ export function digestMarkdown(d: Digest): string {
   section('Regressions', regressionLines(d));
   section('Failed', d.tests.filter((t) => t.verdict === 'failed').map((t) => `${t.testId}: ${t.failures.join('; ') || 'no reason recorded'}`));
   section('Skipped', d.tests.filter((t) => t.verdict === 'skipped').map((t) => `${t.testId}: ${t.skipReason ?? 'no reason recorded'}`));
-  section('Interrupted', d.tests.filter((t) => t.verdict === 'interrupted').map((t) => `${t.testId}${d.resume ? `: continue with \`${d.resume}\`` : ''}`));
+  section('Not run', d.tests.filter((t) => t.verdict === 'not run').map((t) => `${t.testId}${d.resume ? `: continue with \`${d.resume}\`` : ''}`));
   section('Notes', d.notes);
-  out.push('', `Results: \`${d.files.results}\`${d.files.report ? `; report: \`${d.files.report}\`` : ''}.`, '');
+  out.push('', `Results: \`${d.files.results}\`${d.files.report ? `; report: \`${d.files.report}\`` : ''}${d.files.index ? `; every run: \`${d.files.index}\`` : ''}.`, '');
   return out.join('\n');
 }

@@ -2,13 +2,17 @@
 // the previous run's values, which the history layer looks up). One line per test: verdict,
 // headline figure, its change against the previous run and against the baseline, the regression
 // mark, the job's run and queue time; then totals, regressions with their baselines, skipped tests
-// with their reasons, interrupted tests with how to continue, and where the report is. The same
+// with their reasons, tests not run with how to continue, and where the report is. The same
 // model is written as summary.json (SUMMARY_JSON_VERSION; schema in docs/run-digest.md) and
 // rendered as summary.md and the terminal's last lines (digest-text.ts).
 import type { Metric } from '../../metrics/metric.ts';
 import type { RegressionFinding, TestRecord } from '../json.ts';
+import type { RunFacts } from '../run-facts.ts';
+import { belowResolution } from '../../metrics/resolution.ts';
+import type { EndState } from '../test-states.ts';
 
-export const SUMMARY_JSON_VERSION = 1;
+/** 2: a test that did not reach its end is `not run` (totals.notRun), the word the run uses; `run` holds the run's facts. */
+export const SUMMARY_JSON_VERSION = 2;
 
 /** A headline value's previous-run value, keyed by previousKey(). */
 export type PreviousValues = ReadonlyMap<string, { value: number; runId: string }>;
@@ -17,7 +21,8 @@ export const labelsText = (labels: Metric['labels']) => Object.entries(labels).m
 export const previousKey = (testId: string, metric: string, labels: Metric['labels']) =>
   `${testId}\u0000${metric}\u0000${JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)))}`;
 
-export type DigestVerdict = 'passed' | 'failed' | 'skipped' | 'interrupted';
+/** How a test ended, in the one vocabulary (test-states.ts). */
+export type DigestVerdict = EndState;
 
 export interface DigestHeadline {
   metric: string;
@@ -25,6 +30,10 @@ export interface DigestHeadline {
   value: number;
   unit: string;
   higherIsBetter?: boolean;
+  /** The step the value was printed rounded to (Metric.rounded); absent: exact. */
+  rounded?: number;
+  /** Printed rounded to zero: no measurement, so no change against anything is stated. */
+  belowResolution?: boolean;
   /** The same figure in the run before this one (from the history). */
   previous?: { value: number; runId: string; changePercent: number };
   /** The baseline the history computed for it, and the change as upstream states it (positive = better). */
@@ -58,21 +67,24 @@ export interface DigestRegression extends RegressionFinding {
 export interface Digest {
   version: typeof SUMMARY_JSON_VERSION;
   runId?: string;
+  /** What the run is beside its tests: kind, label, commits of the configs and of disagg-bench, scheduler, GPU type, span. */
+  run?: RunFacts;
   generated: string;
   start?: string;
   end?: string;
-  totals: { tests: number; passed: number; failed: number; skipped: number; interrupted: number; regressed: number };
+  totals: { tests: number; passed: number; failed: number; skipped: number; notRun: number; regressed: number };
   tests: DigestTest[];
   regressions: DigestRegression[];
-  /** How to continue the interrupted tests (a command line). */
+  /** How to continue the tests not run (a command line). */
   resume?: string;
-  files: { results: string; report?: string; summaryMd: string; summaryJson: string };
+  files: { results: string; report?: string; index?: string; summaryMd: string; summaryJson: string };
   /** Lines the run wants said beside the table (the history's store, a report that failed). */
   notes: string[];
 }
 
 export interface DigestInput {
   runId?: string;
+  facts?: RunFacts;
   /** The run's tests, in the order run: each one's latest record, or none (it did not reach its end). */
   tests: { testId: string; record?: TestRecord; interrupted?: string }[];
   previous?: PreviousValues;
@@ -82,7 +94,7 @@ export interface DigestInput {
   now?: Date;
 }
 
-const percentChange = (value: number, from: number) => (from === 0 ? 0 : ((value - from) / Math.abs(from)) * 100);
+const percentChange = (value: number, from: number) => ((value - from) / Math.abs(from)) * 100;
 
 function headlineOf(record: TestRecord, previous: PreviousValues | undefined): DigestHeadline | undefined {
   const findings = record.regression?.findings ?? [];
@@ -94,13 +106,19 @@ function headlineOf(record: TestRecord, previous: PreviousValues | undefined): D
   const metric = record.metrics.find((m) => m.name === ref.name && sameKey(m, ref.labels));
   if (!metric) return undefined;
   const finding = findings.find((f) => f.metric === metric.name && sameKey(f, metric.labels));
-  const before = previous?.get(previousKey(record.testId, metric.name, metric.labels));
+  const below = belowResolution(metric);
+  // no change from or to a figure rounded to zero: -100 % from a busy host's `0.00` is no news
+  const earlier = previous?.get(previousKey(record.testId, metric.name, metric.labels));
+  // ...nor from a zero (an older run's unmarked `0.00`): a change from nothing has no percent
+  const before = below || earlier?.value === 0 || (earlier && belowResolution({ value: earlier.value, rounded: metric.rounded })) ? undefined : earlier;
   return {
     metric: metric.name,
     labels: metric.labels,
     value: metric.value,
     unit: metric.unit,
     higherIsBetter: metric.higherIsBetter,
+    ...(metric.rounded !== undefined && { rounded: metric.rounded }),
+    ...(below && { belowResolution: true }),
     ...(before && { previous: { ...before, changePercent: percentChange(metric.value, before.value) } }),
     ...(finding && { baseline: { value: finding.baseline, diffPercent: finding.diffPercent, thresholdPercent: finding.threshold * 100, days: finding.days } }),
     regression: !!finding?.regression,
@@ -110,7 +128,7 @@ function headlineOf(record: TestRecord, previous: PreviousValues | undefined): D
 function testOf(entry: DigestInput['tests'][number], previous: PreviousValues | undefined): DigestTest {
   const r = entry.record;
   if (!r || entry.interrupted) {
-    return { testId: entry.testId, type: r?.type ?? '', category: r?.category ?? '', verdict: 'interrupted', regressed: false, jobId: r?.jobId ?? null, failures: entry.interrupted ? [entry.interrupted] : [] };
+    return { testId: entry.testId, type: r?.type ?? '', category: r?.category ?? '', verdict: 'not run', regressed: false, jobId: r?.jobId ?? null, failures: entry.interrupted ? [entry.interrupted] : [] };
   }
   return {
     testId: r.testId,
@@ -143,15 +161,19 @@ export function buildDigest(input: DigestInput): Digest {
   );
   const starts = records.map((r) => r.timing.start).sort();
   const ends = records.map((r) => r.timing.end).sort();
+  const gpuTypes = [...new Set(records.map((r) => r.gpuType).filter((g): g is string => !!g))].join(', ');
+  const span = starts.length > 0 ? { start: starts[0], end: ends[ends.length - 1] } : {};
+  const run: RunFacts | undefined = input.facts && { ...input.facts, ...(gpuTypes && !input.facts.gpuType && { gpuType: gpuTypes }), ...span };
   return {
     version: SUMMARY_JSON_VERSION,
     ...(input.runId && { runId: input.runId }),
+    ...(run && { run }),
     generated: (input.now ?? new Date()).toISOString(),
-    ...(starts.length > 0 && { start: starts[0], end: ends[ends.length - 1] }),
-    totals: { tests: tests.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), interrupted: count('interrupted'), regressed: tests.filter((t) => t.regressed).length },
+    ...span,
+    totals: { tests: tests.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), notRun: count('not run'), regressed: tests.filter((t) => t.regressed).length },
     tests,
     regressions,
-    ...(count('interrupted') > 0 && input.resume && { resume: input.resume }),
+    ...(count('not run') > 0 && input.resume && { resume: input.resume }),
     files: input.files,
     notes: input.notes ?? [],
   };

@@ -7,6 +7,7 @@ import { readRecordsSync, readResults, RESULTS_JSON_FILE, type TestRecord } from
 import { writeWhole, writeWholeSync } from '../../../runners/common/write-whole.ts';
 import { buildDigest, type Digest, type PreviousValues } from './digest.ts';
 import { digestMarkdown, digestTerminal } from './digest-text.ts';
+import type { RunFacts } from '../run-facts.ts';
 
 export const SUMMARY_MD_FILE = 'summary.md';
 export const SUMMARY_JSON_FILE = 'summary.json';
@@ -21,6 +22,10 @@ export interface RunDigestInput {
   interrupted?: ReadonlyMap<string, string>;
   /** The report written for the run, if any. */
   report?: string;
+  /** The index of runs (index.html) the run's end writes, if any. */
+  index?: string;
+  /** What the run is beside its tests (commits, scheduler...), kept in summary.json. */
+  facts?: RunFacts;
   previous?: PreviousValues;
   /** A command line that continues the interrupted tests. */
   resume?: string;
@@ -41,11 +46,13 @@ function digestOf(records: TestRecord[], input: RunDigestInput): Digest {
   const files = {
     results: path.join(input.resultsFolder, RESULTS_JSON_FILE),
     ...(input.report && { report: input.report }),
+    ...(input.index && { index: input.index }),
     summaryMd: path.join(input.resultsFolder, SUMMARY_MD_FILE),
     summaryJson: path.join(input.resultsFolder, SUMMARY_JSON_FILE),
   };
   return buildDigest({
     runId: input.runId,
+    facts: input.facts,
     tests: input.testIds.map((testId) => ({ testId, record: recordOfRun(records, testId, input.runId), interrupted: input.interrupted?.get(testId) })),
     previous: input.previous,
     files,

@@ -3,6 +3,7 @@ import { readAndMergeResults } from './load.ts';
 import { renderReport, type RenderedReport } from './render.ts';
 import { writeWhole } from '../../../runners/common/write-whole.ts';
 import type { TrendInput } from './trends.ts';
+import type { RunFacts } from '../run-facts.ts';
 
 export interface BuildReportOptions {
   /** results.json files, or folders holding one; merged in order (later wins on the same test and job). */
@@ -15,6 +16,10 @@ export interface BuildReportOptions {
   threshold?: number;
   /** The trend section's data (framework/history/trends.ts), when there is a history. */
   trends?: TrendInput;
+  /** The run's own facts for the header (commits, scheduler...). */
+  facts?: RunFacts;
+  /** index.html of the runs, relative to the report, when there is one. */
+  indexLink?: string;
 }
 
 /** Writes the report through a temporary file, so a reader never sees half a page. */
@@ -32,6 +37,8 @@ export async function buildReport(options: BuildReportOptions): Promise<Rendered
     sources: options.inputs,
     baselineSources: options.baseline,
     trends: options.trends,
+    facts: options.facts,
+    indexLink: options.indexLink,
   });
   await writeReportFile(options.output, report.html);
   return { ...report, file: options.output };

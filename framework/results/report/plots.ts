@@ -23,6 +23,7 @@
 import type { Metric } from '../../metrics/metric.ts';
 import type { TestRecord } from '../json.ts';
 import { metricKey } from './metric-key.ts';
+import { belowResolution } from '../../metrics/resolution.ts';
 
 export const AXIS_PRIORITY = ['block_size', 'concurrency', 'pattern', 'rank'] as const;
 /** Identity-like labels: their values name things, so bars rather than a line through them. */
@@ -171,7 +172,7 @@ export function planPlots(records: TestRecord[], baseline?: Map<string, TestReco
   const plots: PlotSpec[] = [];
   for (const record of records) {
     const before = baseline?.get(record.testId);
-    const beforeValues = new Map((before?.metrics ?? []).map((m) => [metricKey(m), m.value]));
+    const beforeValues = new Map((before?.metrics ?? []).filter((m) => !belowResolution(m)).map((m) => [metricKey(m), m.value]));
     for (const group of groupMetrics(record.metrics)) {
       const xs = axisValues(group);
       const index = new Map(xs.map((x, k) => [String(x), k]));
@@ -182,11 +183,13 @@ export function planPlots(records: TestRecord[], baseline?: Map<string, TestReco
         const old: (number | null)[] = xs.map(() => null);
         for (const p of points) {
           const k = index.get(String(p.labels[group.axis]))!;
-          values[k] = p.value;
+          // a figure printed rounded to zero (Metric.rounded) is no point on a curve: a gap
+          values[k] = belowResolution(p) ? null : p.value;
           old[k] = beforeValues.get(metricKey(p)) ?? null;
         }
         // A series of nothing but zeros is a figure printed rounded below its resolution (a tool's
-        // `0.00 GB/s`), not a measurement: it is not drawn (the tests table still lists the values).
+        // `0.00 GB/s`, from a log of an older version that kept no step), not a measurement: it is
+        // not drawn (the tests table still lists the values).
         if (values.every((v) => v === null || v === 0)) continue;
         const hidden = !visible.has(name);
         series.push({ name, metric, values, hidden, baseline: false });

@@ -9,8 +9,9 @@ import { latestPerTest } from './load.ts';
 import { planPlots, type PlotSpec } from './plots.ts';
 import { plotsSection } from './plots-section.ts';
 import { pageHtml } from './template.ts';
+import type { RunFacts } from '../run-facts.ts';
 import { testsTable } from './tests-table.ts';
-import { trendPlots, type TrendInput } from './trends.ts';
+import { drawableTrends, trendPlots, type TrendInput } from './trends.ts';
 import { trendSection } from './trend-section.ts';
 
 export const REPORT_FILE = 'report.html';
@@ -29,6 +30,10 @@ export interface ReportInput {
   title?: string;
   /** Series from the performance history, when the run keeps one (framework/history/trends.ts). */
   trends?: TrendInput;
+  /** What the run is beside its tests (commits, scheduler...), for the header. */
+  facts?: RunFacts;
+  /** The index of runs (index.html), linked from the header, relative to the report. */
+  indexLink?: string;
 }
 
 export interface RenderedReport {
@@ -37,21 +42,30 @@ export interface RenderedReport {
   comparison?: Comparison;
 }
 
-/** The run(s) the records came from: id, label, kind, the configs' commit and branch, GPU type, span. */
-function runMetadata(records: TestRecord[]): string {
+/**
+ * The run(s) the records came from: id, label, kind, scheduler, GPU type, the commit and branch of
+ * the configs (WORK_DIR) and of disagg-bench itself, start and end. What the records say comes
+ * first (a folder Vitest wrote into run after run holds several runs); the run's own facts (given
+ * at the run's end, or read back from its summary.json) say the rest.
+ */
+function runMetadata(records: TestRecord[], facts: RunFacts = {}): string {
   const distinct = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => !!v))].join(', ');
   const ran = records.filter((r) => r.verdict !== 'skipped');
   const starts = ran.map((r) => r.timing.start).sort();
   const ends = ran.map((r) => r.timing.end).sort();
-  const items: [string, string][] = [
-    ['run', distinct(records.map((r) => r.run?.id))],
-    ['label', distinct(records.map((r) => r.run?.label))],
-    ['run kind', distinct(records.map((r) => r.run?.kind))],
-    ['configs at commit', distinct(records.map((r) => r.run?.commit))],
-    ['branch', distinct(records.map((r) => r.run?.branch))],
-    ['GPU type', distinct(records.map((r) => r.gpuType))],
-    ['start', starts[0] ?? ''],
-    ['end', ends.at(-1) ?? ''],
+  const items: [string, string | undefined][] = [
+    ['run', distinct(records.map((r) => r.run?.id)) || facts.runId],
+    ['label', distinct(records.map((r) => r.run?.label)) || facts.label],
+    ['run kind', distinct(records.map((r) => r.run?.kind)) || facts.kind],
+    ['scheduler', facts.scheduler],
+    ['GPU type', distinct(records.map((r) => r.gpuType)) || facts.gpuType],
+    ['configs commit', distinct(records.map((r) => r.run?.commit)) || facts.configs?.commit],
+    ['configs branch', distinct(records.map((r) => r.run?.branch)) || facts.configs?.branch],
+    ['disagg-bench commit', facts.project?.commit],
+    ['disagg-bench branch', facts.project?.branch],
+    ['disagg-bench version', facts.project?.version],
+    ['start', starts[0] ?? facts.start],
+    ['end', ends.at(-1) ?? facts.end],
   ];
   const shown = items.filter(([, v]) => v).map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd><code>${escapeHtml(v)}</code></dd>`);
   return `<dl class="run-meta" id="run-meta">${shown.join('')}</dl>`;
@@ -67,7 +81,8 @@ function header(input: ReportInput, comparison: Comparison | undefined): string 
     : '';
   return [
     `<header><h1>${escapeHtml(input.title ?? 'disagg-bench report')}</h1>`,
-    runMetadata(input.records),
+    input.indexLink ? `<p class="meta"><a id="index-link" href="${escapeHtml(input.indexLink)}">All runs</a></p>` : '',
+    runMetadata(input.records, input.facts),
     `<p class="meta">Generated ${escapeHtml((input.generatedAt ?? new Date()).toISOString())} on ${escapeHtml(hostname())}` +
       `${sources ? ` from ${sources}` : ''}${hosts.length ? ` · hosts ${escapeHtml(hosts.join(', '))}` : ''}` +
       `${gpus.length ? ` · GPU ${escapeHtml(gpus.join(', '))}` : ''}</p>`,
@@ -83,8 +98,9 @@ export function renderReport(input: ReportInput): RenderedReport {
   const sections = [header(input, comparison), testsTable(input.records, plotHtml.anchors)];
   if (comparison) sections.push(comparisonSection(comparison, input.baselineSources ?? []));
   // The trend section sits right after the tests: its regressions are the run's news.
-  const trends = input.trends ? trendPlots(input.trends) : [];
-  if (input.trends) sections.splice(2, 0, trendSection(input.trends, trends));
+  const drawable = input.trends && drawableTrends(input.trends);
+  const trends = drawable ? trendPlots(drawable) : [];
+  if (drawable) sections.splice(2, 0, trendSection(drawable, trends));
   sections.push(plotHtml.html);
   const html = pageHtml({ title: input.title ?? 'disagg-bench report', sections, data: { plots: [...plots, ...trends] } });
   return { html, plots, comparison };

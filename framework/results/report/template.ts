@@ -6,7 +6,8 @@ import { escapeHtml, jsonForScript } from './escape.ts';
 
 const PAGE_SCRIPT = readFileSync(new URL('./page-script.js', import.meta.url), 'utf8');
 
-const STYLE = `
+/** The report's styles; the index of runs (results/index/) uses them too. */
+export const STYLE = `
 :root { --fg: #1d232a; --muted: #5b6670; --line: #d9dee3; --pass: #1a7f37; --fail: #c62828; --skip: #8a6d00; --bg2: #f6f8fa; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); margin: 0; padding: 20px 28px 40px; }
@@ -29,6 +30,7 @@ dl.run-meta { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 0 0 10px; }
 dl.run-meta dt { color: var(--muted); }
 dl.run-meta dd { margin: 0 0 0 -12px; }
 p.filter input { width: 24em; padding: 4px; }
+table.runs tr.regressed td { background: #fff5f5; } table.runs td.flag { color: var(--fail); }
 table.inner { width: auto; margin: 6px 0; } table.inner td, table.inner th { padding: 2px 8px; font-size: 12.5px; }
 tr.regression td { background: #ffe9e9; } tr.regression td.change { color: var(--fail); font-weight: 700; }
 tr.improvement td.change, tr.improvement td.flag { color: var(--pass); font-weight: 700; }

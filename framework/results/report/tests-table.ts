@@ -5,7 +5,11 @@ import { pathToFileURL } from 'node:url';
 import type { TestRecord } from '../json.ts';
 import { formatDuration } from '../test-timing.ts';
 import { escapeHtml } from './escape.ts';
-import { formatNumber } from './format.ts';
+import { formatMetricValue } from './format.ts';
+import { END_STATE_ORDER, END_STATES, TIME_WORDS } from '../test-states.ts';
+
+/** The verdicts a record can hold (a test not run has no record). */
+const RECORD_VERDICTS = END_STATES.filter((v) => v !== 'not run');
 import { formatLabels } from './metric-key.ts';
 
 function metricsTable(record: TestRecord): string {
@@ -13,7 +17,7 @@ function metricsTable(record: TestRecord): string {
   const rows = record.metrics.map(
     (m) =>
       `<tr><td><code>${escapeHtml(m.name)}</code></td><td><code>${escapeHtml(formatLabels(m.labels))}</code></td>` +
-      `<td class="num">${escapeHtml(formatNumber(m.value))}</td><td>${escapeHtml(m.unit)}</td></tr>`,
+      `<td class="num"${m.rounded === undefined ? '' : ` title="printed rounded to ${m.rounded}"`}>${escapeHtml(formatMetricValue(m))}</td><td>${escapeHtml(m.unit)}</td></tr>`,
   );
   return `<table class="inner"><thead><tr><th>Metric</th><th>Labels</th><th>Value</th><th>Unit</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
@@ -52,29 +56,43 @@ function headlineCell(record: TestRecord): string {
   const m = ref && record.metrics.find((x) => x.name === ref.name && formatLabels(x.labels) === formatLabels(ref.labels));
   if (!m) return '—';
   const labels = formatLabels(m.labels);
-  return `<code>${escapeHtml(m.name)}</code>${labels ? ` <span class="meta">${escapeHtml(labels)}</span>` : ''} <b>${escapeHtml(formatNumber(m.value))}</b> ${escapeHtml(m.unit)}`;
+  return `<code>${escapeHtml(m.name)}</code>${labels ? ` <span class="meta">${escapeHtml(labels)}</span>` : ''} <b>${escapeHtml(formatMetricValue(m))}</b> ${escapeHtml(m.unit)}`;
 }
 
-/** Job run and queue time (the scheduler's start and end) when known, else the test's span. */
+/** Job run and queue time (the scheduler's start and end, in the words of test-states.ts) when known, else the test's span. */
 function timesCell(record: TestRecord): string {
   const run = record.job?.runSec;
   if (run === undefined) return escapeHtml(formatDuration(record.timing.durationSec));
   const queue = record.job?.queueSec;
-  return `${escapeHtml(formatDuration(run))}${queue === undefined ? '' : ` <span class="meta">+ ${escapeHtml(formatDuration(queue))} queued</span>`}`;
+  return `${escapeHtml(formatDuration(run))}${queue === undefined ? '' : ` <span class="meta">${TIME_WORDS.queue.word} ${escapeHtml(formatDuration(queue))}</span>`}`;
 }
 
-/** Filter and search over the rows (the page script wires them; without it every row shows). */
+/** Filter, search and sort over the rows (the page script wires them; without it every row shows, in run order). */
 const FILTER = '<p class="filter"><input type="search" id="test-filter" placeholder="Search tests (id, type, reason)" aria-label="Search tests"> ' +
-  '<select id="verdict-filter" aria-label="Verdict"><option value="">every verdict</option><option>passed</option><option>failed</option><option>skipped</option></select> ' +
+  `<select id="verdict-filter" aria-label="Verdict"><option value="">every verdict</option>${RECORD_VERDICTS.map((v) => `<option>${v}</option>`).join('')}</select> ` +
+  '<label class="meta">sort by <select id="test-sort" aria-label="Sort tests"><option value="">run order</option><option value="name">name</option>' +
+  '<option value="verdict">verdict (failed first)</option><option value="change">headline change (worst first)</option></select></label> ' +
   '<span class="meta" id="filter-count"></span></p>';
+
+/**
+ * The headline's change against its baseline from the history (percent, + = better), the sort's
+ * key; absent when the headline was not checked or was below its printed resolution.
+ */
+function headlineChange(record: TestRecord): number | undefined {
+  const ref = record.headline?.[0];
+  if (!ref) return undefined;
+  const finding = record.regression?.findings.find((f) => f.metric === ref.name && formatLabels(f.labels) === formatLabels(ref.labels));
+  return finding && Number.isFinite(finding.diffPercent) ? finding.diffPercent : undefined;
+}
 
 /** `plotAnchors`: test id -> the id of its plots section, for a link from the row. */
 export function testsTable(records: TestRecord[], plotAnchors: Map<string, string>): string {
   const rows = records.map((r) => {
     const anchor = plotAnchors.get(r.testId);
     const id = anchor ? `<a href="#${escapeHtml(anchor)}">${escapeHtml(r.testId)}</a>` : escapeHtml(r.testId);
+    const change = headlineChange(r);
     return (
-      `<tr class="row-${escapeHtml(r.verdict)}" data-test="${escapeHtml(r.testId)}">` +
+      `<tr class="row-${escapeHtml(r.verdict)}" data-test="${escapeHtml(r.testId)}" data-verdict-rank="${END_STATE_ORDER[r.verdict] ?? END_STATES.length}"${change === undefined ? '' : ` data-change="${change}"`}>` +
       `<td class="id">${id}</td><td>${escapeHtml(r.type)}</td><td>${escapeHtml(r.category)}</td>` +
       `<td class="verdict verdict-${escapeHtml(r.verdict)}">${escapeHtml(r.verdict)}</td>` +
       `<td><code>${escapeHtml(r.jobId ?? '—')}</code></td><td>${escapeHtml(r.schedulerState ?? '—')}</td>` +
@@ -84,7 +102,7 @@ export function testsTable(records: TestRecord[], plotAnchors: Map<string, strin
   });
   return (
     `<section id="tests"><h2>Tests</h2>${FILTER}<table class="tests"><thead><tr>` +
-    '<th>Test</th><th>Type</th><th>Category</th><th>Verdict</th><th>Job</th><th>Scheduler state</th><th>Headline</th><th>Run time</th><th>Logs</th><th>Details</th>' +
+    `<th>Test</th><th>Type</th><th>Category</th><th>Verdict</th><th>Job</th><th>Scheduler state</th><th>Headline</th><th>${TIME_WORDS.run.word} time (${TIME_WORDS.queue.word})</th><th>Logs</th><th>Details</th>` +
     `</tr></thead><tbody>${rows.join('\n')}</tbody></table></section>`
   );
 }

@@ -1,7 +1,7 @@
 // The report's section "Trends against the history": a table of the charted metrics (regressions
 // first: value, baseline, threshold, change) and one chart each (trends.ts makes their specs).
 import { escapeHtml } from './escape.ts';
-import { formatNumber } from './format.ts';
+import { formatMetricValue, formatNumber } from './format.ts';
 import { formatLabels } from './metric-key.ts';
 import { figure, type PlotSpec } from './plots-section.ts';
 import type { TrendInput } from './trends.ts';
@@ -22,7 +22,7 @@ export function trendSection(input: TrendInput, plots: PlotSpec[]): string {
   const rows = input.charts.map(
     (c, k) =>
       `<tr class="${c.regression ? 'regression' : ''}" data-trend="${escapeHtml(plots[k].id)}"><td class="id">${escapeHtml(c.testId)}</td><td><code>${escapeHtml(c.metric)}</code></td>` +
-      `<td><code>${escapeHtml(formatLabels(c.labels))}</code></td><td class="num">${escapeHtml(formatNumber(c.points.find((p) => p.current)?.value ?? NaN))}</td>` +
+      `<td><code>${escapeHtml(formatLabels(c.labels))}</code></td><td class="num">${escapeHtml(formatMetricValue({ value: c.points.find((p) => p.current)?.value ?? NaN, rounded: c.rounded }))}</td>` +
       `<td class="num">${c.baseline === undefined ? '—' : escapeHtml(formatNumber(c.baseline))}</td><td>${escapeHtml(c.unit)}</td>` +
       `<td class="num">${c.threshold === undefined ? '—' : `${escapeHtml(formatNumber(c.threshold * 100))}%`}</td>` +
       `<td class="num change">${c.diffPercent === undefined ? '—' : `${c.diffPercent > 0 ? '+' : ''}${c.diffPercent.toFixed(2)}%`}</td>` +

@@ -5,6 +5,7 @@
 import type { Metric } from '../../metrics/metric.ts';
 import { formatLabels } from './metric-key.ts';
 import type { PlotSeries, PlotSpec } from './plots.ts';
+import { belowResolution } from '../../metrics/resolution.ts';
 
 export interface TrendPoint {
   tsMs: number;
@@ -28,6 +29,8 @@ export interface TrendChart {
   /** Percent, positive = better. */
   diffPercent?: number;
   regression: boolean;
+  /** The step this run's value was printed rounded to (Metric.rounded): values below it are no points. */
+  rounded?: number;
 }
 
 export interface TrendInput {
@@ -46,13 +49,27 @@ export function thresholdLimit(chart: TrendChart): number | undefined {
   return chart.baseline * (chart.higherIsBetter ? 1 - chart.threshold : 1 + chart.threshold);
 }
 
+/** A point's value, or null where it was printed rounded to zero (no measurement). */
+const measured = (chart: TrendChart, value: number) => (belowResolution({ value, rounded: chart.rounded }) ? null : value);
+
+/** A chart with something to draw: at least one of its points is a measurement. */
+export function hasMeasuredPoint(chart: TrendChart): boolean {
+  return chart.points.some((p) => measured(chart, p.value) !== null);
+}
+
+/** The trend charts worth drawing: a series rounded to zero throughout is no chart (trend-section.ts lists the rest). */
+export function drawableTrends(input: TrendInput): TrendInput {
+  const charts = input.charts.filter(hasMeasuredPoint);
+  return charts.length === input.charts.length ? input : { ...input, charts, ...(charts.length === 0 && { note: 'Every charted figure was printed rounded to zero: nothing to draw.' }) };
+}
+
 export function trendPlots(input: TrendInput): PlotSpec[] {
   return input.charts.map((chart, k) => {
     const flat = (v: number | undefined) => chart.points.map(() => v ?? null);
     const limit = thresholdLimit(chart);
     const series: PlotSeries[] = [
-      { name: chart.metric, metric: chart.metric, values: chart.points.map((p) => p.value), hidden: false, baseline: false },
-      { name: 'this run', metric: chart.metric, values: chart.points.map((p) => (p.current ? p.value : null)), hidden: false, baseline: false, emphasis: true },
+      { name: chart.metric, metric: chart.metric, values: chart.points.map((p) => measured(chart, p.value)), hidden: false, baseline: false },
+      { name: 'this run', metric: chart.metric, values: chart.points.map((p) => (p.current ? measured(chart, p.value) : null)), hidden: false, baseline: false, emphasis: true },
     ];
     if (chart.baseline !== undefined) series.push({ name: 'baseline', metric: chart.metric, values: flat(chart.baseline), hidden: false, baseline: true });
     if (limit !== undefined) series.push({ name: `threshold ${((chart.threshold ?? 0) * 100).toFixed(1)}%`, metric: chart.metric, values: flat(limit), hidden: false, baseline: true });

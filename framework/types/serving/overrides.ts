@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { EnvOverride } from '../../contract/test-type.ts';
 import { filledValue } from '../../../runners/common/placeholder.ts';
-import { commandEnvVars, commandKinds } from './job/engine-defaults.ts';
+import { commandEnvVars, commandKinds } from './job/commands.ts';
 
 function section(config: Record<string, unknown>, name: string): Record<string, unknown> {
   const value = config[name];
@@ -42,6 +42,6 @@ export const servingEnvOverrides: EnvOverride[] = [
   { path: ['environment', 'work_dir'], env: 'SCRIPT_DIR' },
   // Upstream's accuracy configs leave `HF_HOME: <hf_home_path>` for HF_HOME_DIR (utils/common.py).
   { path: ['accuracy', 'env_var', 'HF_HOME'], env: 'HF_HOME_DIR' },
-  // Replace the serving stack's commands for a whole run (job/engine-defaults.ts).
+  // Replace the serving stack's commands for a whole run (job/commands.ts).
   ...commandKinds.map((kind): EnvOverride => ({ path: ['commands', kind], env: commandEnvVars[kind] })),
 ];

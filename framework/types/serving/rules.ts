@@ -6,9 +6,10 @@ import type { KeyPath, RuleViolation } from '../../contract/test-type.ts';
 import { checkRegexSpec } from '../../metrics/extractors/regex.ts';
 import { parseReferences } from '../../metrics/references.ts';
 import { isPlaceholder } from '../../../runners/common/placeholder.ts';
-import { DEFAULT_BASE_PORT, DEFAULT_ROUTER_PORT, packingProblem } from './job/allocation.ts';
+import { configPorts, packingProblem } from './job/allocation.ts';
+import { findLauncher, launcherNames } from '../../scheduler/launch/launchers.ts';
 import { templatePlaceholders } from './job/command-template.ts';
-import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from './job/engine-defaults.ts';
+import { clientPresets, commandKinds, commandPlaceholders, warmupPresets } from './job/commands.ts';
 import {
   accuracyTasks, launchesContextServers, TASK_NAME, mtpLayers, parseConcurrencyList, servingConfig, worldSize,
   type ServingConfig, type WorkerConfig,
@@ -121,8 +122,7 @@ const serverShapes: Rule = (config) => {
 
 /** Worker ports (base_port + i) stay valid and clear of the router's port. */
 const ports: Rule = (config) => {
-  const base = config.launch?.base_port ?? DEFAULT_BASE_PORT;
-  const router = config.launch?.router_port ?? DEFAULT_ROUTER_PORT;
+  const { base, router } = configPorts(config);
   const servers = config.hardware.num_gen_servers + (launchesContextServers(config.benchmark.mode) ? config.hardware.num_ctx_servers : 0);
   const last = base + servers - 1;
   if (last > 65535) return [violation(['launch', 'base_port'], `${base} + ${servers} servers runs past port 65535`)];
@@ -242,8 +242,18 @@ const unsupportedRequests: Rule = (config) => {
   return out;
 };
 
+/**
+ * launch.launcher: `direct` or a launcher registered when the config is validated (a site's own,
+ * registered from its code, included: the schema cannot list those).
+ */
+const launcherRule: Rule = (config) => {
+  const name = config.launch?.launcher;
+  if (name === undefined || name === 'direct' || findLauncher(name)) return [];
+  return [violation(['launch', 'launcher'], `no launcher is registered as ${JSON.stringify(name)}; expected direct or one of ${launcherNames().join(', ')}`)];
+};
+
 const rules: Rule[] = [
-  mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, shellStrings, commandTemplates,
+  mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, launcherRule, shellStrings, commandTemplates,
   metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, clientRequirements,
 ];
 

@@ -6,6 +6,7 @@ import type { JsonSchema } from '../../contract/test-type.ts';
 import { TASK_NAME, benchmarkModes } from './serving-config.ts';
 import { secondsSchema } from '../../../runners/common/number-bounds.ts';
 import { regressionSchema } from '../../metrics/regression-thresholds.ts';
+import { engineNames } from './engines/engines.ts';
 
 const str = { type: 'string' };
 const nonEmpty = { type: 'string', minLength: 1 };
@@ -248,7 +249,10 @@ export function servingSchema(title: string): JsonSchema {
       }),
       commands: section({ worker: commandTemplate, router: commandTemplate, client: commandTemplate, warmup: commandTemplate, accuracy: commandTemplate }),
       launch: section({
-        launcher: { enum: ['srun', 'direct'] },
+        // direct: no launcher (the local one); else a registered launcher (srun, local, mpirun...),
+        // which the rules check: one registered from a site's own code comes after this schema.
+        launcher: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' },
+        engine: { enum: engineNames() },
         mpi: { type: ['string', 'null'], pattern: '^[A-Za-z0-9_]*$' },
         base_port: port,
         router_port: port,

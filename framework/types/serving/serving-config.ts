@@ -29,7 +29,7 @@ export interface AccuracyTaskSpec {
   extra_kwargs?: Record<string, unknown>;
 }
 
-/** Command templates (see job/command-template.ts for placeholders, job/engine-defaults.ts for defaults). */
+/** Command templates (see job/command-template.ts for placeholders, job/commands.ts for defaults). */
 export type CommandTemplate = string | string[];
 
 export interface ServingConfig {
@@ -99,7 +99,10 @@ export interface ServingConfig {
   worker_config: { ctx?: WorkerConfig; gen: WorkerConfig };
   commands?: { worker?: CommandTemplate; router?: CommandTemplate; client?: CommandTemplate; warmup?: CommandTemplate; accuracy?: CommandTemplate };
   launch?: {
-    launcher?: 'srun' | 'direct';
+    /** `direct` or a registered launcher's name (framework/scheduler/launch/). */
+    launcher?: string;
+    /** A serving engine's name (engines/engines.ts); absent: the first, TensorRT-LLM. */
+    engine?: string;
     mpi?: string | null;
     base_port?: number;
     router_port?: number;
@@ -136,7 +139,7 @@ export function parseConcurrencyList(value: unknown): number[] {
   });
 }
 
-/** The named clients of engine-defaults.ts's presets; 'custom' is a config's own command. */
+/** The named clients of commands.ts's presets; 'custom' is a config's own command. */
 export const namedClients = ['benchmark_serving', 'nv-sa', 'serve-bench', 'aiperf'] as const;
 export type BenchmarkClient = (typeof namedClients)[number] | 'custom';
 

@@ -2,7 +2,11 @@
 //   nixlbench --etcd_endpoints <the job's etcd> --benchmark_group <per job> --backend UCX
 //             --initiator_seg_type VRAM ... (every option of `options:` as --name=value)
 // Its etcd runtime ranks processes by arrival (rank < num_initiator_dev: initiator; rank 0 prints
-// the table), so tasks start in `start_order`, each once the ones before it have registered.
+// the table), so tasks start in `start_order`, each once the ones before it have registered. It
+// keeps its state under the namespace `xferbench/<group>/`: barriers at `<namespace>barrier/...`,
+// but the registration keys (lock, size, rank/<n>) at `<namespace>/<name>`, with a second slash
+// (etcd_rt.h's makeKey appends "/" + name to a namespace that already ends in one; so in every
+// release since --benchmark_group exists, NIXL 0.5.0). The count a task waits on is that `size`.
 // `runtime: ASIO` runs its other runtime instead (two processes, no etcd):
 //   nixlbench --runtime_type ASIO --asio_address <listener> --asio_port <picked> --backend UCX ...
 // where the first task of `start_order` binds the port (rank 0) and the other connects once it
@@ -31,6 +35,11 @@ const SIZE_FLAGS = ['total_buffer_size', 'start_block_size', 'max_block_size'];
 /** Set by the adapter; a config cannot. */
 export const NIXLBENCH_RESERVED = ['etcd_endpoints', 'runtime_type', 'asio_address', 'asio_port'];
 
+/** A registration key of nixlbench's etcd runtime: `xferbench/<group>//size` (see above). */
+export function registrationKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
 export function nixlbenchSpec(section: NixlbenchSection, job: ToolJob, defaultBackend: string): ToolSpec {
   const options = { ...(section.options ?? {}) };
   for (const flag of SIZE_FLAGS) if (typeof options[flag] === 'string') options[flag] = parseSize(options[flag] as string);
@@ -51,6 +60,6 @@ export function nixlbenchSpec(section: NixlbenchSection, job: ToolJob, defaultBa
     ...common,
     commands: ascending(job.ranks).map(() => command),
     etcd: etcdOf(section.etcd, 'private', job, prefix),
-    ordering: { kind: 'registration', sizeKey: `${prefix}size`, timeoutS },
+    ordering: { kind: 'registration', sizeKey: registrationKey(prefix, 'size'), timeoutS },
   };
 }

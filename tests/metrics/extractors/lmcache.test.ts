@@ -80,8 +80,14 @@ describe('LMCache extractor', () => {
     expect(gib).toBeCloseTo(gb / 1.073741824, 1);
     expect(get(metrics, 'COMMITS')?.value).toBe(4);
     expect(get(metrics, 'VERIFIED_ROUNDS')?.value).toBe(2);
-    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')).toMatchObject({ value: 2.71, unit: 'GB/s' });
-    expect(get(metrics, 'MEAN_THROUGHPUT_GIBPS')).toMatchObject({ value: 2.52, unit: 'GiB/s' });
+    // the log holds each round's bytes (16 x 8 MiB) and time (6 decimals): the exact figures, not the 2-decimal prints
+    const rounds = [0.052367, 0.047127].map((sec) => (16 * 8388608) / sec / 1e9);
+    expect(metrics.filter((m) => m.name === 'THROUGHPUT_GBPS').map((m) => m.value)).toEqual(rounds);
+    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')).toMatchObject({ unit: 'GB/s' });
+    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')!.value).toBeCloseTo((rounds[0] + rounds[1]) / 2, 12);
+    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')!.value).toBeCloseTo(2.71, 2); // as printed, to its 2 decimals
+    expect(get(metrics, 'MEAN_THROUGHPUT_GIBPS')!.value).toBeCloseTo(2.52, 2);
+    expect(get(metrics, 'MEAN_THROUGHPUT_GBPS')!.rounded).toBeUndefined();
   });
 
   it('reports a data mismatch as a problem', () => {

@@ -38,7 +38,7 @@ describe('sweep: nixlbench runtimes', () => {
   });
 
   it("ETCD: keys an earlier run left make the rank too large, nixlbench's failure, and are removed", async () => {
-    await etcdctl(endpoint, ['put', 'xferbench/stale/size', '2']);
+    await etcdctl(endpoint, ['put', 'xferbench/stale//size', '2']);
     const r = await runBench(['sweep', '--etcd_endpoints', endpoint, '--benchmark_group', 'stale', ...small]);
     expect(r.exitCode).toBe(1);
     expect(r.out).toContain('Rank 2 is greater than or equal to global size 2');

@@ -36,7 +36,7 @@ export async function buildNixlJob(ctx: JobBuildContext): Promise<BuiltJob> {
     await writeFile(file, text);
   }
   const scriptPath = path.join(ctx.logDir, JOB_SCRIPT_FILE);
-  await writeFile(scriptPath, renderNixlJobScript({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, rank }));
+  await writeFile(scriptPath, renderNixlJobScript({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, rank, launcher: ctx.launcher }));
   await chmod(scriptPath, 0o755);
   return { scriptPath, resources: nixlResources(config) };
 }

@@ -1,10 +1,12 @@
-// job.sh of a nixl test: the kind's prelude, then every rank under srun (the local scheduler's srun
-// shim on the local backend), output into the kind's log file, then the kind's cleanup (also on
-// failure). Every value goes through shellQuote; the script is `bash -n`-clean by construction.
+// job.sh of a nixl test: the kind's prelude, then every rank started by the run's launcher (srun,
+// also on the local backend through its srun shim; framework/scheduler/launch/), output into the
+// kind's log file, then the kind's cleanup (also on failure). Every value goes through shellQuote; the script is `bash -n`-clean by construction.
 import path from 'node:path';
 import type { JobResources } from '../../../scheduler/scheduler.ts';
 import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
-import { shellQuote, splitShellWords } from '../../../../runners/common/shell.ts';
+import { renderWords, shellQuote, splitShellWords } from '../../../../runners/common/shell.ts';
+import { launcherNamed } from '../../../scheduler/launch/launchers.ts';
+import type { Launcher, LaunchStep } from '../../../scheduler/launch/launcher.ts';
 import { DEFAULT_JOB_TIME, nodesOf, usesGpus, type NixlConfig } from '../common.ts';
 import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-share-env.ts';
 import { PEER_DIED_EXIT_CODE } from '../../../../runners/xfer/errors.ts';
@@ -36,6 +38,14 @@ export interface NixlJobPlan {
   logDir: string;
   packageRoot: string;
   rank: RankCommand;
+  /** The launcher that starts the ranks (JobBuildContext.launcher); absent: srun. */
+  launcher?: string;
+}
+
+/** A launcher's words for a step, then the rest of the line (a launcher with no words adds none). */
+function launched(launcher: Launcher, step: LaunchStep, rest: string): string {
+  const prefix = launcher.prefix(step);
+  return prefix.length > 0 ? `${renderWords(prefix)} ${rest}` : rest;
 }
 
 export function renderNixlJobScript(plan: NixlJobPlan): string {
@@ -44,7 +54,12 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const nodes = nodesOf(config);
   const rankLog = path.join(plan.logDir, rank.logFile);
   const launch = rank.external ? join(rank.argv) : disaggBenchCommand(plan.packageRoot, rank.argv);
-  const srun = ['srun', '--nodes', nodes, '--ntasks', ranks, '--ntasks-per-node', ranks / nodes, '--kill-on-bad-exit=1'];
+  const launcher = launcherNamed(plan.launcher ?? 'srun', 'the launcher of the ranks');
+  if (!launcher.startsTasks && ranks > 1) {
+    throw new DisaggBenchError(`the launcher ${launcher.name} runs a command once, and the ranks are ${ranks}: use a launcher that starts tasks (srun, mpirun)`, { place: 'benchmark.ranks' });
+  }
+  // A failed rank ends the others: they would wait for their peer until the transfer times out.
+  const ranksStep: LaunchStep = { nodes, tasks: ranks, tasksPerNode: ranks / nodes, endsOnTaskFailure: true };
   const env: Record<string, string> = {
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
     ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
@@ -69,10 +84,10 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   }
   if (usesGpus(config) && !rank.external) lines.push(gpuCheckLine(plan));
   if (rank.prelude?.length) lines.push(...rank.prelude);
-  if (backend === 'libfabric') lines.push(...nodeArtefactLines(plan.packageRoot, nodes));
+  if (backend === 'libfabric') lines.push(...nodeArtefactLines(plan.packageRoot, nodes, launcher));
   lines.push(
     'status=0',
-    `${join(srun)} ${launch} >"$RANK_LOG" 2>&1 || status=$?`,
+    `${launched(launcher, ranksStep, launch)} >"$RANK_LOG" 2>&1 || status=$?`,
     'if ((status != 0)); then',
     // srun exits with its tasks' highest status; 75 is that of ranks that stopped because another ended.
     `  ((status == ${PEER_DIED_EXIT_CODE})) && why=': ranks that stopped because another rank ended first; that rank names its own error in the log' || why=''`,
@@ -115,10 +130,9 @@ export function nixlResources(config: NixlConfig): JobResources {
  * fi_info (and the GPU and EFA listings) of every node into the log folder, as NIXL's benchmarking suite on EFA
  * keeps them (runners/nixl/node-artefacts.ts); a failure is reported, never fatal.
  */
-function nodeArtefactLines(packageRoot: string, nodes: number): string[] {
-  const step = join(['srun', '--nodes', nodes, '--ntasks', nodes, '--ntasks-per-node', 1]);
+function nodeArtefactLines(packageRoot: string, nodes: number, launcher: Launcher): string[] {
   const collect = disaggBenchCommand(packageRoot, ['nixl-tool', 'node-artefacts', '--dir']);
-  return [`${step} ${collect} "$LOG_DIR" || echo "fi_info artefacts: the collection step failed (exit code $?)" >&2`];
+  return [`${launched(launcher, { nodes, tasks: nodes, tasksPerNode: 1 }, collect)} "$LOG_DIR" || echo "fi_info artefacts: the collection step failed (exit code $?)" >&2`];
 }
 
 function oneLine(text: string): string {

@@ -3,6 +3,7 @@
 // reference sizes them); generation servers come first, as in the reference's allocations.json.
 import { launchesContextServers, worldSize, type ServingConfig } from '../serving-config.ts';
 import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import { engineOf } from '../engines/engines.ts';
 
 export type Role = 'CTX' | 'GEN';
 
@@ -42,8 +43,11 @@ export interface Allocation {
   router: { node: number; port: number };
 }
 
-export const DEFAULT_BASE_PORT = 8000;
-export const DEFAULT_ROUTER_PORT = 8333;
+/** The first worker's port and the router's: launch.base_port / router_port, else the engine's. */
+export function configPorts(config: ServingConfig): { base: number; router: number } {
+  const { ports } = engineOf(config);
+  return { base: config.launch?.base_port ?? ports.base, router: config.launch?.router_port ?? ports.router };
+}
 
 export class AllocationError extends DisaggBenchError {
   override name = 'AllocationError';
@@ -51,7 +55,7 @@ export class AllocationError extends DisaggBenchError {
 
 export function allocate(config: ServingConfig): Allocation {
   const gpusPerNode = config.hardware.gpus_per_node;
-  const basePort = config.launch?.base_port ?? DEFAULT_BASE_PORT;
+  const { base: basePort, router: routerPort } = configPorts(config);
   const ctxServers = launchesContextServers(config.benchmark.mode) ? config.hardware.num_ctx_servers : 0;
   const gen = roleAllocation('GEN', config.hardware.num_gen_servers, worldSize(config.worker_config.gen), gpusPerNode, 0);
   const ctx = roleAllocation('CTX', ctxServers, worldSize(config.worker_config.ctx), gpusPerNode, gen.nodes);
@@ -60,7 +64,6 @@ export function allocate(config: ServingConfig): Allocation {
     ...placeServers('CTX', ctx, gpusPerNode),
   ].map((server, i) => ({ ...server, port: basePort + i }));
   const totalNodes = gen.nodes + ctx.nodes;
-  const routerPort = config.launch?.router_port ?? DEFAULT_ROUTER_PORT;
   const clash = servers.find((s) => s.port === routerPort);
   if (clash) {
     throw new AllocationError(`router port ${routerPort} is also the port of ${clash.name}: change launch.router_port or launch.base_port`);

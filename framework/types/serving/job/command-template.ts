@@ -36,7 +36,7 @@ export function templatePlaceholders(template: CommandTemplate): string[] {
 export function expandTemplate(template: CommandTemplate, values: TemplateValues, what: string): Word[] {
   const words = templateWords(template);
   if (words.length === 0) throw new CommandTemplateError(`${what}: the command is empty`, what);
-  const valueOf = (name: string): TemplateValue => {
+  const placeholderValue = (name: string): TemplateValue => {
     if (!Object.hasOwn(values, name)) {
       throw new CommandTemplateError(
         `${what}: unknown placeholder {${name}} (known: ${Object.keys(values).map((k) => `{${k}}`).join(' ')})`,
@@ -51,7 +51,7 @@ export function expandTemplate(template: CommandTemplate, values: TemplateValues
   for (const word of words) {
     const whole = WHOLE_PLACEHOLDER.exec(word);
     if (whole) {
-      const value = valueOf(whole[1]);
+      const value = placeholderValue(whole[1]);
       if (Array.isArray(value)) out.push(...value);
       else out.push(value);
       continue;
@@ -60,7 +60,7 @@ export function expandTemplate(template: CommandTemplate, values: TemplateValues
     let last = 0;
     for (const m of word.matchAll(PLACEHOLDER)) {
       if (m.index > last) pieces.push(word.slice(last, m.index));
-      const value = valueOf(m[1]);
+      const value = placeholderValue(m[1]);
       if (Array.isArray(value)) {
         throw new CommandTemplateError(`${what}: {${m[1]}} is a list of words and must stand alone as a word, not inside ${JSON.stringify(word)}`, what);
       }

@@ -1,17 +1,18 @@
-// The disagg/wideep job builder: plans the job, writes its artefacts into the test's log folder
-// (worker configs, router config, allocations, environment, job.sh) and says what to ask the
-// scheduler for.
+// The disagg/wideep job builder: plans the job (for the run's launcher, unless the config names
+// one), writes its artefacts into the test's log folder (worker configs, router config,
+// allocations, environment, job.sh) and says what to ask the scheduler for.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { dumpYamlForPyYaml } from '../../../../runners/common/yaml-dump.ts';
 import type { BuiltJob, JobBuildContext } from '../../../contract/test-type.ts';
 import type { JobResources } from '../../../scheduler/scheduler.ts';
 import type { Allocation } from './allocation.ts';
-import { nodePlaceholder } from './server-config.ts';
+import { nodePlaceholder } from './node-placeholder.ts';
 import { jobFiles } from './job-files.ts';
 import { planServingJob, type JobPlan, type Unresolved } from './job-plan.ts';
 import { renderJobScript } from './job-script.ts';
 import { servingConfig, type ServingConfig } from '../serving-config.ts';
+import { engineOf } from '../engines/engines.ts';
 import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
 import { splitShellWords } from '../../../../runners/common/shell.ts';
 import { DisaggBenchError } from '../../../../runners/common/errors.ts';
@@ -42,7 +43,7 @@ export class UnresolvedPlaceholderError extends DisaggBenchError {
 
 export async function buildServingJob(ctx: JobBuildContext, options: ServingJobOptions = {}): Promise<BuiltJob> {
   const config = servingConfig(ctx.config);
-  const plan = planServingJob({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, workDir: ctx.workDir });
+  const plan = planServingJob({ testId: ctx.testId, config, logDir: ctx.logDir, packageRoot: ctx.packageRoot, workDir: ctx.workDir, launcher: ctx.launcher });
   if (plan.unresolved.length > 0) throw new UnresolvedPlaceholderError(plan.unresolved);
   const files = jobArtefacts(config, plan);
   await mkdir(ctx.logDir, { recursive: true });
@@ -59,14 +60,15 @@ export function jobArtefacts(config: ServingConfig, plan: JobPlan): Record<strin
   // The engine reads these with PyYAML: written as YAML 1.1 (runners/common/yaml-dump.ts).
   // aliasDuplicateObjects off: YAML anchors of the source come out as plain copies.
   const dump = (value: unknown) => dumpYamlForPyYaml(value, { aliasDuplicateObjects: false });
+  const { files: engineFiles } = engineOf(config);
   const files: Record<string, string> = {
-    [jobFiles.genConfig]: dump(config.worker_config.gen),
-    [jobFiles.serverConfig]: plan.script.serverConfig.template,
+    [engineFiles.workerConfig.GEN]: dump(config.worker_config.gen),
+    [engineFiles.routerConfig]: plan.script.serverConfig.template,
     [jobFiles.allocations]: `${JSON.stringify(allocationsJson(plan.allocation), null, 2)}\n`,
     [jobFiles.envVars]: `${JSON.stringify(plan.env, null, 2)}\n`,
     [jobFiles.script]: renderJobScript(plan.script),
   };
-  if (config.worker_config.ctx) files[jobFiles.ctxConfig] = dump(config.worker_config.ctx);
+  if (config.worker_config.ctx) files[engineFiles.workerConfig.CTX] = dump(config.worker_config.ctx);
   return files;
 }
 

@@ -1,5 +1,6 @@
 # --- disagg-bench job functions (framework/types/serving/job/job-prelude.sh, pasted into every job.sh) ---
-# Expects: LOG_DIR, HEALTH_TIMEOUT, HEALTH_INTERVAL, STOP_GRACE, TAIL_LINES set by the job script.
+# Expects: LOG_DIR, HEALTH_TIMEOUT, HEALTH_INTERVAL, STOP_GRACE, TAIL_LINES set by the job script;
+# JOB_TIME_LIMIT (the job's time limit in seconds; 0 or unset: none).
 
 SERVER_PIDS=()   # long-running steps (workers, router): one process group each
 SERVER_NAMES=()
@@ -25,6 +26,12 @@ clock_ms() {
     NOW_MS=$((SECONDS * 1000))
   fi
 }
+clock_ms
+JOB_START_MS=$NOW_MS
+JOB_TIME_LIMIT=${JOB_TIME_LIMIT:-0}
+# Seconds the job keeps after a failed health wait, before its time limit: to show the servers'
+# logs and stop its steps (STOP_GRACE) while the scheduler still lets it.
+REPORT_MARGIN=15
 
 # Writes a message to the job's stderr and appends it to a log file.
 say_to() {
@@ -161,17 +168,29 @@ http_ok() {
 }
 
 # wait_for_health URL LOG: polls until healthy; on timeout reports every server log and fails.
+# The wait ends before the job's time limit would (JOB_TIME_LIMIT less the time to report and stop
+# the steps): a wait longer than the job's limit (the default 1800 s in a job of a few minutes)
+# would otherwise end at the limit, killed without a word about the servers.
 wait_for_health() {
   local url=$1 logfile=$2
-  local deadline left
+  local deadline left limit='' job_end within=$HEALTH_TIMEOUT
   clock_ms
   deadline=$((NOW_MS + HEALTH_TIMEOUT * 1000))
-  log "waiting for ${url} (every ${HEALTH_INTERVAL} s, up to ${HEALTH_TIMEOUT} s)" >>"$logfile"
+  if ((JOB_TIME_LIMIT > 0)); then
+    job_end=$((JOB_START_MS + (JOB_TIME_LIMIT - STOP_GRACE - REPORT_MARGIN) * 1000))
+    ((job_end < NOW_MS)) && job_end=$NOW_MS
+    if ((job_end < deadline)); then
+      deadline=$job_end
+      within=$(((deadline - NOW_MS) / 1000))
+      limit=": the job's time limit of ${JOB_TIME_LIMIT} s leaves no more of the ${HEALTH_TIMEOUT} s health timeout"
+    fi
+  fi
+  log "waiting for ${url} (every ${HEALTH_INTERVAL} s, up to ${within} s${limit})" >>"$logfile"
   until http_ok "$url"; do
     check_servers "$logfile" || return 1
     clock_ms
     if ((NOW_MS >= deadline)); then
-      say_to "$logfile" "Server did not become healthy within ${HEALTH_TIMEOUT} s"
+      say_to "$logfile" "Server did not become healthy within ${within} s${limit}"
       local i
       for i in "${!SERVER_LOGS[@]}"; do tail_to "$logfile" "${SERVER_LOGS[$i]}"; done
       return 1
@@ -202,6 +221,10 @@ node_address() {
     fi
     [[ $err =~ $CONTROLLER_UNREACHABLE ]] && err="for ${NODE_ADDR_TIMEOUT} s (${err})" || err="(${err})"
     log "scontrol show node ${node} failed ${err}; using the name ${node} as its address" >&2
+    # Said now: otherwise the only sign is a health wait that never reaches the router.
+    if command -v getent >/dev/null 2>&1 && ! getent hosts "$node" >/dev/null 2>&1; then
+      log "warning: the name ${node} does not resolve here (getent hosts): URLs at it cannot be reached" >&2
+    fi
     line=''
     break
   done

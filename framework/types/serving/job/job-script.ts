@@ -1,17 +1,20 @@
 // Renders job.sh from a plan of steps. The fixed machinery (traps, health wait, stopping steps)
 // lives in job-prelude.sh; this file only emits the job-specific part, every value through
-// shell.ts's quoting.
+// shell.ts's quoting, and each step's command line through the plan's launcher.
 import { readFileSync } from 'node:fs';
-import { renderWords, shellQuote, type EnvAssignment, type Word } from '../../../../runners/common/shell.ts';
+import { renderWords, shellQuote, type EnvAssignment } from '../../../../runners/common/shell.ts';
+import { launcherNamed } from '../../../scheduler/launch/launchers.ts';
+import { launchWords, type CommandStep, type Launcher } from '../../../scheduler/launch/launcher.ts';
 import type { ExactWarmup } from './warmup.ts';
+import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 
 export interface StepPlan {
   /** CTX_0, ROUTER, client c=8... */
   name: string;
   /** Absolute path of the step's log. */
   log: string;
-  /** The whole command line (launcher prefix included), one entry per word. */
-  words: Word[];
+  /** Where it runs, its environment and command, in no launcher's words. */
+  launch: CommandStep;
 }
 
 export interface BenchmarkPlan {
@@ -28,9 +31,15 @@ export interface JobScriptPlan {
   testId: string;
   jobName?: string;
   logDir: string;
+  /** The launcher (framework/scheduler/launch/) that turns each step into its command line. */
+  launcher: string;
   nodesNeeded: number;
   healthTimeoutS: number;
   healthIntervalS: number;
+  /** The job's time limit (slurm.job_time): the health wait ends in time to report before it. */
+  timeLimitS: number;
+  /** The path on the router's URL that answers once the servers are up (the engine's). */
+  healthPath: string;
   /**
    * Script variables holding node names (`NODES`, for --nodelist) or node addresses (`HOSTS`, for
    * URLs and --host), by node index: GEN_0_NODES=n0,n1 and GEN_0_HOST=<address of n0>.
@@ -81,8 +90,14 @@ function heredoc(target: string, body: string): string {
   return `render_nodes >${target} <<'${tag}'\n${body.replace(/\n$/, '')}\n${tag}`;
 }
 
-function stepLine(fn: 'start_server' | 'run_step', step: StepPlan): string {
-  return `${fn} ${shellQuote(step.name)} ${shellQuote(step.log)} ${renderWords(step.words)}`;
+function stepLine(fn: 'start_server' | 'run_step', step: StepPlan, launcher: Launcher): string {
+  return `${fn} ${shellQuote(step.name)} ${shellQuote(step.log)} ${renderWords(launchWords(launcher, step.launch))}`;
+}
+
+/** The health URL, inside double quotes after ${ROUTER_URL}: an engine's path is plain URL characters. */
+function healthUrl(path: string): string {
+  if (!/^\/[A-Za-z0-9/._~-]*$/.test(path)) throw new DisaggBenchError(`the engine's health path ${JSON.stringify(path)}: expected a URL path of plain characters`, { place: 'healthPath' });
+  return `"\${ROUTER_URL}${path}"`;
 }
 
 const jobInfoFile = (plan: JobScriptPlan) => `${plan.logDir}/job_info.txt`;
@@ -106,6 +121,8 @@ export function attemptOutputs(plan: JobScriptPlan): string[] {
 
 export function renderJobScript(plan: JobScriptPlan): string {
   const q = shellQuote;
+  const launcher = launcherNamed(plan.launcher, 'launch.launcher');
+  const step = (fn: 'start_server' | 'run_step', s: StepPlan) => stepLine(fn, s, launcher);
   const lines: string[] = [
     '#!/usr/bin/env bash',
     comment(`disagg-bench job for ${plan.testId}: generated from its config by framework/types/serving/job; rebuild it instead of editing.`),
@@ -117,6 +134,7 @@ export function renderJobScript(plan: JobScriptPlan): string {
     // The environment may shorten or lengthen the health wait of a whole run.
     `HEALTH_TIMEOUT=\${DISAGG_HEALTH_TIMEOUT:-${plan.healthTimeoutS}}`,
     `HEALTH_INTERVAL=\${DISAGG_HEALTH_INTERVAL:-${plan.healthIntervalS}}`,
+    `JOB_TIME_LIMIT=${plan.timeLimitS}`,
     // Config secrets come from the job's environment (BuiltJob.env), never from this file.
     ...plan.secretVars.map((name) => `: "\${${name}?must be set in the job environment, config secrets are not written to job.sh}"`),
     `STOP_GRACE=${STOP_GRACE_S}`,
@@ -144,12 +162,12 @@ export function renderJobScript(plan: JobScriptPlan): string {
     '',
   ];
   if (plan.containerLaunch) {
-    lines.push(comment('Start the container on every node once.'), stepLine('run_step', plan.containerLaunch), '');
+    lines.push(comment('Start the container on every node once.'), step('run_step', plan.containerLaunch), '');
   }
   lines.push(comment('Servers and router.'));
-  for (const server of plan.servers) lines.push(stepLine('start_server', server));
-  lines.push(stepLine('start_server', plan.router), '');
-  lines.push(`wait_for_health "\${ROUTER_URL}/health" ${q(plan.waitLog)}`, '');
+  for (const server of plan.servers) lines.push(step('start_server', server));
+  lines.push(step('start_server', plan.router), '');
+  lines.push(`wait_for_health ${healthUrl(plan.healthPath)} ${q(plan.waitLog)}`, '');
   const bench = q(plan.benchLog);
   const say = (text: string) => `echo ${q(text)} >>${bench}`;
   // The markers are run_benchmark.sh's, word for word (the log parser reads them).
@@ -157,7 +175,7 @@ export function renderJobScript(plan: JobScriptPlan): string {
     lines.push(
       comment('UCX warm-up (e2e): connections set up before anything is measured.'),
       say(`warming up ucx connections with small requests... ${plan.ucxWarmup.requests}`),
-      stepLine('run_step', plan.ucxWarmup.step),
+      step('run_step', plan.ucxWarmup.step),
       say('UCX warmup done'),
       'check_servers',
     );
@@ -176,7 +194,7 @@ export function renderJobScript(plan: JobScriptPlan): string {
       lines.push(
         `mkdir -p ${q(w.resultDir)}`,
         say(`Warming up exact request shape with concurrency ${b.concurrency} ... ${w.prompts} prompts`),
-        stepLine('run_step', w.step),
+        step('run_step', w.step),
         say(`Exact-shape warmup with concurrency ${b.concurrency} done`),
         'check_servers',
       );
@@ -184,13 +202,13 @@ export function renderJobScript(plan: JobScriptPlan): string {
     lines.push(
       `mkdir -p ${q(b.resultDir)}`,
       say(`Benchmarking with concurrency ${b.concurrency} ... ${b.numPrompts} prompts`),
-      stepLine('run_step', b.step),
+      step('run_step', b.step),
       say(`Benchmark with concurrency ${b.concurrency} done`),
       'check_servers',
     );
   }
   if (plan.accuracy.length > 0) lines.push('', comment('Accuracy evaluation.'));
-  for (const step of plan.accuracy) lines.push(stepLine('run_step', step), 'check_servers');
+  for (const task of plan.accuracy) lines.push(step('run_step', task), 'check_servers');
   lines.push('', `date -Iseconds >${q(plan.doneMarker)}`, 'log "all steps done"', 'exit 0', '');
   return lines.join('\n');
 }

@@ -14,7 +14,7 @@
 // The parser (framework/metrics/extractors/serving.ts) never records a warm-up's numbers.
 import path from 'node:path';
 import { templatePlaceholders } from './command-template.ts';
-import { commandTemplate } from './engine-defaults.ts';
+import { commandTemplate } from './commands.ts';
 import { ucxWarmupRequests, type ServingConfig } from '../serving-config.ts';
 import { isPlaceholder } from '../../../../runners/common/placeholder.ts';
 

@@ -1,6 +1,6 @@
 // nixlbench's runtimes for processes started on their own (one terminal per process, no launcher):
 // ETCD (--etcd_endpoints, --benchmark_group): a rank by order of arrival under
-// xferbench/<group>/ (`size`, `rank/<n>`), as nixlbench's etcd runtime registers, and the namespace
+// xferbench/<group>/ (`/size`, `/rank/<n>`: nixlbench's own spelling), as nixlbench's etcd runtime registers, and the namespace
 // removed at the end; ASIO (--runtime_type ASIO, --asio_address/--asio_port): two processes, the
 // one that binds the port is rank 0. Then the ranks meet in the engine's store, whose address rank
 // 0 publishes in etcd (ETCD) or answers on the ASIO port (ASIO).
@@ -49,13 +49,16 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   const { etcdEndpoints, benchmarkGroup } = o.nixlbench.runtime;
   const kv = new EtcdKv(etcdEndpoints!);
   const prefix = `xferbench/${benchmarkGroup}/`;
+  // nixlbench's keys carry a double slash (its makeKey appends "/" + name to a namespace that
+  // already ends in one): xferbench/<group>//size, xferbench/<group>//rank/<n>
+  const key = (name: string) => `${prefix}/${name}`;
   const world = runtimeWorldSize(o);
   console.log(`Connecting to ETCD at ${kv.endpoint}`);
   let rank = 0;
   for (;;) {
-    const size = await kv.get(`${prefix}size`);
+    const size = await kv.get(key('size'));
     rank = size ? Number(size.value) : 0;
-    if (await kv.putIfUnchanged(`${prefix}size`, size?.modRevision ?? '0', { [`${prefix}size`]: String(rank + 1), [`${prefix}rank/${rank}`]: 'active' })) break;
+    if (await kv.putIfUnchanged(key('size'), size?.modRevision ?? '0', { [key('size')]: String(rank + 1), [key(`rank/${rank}`)]: 'active' })) break;
   }
   if (rank >= world) {
     await kv.deletePrefix(prefix);
@@ -65,7 +68,7 @@ async function etcdRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
     );
   }
   console.log(`ETCD Runtime: Registered as rank ${rank} item ${rank + 1} of ${world}`);
-  const registered = (await kv.get(`${prefix}rank/0`))?.modRevision ?? '0';
+  const registered = (await kv.get(key('rank/0')))?.modRevision ?? '0';
   // No port in the record: every rank derives the store's candidate ports from the job id (rank.ts)
   // and rank 0 listens on the first free one, so no port is probed here and bound later.
   let store: { host: string; job: string; registered: string };

@@ -93,6 +93,15 @@ describe('job prelude: node addresses, other failures', () => {
     `], { reject: false, stdin: 'ignore', env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(run.stdout.split('\n')[0], run.stderr).toBe('address=n1');
     expect(run.stderr).toMatch(/scontrol show node n1 failed \(Node n1 not found\); using the name n1 as its address/);
+    // A name that resolves nowhere (.invalid never does) is said to at once.
+    const nowhere = await execa('bash', ['-c', `
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+      source '${prelude}'
+      trap - ERR
+      echo "address=$(node_address n1.invalid)"
+    `], { reject: false, stdin: 'ignore', env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(nowhere.stdout.split('\n')[0], nowhere.stderr).toBe('address=n1.invalid');
+    expect(nowhere.stderr).toMatch(/warning: the name n1\.invalid does not resolve here \(getent hosts\): URLs at it cannot be reached/);
     expect(run.stderr).not.toContain('asking again');
   });
 });
@@ -109,5 +118,37 @@ describe('job prelude: health wait', () => {
     `], { reject: false, all: true, stdin: 'ignore' });
     expect(run.all).toContain('gave up');
     expect(readFileSync(log, 'utf8')).toMatch(/not healthy yet \(\d+ s left\): .*(Failed to connect|Couldn't connect|cannot connect to 127\.0\.0\.1:9)/);
+  });
+});
+
+describe('job prelude: the health wait and the job\'s time limit', () => {
+  const waitFor = (jobTimeLimit: number) => execa('bash', ['-c', `
+    LOG_DIR='${dir}'; HEALTH_TIMEOUT=600; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5; JOB_TIME_LIMIT=${jobTimeLimit}
+    source '${prelude}'
+    trap - ERR
+    REPORT_MARGIN=1
+    wait_for_health http://127.0.0.1:1/health '${dir}/wait-${jobTimeLimit}.log' && echo healthy || echo "status=$?"
+  `], { reject: false, all: true, stdin: 'ignore' });
+
+  it('ends before the job\'s time limit would, saying so, where the health timeout is longer', { timeout: 60_000 }, async () => {
+    // Nothing listens on port 1: the router never answers. A job of 4 s (less 1 s to stop the
+    // steps and 1 s to report) waits 2 s, not the 600 s of its health timeout.
+    const run = await waitFor(4);
+    expect(run.stdout, run.all).toContain('status=1');
+    expect(run.stderr).toMatch(/Server did not become healthy within [0-2] s: the job's time limit of 4 s leaves no more of the 600 s health timeout/);
+    const log = readFileSync(path.join(dir, 'wait-4.log'), 'utf8');
+    expect(log).toMatch(/waiting for http:\/\/127\.0\.0\.1:1\/health \(every 1 s, up to [0-2] s: the job's time limit of 4 s leaves no more/);
+    expect(log).toMatch(/not healthy yet/);
+  });
+
+  it('keeps the health timeout where the job\'s time limit leaves room for it', { timeout: 60_000 }, async () => {
+    const run = await execa('bash', ['-c', `
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=1; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5; JOB_TIME_LIMIT=3600
+      source '${prelude}'
+      trap - ERR
+      wait_for_health http://127.0.0.1:1/health '${dir}/wait-long.log' || echo "status=$?"
+    `], { reject: false, all: true, stdin: 'ignore' });
+    expect(run.stdout, run.all).toContain('status=1');
+    expect(run.stderr).toMatch(/Server did not become healthy within 1 s$/m);
   });
 });
