@@ -1,6 +1,6 @@
 // The tests a run selected that have no verdict, each with why, written where a reader looks after
 // the run: results.json's `notRun` (results/not-run.ts) and the run digest (summary.json and
-// summary.md: the same tests, verdict `interrupted`, the why as their failure). Two moments write it:
+// summary.md: the same tests, verdict `not run`, the why as their failure). Two moments write it:
 // a run cancelled by a signal (synchronously, before the process exits) and a run that ended early
 // (Vitest cancelled it, a worker died), at its end.
 import { latestJobStates, readLedger } from '../jobs/ledger.ts';

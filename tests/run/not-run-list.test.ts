@@ -72,15 +72,15 @@ describe('results.json notRun', () => {
     });
   });
 
-  it('recordNotRunSync writes the list and a digest that names the same tests interrupted', async () => {
+  it('recordNotRunSync writes the list and a digest that names the same tests not run', async () => {
     const f = folder();
     await saveTestRecord(f, record('done', 'run-a'));
     const notRun = new Map([['cut', 'cancelled: because']]);
     expect(recordNotRunSync(f, 'run-a', ['done', 'cut'], notRun)).toBeUndefined();
     expect(read(f).notRun).toEqual([{ testId: 'cut', run: 'run-a', why: 'cancelled: because' }]);
     const digest = JSON.parse(readFileSync(path.join(f, 'summary.json'), 'utf8')) as Digest;
-    expect(digest.tests.map((t) => [t.testId, t.verdict, t.failures])).toEqual([['done', 'passed', []], ['cut', 'interrupted', ['cancelled: because']]]);
-    expect(digest.totals).toMatchObject({ tests: 2, passed: 1, interrupted: 1 });
+    expect(digest.tests.map((t) => [t.testId, t.verdict, t.failures])).toEqual([['done', 'passed', []], ['cut', 'not run', ['cancelled: because']]]);
+    expect(digest.totals).toMatchObject({ tests: 2, passed: 1, notRun: 1 });
     expect(readFileSync(path.join(f, 'summary.md'), 'utf8')).toMatch(/cut/);
   });
 });

@@ -47,12 +47,12 @@ async function twoSleepers(prefix: string) {
   return writeWorkDir({ a_first: await standinConfig({ client: `wait:${never}` }), b_second: await standinConfig({ client: `wait:${never}` }) }, prefix);
 }
 
-/** The digest's interrupted tests, each with its why, as results.json lists them. */
+/** The digest's tests not run, each with its why, as results.json lists them. */
 function expectDigestAgrees(folder: string): void {
   const digest = digestOf(folder);
-  const interrupted = digest.tests.filter((t) => t.verdict === 'interrupted').map((t) => ({ testId: t.testId, why: t.failures[0] }));
-  expect(interrupted).toEqual(expect.arrayContaining(notRunOf(folder).map((n) => ({ testId: n.testId, why: n.why }))));
-  expect(digest.totals.interrupted).toBe(notRunOf(folder).length);
+  const notRun = digest.tests.filter((t) => t.verdict === 'not run').map((t) => ({ testId: t.testId, why: t.failures[0] }));
+  expect(notRun).toEqual(expect.arrayContaining(notRunOf(folder).map((n) => ({ testId: n.testId, why: n.why }))));
+  expect(digest.totals.notRun).toBe(notRunOf(folder).length);
 }
 
 describe.concurrent('results.json names the tests a cut-short run did not run', () => {
