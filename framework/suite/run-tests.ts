@@ -27,6 +27,14 @@ export interface RunTests {
  */
 const CANCELLED_NOTE = /^The test run was aborted/;
 
+/**
+ * Whether this process is Vitest's `list` command: it collects the tests without running any, so
+ * none of them is unfinished or "not run" (its tests stay pending by design).
+ */
+export function isListing(argv: readonly string[] = process.argv): boolean {
+  return /vitest(\.mjs)?$/.test(argv[1] ?? '') && argv[2] === 'list';
+}
+
 export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
   const tests = modules.filter((m) => isRunProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
   const cutShort = tests.flatMap((t) => {
@@ -36,7 +44,7 @@ export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
   // A test skipped with no note was never selected: -t or --tags-filter left it out, or it is the
   // placeholder that says a type has no configs. One skipped for a reason (another GPU) says it.
   const selected = tests.filter((t) => { const r = t.result(); return r.state !== 'skipped' || r.note !== undefined; });
-  return { collected: tests.length, ids: selected.map((t) => t.name), unfinished: tests.filter((t) => t.result().state === 'pending').map((t) => t.name), cutShort };
+  return { collected: tests.length, ids: selected.map((t) => t.name), unfinished: isListing() ? [] : tests.filter((t) => t.result().state === 'pending').map((t) => t.name), cutShort };
 }
 
 /** Whether any config test of the run got as far as a result of its own (a job judged, a record written). */

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { withoutResultOfRun } from '../../framework/suite/run-tests.ts';
+import { isListing, withoutResultOfRun } from '../../framework/suite/run-tests.ts';
 import { LEDGER_FILE } from '../../framework/jobs/ledger.ts';
 import { RESULTS_JSON_FILE, RESULTS_JSON_VERSION } from '../../framework/results/json.ts';
 
@@ -29,5 +29,13 @@ describe('withoutResultOfRun', () => {
     expect(withoutResultOfRun(['fast', 'slow', 'saving', 'old'], dir, 'run-b')).toEqual(['slow', 'saving', 'old']);
     expect(withoutResultOfRun(['fast'], dir, undefined)).toEqual(['fast']);
     expect(withoutResultOfRun(['fast'], path.join(dir, 'missing'), 'run-b')).toEqual(['fast']);
+  });
+});
+
+describe('isListing', () => {
+  it("is Vitest's list command only: its collected tests are not unfinished", () => {
+    expect(isListing(['/usr/bin/node', '/repo/node_modules/vitest/vitest.mjs', 'list', '--project', 'disagg'])).toBe(true);
+    expect(isListing(['/usr/bin/node', '/repo/node_modules/vitest/vitest.mjs', 'run', 'list'])).toBe(false);
+    expect(isListing(['/usr/bin/node', '/repo/bin/disagg-bench.js', 'list'])).toBe(false);
   });
 });
