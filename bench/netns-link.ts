@@ -19,7 +19,7 @@ import { parseSize } from '../runners/common/size.ts';
 import { netnsCluster, netnsClusterScript, netnsSrun, netnsUnsupported } from '../tests/fixtures/xfer/netns-cluster.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { maxOf, median, medianRange, minOf } from './lib/stats.ts';
-import { benchArgs } from './lib/smoke.ts';
+import { benchArgs, smoke } from './lib/smoke.ts';
 
 const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--seconds', '1']), options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '64M' }, seconds: { type: 'string', default: '5' } } });
 const rounds = Number(values.rounds);
@@ -86,6 +86,21 @@ function serverListening(server: ReturnType<typeof execa>): Promise<void> {
  * line-buffered for that), so a slow step launch or a port not yet released cannot fail it.
  */
 async function ucxPerftest(target: string, args: string[], env: Record<string, string>): Promise<number> {
+  let failure = '';
+  // A server that says it listens yet refuses the client has been seen under load: a fresh server
+  // on a fresh port, up to 3 times
+  for (let server = 0; server < 3; server++) {
+    const gbps = await ucxPerftestOnce(target, args, env);
+    if (typeof gbps === 'number') return gbps;
+    failure = gbps.failure;
+  }
+  if (!smoke) throw new Error(`ucx_perftest ${args.join(' ')} failed:\n${failure}`);
+  // --smoke shows the script runs, keeps no figure: a reference tool that would not connect is said
+  console.log(`ucx_perftest ${args.join(' ')}: not measured (${failure.trim().split('\n')[0]})`);
+  return Number.NaN;
+}
+
+async function ucxPerftestOnce(target: string, args: string[], env: Record<string, string>): Promise<number | { failure: string }> {
   const c = await netnsCluster();
   const port = String(PERFTEST_PORT + perftestRuns++);
   const exported = `--export=ALL,${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(',')}`;
@@ -96,9 +111,11 @@ async function ucxPerftest(target: string, args: string[], env: Record<string, s
       const r = await netnsSrun(['-w', 'ns1', '-N', '1', '-n', '1', exported, 'ucx_perftest', target, '-p', port, ...args, '-s', String(GOAL_BLOCK), '-n', '20', '-w', '2'], { timeoutMs: 120_000 });
       const final = /^Final:\s+\d+\s+([\d.]+\s+){4}([\d.]+)/m.exec(r.output);
       if (r.exitCode === 0 && final) return (Number(final[2]) * 2 ** 20) / 1e9;
-      if (tries >= 3) throw new Error(`ucx_perftest ${args.join(' ')} failed:\n${r.output}`);
+      if (tries >= 2) return { failure: r.output };
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
+  } catch (err) {
+    return { failure: (err as Error).message };
   } finally {
     server.kill();
     await server;

@@ -3,6 +3,7 @@
 // renders the file, place and expectation it carries. The classes are found in the source, so a new
 // one without a row here fails; each row builds its error the way the code raising it does.
 // tests/common/throw-sites.test.ts checks what is thrown.
+import { GitError } from '../../framework/history/bisect/revisions.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -116,6 +117,7 @@ const ROWS: Row[] = [
   [ImportFileError, () => new ImportFileError('/w/history.ndjson'), { file: '/w/history.ndjson' }],
   [ProfileError, () => new ProfileError('--profile nightly: /w/disagg-bench.yaml has no profile of that name (it has smoke)', '/w/disagg-bench.yaml'), { file: '/w/disagg-bench.yaml' }],
   [EtcdError, () => new EtcdError('/run/etcd/etcd.env names no ETCD_ENDPOINTS', { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }), { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }],
+  [GitError, () => new GitError('git rev-list 1a2b..3c4d: unknown revision'), carriesNothing],
 ];
 
 describe('one error hierarchy', () => {
