@@ -12,14 +12,15 @@ const FORBIDDEN: [string, RegExp][] = [
   ['the internal design document', /\bDESIGN\.md\b/],
 ];
 
+const root = new URL('../..', import.meta.url).pathname;
+
 function trackedTextFiles(): string[] {
-  const files = execFileSync('git', ['ls-files'], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname }).split('\n');
+  const files = execFileSync('git', ['ls-files'], { encoding: 'utf8', cwd: root }).split('\n');
   return files.filter((f) => TEXT.test(f) && !f.startsWith('tests/fixtures/') && !f.startsWith('bench/results/') && f !== 'tests/common/speaks-for-itself.test.ts');
 }
 
 describe('no tracker, seed or design-document numbers in what the project ships and says', () => {
   it('finds none in any tracked text file', () => {
-    const root = new URL('../..', import.meta.url).pathname;
     const files = trackedTextFiles();
     expect(files.length).toBeGreaterThan(100);
     const found: string[] = [];
