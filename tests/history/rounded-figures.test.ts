@@ -2,9 +2,10 @@
 // and the comparisons leave a print of zero out as no measurement and say so once; a breach that
 // the print's rounding alone explains is no regression. Records as results.json holds them; the
 // bisection's ends read from a real DuckDB history.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRecord, unmeasuredLine } from '../../framework/history/regression.ts';
 import type { SeriesStats } from '../../framework/history/gate.ts';
@@ -18,6 +19,7 @@ import type { Metric } from '../../framework/metrics/metric.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
 import { entry, record } from '../fixtures/history/records.ts';
 
+const root = path.resolve(import.meta.dirname, '../..');
 const scratch = mkdtempSync(path.join(tmpdir(), 'rounded-figures-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -65,6 +67,29 @@ describe('the regression gate and a rounded figure', () => {
     expect(exact).toMatchObject({ regression: true });
     // 0.08 printed: at best 0.085, still 15 % below
     expect(check(record({ runId: 'y', day: 1, extra: [bandwidth(0.08)] }), 0.1).findings.find((f) => f.metric === 'BW_GBPS')).toMatchObject({ regression: true });
+  });
+});
+
+describe('history regressions and a rounded figure (the real bin, a real DuckDB file)', () => {
+  it('judges the exact figures, leaves a print of zero out, and says so in one line', async () => {
+    const env = { DISAGG_HISTORY: path.join(scratch, 'regressions.duckdb'), OUTPUT_PATH: path.join(scratch, 'out'), WORK_DIR: root };
+    const cli = (...args: string[]) => execa('node', [path.join(root, 'bin/disagg-bench.js'), 'history', ...args], { cwd: scratch, env, reject: false, all: true });
+    const file = (name: string, records: TestRecord[]) => {
+      writeFileSync(path.join(scratch, name), JSON.stringify({ version: 1, updated: new Date().toISOString(), records }));
+      return path.join(scratch, name);
+    };
+    const gated = (r: TestRecord): TestRecord => ({ ...r, run: { ...r.run!, gate: ['BW_GBPS', 'SERVER_MEDIAN_TTFT'] } });
+    const days = [0, 1, 2, 3, 4].map((d) => gated(record({ runId: `day${d}`, day: d, extra: [bandwidth(2)] })));
+    expect((await cli('import', file('days.json', days))).exitCode).toBe(0);
+    const zero = file('zero.json', [gated(record({ runId: 'zero', day: 6, extra: [bandwidth(0)] }))]);
+    const judged = await cli('regressions', zero, '--all');
+    expect(judged.exitCode, judged.all).toBe(0); // a 0.00 is no -100 % regression
+    expect(judged.stdout).toMatch(/^ok {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]/m);
+    expect(judged.stdout).not.toMatch(/BW_GBPS.*value=/);
+    expect(judged.stdout.match(/printed rounded to zero/g)).toHaveLength(1);
+    expect(judged.stdout).toContain('1 figure(s) printed rounded to zero, not judged (no measurement): disagg_perf_model_1k1k_ccb-UCX BW_GBPS[concurrency=8]');
+    const json = JSON.parse((await cli('regressions', zero, '--json')).stdout);
+    expect(json.unmeasured).toEqual([{ testId: 'disagg_perf_model_1k1k_ccb-UCX', metric: 'BW_GBPS[concurrency=8]' }]);
   });
 });
 
