@@ -115,7 +115,9 @@ export async function exactServingFigures(result: ExtractResult, logDir: string,
   for (const metric of result.metrics) {
     const c = Number(metric.labels.concurrency);
     if (!Number.isInteger(c)) continue;
-    byConcurrency.set(c, [...(byConcurrency.get(c) ?? []), metric]);
+    const here = byConcurrency.get(c);
+    if (here) here.push(metric);
+    else byConcurrency.set(c, [metric]);
   }
   const exact = new Map<Metric, Metric>();
   for (const [concurrency, metrics] of byConcurrency) {
