@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs a command on this host as a machine without UCX and libfabric would: in a private mount and
+# PID namespace where every file of the Debian/Ubuntu packages that install them (libucx0,
+# libfabric1 and, where installed, libucx-dev, ucx-utils, libfabric-dev, libfabric-bin) does not
+# exist. /usr is an overlay whose upper layer holds a whiteout for each of those files (and for each
+# folder they alone fill, such as the UCX plugin folder), and the loader's cache is rebuilt without
+# them, so a dlopen by soname or by full path, `ldconfig -p` and `ucx_info`/`fi_info` all find
+# nothing, as after `apt-get purge`. Nothing outside the namespace changes: the overlay, its upper
+# layer (a tmpfs) and every process the command started end with the command, since the kernel
+# ends a PID namespace's processes and drops its mounts when its first process exits.
+#
+# Usage (as root):  scripts/fresh-machine-namespace.sh COMMAND [ARG...]
+# Prints what it hid and checked on stderr, then runs COMMAND; exits with COMMAND's status, or 2
+# when the namespace cannot be made or the files are still there.
+set -euo pipefail
+
+readonly PACKAGES=(libucx0 libucx-dev ucx-utils libfabric1 libfabric-dev libfabric-bin)
+say() { echo "fresh-machine-namespace: $*" >&2; }
+die() { say "$*"; exit 2; }
+
+(($# > 0)) || die "usage: $0 COMMAND [ARG...]"
+
+if [[ "${FRESH_MACHINE_NAMESPACE:-}" != inside ]]; then
+  [[ $(id -u) == 0 ]] || die "needs root (a mount namespace and an overlay of /usr)"
+  command -v unshare >/dev/null || die "needs unshare (util-linux)"
+  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
+  grep -qw overlay /proc/filesystems || die "this kernel has no overlay filesystem"
+  # --fork: the script continues as the namespace's first process (PID 1), whose end ends every
+  # process the command left; --mount-proc: /proc shows the namespace's processes only.
+  FRESH_MACHINE_NAMESPACE=inside exec unshare --mount --propagation private --pid --fork --mount-proc bash "$0" "$@"
+fi
+
+# --- inside the namespace ---
+installed=()
+for pkg in "${PACKAGES[@]}"; do
+  [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) == "install ok installed" ]] && installed+=("$pkg")
+done
+
+# The packages' files (not folders); a folder goes too when nothing else is left in it.
+declare -A gone=()
+dirs=()
+if ((${#installed[@]} > 0)); then
+  while IFS= read -r p; do
+    [[ $p == /* ]] || continue # dpkg -L's blank lines and notes ("diverted by ...")
+    [[ $p == /usr/* ]] || { [[ -d $p && ! -L $p ]] && continue; die "$p (of ${installed[*]}) is outside /usr: only /usr is overlaid"; }
+    if [[ -d $p && ! -L $p ]]; then dirs+=("$p"); elif [[ -e $p || -L $p ]]; then gone[$p]=1; fi
+  done < <(dpkg -L "${installed[@]}" | sort -u)
+fi
+# Deepest folders first, so a folder emptied by its subfolders goes too.
+while IFS= read -r d; do
+  [[ -n $d ]] || continue
+  empty=1
+  for entry in "$d"/* "$d"/.[!.]*; do
+    [[ -e $entry || -L $entry ]] || continue
+    [[ -n ${gone[$entry]:-} ]] || { empty=0; break; }
+  done
+  ((empty)) && gone[$d]=1
+done < <(printf '%s\n' "${dirs[@]}" | awk -F/ '{ print NF "\t" $0 }' | sort -rn | cut -f2-)
+
+scratch=$(mktemp -d /tmp/fresh-machine-namespace.XXXXXX)
+cleanup_scratch() { umount -l "$scratch" 2>/dev/null || true; rmdir "$scratch" 2>/dev/null || true; }
+trap cleanup_scratch EXIT
+mount -t tmpfs -o mode=0755 fresh-machine "$scratch"
+mkdir -p "$scratch/upper" "$scratch/work"
+whiteouts=0
+for p in "${!gone[@]}"; do
+  [[ -n ${gone[${p%/*}]:-} ]] && continue # its folder is whited out already
+  rel=${p#/usr/}
+  mkdir -p "$scratch/upper/${rel%/*}"
+  mknod "$scratch/upper/$rel" c 0 0 # an overlay whiteout: the path does not exist in the merged /usr
+  whiteouts=$((whiteouts + 1))
+done
+mount -t overlay fresh-machine-usr -o "lowerdir=/usr,upperdir=$scratch/upper,workdir=$scratch/work" /usr
+# The loader's cache, rebuilt from the merged /usr (-X: no links written), in place of /etc's.
+ldconfig -X -C "$scratch/ld.so.cache"
+mount --bind "$scratch/ld.so.cache" /etc/ld.so.cache
+# The mounts hold the tmpfs now; its folder on the host's /tmp is not needed any more.
+cleanup_scratch
+trap - EXIT
+
+# The premise, checked: none of the files exists, the loader knows none of the libraries, no tool runs.
+for p in "${!gone[@]}"; do
+  [[ ! -e $p && ! -L $p ]] || die "$p still exists in the namespace"
+done
+if ldconfig -p | grep -E 'lib(ucp|uct|ucs|ucm|fabric)\.so' >&2; then die "the loader's cache still lists UCX or libfabric"; fi
+for tool in ucx_info ucx_perftest fi_info fi_pingpong; do
+  ! command -v "$tool" >/dev/null || die "$tool is still on PATH ($(command -v "$tool"))"
+done
+say "packages absent: ${installed[*]:-(none were installed)}; ${#gone[@]} files and folders gone (${whiteouts} whiteouts over /usr); no lib{ucp,uct,ucs,ucm,fabric} in the loader's cache; no ucx_info, fi_info"
+
+# The command as a child, not exec'd: PID 1 ignores signals it has no handler for, so this shell
+# passes them on and returns the command's status.
+"$@" &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null' TERM HUP
+trap 'kill -INT "$child" 2>/dev/null' INT
+status=0
+wait "$child" || status=$?
+# A signal interrupts `wait`; wait again for the command's own end.
+while kill -0 "$child" 2>/dev/null; do wait "$child" || status=$?; done
+exit "$status"
