@@ -6,8 +6,8 @@
 # folder they alone fill, such as the UCX plugin folder), and the loader's cache is rebuilt without
 # them, so a dlopen by soname or by full path, `ldconfig -p` and `ucx_info`/`fi_info` all find
 # nothing, as after `apt-get purge`. Nothing outside the namespace changes: the overlay, its upper
-# layer (a tmpfs) and every process the command started end with the command, since the kernel
-# ends a PID namespace's processes and drops its mounts when its first process exits.
+# layer (a tmpfs), its own /dev/shm and every process the command started end with the command,
+# since the kernel ends a PID namespace's processes and drops its mounts when its first process exits.
 #
 # Usage (as root):  scripts/fresh-machine-namespace.sh COMMAND [ARG...]
 # Prints what it hid and checked on stderr, then runs COMMAND; exits with COMMAND's status, or 2
@@ -25,9 +25,10 @@ if [[ "${FRESH_MACHINE_NAMESPACE:-}" != inside ]]; then
   command -v unshare >/dev/null || die "needs unshare (util-linux)"
   grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
   grep -qw overlay /proc/filesystems || die "this kernel has no overlay filesystem"
-  # --fork: the script continues as the namespace's first process (PID 1), whose end ends every
-  # process the command left; --mount-proc: /proc shows the namespace's processes only.
-  FRESH_MACHINE_NAMESPACE=inside exec unshare --mount --propagation private --pid --fork --mount-proc bash "$0" "$@"
+  # The script continues as the namespace's first process (PID 1), whose end ends every process
+  # the command left; --kill-child: it ends when unshare is killed too; --mount-proc: /proc shows
+  # the namespace's processes only; --ipc: its own System V IPC, as a machine of its own has.
+  FRESH_MACHINE_NAMESPACE=inside exec unshare --mount --propagation private --pid --kill-child --mount-proc --ipc bash "$0" "$@"
 fi
 
 # --- inside the namespace ---
@@ -74,6 +75,10 @@ mount -t overlay fresh-machine-usr -o "lowerdir=/usr,upperdir=$scratch/upper,wor
 # The loader's cache, rebuilt from the merged /usr (-X: no links written), in place of /etc's.
 ldconfig -X -C "$scratch/ld.so.cache"
 mount --bind "$scratch/ld.so.cache" /etc/ld.so.cache
+# Its own /dev/shm, of the host's size: POSIX shared memory named after process ids (the engine's
+# segments are) must not meet the host's, whose process ids this namespace does not see (a sweep of
+# segments whose owner is gone would take the other side's live ones for stale).
+mount -t tmpfs -o "mode=1777,size=$(df --output=size -B1 /dev/shm | tail -1 | tr -d ' ')" fresh-machine-shm /dev/shm
 # The mounts hold the tmpfs now; its folder on the host's /tmp is not needed any more.
 cleanup_scratch
 trap - EXIT
@@ -86,7 +91,7 @@ if ldconfig -p | grep -E 'lib(ucp|uct|ucs|ucm|fabric)\.so' >&2; then die "the lo
 for tool in ucx_info ucx_perftest fi_info fi_pingpong; do
   ! command -v "$tool" >/dev/null || die "$tool is still on PATH ($(command -v "$tool"))"
 done
-say "packages absent: ${installed[*]:-(none were installed)}; ${#gone[@]} files and folders gone (${whiteouts} whiteouts over /usr); no lib{ucp,uct,ucs,ucm,fabric} in the loader's cache; no ucx_info, fi_info"
+say "packages absent: ${installed[*]:-(none were installed)}; ${#gone[@]} files and folders gone (${whiteouts} whiteouts over /usr); no lib{ucp,uct,ucs,ucm,fabric} in the loader's cache; no ucx_info, fi_info; its own /dev/shm and PIDs"
 
 # The command as a child, not exec'd: PID 1 ignores signals it has no handler for, so this shell
 # passes them on and returns the command's status.
