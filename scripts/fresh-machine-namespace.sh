@@ -11,7 +11,8 @@
 #
 # Usage (as root):  scripts/fresh-machine-namespace.sh COMMAND [ARG...]
 # Prints what it hid and checked on stderr, then runs COMMAND; exits with COMMAND's status, or 2
-# when the namespace cannot be made or the files are still there.
+# when the namespace cannot be made or the files are still there. SIGTERM, SIGINT and SIGHUP reach
+# COMMAND; whatever it leaves running ends with it.
 set -euo pipefail
 
 readonly PACKAGES=(libucx0 libucx-dev ucx-utils libfabric1 libfabric-dev libfabric-bin)
@@ -28,7 +29,17 @@ if [[ "${FRESH_MACHINE_NAMESPACE:-}" != inside ]]; then
   # The script continues as the namespace's first process (PID 1), whose end ends every process
   # the command left; --kill-child: it ends when unshare is killed too; --mount-proc: /proc shows
   # the namespace's processes only; --ipc: its own System V IPC, as a machine of its own has.
-  FRESH_MACHINE_NAMESPACE=inside exec unshare --mount --propagation private --pid --kill-child --mount-proc --ipc bash "$0" "$@"
+  # unshare blocks SIGTERM and SIGINT while it waits, so this shell passes them (and SIGHUP) to the
+  # namespace's first process, which passes them to the command. Job control (-m): a background
+  # job of a script would otherwise start with SIGINT ignored, for good.
+  set -m
+  FRESH_MACHINE_NAMESPACE=inside unshare --mount --propagation private --pid --kill-child --mount-proc --ipc bash "$0" "$@" &
+  namespace=$!
+  for signal in TERM INT HUP; do trap "pkill -$signal -P $namespace" "$signal"; done
+  status=0
+  wait "$namespace" || status=$?
+  while kill -0 "$namespace" 2>/dev/null; do wait "$namespace" || status=$?; done
+  exit "$status"
 fi
 
 # --- inside the namespace ---
@@ -95,6 +106,7 @@ say "packages absent: ${installed[*]:-(none were installed)}; ${#gone[@]} files 
 
 # The command as a child, not exec'd: PID 1 ignores signals it has no handler for, so this shell
 # passes them on and returns the command's status.
+set -m
 "$@" &
 child=$!
 trap 'kill -TERM "$child" 2>/dev/null' TERM HUP

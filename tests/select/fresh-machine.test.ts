@@ -12,12 +12,12 @@
 // present but broken is skipped by the same probe (runners/xfer/backends/registry.ts), its reason
 // carrying the loader's error.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HOST_VARIABLES, repoRoot } from '../fixtures/reliability/suite-run.ts';
+import { HOST_VARIABLES, repoRoot, waitUntil } from '../fixtures/reliability/suite-run.ts';
 import { checkRun } from '../../scripts/fresh-machine-check.mjs';
 
 const examples = path.join(repoRoot, 'test_configs/nixl/perf');
@@ -96,5 +96,21 @@ describe('a machine without UCX and libfabric, for real (a mount namespace where
     expect(list).toMatch(/^nixl_perf_ct_seed_read_shm\tWAITING$/m);
     expect(list).toMatch(/^nixl_perf_sweep_ucx_read_write\tSKIPPED: backend ucx needs UCX .*\(apt-get install libucx0\)$/m);
     expect(list).toMatch(/^nixl_perf_sweep_libfabric_tcp_2nodes\tSKIPPED: backend libfabric needs .*\(apt-get install libfabric1\)$/m);
+  });
+
+  it('a SIGTERM to the namespace reaches the command, and ends every process in it; no mount is left', { timeout: 180_000 }, async () => {
+    const folder = mkdtempSync(path.join(scratch, 'signal-'));
+    const ready = path.join(folder, 'ready');
+    // The command records the signal it got; a process it left behind (the sleep) must end with the namespace.
+    const command = `trap 'echo TERM > ${folder}/got; exit 7' TERM; (cd ${folder} && exec sleep 1000) & touch ${ready}; wait`;
+    const run = execa(path.join(repoRoot, 'scripts/fresh-machine-namespace.sh'), ['bash', '-c', command], { reject: false, all: true, stdin: 'ignore', timeout: 150_000 });
+    await waitUntil('the command to start in the namespace', () => existsSync(ready), 120_000);
+    expect(processesIn(folder)).toHaveLength(1); // the sleep, working in the folder
+    run.kill('SIGTERM');
+    const ended = await run;
+    expect(ended.exitCode, String(ended.all)).toBe(7);
+    expect(readFileSync(path.join(folder, 'got'), 'utf8').trim()).toBe('TERM');
+    expect(processesIn(folder)).toEqual([]);
+    expect(execFileSync('findmnt', ['-rn', '-o', 'TARGET,SOURCE'], { encoding: 'utf8' })).not.toMatch(/fresh-machine/);
   });
 });
