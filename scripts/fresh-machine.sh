@@ -31,10 +31,17 @@ if [[ "${FRESH_MACHINE_STEP:-}" != inside ]]; then
   say "host $(hostname), $(uname -sr), node $(node --version), npm $(npm --version), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   say "checkout $checkout at $(git -C "$checkout" rev-parse --short HEAD) ($(git -C "$checkout" rev-parse --abbrev-ref HEAD))"
   status=0
-  FRESH_MACHINE_STEP=inside SCRATCH="$scratch" "$checkout/scripts/fresh-machine-namespace.sh" bash "$checkout/scripts/fresh-machine.sh" || status=$?
+  # In its own process group (-m), each signal passed on once, by this shell: the run cancels.
+  set -m
+  FRESH_MACHINE_STEP=inside SCRATCH="$scratch" "$checkout/scripts/fresh-machine-namespace.sh" bash "$checkout/scripts/fresh-machine.sh" &
+  namespace=$!
+  for signal in TERM INT HUP; do trap "kill -$signal $namespace 2>/dev/null" "$signal"; done
+  wait "$namespace" || status=$?
+  while kill -0 "$namespace" 2>/dev/null; do wait "$namespace" || status=$?; done
+  set +m
   # The namespace ended with its first process: its mounts and processes must be gone.
   if findmnt -rn -o TARGET,SOURCE | grep -E 'fresh-machine' >&2; then say "FAIL: a mount of the namespace outlived it"; status=1; else say "ok   no mount of the namespace is left (findmnt)"; fi
-  left=$(for p in /proc/[0-9]*; do [[ $(readlink "$p/cwd" 2>/dev/null) == "$scratch"* ]] && echo "${p#/proc/}"; done || true)
+  left=$(find /proc/[0-9]*/cwd -maxdepth 0 -lname "$scratch*" 2>/dev/null | cut -d/ -f3 | tr '\n' ' ' || true)
   if [[ -n $left ]]; then say "FAIL: processes of the run outlived the namespace: $left"; status=1; else say "ok   no process of the run is left (none works in $scratch)"; fi
   if ((keep)); then say "kept: $scratch"; else rm -rf "$scratch"; fi
   if ((status == 0)); then say "PASSED: a machine without UCX and libfabric installs and runs the quick start green, the skipped configs naming their packages"; else say "FAILED (exit $status)"; fi
