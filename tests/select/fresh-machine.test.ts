@@ -101,8 +101,10 @@ describe('a machine without UCX and libfabric, for real (a mount namespace where
   it('a SIGTERM to the namespace reaches the command, and ends every process in it; no mount is left', { timeout: 180_000 }, async () => {
     const folder = mkdtempSync(path.join(scratch, 'signal-'));
     const ready = path.join(folder, 'ready');
-    // The command records the signal it got; a process it left behind (the sleep) must end with the namespace.
-    const command = `trap 'echo TERM > ${folder}/got; exit 7' TERM; (cd ${folder} && exec sleep 1000) & touch ${ready}; wait`;
+    // The command records the signal it got; a process it left behind (the sleep) must end with the
+    // namespace. The sleep's own shell says it is ready once it works in the folder, so the count
+    // below never sees it before its `cd`.
+    const command = `trap 'echo TERM > ${folder}/got; exit 7' TERM; (cd ${folder} && touch ${ready} && exec sleep 1000) & wait`;
     const run = execa(path.join(repoRoot, 'scripts/fresh-machine-namespace.sh'), ['bash', '-c', command], { reject: false, all: true, stdin: 'ignore', timeout: 150_000 });
     await waitUntil('the command to start in the namespace', () => existsSync(ready), 120_000);
     expect(processesIn(folder)).toHaveLength(1); // the sleep, working in the folder
