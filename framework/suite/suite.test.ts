@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, inject, test } from 'vitest';
 import type { RunnerTestSuite } from 'vitest';
 import { readSettings } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
-import { slurmGpuProbe } from '../scheduler/create.ts';
 import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
 import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
@@ -19,7 +18,9 @@ const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
 if (!typeName) throw new DisaggBenchError('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
 
 const settings = readSettings();
-const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
+// GPU_TYPE, else asked of SLURM, else of NVML; the schedulers' modules load only to ask SLURM.
+const slurmProbe = process.env.GPU_TYPE ? undefined : (await import('../scheduler/create.ts')).slurmGpuProbe(settings);
+const gpu = await detectGpuType(process.env, undefined, slurmProbe);
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;
