@@ -1,7 +1,7 @@
 // Checks a folder of upstream TensorRT-LLM disagg test configs and test lists (its
 // tests/integration/defs/perf/disagg/{test_configs,testlist}, copied somewhere OUTSIDE this
 // repository) the way a user's run would see them: every config is validated, listed for each GPU
-// type it names (RUN or SKIP), and its job built (sbatch script and commands, nothing submitted);
+// type it names (WAITING: it would run, or SKIPPED), and its job built (sbatch script and commands, nothing submitted);
 // every test list is matched against the configs. Prints the counts and one line per refused
 // file with the reason (each reason says what upstream does there) as Markdown, the figures of
 // docs/trtllm-compatibility.md.
@@ -17,6 +17,8 @@ import { discoverConfigs, type ConfigFile } from '../framework/config/discover.t
 import { formatIssue } from '../framework/config/issue.ts';
 import { resolveConfig } from '../framework/config/resolve.ts';
 import { loadPlannedTest } from '../framework/select/plan.ts';
+import { plannedState } from '../framework/select/planned-state.ts';
+import { STATE_WORDS } from '../framework/results/test-states.ts';
 import { gpuTypeFromName } from '../framework/select/gpu.ts';
 import { readTestList, selectByTestList } from '../framework/select/testlist.ts';
 import { testType } from '../framework/types/registry.ts';
@@ -55,7 +57,7 @@ async function check(file: ConfigFile, scratch: string, jobsDir: string): Promis
   // What `GPU_TYPE=<gpu> disagg-bench list` says of it, for each GPU type it names.
   for (const gpu of gpus) {
     const listed = loadPlannedTest(file, { gpuType: gpuTypeFromName(gpu), source: 'GPU_TYPE' }, userEnv);
-    result.listing[gpu] = listed.skipReason ? 'SKIP' : listed.issues.length ? 'INVALID' : 'RUN';
+    result.listing[gpu] = STATE_WORDS[plannedState(listed)].word;
   }
   if (result.issues.length > 0 || !type || !planned.config) return result;
   const resolved = resolveConfig(planned.config, type.envOverrides, userEnv).config;
@@ -143,11 +145,11 @@ export function formatCorpusReport(report: CorpusReport, all = false): string {
     const [a, t] = byCategory.get(key) ?? [0, 0];
     byCategory.set(key, [a + (refused.includes(r) ? 0 : 1), t + 1]);
   }
-  out.push(`## Configs: ${accepted.length} of ${results.length} accepted (validated, listed RUN on each supported GPU type, job built)`, '');
+  out.push(`## Configs: ${accepted.length} of ${results.length} accepted (validated, listed WAITING, i.e. it would run, on each supported GPU type, job built)`, '');
   out.push('| folder | accepted | files |', '|---|---|---|');
   for (const [key, [a, t]] of [...byCategory].sort()) out.push(`| ${key} | ${a} | ${t} |`);
-  const notRun = accepted.filter((r) => Object.values(r.listing).some((s) => s !== 'RUN'));
-  if (notRun.length) out.push('', `Accepted but not RUN on a GPU type they name: ${notRun.map((r) => r.id).join(', ')}`);
+  const notRun = accepted.filter((r) => Object.values(r.listing).some((s) => s !== STATE_WORDS.waiting.word));
+  if (notRun.length) out.push('', `Accepted but not run (not WAITING) on a GPU type they name: ${notRun.map((r) => r.id).join(', ')}`);
   if (report.misplaced.length) out.push('', `Ignored (not at test_configs/<type>/<category>/): ${report.misplaced.join(', ')}`);
   out.push('', '## Refused configs', '', '| file | reason (and what upstream does) |', '|---|---|');
   for (const r of refused) {
@@ -155,7 +157,7 @@ export function formatCorpusReport(report: CorpusReport, all = false): string {
     out.push(`| ${escapePipes(r.file)} | ${escapePipes(reasons.join('<br>'))} |`);
   }
   if (all) {
-    out.push('', '## Accepted configs', '', '| id | GPU types (RUN) |', '|---|---|');
+    out.push('', '## Accepted configs', '', '| id | GPU types (WAITING) |', '|---|---|');
     for (const r of accepted) out.push(`| ${r.id} | ${r.gpus.join(', ')} |`);
   }
   if (report.lists.length) {

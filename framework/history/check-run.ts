@@ -17,6 +17,8 @@ export interface RunCheck {
   testId: string;
   findings: RegressionFinding[];
   skipped?: string;
+  /** Metrics printed rounded to zero, left unjudged (regression.ts). */
+  unmeasured?: string[];
 }
 
 /** Embedded thresholds (fractions) as a config's benchmark.regression (percents). */

@@ -7,8 +7,10 @@
 // cases are skipped. Deliberate difference: upstream's formula treats every metric as lower-is-
 // better (true of the TTFT and E2EL its CSV holds); a metric known to be higher-is-better
 // (throughput) is mirrored here, so "slower" stays slower. Metrics without a direction are
-// compared upstream's way.
+// compared upstream's way. A record's figure printed rounded to zero is no measurement: its pair
+// is not judged (upstream would fail a UCX `0.00`), and counted apart.
 import type { TestRecord } from '../results/json.ts';
+import { belowResolution } from '../metrics/resolution.ts';
 import { escapeHtml } from '../results/report/escape.ts';
 
 /** One value as upstream reads a CSV row: its name, metric and value. */
@@ -18,6 +20,8 @@ export interface BackendRow {
   metric: string;
   value: number;
   higherIsBetter?: boolean;
+  /** Printed rounded to zero (a record's Metric.rounded): no measurement. */
+  unmeasured?: boolean;
 }
 
 export interface BackendPair {
@@ -38,6 +42,8 @@ export interface BackendComparison {
   threshold: number;
   pairs: BackendPair[];
   singleBackendSkipped: number;
+  /** Pairs not judged: a side was printed rounded to zero. */
+  unmeasuredSkipped: number;
 }
 
 const backendOf = (name: string) => /ccb-(\w+)/.exec(name)?.[1];
@@ -54,6 +60,7 @@ export function rowsOfRecords(records: TestRecord[]): BackendRow[] {
       metric: m.name,
       value: m.value,
       higherIsBetter: m.higherIsBetter,
+      ...(belowResolution(m) && { unmeasured: true }),
     })),
   );
 }
@@ -69,6 +76,7 @@ export function compareBackends(rows: BackendRow[], options: { threshold?: numbe
   }
   const pairs: BackendPair[] = [];
   let singleBackendSkipped = 0;
+  let unmeasuredSkipped = 0;
   for (const [key, group] of [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const metric = (JSON.parse(key) as string[])[1];
     const backend = (r: BackendRow) => {
@@ -82,6 +90,10 @@ export function compareBackends(rows: BackendRow[], options: { threshold?: numbe
       singleBackendSkipped++;
       continue;
     }
+    if (def.unmeasured || ucx.unmeasured) {
+      unmeasuredSkipped++;
+      continue;
+    }
     let regressionPct: number | null = null;
     let status: BackendPair['status'] = 'Pass';
     if (ucx.value !== 0) {
@@ -91,7 +103,7 @@ export function compareBackends(rows: BackendRow[], options: { threshold?: numbe
     } else if (def.value !== 0) status = 'Fail';
     pairs.push({ defaultName: def.name, ucxName: ucx.name, metric, defaultValue: def.value, ucxValue: ucx.value, diffPct: regressionPct === null ? null : Math.abs(regressionPct), regressionPct, status });
   }
-  return { defaultBackend, threshold, pairs, singleBackendSkipped };
+  return { defaultBackend, threshold, pairs, singleBackendSkipped, unmeasuredSkipped };
 }
 
 export const BACKEND_CSV_COLUMNS = ['test_case_name_default', 'test_case_name_ucx', 'metric_type', 'default_value', 'ucx_value', 'diff_pct', 'regression_pct', 'status'];

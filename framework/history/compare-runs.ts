@@ -5,25 +5,35 @@
 // decimals, the change (B - A) / A in percent with 2, empty where a side has no value. Upstream
 // reads six fixed metrics from concurrency_<N>/result.json under two slurm_logs folders and
 // groups them by its -cpp/-python suffix; here the metrics are every metric either run has, in
-// name order, and the rows come from results (the store or results.json files).
+// name order, and the rows come from results (the store or results.json files). A figure printed
+// rounded to zero is no measurement: its cell is empty (no -100 % from a busy host's `0.00`), and
+// the comparison lists it once (`unmeasured`).
 import { stringify } from 'csv-stringify/sync';
 import type { TestRecord } from '../results/json.ts';
+import { belowResolution } from '../metrics/resolution.ts';
 import { labelsKey } from './series-key.ts';
 
 export interface RunComparison {
   groupHeader: string[];
   metricHeader: string[];
   rows: string[][];
+  /** `<run name>: <test> METRIC[labels]` of each value left out as printed rounded to zero. */
+  unmeasured?: string[];
 }
 
 type Values = Map<string, Map<string, number>>; // row key -> metric -> value
 
-function valuesOf(records: TestRecord[]): Values {
+function valuesOf(records: TestRecord[], name: string, unmeasured: string[]): Values {
   const out: Values = new Map();
   for (const r of records) {
     for (const m of r.metrics) {
       const key = JSON.stringify([r.testId, labelsKey(m.labels)]);
       if (!out.has(key)) out.set(key, new Map());
+      if (belowResolution(m)) {
+        const labels = labelsText(labelsKey(m.labels));
+        unmeasured.push(`${name}: ${r.testId} ${m.name}${labels ? `[${labels}]` : ''}`);
+        continue;
+      }
       out.get(key)!.set(m.name, m.value);
     }
   }
@@ -36,9 +46,11 @@ const labelsText = (labels: string) =>
     .join(' ');
 
 export function compareRuns(a: TestRecord[], b: TestRecord[], names: [string, string]): RunComparison {
-  const [va, vb] = [valuesOf(a), valuesOf(b)];
+  const unmeasured: string[] = [];
+  const [va, vb] = [valuesOf(a, names[0], unmeasured), valuesOf(b, names[1], unmeasured)];
   const keys = [...new Set([...va.keys(), ...vb.keys()])].sort();
-  const metrics = [...new Set([...va.values(), ...vb.values()].flatMap((m) => [...m.keys()]))].sort();
+  // every metric either run has, a value left out included (its column stays)
+  const metrics = [...new Set([...a, ...b].flatMap((r) => r.metrics.map((m) => m.name)))].sort();
   const groups = [names[0], names[1], 'delta_pct'];
   const groupHeader = ['', '', ...groups.flatMap((g) => [g, ...metrics.slice(1).map(() => '')])];
   const metricHeader = ['test', 'labels', ...groups.flatMap(() => metrics)];
@@ -52,7 +64,14 @@ export function compareRuns(a: TestRecord[], b: TestRecord[], names: [string, st
     });
     return [testId, labelsText(labels), ...metrics.map((m) => fixed(x?.get(m))), ...metrics.map((m) => fixed(y?.get(m))), ...delta];
   });
-  return { groupHeader, metricHeader, rows };
+  return { groupHeader, metricHeader, rows, unmeasured };
+}
+
+/** One line naming the values a comparison left out, or undefined (the first five named). */
+export function unmeasuredComparisonLine(c: RunComparison): string | undefined {
+  if (!c.unmeasured?.length) return undefined;
+  const named = c.unmeasured.slice(0, 5).join(', ') + (c.unmeasured.length > 5 ? `, and ${c.unmeasured.length - 5} more` : '');
+  return `${c.unmeasured.length} value(s) printed rounded to zero, left empty (no measurement): ${named}`;
 }
 
 /** The CSV text; `crlf` as Python's csv.writer ends its lines (upstream's own mode). */

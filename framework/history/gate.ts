@@ -57,6 +57,11 @@ export interface GateInput {
   /** The metric can fail the gate (headline, or opted in). */
   gated: boolean;
   runKind: RunKind;
+  /**
+   * The step the value was printed rounded to (Metric.rounded): the truth lies within half a step,
+   * so a breach that half a step in the better direction undoes is no regression.
+   */
+  rounded?: number;
 }
 
 export interface GateVerdict {
@@ -78,6 +83,8 @@ export function judge(input: GateInput): GateVerdict | undefined {
   const beyond = (v: number) => (up ? v < baseline * (1 - threshold) : v > baseline * (1 + threshold));
   const breach = beyond(value);
   if (!breach) return { baseline, breach, regression: false };
+  const best = input.rounded === undefined ? value : value + (up ? input.rounded / 2 : -input.rounded / 2);
+  if (!beyond(best)) return { baseline, breach, regression: false, note: `within the print's rounding: printed to ${input.rounded}, the value may be ${Number(best.toPrecision(6))}, not beyond the threshold` };
   if (stats.days < rule.minDays) return { baseline, breach, regression: false, note: `${stats.days} of ${rule.minDays} day(s) of history: not gated yet` };
   const sigma = stats.sd;
   const worse = up ? stats.median - value : value - stats.median;

@@ -37,6 +37,8 @@ export interface CheckOutcome {
   findings: RegressionFinding[];
   /** Why nothing was compared, when nothing was. */
   skipped?: string;
+  /** The metrics with a direction left unjudged as no measurement (printed rounded to zero): `NAME[labels]`. */
+  unmeasured?: string[];
 }
 
 /** _calculate_diff: percent, positive when the new value is better. */
@@ -89,7 +91,7 @@ export function checkRecord(input: CheckInput): CheckOutcome {
     if (!stats) continue; // upstream: no history for this case, no check
     const threshold = input.runKind === 'pre-merge' ? thresholds.preMerge : thresholds.postMerge;
     const gated = gate.has(metric.name);
-    const verdict = judge({ value: metric.value, higherIsBetter, stats, threshold, rule, gated, runKind: input.runKind });
+    const verdict = judge({ value: metric.value, higherIsBetter, stats, threshold, rule, gated, runKind: input.runKind, ...(metric.rounded !== undefined && { rounded: metric.rounded }) });
     if (!verdict) continue;
     findings.push({
       metric: metric.name,
@@ -105,8 +107,22 @@ export function checkRecord(input: CheckInput): CheckOutcome {
       ...(verdict.note ? { note: verdict.note } : {}),
     });
   }
-  if (findings.length > 0) return { findings };
-  return { findings, skipped: checked.length === 0 ? 'no metric with a direction to check' : 'no earlier post-merge history of this test in the last 90 days' };
+  const unmeasured = record.metrics.filter((m) => m.higherIsBetter !== undefined && belowResolution(m)).map((m) => `${m.name}${labelText(m.labels)}`);
+  const said = unmeasured.length > 0 ? { unmeasured } : {};
+  if (findings.length > 0) return { findings, ...said };
+  const skipped = checked.length > 0 ? 'no earlier post-merge history of this test in the last 90 days' : unmeasured.length > 0 ? 'every metric with a direction was printed rounded to zero: no measurement' : 'no metric with a direction to check';
+  return { findings, skipped, ...said };
+}
+
+/**
+ * One line for the metrics a check left out as no measurement, or undefined: `N figure(s) printed
+ * rounded to zero, not judged (no measurement): test METRIC[labels], ...` (the first five named).
+ */
+export function unmeasuredLine(checks: readonly { testId: string; unmeasured?: string[] }[]): string | undefined {
+  const all = checks.flatMap((c) => (c.unmeasured ?? []).map((m) => `${c.testId} ${m}`));
+  if (all.length === 0) return undefined;
+  const named = all.slice(0, 5).join(', ') + (all.length > 5 ? `, and ${all.length - 5} more` : '');
+  return `${all.length} figure(s) printed rounded to zero, not judged (no measurement): ${named}`;
 }
 
 const labelText = (labels: RegressionFinding['labels']) => {

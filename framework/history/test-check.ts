@@ -9,7 +9,7 @@ import { testType } from '../types/registry.ts';
 import { configuredThresholds } from '../metrics/regression-thresholds.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { lookbackStartMs } from './baseline.ts';
-import { checkRecord, newPoints, regressionMessages } from './regression.ts';
+import { checkRecord, newPoints, regressionMessages, unmeasuredLine } from './regression.ts';
 import { baselineBranchOf, ruleOf } from './check-run.ts';
 import { gatedMetrics } from './gate-metrics.ts';
 import { headlineMetrics } from '../metrics/headline.ts';
@@ -77,6 +77,8 @@ async function check(input: { settings: Settings; runId: string; record: TestRec
     const messages = regressionMessages(record.testId, checked.findings);
     if (history.regression === 'fail') outcome.failures.push(...messages);
     else outcome.warnings.push(...messages.map((m) => `warning: ${m}`));
+    const unmeasured = unmeasuredLine([{ testId: record.testId, unmeasured: checked.unmeasured }]);
+    if (unmeasured) outcome.warnings.push(`regression check: ${unmeasured}`);
   } catch (error) {
     if (!isHistoryStoreError(error)) throw error;
     const why = error.empty ? 'no history yet' : `not checked against the history: ${error.message}`;

@@ -1,11 +1,12 @@
 // Reads a finished job's logs into metrics: per MetricSpec, the log(s) its glob names in the
 // test's log folder, through the registered extractor. Never throws for a bad log: a missing,
 // empty or unreadable log, an unknown extractor or a requested metric with no value is a problem
-// (prefixed with the log's path relative to the folder), and the verdict decides.
+// (prefixed with the log's path relative to the folder), and the verdict decides. A completer
+// (extractors/index.ts) then reads what the log's tool saved beside it (serving: result.json).
 import path from 'node:path';
 import fg from 'fast-glob';
 import type { ExtractResult, Metric, MetricSpec } from './metric.ts';
-import { extractorNames, getExtractor } from './extractors/index.ts';
+import { extractorNames, getCompleter, getExtractor } from './extractors/index.ts';
 import { FileReadError, READ_LIMITS, readTextFile } from '../../runners/common/read-file.ts';
 
 const byNumbersInName = new Intl.Collator('en', { numeric: true, sensitivity: 'variant', caseFirst: 'upper' });
@@ -42,6 +43,8 @@ async function extractOne(logDir: string, spec: MetricSpec): Promise<ExtractResu
     let result: ExtractResult;
     try {
       result = finiteMetricsOnly(extractor(text, spec, file));
+      const complete = getCompleter(spec.extractor);
+      if (complete) result = finiteMetricsOnly(await complete(result, logDir, file));
     } catch (error) {
       problems.push(`${file}: extractor '${spec.extractor}' failed: ${(error as Error).message}`);
       continue;

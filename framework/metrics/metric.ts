@@ -17,6 +17,13 @@ export interface Metric {
    * (resolution.ts).
    */
   rounded?: number;
+  /**
+   * The value as the tool's log printed it, where `value` was read at full precision elsewhere
+   * (`source`). Upstream's CSV, which its pipeline fills from the print, gets this one.
+   */
+  printed?: number;
+  /** Where `value` was read when not from the log's line: 'concurrency_8/result.json median_ttft_ms'. */
+  source?: string;
 }
 
 /** What an extractor makes of one log text. */

@@ -87,7 +87,8 @@ export function perfRowsFor(test: PerfTestInfo, metrics: Metric[], timing: TestT
       perf_case_name: name,
       test_name: name,
       original_test_name: name,
-      perf_metric: metric.value,
+      // upstream's CSV holds the figure as its client printed it (a full-precision value is ours)
+      perf_metric: metric.printed ?? metric.value,
       total_time__sec: Number(timing.durationSec.toFixed(6)),
       start_timestamp: csvTimestamp(timing.start),
       end_timestamp: csvTimestamp(timing.end),

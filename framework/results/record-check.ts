@@ -51,6 +51,8 @@ function metricProblem(m: unknown): string | undefined {
   if (m.unit !== undefined && !isString(m.unit)) return `.unit is ${shown(m.unit)}, expected a string`;
   if (!isObject(m.labels)) return `.labels is ${shown(m.labels)}, expected an object`;
   if (m.rounded !== undefined && (typeof m.rounded !== 'number' || !(m.rounded > 0))) return `.rounded is ${shown(m.rounded)}, expected a step > 0 (0.01: printed with 2 decimals)`;
+  if (m.printed !== undefined && typeof m.printed !== 'number') return `.printed is ${shown(m.printed)}, expected a number (the value as the log printed it)`;
+  if (m.source !== undefined && !isString(m.source)) return `.source is ${shown(m.source)}, expected a string (where the value was read)`;
   for (const [label, value] of Object.entries(m.labels)) {
     if (!isString(value) && typeof value !== 'number') return `.labels.${label} is ${shown(value)}, expected a string or a number`;
   }

@@ -3,7 +3,7 @@
 import koffi from 'koffi';
 import { randomBytes } from 'node:crypto';
 import { XferError } from './errors.ts';
-import { removeSegments, SHM_DIR } from './shm-segments.ts';
+import { removeSegments, segmentPrefix, SHM_DIR } from './shm-segments.ts';
 import { cudart, cudaMemcpyDeviceToHost, cudaMemcpyHostToDevice } from './native/cudart.ts';
 import { libc, MAP_POPULATE, MAP_SHARED, O_CREAT, O_EXCL, O_RDWR, PROT_READ, PROT_WRITE } from './native/libc.ts';
 
@@ -66,12 +66,12 @@ const liveShmNames = new Set<string>();
 
 /**
  * Host memory in a POSIX shared-memory segment named after this process, the job and the rank
- * (/xfer-<pid>-<job>-r<rank>-<name>-<random>), unlinked on close and at exit.
+ * (/xfer-<pid>.<pid namespace>-<job>-r<rank>-<name>-<random>), unlinked on close and at exit.
  */
 export function allocateHost(name: string, size: number, owner: { job: string; rank: number; node: string }): Region {
   const c = libc();
   if (!staleSwept) removeStaleSegments();
-  const shm = `/xfer-${process.pid}-${sanitize(owner.job)}-r${owner.rank}-${sanitize(name)}-${randomBytes(3).toString('hex')}`;
+  const shm = `/${segmentPrefix()}${sanitize(owner.job)}-r${owner.rank}-${sanitize(name)}-${randomBytes(3).toString('hex')}`;
   const mapped = Math.max(PAGE, roundUp(size, PAGE));
   const fd = c.shmOpen(shm, O_CREAT | O_EXCL | O_RDWR, 0o600);
   let address = 0n;
@@ -249,8 +249,8 @@ function sanitize(s: string): string {
 let staleSwept = false;
 
 /**
- * Unlinks segments left by processes of this machine that no longer exist (killed by SIGKILL or
- * aborted: no exit hook ran). Returns their names. Runs once per process before the first allocation.
+ * Unlinks segments left by processes of this machine and PID namespace that no longer exist
+ * (killed by SIGKILL or aborted: no exit hook ran). Returns their names. Runs once per process before the first allocation.
  */
 export function removeStaleSegments(dir = SHM_DIR): string[] {
   staleSwept = true;

@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { commands } from '../../framework/cli.ts';
 import { SETTING_VARIABLES } from '../../framework/settings.ts';
+import { STATE_WORDS, type TestState } from '../../framework/results/test-states.ts';
 import { UPSTREAM_USAGE_EXIT, usageExitCode } from '../../framework/commands/support/exit-code.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -141,7 +142,9 @@ describe('--json on the listing commands', () => {
     const doc = JSON.parse(json.stdout) as { tests: { id: string; state: string; type: string }[]; unknown: unknown[] };
     const lines = text.stdout.trim().split('\n').map((l) => l.split('\t'));
     expect(doc.tests.map((t) => t.id)).toEqual(lines.map(([id]) => id));
-    expect(doc.tests.map((t) => t.state)).toEqual(lines.map(([, state]) => state.split(/[:( ]/)[0]));
+    // The text says the word of the state the JSON names, from the one table of test states.
+    expect(doc.tests.map((t) => STATE_WORDS[t.state as TestState].word)).toEqual(lines.map(([, state]) => state.split(':')[0]));
+    expect(doc.tests.every((t) => ['waiting', 'skipped', 'failed'].includes(t.state))).toBe(true);
     expect(doc.tests.length).toBeGreaterThan(0);
     expect(doc.tests.every((t) => t.type === 'disagg')).toBe(true);
     expect(doc.unknown).toEqual([]);

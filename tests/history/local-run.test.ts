@@ -85,8 +85,8 @@ describe('a local run', () => {
     const local = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_REGRESSION: 'fail', ...gate } });
     expect(local.exitCode, local.output).toBe(1);
     const judged = local.records.find((r) => r.testId === id && r.run?.id !== firstRecord.run!.id)!;
-    expect(judged.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.25, regression: true, threshold: 0.05 });
-    expect(local.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2500 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
+    expect(judged.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.2468, regression: true, threshold: 0.05 });
+    expect(local.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2468 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
     // ...and feeds no baseline.
     const points = await withHistory(store, (s) => s.points({ testIds: [id], metric: 'SERVER_MEDIAN_TTFT' }));
     expect(points.filter((p) => p.runKind === 'local').map((p) => p.postMerge)).toEqual([false, false]);

@@ -1,8 +1,8 @@
 // The history in a real run of the suite (`vitest run --project disagg` as a child process, the
 // local scheduler, a STAND-IN serving stack: the engine cannot run here, see
-// tests/fixtures/reliability/suite-run.ts). Its stand-in client always prints the same numbers
-// (median TTFT 20.25 ms), so a regression is made by seeding the history with faster earlier
-// days, through the store itself.
+// tests/fixtures/reliability/suite-run.ts). Its stand-in client always gives the same numbers
+// (median TTFT 20.2468 ms in its result.json, printed 20.25), so a regression is made by seeding
+// the history with faster earlier days, through the store itself.
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -51,17 +51,22 @@ describe('history in a run of the suite', () => {
     expect(firstRecord.run).toMatchObject({ kind: 'post-merge', label: 'first', identity: expect.objectContaining({ benchmark_mode: 'gen_only_no_context', gen_cache_transceiver_backend: 'DEFAULT' }) });
     expect(firstRecord.regression?.skipped).toMatch(/no (history yet|earlier post-merge history)/);
     const [stored] = await withHistory(store, (s) => s.records([firstRecord.run!.id]));
-    expect(stored.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT')?.value).toBe(20.25);
+    // the figure at full precision from the client's result.json, in the history and results.json
+    expect(stored.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.2468 });
+    expect(stored.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT')).not.toHaveProperty('rounded');
+    expect(firstRecord.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.2468, printed: 20.25, source: 'concurrency_1/result.json median_ttft_ms' });
+    // upstream's CSV keeps the print, as upstream's parser reads it
+    expect(readFileSync(path.join(outputPath, 'perf_script_test_results.csv'), 'utf8')).toMatch(/,20\.25,.*,SERVER_MEDIAN_TTFT\r?\n/);
 
-    // 2. Faster earlier days (10 ms): the next run's 20.25 ms is a regression, and fails the test.
+    // 2. Faster earlier days (10 ms): the next run's 20.2468 ms is a regression, and fails the test.
     await withHistory(store, (s) => s.append(earlierDays(stored, 10, 10).map((record) => ({ record, run: record.run!, source: 'seed' }))), { create: true });
     const second = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_REGRESSION: 'fail', ...postMerge } });
     expect(second.exitCode).toBe(1);
-    expect(second.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2500 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
+    expect(second.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2468 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
     const records = second.records.filter((r) => r.testId === id);
     const failed = records.find((r) => r.run?.id !== firstRecord.run!.id)!;
     expect(failed.verdict).toBe('failed');
-    expect(failed.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.25, regression: true, threshold: 0.05, gated: true });
+    expect(failed.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.2468, regression: true, threshold: 0.05, gated: true });
     expect(failed.run?.gate).toContain('SERVER_MEDIAN_TTFT');
     expect(second.csvRows.length).toBeGreaterThan(first.csvRows.length); // its numbers are still written
     expect(second.output).toMatch(/history: 1 record\(s\)/);
@@ -81,8 +86,8 @@ describe('history in a run of the suite', () => {
     const fourth = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_RUN_KIND: 'pre-merge', ...gate } });
     expect(fourth.exitCode, fourth.output).toBe(0);
     const exempt = recordOf(fourth.records.filter((r) => r.run?.kind === 'pre-merge'), id)!.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT');
-    expect(exempt).toMatchObject({ value: 20.25, regression: false, threshold: 0.1 });
-    expect(exempt?.note).toMatch(/^the baseline branch's latest day \(20\.2500\) is beyond the threshold too/);
+    expect(exempt).toMatchObject({ value: 20.2468, regression: false, threshold: 0.1 });
+    expect(exempt?.note).toMatch(/^the baseline branch's latest day \(20\.2468\) is beyond the threshold too/);
     const runs = await withHistory(store, (s) => s.runs());
     expect(runs.filter((r) => r.kind === 'pre-merge')).toHaveLength(1);
     const points = await withHistory(store, (s) => s.points({ testIds: [id], metric: 'SERVER_MEDIAN_TTFT' }));

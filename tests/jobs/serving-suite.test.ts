@@ -3,11 +3,12 @@
 // CSV gets SERVER_MEDIAN_TTFT and SERVER_MEDIAN_E2EL for both concurrencies. The servers are
 // STAND-INS (tests/fixtures/standin-openai-server.ts; the serving engine cannot run here): their
 // numbers are fixture output, checked for presence, never reported.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { baseConfig } from '../fixtures/serving/base-config.ts';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
-import { removeWorkDirs, repoRoot, runSuite, testIdOf, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
+import { recordOf, removeWorkDirs, repoRoot, runSuite, testIdOf, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
 import { PERF_CSV_COLUMNS } from '../../framework/results/csv.ts';
 
 afterAll(removeWorkDirs);
@@ -40,5 +41,13 @@ describeCluster('the serving job through the framework', () => {
       expect(names).toEqual([`test_benchmark[${id}]_con:2`, `test_benchmark[${id}]_con:4`]);
       for (const c of cells.filter((c) => c[column('metric_type')] === metric)) expect(Number(c[column('perf_metric')])).toBeGreaterThan(0);
     }
+    // Full precision: the record holds serve-bench's unrounded median TTFT from its result.json,
+    // the CSV the 2-decimal print, as upstream's parser reads it from the log.
+    const saved = JSON.parse(readFileSync(path.join(outputPath, 'slurm_logs', id, 'concurrency_2', 'result.json'), 'utf8'));
+    const ttft = recordOf(run.records, id)?.metrics.find((m) => m.name === 'SERVER_MEDIAN_TTFT' && m.labels.concurrency === 2);
+    expect(ttft).toMatchObject({ value: saved.median_ttft_ms, printed: Number(saved.median_ttft_ms.toFixed(2)), source: 'concurrency_2/result.json median_ttft_ms' });
+    expect(ttft).not.toHaveProperty('rounded');
+    const row = cells.find((c) => c[column('metric_type')] === 'SERVER_MEDIAN_TTFT' && c[column('perf_case_name')].endsWith('_con:2'))!;
+    expect(Number(row[column('perf_metric')])).toBe(ttft!.printed);
   }, 420_000);
 });

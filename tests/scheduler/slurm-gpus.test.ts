@@ -106,8 +106,8 @@ describeCluster('a cluster whose GPUs have a gres type (its own)', () => {
     const env: Record<string, string | undefined> = { ...process.env, SLURM_CONF: cluster.conf, WORK_DIR: scratch, OUTPUT_PATH: path.join(scratch, 'out'), SCHEDULER: 'slurm', GPU_TYPE: undefined, SLURM_PARTITION: undefined };
     const r = await execa('node', [path.join(root, 'bin/disagg-bench.js'), 'list', '--type', 'disagg'], { env, extendEnv: false, reject: false, all: true });
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.stdout).toContain('disagg_perf_on_h200\tRUN');
-    expect(r.stdout).toContain('disagg_perf_gb200_only\tSKIP: GPU type H200 is not in supported_gpus [GB200]');
+    expect(r.stdout).toContain('disagg_perf_on_h200\tWAITING');
+    expect(r.stdout).toContain('disagg_perf_gb200_only\tSKIPPED: GPU type H200 is not in supported_gpus [GB200]');
     expect(r.stderr).toContain("GPU type H200 from SLURM partition debug: its nodes' gres type is h200");
   }, 120_000);
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { PEER_DIED_EXIT_CODE } from '../../runners/xfer/errors.ts';
 import { checkLocalWorld, nodeEntryArgv, spawnLocalRanks } from '../../runners/xfer/local-launch.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
+import { segmentPrefix } from '../../runners/xfer/shm-segments.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -81,7 +82,7 @@ describe('spawnLocalRanks', () => {
       return m![1];
     });
     expect(pids).toHaveLength(1);
-    expect(readdirSync('/dev/shm').filter((n) => pids.some((pid) => n.startsWith(`xfer-${pid}-`)))).toEqual([]);
+    expect(readdirSync('/dev/shm').filter((n) => pids.some((pid) => n.startsWith(segmentPrefix(Number(pid)))))).toEqual([]);
   });
 
   it('runs TypeScript entries through tsx and JavaScript as is', () => {

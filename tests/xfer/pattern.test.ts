@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { allocateHost, mapPeerHost, removeStaleSegments, type Region } from '../../runners/xfer/memory.ts';
 import { libc } from '../../runners/xfer/native/libc.ts';
+import { PID_NAMESPACE, segmentPrefix } from '../../runners/xfer/shm-segments.ts';
 import { checkPattern, fillPattern, patternBytes, poisonPattern } from '../../runners/xfer/pattern.ts';
 
 const owner = { job: 'pattern-test', rank: 0, node: 'here' };
@@ -25,7 +26,7 @@ describe('host regions', () => {
     const r = allocateHost('recv', 10_000, owner);
     const d = r.descriptor();
     if (d.kind !== 'host') throw new Error('host descriptor expected');
-    expect(d.shm).toBe(`/xfer-${process.pid}-pattern-test-r0-recv-${d.shm.slice(-6)}`);
+    expect(d.shm).toBe(`/xfer-${process.pid}.${PID_NAMESPACE}-pattern-test-r0-recv-${d.shm.slice(-6)}`);
     expect(fs.existsSync(`/dev/shm${d.shm}`)).toBe(true);
     const peer = mapPeerHost(d);
     libc().memset(peer.address + 100n, 0xab, 5); // a peer writes through its own mapping
@@ -42,14 +43,18 @@ describe('host regions', () => {
     expect([...r.read(6, 8)]).toEqual([0xaa, 0xaa, 0xbb, 0xbb, 0xbb, 0xbb, 0xaa, 0xaa]);
   });
 
-  it('removes segments left by processes that no longer exist, and only those', async () => {
+  it('removes segments left by processes of its PID namespace that no longer exist, and only those', async () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!; // exited: its pid is free
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xfer-shm-'));
-    for (const name of [`xfer-${gone}-job-r0-send-abcdef`, `xfer-${process.pid}-job-r0-send-abcdef`, 'other-file']) {
-      fs.writeFileSync(path.join(dir, name), '');
-    }
-    expect(removeStaleSegments(dir)).toEqual([`xfer-${gone}-job-r0-send-abcdef`]);
-    expect(fs.readdirSync(dir).sort()).toEqual(['other-file', `xfer-${process.pid}-job-r0-send-abcdef`]);
+    const stale = `${segmentPrefix(gone)}job-r0-send-abcdef`;
+    const live = `${segmentPrefix()}job-r0-send-abcdef`;
+    // The same free pid in another PID namespace (a container sharing /dev/shm): its owner cannot
+    // be seen from here, so it is not taken for stale; nor a name without a namespace.
+    const otherNamespace = `xfer-${gone}.${Number(PID_NAMESPACE) + 1}-job-r0-send-abcdef`;
+    const unnamed = `xfer-${gone}-job-r0-send-abcdef`;
+    for (const name of [stale, live, otherNamespace, unnamed, 'other-file']) fs.writeFileSync(path.join(dir, name), '');
+    expect(removeStaleSegments(dir)).toEqual([stale]);
+    expect(fs.readdirSync(dir).sort()).toEqual([live, otherNamespace, unnamed, 'other-file'].sort());
     fs.rmSync(dir, { recursive: true });
   });
 

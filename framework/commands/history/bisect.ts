@@ -108,7 +108,7 @@ export async function run(argv: string[]): Promise<number> {
       good,
       bad,
       higherIsBetter,
-      rule: { threshold, noiseK: settings.history.gate.noiseK },
+      rule: { threshold, noiseK: settings.history.gate.noiseK, ...roundedOf(good, bad) },
       candidates: candidates.list,
       lastIsBad: candidates.lastIsBad,
       repeat,
@@ -252,4 +252,10 @@ function report(plan: BisectPlan, result: BisectResult, json: boolean): void {
     console.log(`no bad candidate found: ${reason}`);
   }
   console.log(`${result.steps.length} step(s)${result.steps.length ? `: ${result.steps.map((s) => `${s.candidate.name.split(' ')[0]} ${s.verdict}`).join(', ')}` : ''}`);
+}
+
+/** The coarser step the ends' figures were printed rounded to, when either was (a change within it is no news). */
+function roundedOf(...ends: Reference[]): { rounded?: number } {
+  const steps = ends.flatMap((e) => (e.rounded !== undefined ? [e.rounded] : []));
+  return steps.length > 0 ? { rounded: Math.max(...steps) } : {};
 }

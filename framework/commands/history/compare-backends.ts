@@ -37,7 +37,7 @@ export async function run(argv: string[]): Promise<number> {
     rows = await onStore(settings, async (store) => rowsOfRecords(values.run ? (await resolveRun(values.run, async () => store)).records : await store.latestRecords()));
   }
   const result = compareBackends(rows, { threshold, defaultBackend: values['default-backend'] });
-  console.log(`=== Backend Comparison Statistics ===\nDefault backend: ${result.defaultBackend}\nComparison pairs: ${result.pairs.length}\nSingle-backend cases (skipped): ${result.singleBackendSkipped}`);
+  console.log(`=== Backend Comparison Statistics ===\nDefault backend: ${result.defaultBackend}\nComparison pairs: ${result.pairs.length}\nSingle-backend cases (skipped): ${result.singleBackendSkipped}${result.unmeasuredSkipped ? `\nPairs with a figure printed rounded to zero (skipped, no measurement): ${result.unmeasuredSkipped}` : ''}`);
   if (result.pairs.length === 0) {
     console.log('No backend comparison pairs found in disagg_perf tests: nothing to compare');
     return 0;

@@ -1,6 +1,6 @@
 // `disagg-bench history compare <run A> <run B> [-o comparison.csv]`
 import { writeFile } from 'node:fs/promises';
-import { compareRuns, comparisonCsv } from '../../history/compare-runs.ts';
+import { compareRuns, comparisonCsv, unmeasuredComparisonLine } from '../../history/compare-runs.ts';
 import { compareSlurmLogs, isSlurmLogsFolder } from '../../history/kv-perf-runs.ts';
 import { resolveRun } from '../../history/run-ref.ts';
 import type { HistoryStore } from '../../history/store.ts';
@@ -51,7 +51,8 @@ export async function run(argv: string[]): Promise<number> {
     : await compare(async () => {
         throw new UsageError('unreachable');
       });
-  const summary = `Run A (${a.name}): ${a.records.length} test(s)\nRun B (${b.name}): ${b.records.length} test(s)`;
+  const left = unmeasuredComparisonLine(comparison);
+  const summary = `Run A (${a.name}): ${a.records.length} test(s)\nRun B (${b.name}): ${b.records.length} test(s)${left ? `\n${left}` : ''}`;
   if (!values.output) {
     console.error(summary);
     process.stdout.write(comparisonCsv(comparison));

@@ -1,6 +1,6 @@
 // `disagg-bench history regressions [results.json] [--run ID|LABEL] [--json]`
 import { checkRun, ruleOf } from '../../history/check-run.ts';
-import { describeFinding } from '../../history/regression.ts';
+import { describeFinding, unmeasuredLine } from '../../history/regression.ts';
 import { resolveRun } from '../../history/run-ref.ts';
 import { gatedMetrics } from '../../history/gate-metrics.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
@@ -14,7 +14,9 @@ export const usage = `usage: disagg-bench history regressions [results.json|fold
   DISAGG_REGRESSION_THRESHOLD, else 10 % pre-merge and 5 % otherwise). Only gating metrics can
   regress (each test type's headline metrics, as the run recorded them; DISAGG_GATE_METRICS for
   records that carry none), and only beyond the threshold and DISAGG_GATE_NOISE_K (3) robust
-  standard deviations of the series, after DISAGG_GATE_MIN_DAYS (3) days of history.
+  standard deviations of the series, after DISAGG_GATE_MIN_DAYS (3) days of history. A figure
+  printed rounded to zero is no measurement: not judged, and said once; a breach that the print's
+  rounding alone could explain is no regression.
   The run: the latest run of the results file given, else --run, else the latest run in the history.
   Exit 1 when any metric regressed, listing each; 0 otherwise.
   --kind  judge as this kind of run (default: the run's own kind)
@@ -47,12 +49,15 @@ export async function run(argv: string[]): Promise<number> {
     const regressions = findings.filter((f) => f.regression).length;
     const unchecked = checks.filter((c) => c.findings.length === 0).length;
     if (values.json) {
-      console.log(JSON.stringify({ run: target.name, store: store.description, tests: target.records.length, compared: findings.length, regressions, unchecked, findings }, null, 2));
+      const unmeasured = checks.flatMap((c) => (c.unmeasured ?? []).map((metric) => ({ testId: c.testId, metric })));
+      console.log(JSON.stringify({ run: target.name, store: store.description, tests: target.records.length, compared: findings.length, regressions, unchecked, findings, unmeasured }, null, 2));
       return regressions > 0 ? 1 : 0;
     }
     for (const f of findings) {
       if (f.regression || values.all) console.log(`${f.regression ? 'REGRESSION' : 'ok'}  ${describeFinding(f.testId, f)}`);
     }
+    const unmeasured = unmeasuredLine(checks);
+    if (unmeasured) console.log(unmeasured);
     const shown = findings.filter((f) => f.gated === false).length;
     console.log(
       `run ${target.name}: ${target.records.length} test(s), ${findings.length} metric(s) compared with their baselines in ${store.description} (${findings.length - shown} gating), ${regressions} regression(s)${unchecked ? `; ${unchecked} test(s) without earlier post-merge history` : ''}`,

@@ -2,7 +2,8 @@
 // `latest`, `previous`) or values the user measured elsewhere, `REF:V1,V2,...` (REF a commit, a
 // ref, or an image). A run's values are its own and those of every other run of the history at the
 // same commit (the repeats of that state), of the same test, GPU type and config identity, that
-// passed; their spread is the noise the steps are judged with.
+// passed; their spread is the noise the steps are judged with. A value printed rounded to zero is
+// no measurement: a run of it cannot be an end, and a repeat of it is left out (said once).
 import type { HistoryStore, RunSummary } from '../store.ts';
 import type { TestRecord } from '../../results/json.ts';
 import { resolveRun } from '../run-ref.ts';
@@ -29,6 +30,10 @@ export interface Reference {
   gpuType?: string;
   /** The post-merge threshold the run's config set for the metric (a fraction). */
   threshold?: number;
+  /** The step the run's figure was printed rounded to (Metric.rounded). */
+  rounded?: number;
+  /** Runs at the same commit whose figure was printed rounded to zero: no measurement, left out. */
+  unmeasuredRepeats?: number;
 }
 
 const NUMBER = String.raw`[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?`;
@@ -55,7 +60,7 @@ export async function runReference(store: HistoryStore, end: End, given: string,
   if (own.value === undefined) throw new UsageError(`--metric: in run ${run.name}, ${testId} ${own.why}`, 'metric');
   if (!isValid(record)) throw new UsageError(`--${end} ${given}: ${testId} ${record.verdict} in run ${run.name}: its values do not stand`, end);
   const commit = record.run?.commit;
-  const repeats = commit ? await repeatsAt(store, commit, record, metric) : [];
+  const { repeats, unmeasured } = commit ? await repeatsAt(store, commit, record, metric) : { repeats: [], unmeasured: 0 };
   const unit = record.metrics.find((m) => m.name === metric.name)?.unit;
   return {
     end,
@@ -68,20 +73,24 @@ export async function runReference(store: HistoryStore, end: End, given: string,
     testType: record.type,
     ...(record.gpuType ? { gpuType: record.gpuType } : {}),
     ...(record.run?.thresholds?.[metric.name] ? { threshold: record.run.thresholds[metric.name].postMerge } : {}),
+    ...(own.rounded !== undefined && { rounded: own.rounded }),
+    ...(unmeasured > 0 && { unmeasuredRepeats: unmeasured }),
   };
 }
 
 /** The other runs' values of the same test case at the same commit. */
-async function repeatsAt(store: HistoryStore, commit: string, record: TestRecord, metric: MetricRef): Promise<{ runId: string; value: number }[]> {
+async function repeatsAt(store: HistoryStore, commit: string, record: TestRecord, metric: MetricRef): Promise<{ repeats: { runId: string; value: number }[]; unmeasured: number }> {
   const others = (await store.runs()).filter((r: RunSummary) => r.commit === commit && r.runId !== record.run?.id).map((r) => r.runId);
   const sameCase = casePrefix(record.testId, record.gpuType, record.run?.identity);
   const labels = metric.labels ?? record.metrics.find((m) => m.name === metric.name)?.labels;
   const records = (await store.records(others)).filter((r) => r.testId === record.testId && isValid(r) && casePrefix(r.testId, r.gpuType, r.run?.identity) === sameCase);
-  return records.flatMap((r) => {
-    const v = metricValueOf(r, { name: metric.name, ...(labels ? { labels } : {}) });
-    return v.value === undefined ? [] : [{ runId: r.run!.id, value: v.value }];
-  });
+  const values = records.map((r) => ({ runId: r.run!.id, ...metricValueOf(r, { name: metric.name, ...(labels ? { labels } : {}) }) }));
+  return {
+    repeats: values.flatMap((v) => (v.value === undefined ? [] : [{ runId: v.runId, value: v.value }])),
+    unmeasured: values.filter((v) => v.unmeasured).length,
+  };
 }
 
 export const describeReference = (r: Reference, metric: MetricRef) =>
-  `${r.end} ${r.ref ? r.ref.slice(0, 12) : r.given}: ${metric.name}${metric.labels ? labelsText(metric.labels) : ''} ${r.values.map((v) => String(v)).join(', ')}${r.runIds.length ? ` (run${r.runIds.length > 1 ? 's' : ''} ${r.runIds.join(', ')})` : ''}`;
+  `${r.end} ${r.ref ? r.ref.slice(0, 12) : r.given}: ${metric.name}${metric.labels ? labelsText(metric.labels) : ''} ${r.values.map((v) => String(v)).join(', ')}${r.runIds.length ? ` (run${r.runIds.length > 1 ? 's' : ''} ${r.runIds.join(', ')})` : ''}` +
+  (r.unmeasuredRepeats ? `; ${r.unmeasuredRepeats} run(s) at the same commit left out: printed rounded to zero, no measurement` : '');

@@ -12,6 +12,7 @@ import type { TestRecord } from '../../results/json.ts';
 import { labelsKey } from '../series-key.ts';
 import { JOB_SCRIPT_FILE } from '../../scheduler/log-folder.ts';
 import type { MetricRef } from './metric-ref.ts';
+import { belowResolution, belowResolutionText } from '../../metrics/resolution.ts';
 
 export interface StepRunInput {
   testId: string;
@@ -30,6 +31,10 @@ export interface StepValue {
   /** Why there is no value: the test failed, or did not yield the metric. */
   why?: string;
   higherIsBetter?: boolean;
+  /** The step the value was printed rounded to (Metric.rounded). */
+  rounded?: number;
+  /** The figure was printed rounded to zero: no measurement (`why` says so). */
+  unmeasured?: boolean;
   /** The job does not start in the step's image: bisecting images would measure the same thing each time. */
   imageUnused?: boolean;
 }
@@ -45,7 +50,12 @@ export const testNamePattern = (testId: string) => `(^| )${escapeRegExp(testId)}
 export function metricValueOf(record: TestRecord, metric: MetricRef): StepValue {
   const own = record.metrics.filter((m) => m.name === metric.name);
   const picked = metric.labels ? own.filter((m) => labelsKey(m.labels) === labelsKey(metric.labels!)) : own;
-  if (picked.length === 1) return { value: picked[0].value, higherIsBetter: picked[0].higherIsBetter };
+  if (picked.length === 1) {
+    const [m] = picked;
+    // a print of zero is no measurement: a step with it is skipped, as one with no value
+    if (belowResolution(m)) return { why: `${metric.name}${labelsText(m.labels)} was printed rounded to zero (${belowResolutionText(m)}): no measurement`, unmeasured: true };
+    return { value: m.value, higherIsBetter: m.higherIsBetter, ...(m.rounded !== undefined && { rounded: m.rounded }) };
+  }
   if (own.length === 0) return { why: `it yielded no ${metric.name} (it yielded ${[...new Set(record.metrics.map((m) => m.name))].join(', ') || 'no metric'})` };
   return { why: `${metric.name} has ${picked.length === 0 ? 'no value with the labels asked for' : 'several values'}; name one of ${own.map((m) => `${metric.name}${labelsText(m.labels)}`).join(', ')}` };
 }

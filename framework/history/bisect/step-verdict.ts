@@ -5,7 +5,8 @@
 // noise is the pooled standard deviation of the repeats it has: the good values, the bad values
 // and the step's own, each around its own mean (a slowdown between good and bad does not count as
 // noise). With no repeats anywhere the noise is unknown and the threshold alone decides, as the
-// gate with DISAGG_GATE_NOISE_K=0.
+// gate with DISAGG_GATE_NOISE_K=0. A figure printed rounded is judged as the gate judges it: a change
+// that half its step could undo is not bad.
 import { judge, type SeriesStats } from '../gate.ts';
 import { diffPercent } from '../regression.ts';
 
@@ -14,6 +15,8 @@ export interface StepRule {
   threshold: number;
   /** Standard deviations beyond the threshold (DISAGG_GATE_NOISE_K). */
   noiseK: number;
+  /** The step the figure was printed rounded to (Metric.rounded): a change the rounding explains is not bad. */
+  rounded?: number;
 }
 
 export interface StepVerdict {
@@ -46,6 +49,6 @@ export function judgeStep(values: readonly number[], good: readonly number[], ba
   const sd = pooledSd([good, bad, values]);
   const stats: SeriesStats = { seriesId: 0, p95: level, p5: level, median: level, sd: sd ?? 0, days: good.length, historyValues: good.length, lastDay: level };
   const value = mean(values);
-  const verdict = judge({ value, higherIsBetter, stats, threshold: rule.threshold, rule: { minDays: 0, noiseK: sd === undefined ? 0 : rule.noiseK }, gated: true, runKind: 'post-merge' });
+  const verdict = judge({ value, higherIsBetter, stats, threshold: rule.threshold, rule: { minDays: 0, noiseK: sd === undefined ? 0 : rule.noiseK }, gated: true, runKind: 'post-merge', ...(rule.rounded !== undefined && { rounded: rule.rounded }) });
   return { bad: verdict?.regression ?? false, mean: value, diffPercent: diffPercent(value, level, higherIsBetter), ...(verdict?.note ? { note: verdict.note } : {}) };
 }

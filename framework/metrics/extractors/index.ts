@@ -11,6 +11,7 @@ import { extractNixlEpMetrics } from './nixl-ep.ts';
 import { extractLmcacheMetrics } from './lmcache.ts';
 import { extractAiperfMetrics } from './aiperf.ts';
 import { extractRankDevices } from './rank-devices.ts';
+import { exactServingFigures } from './serving-saved-result.ts';
 
 /**
  * Reads one log's text; never throws on bad input, reports it in `problems`. `file` is the log's
@@ -31,6 +32,17 @@ export const extractors: Readonly<Record<string, Extractor>> = {
   'rank-devices': extractRankDevices,
 };
 
+/**
+ * What an extractor's result becomes once files beside the log are read (the figures a tool printed
+ * rounded, at the full precision it saved them): never throws, says what it could not use in
+ * `problems`. `file` is the log's path relative to `logDir`.
+ */
+export type Completer = (result: ExtractResult, logDir: string, file: string) => Promise<ExtractResult>;
+
+export const completers: Readonly<Record<string, Completer>> = {
+  serving: exactServingFigures,
+};
+
 export function extractorNames(): string[] {
   return Object.keys(extractors);
 }
@@ -38,4 +50,9 @@ export function extractorNames(): string[] {
 /** The extractor registered under `name`, or undefined. */
 export function getExtractor(name: string): Extractor | undefined {
   return Object.hasOwn(extractors, name) ? extractors[name] : undefined;
+}
+
+/** The completer registered for extractor `name`, or undefined. */
+export function getCompleter(name: string): Completer | undefined {
+  return Object.hasOwn(completers, name) ? completers[name] : undefined;
 }

@@ -3,6 +3,8 @@
 // script's `Benchmarking with concurrency <c> ... <n> prompts` / `Benchmark with concurrency <c> done`
 // markers. Every numeric line of a block becomes a SERVER_* metric labelled { concurrency }.
 // Only complete blocks yield metrics; everything suspicious is a problem (line numbers are 1-based).
+// A decimal figure is marked with the step it was printed to (Metric.rounded) until the client's
+// result.json gives its exact value (serving-saved-result.ts).
 // Every block layout benchmark_serving has printed is read (fixtures per version in
 // tests/fixtures/logs/serving/versions/): failed requests come from `Failed requests:`, else from
 // `Total failed requests: N` (the !FAILED REQUESTS! banner inside the block, or the line upstream's
@@ -15,6 +17,7 @@
 // (Upstream's own parser, a regex from the first `Median TTFT` to the first `Benchmark with
 // concurrency N done`, takes the warm-up's numbers where the warm-up printed the same lines.)
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
+import { printedStep } from '../resolution.ts';
 import { SERVING_STAT_WORDS, SERVING_SUMMARY_FIELDS } from '../../../runners/common/serving-format.ts';
 
 const START_MARKER = /^Benchmarking with concurrency (\d+)(?: \.\.\. (\d+) prompts)?/;
@@ -120,7 +123,10 @@ function blockMetrics(block: Block, concurrency: number, problems: string[]): Me
       problems.push(`line ${field.line}: concurrency ${concurrency}: ${meta.name} is '${field.raw}', not a number`);
       continue;
     }
-    metrics.push({ ...meta, value, labels: { concurrency } });
+    // A decimal is printed rounded (`{:<10.2f}`: 0.01; energy `.4f`); a whole count is exact.
+    // concurrency_<c>/result.json may hold the exact value (serving-saved-result.ts).
+    const rounded = field.raw.includes('.') ? printedStep(field.raw) : undefined;
+    metrics.push({ ...meta, value, labels: { concurrency }, ...(rounded !== undefined && { rounded }) });
   }
   if (!metrics.some((m) => m.name === 'SERVER_FAILED_REQUESTS')) {
     const total = metrics.find((m) => m.name === 'SERVER_TOTAL_REQUESTS')?.value;

@@ -36,7 +36,10 @@ describe('serving extractor on a complete 6_bench.log', () => {
       unit: 'ms',
       higherIsBetter: false,
       labels: { concurrency: 8 },
+      rounded: 0.01, // printed with 2 decimals; the exact value is result.json's (serving-saved-result.test.ts)
     });
+    // a count is printed whole: exact, no mark
+    expect(c8.find((m) => m.name === 'SERVER_SUCCESSFUL_REQUESTS')).not.toHaveProperty('rounded');
     expect(c8.find((m) => m.name === 'SERVER_OUTPUT_TOKEN_THROUGHPUT')).toMatchObject({ value: 449.19, unit: 'tok/s', higherIsBetter: true });
     expect(c8.find((m) => m.name === 'SERVER_DURATION')).toMatchObject({ value: 182.37, unit: 's' });
     expect(c8.find((m) => m.name === 'SERVER_FAILED_REQUESTS')).toMatchObject({ value: 0, unit: 'count', higherIsBetter: false });
