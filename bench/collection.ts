@@ -1,12 +1,13 @@
-// Collection speed: 1,000 valid configs (copies of the disagg examples under
-// test_configs/, with varied names) in a temporary WORK_DIR. Times `npx vitest list --project
-// disagg` (median of --runs runs; the same on an empty WORK_DIR, the fixed cost; and without npx),
-// and the plan alone (`planRun`: discover, parse, validate, resolve, select) in this process: the
-// first call (cold: schemas compiled) and the median of the next ones. Goals: 1,000 configs listed
-// in at most 2.0 s, 10,000 in at most 4 s (bench/startup.ts: the same against bare Vitest and an
-// earlier commit in one run).
-//   node --import tsx bench/collection.ts [--configs 1000] [--runs 3] [--keep]
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// Collection speed: N valid configs (copies of the disagg examples under test_configs/, with varied
+// names) in a temporary WORK_DIR, for each N of --configs. Times, in one run: bare Vitest listing
+// one test (a project of one test file: Vitest's own cost on this box, now), `npx vitest list
+// --project disagg` of no configs (the project's fixed cost) and of each N (median of --runs runs,
+// wall and CPU time of the process tree), the same without npx, and the plan alone (`planRun`:
+// discover, parse, validate, resolve, select) in this process: the first call (cold: schemas
+// compiled) and the median of the next ones. Goals: 1,000 configs listed in at most 2.0 s, 10,000
+// in at most 4 s (bench/startup.ts: the same against an earlier commit in one run).
+//   node --import tsx bench/collection.ts [--configs 1000,10000] [--runs 3] [--keep]
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,19 +16,19 @@ import fg from 'fast-glob';
 import { packageRoot, readSettings } from '../framework/settings.ts';
 import { planRun } from '../framework/select/plan.ts';
 import type { GpuDetection } from '../framework/select/gpu.ts';
-import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { appendResult, loadNow, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
-import { outputTail, timedCommand } from './lib/timed-command.ts';
+import { outputTail, timedCommandCpu } from './lib/timed-command.ts';
 import { benchArgs } from './lib/smoke.ts';
 
 const { values } = parseArgs({ args: benchArgs(['--configs', '20', '--runs', '1']),
   options: {
-    configs: { type: 'string', default: '1000' },
+    configs: { type: 'string', default: '1000,10000' },
     runs: { type: 'string', default: '3' },
     keep: { type: 'boolean', default: false },
   },
 });
-const configCount = Number(values.configs);
+const configCounts = values.configs.split(',').map(Number);
 const runs = Number(values.runs);
 const GPU_TYPE = 'GB200';
 
@@ -59,17 +60,37 @@ function listEnv(workDir: string, outputPath: string): NodeJS.ProcessEnv {
 /** Vitest through npx (what users type), or its bin directly (npx's own start-up left out). */
 const VITEST = { npx: ['npx', 'vitest'], direct: [path.join(packageRoot, 'node_modules', '.bin', 'vitest')] } as const;
 
-/** Wall times of `runs` runs of `vitest list`, checking each lists `expected` ids. */
-async function timeList(workDir: string, outputPath: string, expected: number, via: keyof typeof VITEST = 'npx'): Promise<number[]> {
-  const times: number[] = [];
+interface Timing {
+  wallS: number;
+  cpuS: number;
+}
+
+/** `runs` runs of `vitest list` (wall and CPU), checking each lists `expected` ids. */
+async function timeList(workDir: string, outputPath: string, expected: number, via: keyof typeof VITEST = 'npx', count = runs): Promise<Timing[]> {
+  const times: Timing[] = [];
   const [file, ...prefix] = VITEST[via];
-  for (let i = 0; i < runs; i++) {
-    const run = await timedCommand(file, [...prefix, 'list', '--project', 'disagg'], { env: listEnv(workDir, outputPath), cwd: packageRoot });
+  for (let i = 0; i < count; i++) {
+    const run = await timedCommandCpu(file, [...prefix, 'list', '--project', 'disagg'], { env: listEnv(workDir, outputPath), cwd: packageRoot });
     const listed = run.output.split('\n').filter((l) => /\bdisagg_\w+/.test(l) && !/no configs under/.test(l)).length;
     if (run.exitCode !== 0 || listed !== expected) {
       throw new Error(`vitest list in ${workDir} printed ${listed} of ${expected} ids (exit ${run.exitCode}):\n${outputTail(run.output)}`);
     }
-    times.push(run.wallS);
+    times.push({ wallS: run.wallS, cpuS: run.cpuS });
+  }
+  return times;
+}
+
+/** `runs` runs of `npx vitest list` in a project of one test file with one test: bare Vitest on this box. */
+async function timeBare(dir: string, workDir: string): Promise<Timing[]> {
+  mkdirSync(dir);
+  symlinkSync(path.join(packageRoot, 'node_modules'), path.join(dir, 'node_modules'));
+  writeFileSync(path.join(dir, 'package.json'), '{ "name": "bare", "type": "module" }\n');
+  writeFileSync(path.join(dir, 'one.test.ts'), "import { expect, test } from 'vitest';\ntest('one', () => expect(1).toBe(1));\n");
+  const times: Timing[] = [];
+  for (let i = 0; i < runs; i++) {
+    const run = await timedCommandCpu('npx', ['vitest', 'list'], { env: listEnv(workDir, path.join(dir, 'out')), cwd: dir });
+    if (run.exitCode !== 0 || !/one\.test\.ts > one/.test(run.output)) throw new Error(`bare vitest list (exit ${run.exitCode}):\n${outputTail(run.output)}`);
+    times.push({ wallS: run.wallS, cpuS: run.cpuS });
   }
   return times;
 }
@@ -90,40 +111,54 @@ function timePlan(workDir: string): { coldS: number; warmS: number[]; tests: num
 }
 
 async function main(): Promise<void> {
+  printRunHeader();
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-collection-'));
   try {
-    const full = path.join(dir, 'full');
+    const out = path.join(dir, 'out');
     const empty = path.join(dir, 'empty');
     mkdirSync(path.join(empty, 'test_configs', 'disagg'), { recursive: true });
-    writeConfigs(full, configCount);
-    const plan = timePlan(full);
-    if (plan.tests !== configCount || plan.invalid > 0) {
-      throw new Error(`planRun found ${plan.tests} tests, ${plan.invalid} invalid or skipped; expected ${configCount} valid`);
-    }
-    const listFull = await timeList(full, path.join(dir, 'out'), configCount);
-    const listEmpty = await timeList(empty, path.join(dir, 'out'), 0);
-    const listDirect = await timeList(full, path.join(dir, 'out'), configCount, 'direct');
     const s = (x: number) => x.toFixed(2);
-    printTable(`Collection: ${configCount} disagg configs (GPU_TYPE=${GPU_TYPE}), seconds`, ['', 'median', 'runs'], [
-      [`npx vitest list --project disagg (${configCount} configs)`, s(median(listFull)), listFull.map(s).join(' ')],
-      ['npx vitest list --project disagg (no configs)', s(median(listEmpty)), listEmpty.map(s).join(' ')],
-      [`node_modules/.bin/vitest list --project disagg (${configCount}, no npx)`, s(median(listDirect)), listDirect.map(s).join(' ')],
-      ['planRun in-process, first call (cold)', s(plan.coldS), ''],
-      ['planRun in-process, later calls', s(median(plan.warmS)), plan.warmS.map(s).join(' ')],
-    ]);
-    const perConfigMs = ((median(listFull) - median(listEmpty)) / configCount) * 1000;
-    console.log(`\nper config: ${perConfigMs.toFixed(2)} ms of listing time beyond the fixed cost`);
-    const limit = configCount <= 1000 ? 2.0 : 4.0;
-    const goals: Goal[] = [{ what: `vitest list of ${configCount} configs`, value: Number(median(listFull).toFixed(2)), limit, atMost: true, unit: ' s' }];
+    const wall = (t: Timing[]) => median(t.map((r) => r.wallS));
+    const cpu = (t: Timing[]) => median(t.map((r) => r.cpuS));
+    // One untimed listing first: Vitest's module cache and the parse cache as a user's second run finds them.
+    await timeList(empty, out, 0, 'npx', 1);
+    const bare = await timeBare(path.join(dir, 'bare'), empty);
+    const listEmpty = await timeList(empty, out, 0);
+    const rows: Array<Array<string | number>> = [
+      ['bare Vitest, one test (npx vitest list)', s(wall(bare)), s(cpu(bare)), '', '', bare.map((r) => s(r.wallS)).join(' ')],
+      ['npx vitest list --project disagg, no configs', s(wall(listEmpty)), s(cpu(listEmpty)), s(wall(listEmpty) - wall(bare)), s(cpu(listEmpty) - cpu(bare)), listEmpty.map((r) => s(r.wallS)).join(' ')],
+    ];
+    const figures: Record<string, unknown> = {
+      runs, gpuType: GPU_TYPE, bareVitestS: { wallMedian: wall(bare), cpuMedian: cpu(bare), runs: bare },
+      vitestListEmptyS: { wallMedian: wall(listEmpty), cpuMedian: cpu(listEmpty), runs: listEmpty },
+    };
+    const goals: Goal[] = [];
+    for (const count of configCounts) {
+      const full = path.join(dir, `configs-${count}`);
+      writeConfigs(full, count);
+      const plan = timePlan(full);
+      if (plan.tests !== count || plan.invalid > 0) throw new Error(`planRun found ${plan.tests} tests, ${plan.invalid} invalid or skipped; expected ${count} valid`);
+      await timeList(full, out, count, 'npx', 1); // untimed: the parse cache filled, as a user's second listing finds it
+      const listFull = await timeList(full, out, count);
+      const listDirect = await timeList(full, out, count, 'direct');
+      rows.push(
+        [`npx vitest list --project disagg, ${count} configs`, s(wall(listFull)), s(cpu(listFull)), s(wall(listFull) - wall(bare)), s(cpu(listFull) - cpu(bare)), listFull.map((r) => s(r.wallS)).join(' ')],
+        [`node_modules/.bin/vitest list (no npx), ${count} configs`, s(wall(listDirect)), s(cpu(listDirect)), '', '', listDirect.map((r) => s(r.wallS)).join(' ')],
+        [`planRun in-process, ${count} configs, first call / later calls`, `${s(plan.coldS)} / ${s(median(plan.warmS))}`, '', '', '', plan.warmS.map(s).join(' ')],
+      );
+      const perConfigMs = ((wall(listFull) - wall(listEmpty)) / count) * 1000;
+      figures[`configs${count}`] = {
+        vitestListS: { wallMedian: wall(listFull), cpuMedian: cpu(listFull), runs: listFull },
+        vitestListNoNpxS: { wallMedian: wall(listDirect), cpuMedian: cpu(listDirect), runs: listDirect },
+        planRunS: { cold: plan.coldS, warmMedian: median(plan.warmS) },
+        perConfigMs,
+      };
+      goals.push({ what: `vitest list of ${count} configs`, value: Number(wall(listFull).toFixed(2)), limit: count <= 1000 ? 2.0 : 4.0, atMost: true, unit: ' s' });
+    }
+    printTable(`Collection: disagg configs (GPU_TYPE=${GPU_TYPE}), ${runs} run(s) each; seconds`, ['', 'wall median', 'cpu median', 'wall - bare', 'cpu - bare', 'wall runs'], rows);
     printGoals(goals);
-    appendResult('collection', {
-      configs: configCount, runs, gpuType: GPU_TYPE,
-      vitestListS: { median: median(listFull), runs: listFull },
-      vitestListEmptyS: { median: median(listEmpty), runs: listEmpty },
-      vitestListNoNpxS: { median: median(listDirect), runs: listDirect },
-      planRunS: { cold: plan.coldS, warmMedian: median(plan.warmS) },
-      perConfigMs,
-    }, goals);
+    console.log(`load average at end: ${loadNow()}`);
+    appendResult('collection', figures, goals);
   } finally {
     if (values.keep) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });

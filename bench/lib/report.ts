@@ -35,6 +35,25 @@ export function machine(): Machine {
   };
 }
 
+/** This benchmark's command line, as it was typed from the repository's root. */
+export function commandLine(): string {
+  return `node --import tsx ${path.relative(path.dirname(benchDir), process.argv[1] ?? '')} ${process.argv.slice(2).join(' ')}`.trim();
+}
+
+/** The load averages now (1, 5, 15 minutes), for a log's first and last lines. */
+export function loadNow(): string {
+  return os.loadavg().map((l) => l.toFixed(2)).join(' ');
+}
+
+/** A log's first lines: the date, the machine, the command and the load, so the figures below can be judged later. */
+export function printRunHeader(): void {
+  const m = machine();
+  console.log(`date: ${new Date().toISOString()}`);
+  console.log(`machine: ${m.host}, ${m.nproc} CPUs (${m.cpuModel}), ${m.memGiB} GiB, Node ${m.node}, kernel ${m.kernel}`);
+  console.log(`command: ${commandLine()}`);
+  console.log(`load average at start: ${loadNow()}`);
+}
+
 /** A fixed-width table: the first column left-aligned, the others right-aligned. */
 export function printTable(title: string, header: string[], rows: Array<Array<string | number>>): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
@@ -81,7 +100,7 @@ export function appendResult(name: string, figures: Record<string, unknown>, goa
     bench: name,
     date: new Date().toISOString(),
     machine: machine(),
-    command: `node --import tsx ${path.relative(path.dirname(benchDir), process.argv[1] ?? '')} ${process.argv.slice(2).join(' ')}`.trim(),
+    command: commandLine(),
     ...figures,
     goals: goals.map((g) => ({ ...g, met: goalMet(g) })),
   };

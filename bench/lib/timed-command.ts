@@ -41,3 +41,16 @@ export async function timedCommand(file: string, args: string[], options: TimedO
 export function outputTail(output: string, lines = 30): string {
   return output.trimEnd().split('\n').slice(-lines).join('\n');
 }
+
+export interface CpuTimedRun extends TimedRun {
+  /** User + system CPU seconds of the command's whole process tree (what load stretches least). */
+  cpuS: number;
+}
+
+/** timedCommand under /usr/bin/time: also the CPU time of the process tree; its line is taken out of the output. */
+export async function timedCommandCpu(file: string, args: string[], options: TimedOptions = {}): Promise<CpuTimedRun> {
+  const run = await timedCommand('/usr/bin/time', ['-f', 'CPU-TIMES %U %S', file, ...args], options);
+  const times = /CPU-TIMES ([\d.]+) ([\d.]+)\s*$/.exec(run.output);
+  if (!times) throw new Error(`/usr/bin/time printed no times for ${file} ${args.join(' ')} (is GNU time installed?):\n${outputTail(run.output)}`);
+  return { ...run, output: run.output.slice(0, times.index), cpuS: Number(times[1]) + Number(times[2]) };
+}

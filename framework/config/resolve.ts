@@ -76,10 +76,30 @@ function setIn(root: Record<string, unknown>, path: KeyPath, value: unknown): vo
   node[path[path.length - 1]] = value;
 }
 
-function findPlaceholders(node: unknown, path: KeyPath): Array<{ path: string; value: string }> {
-  if (isPlaceholder(node)) return [{ path: formatKeyPath(path), value: String(node) }];
-  if (node === null || typeof node !== 'object') return [];
-  return Object.entries(node as Record<string, unknown>).flatMap(([k, v]) =>
-    findPlaceholders(v, [...path, Array.isArray(node) ? Number(k) : k]),
-  );
+/** Every placeholder value in the config, with its key path; one walk, one path stack (configs are read by the thousand). */
+function findPlaceholders(root: unknown, path: KeyPath): Array<{ path: string; value: string }> {
+  const found: Array<{ path: string; value: string }> = [];
+  const at = [...path];
+  const walk = (node: unknown): void => {
+    if (isPlaceholder(node)) {
+      found.push({ path: formatKeyPath(at), value: String(node) });
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        at.push(i);
+        walk(node[i]);
+        at.pop();
+      }
+      return;
+    }
+    for (const key of Object.keys(node)) {
+      at.push(key);
+      walk((node as Record<string, unknown>)[key]);
+      at.pop();
+    }
+  };
+  walk(root);
+  return found;
 }

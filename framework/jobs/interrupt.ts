@@ -12,13 +12,7 @@
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { Ledger } from './ledger.ts';
 import { recordCancelled } from './leftover-jobs.ts';
-
-/**
- * What Vitest's main process sends its workers when it ends an interrupted run: a worker with a
- * session cancels, records and exits; one still loading configs dies of it (the default action).
- * Node leaves SIGUSR2 to applications.
- */
-export const RUN_ENDING_SIGNAL: NodeJS.Signals = 'SIGUSR2';
+import { RUN_ENDING_SIGNAL } from './run-ending-signal.ts';
 
 /** After an interruption, how long a worker may live on before it kills itself as stuck. */
 export const STUCK_AFTER_INTERRUPT_MS = 60_000;

@@ -1,6 +1,5 @@
 // Running one SLURM client command (argument arrays, never a shell string), telling transient
 // failures from permanent ones, and retrying the transient ones with exponential back-off.
-import { execa } from 'execa';
 import { SchedulerError } from './scheduler.ts';
 
 export interface CommandOutcome {
@@ -32,6 +31,9 @@ export function formatCommand(file: string, args: readonly string[]): string {
 /** Runs `file args`; never throws: the outcome says what happened. */
 export async function runSlurmCommand(file: string, args: readonly string[], options: RunOptions): Promise<CommandOutcome> {
   const command = formatCommand(file, args);
+  // Loaded at the first command, not with the scheduler: execa is ~150 modules, and every start
+  // (`vitest list` included) registers the schedulers without running any.
+  const { execa } = await import('execa');
   const result = await execa(file, args, {
     env: options.env,
     extendEnv: true,

@@ -27,7 +27,7 @@ import { readdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { processStat } from '../../runners/common/proc.ts';
 import { testTypeNames } from '../contract/names.ts';
-import { RUN_ENDING_SIGNAL } from '../jobs/interrupt.ts';
+import { RUN_ENDING_SIGNAL } from '../jobs/run-ending-signal.ts';
 import { watchLauncher } from './launcher-watch.ts';
 
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */

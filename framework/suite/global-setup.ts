@@ -14,7 +14,6 @@ import { testTypeNames } from '../contract/names.ts';
 import { endInterruptedRun } from './main-interrupt.ts';
 import { takeSignalsForVitest } from './cancellation.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
-import { runEndTests, writeRunEnd } from './run-end.ts';
 import { newRunId } from './run-id.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? newRunId();
@@ -45,9 +44,9 @@ function endRun(why: string, exitCode: number): void {
 }
 
 /** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
-function checkEnvironmentOrExit(): void {
+async function checkEnvironmentOrExit(): Promise<void> {
   try {
-    for (const warning of checkRunEnvironment().warnings) console.warn(`disagg-bench: warning: ${warning}`);
+    for (const warning of (await checkRunEnvironment()).warnings) console.warn(`disagg-bench: warning: ${warning}`);
   } catch (err) {
     if (!isUserInputError(err)) throw err;
     for (const line of err.message.split('\n')) process.stderr.write(`disagg-bench: error: ${line}\n`);
@@ -55,13 +54,13 @@ function checkEnvironmentOrExit(): void {
   }
 }
 
-export default function setup(project: TestProject) {
+export default async function setup(project: TestProject) {
   project.provide('runId', runId);
   // The test-type projects this invocation runs (after --project), in order: the first reports
   // what concerns the whole run (unknown test-list ids, configs of no test type).
   const running = new Set(project.vitest.projects.map((p) => p.name));
   project.provide('runProjects', testTypeNames.filter((name) => running.has(name)));
-  if (!announced) checkEnvironmentOrExit();
+  if (!announced) await checkEnvironmentOrExit();
   const settings = readSettings();
   if (!announced) {
     announced = true;
@@ -79,6 +78,9 @@ export default function setup(project: TestProject) {
     // Reporters named on the command line replace the project's: its end-of-run writes happen here then.
     const modules = project.vitest.state.getTestModules();
     const cut = runTests(modules);
-    if (anyTestRecorded(modules) || cut.unfinished.length > 0 || cut.cutShort.length > 0) await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
+    if (anyTestRecorded(modules) || cut.unfinished.length > 0 || cut.cutShort.length > 0) {
+      const { runEndTests, writeRunEnd } = await import('./run-end.ts'); // at the end only: a listing never needs it
+      await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
+    }
   };
 }

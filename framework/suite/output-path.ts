@@ -9,7 +9,7 @@ import { PERF_CSV_FILE, perfCsvHeaderProblem } from '../results/csv.ts';
 import { JOBS_FILE, LEDGER_FILE } from '../jobs/ledger.ts';
 import { CLAIMS_FOLDER } from '../jobs/run-claims.ts';
 import { LOG_FOLDERS } from '../scheduler/log-folder.ts';
-import { REPORT_FILE } from '../results/report/render.ts';
+import { REPORT_FILE } from '../results/report/report-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export class OutputPathError extends DisaggBenchError {

@@ -6,7 +6,6 @@ import type { Reporter, TestModule } from 'vitest/node';
 import { formatMetricsTable, type MetricsRow } from './metrics-table.ts';
 import { readSettings } from '../settings.ts';
 import { isRunProject } from './run-tests.ts';
-import { runEndTests, writeRunEnd } from './run-end.ts';
 
 export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
@@ -27,6 +26,9 @@ export default class DisaggReporter implements Reporter {
     })();
     if (rows.length > 0 && settings?.printMetrics) process.stdout.write('\n' + formatMetricsTable(rows) + '\n');
     const runId = process.env.DISAGG_RUN_ID;
+    // The end-of-run writes (the history, the report) load here, at the run's end: Vitest's main
+    // process loads this reporter at every start, `vitest list` included.
+    const { runEndTests, writeRunEnd } = await import('./run-end.ts');
     if (!settings) {
       runEndTests(testModules, settings, runId); // still names the tests whose worker died
       return;

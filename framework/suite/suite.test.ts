@@ -4,15 +4,12 @@ import { afterAll, beforeAll, describe, inject, test } from 'vitest';
 import type { RunnerTestSuite } from 'vitest';
 import { readSettings } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
-import { slurmGpuProbe } from '../scheduler/create.ts';
 import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
 import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
-import { RunSession } from '../jobs/session.ts';
+import type { RunSession } from '../jobs/session.ts';
 import { onVitestCancel } from './cancellation.ts';
-import { saveNoJobRecords, saveTestResult, testRecordOf } from '../jobs/save-result.ts';
-import { historyForTest } from '../history/test-check.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { testType } from '../types/registry.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
@@ -21,12 +18,26 @@ const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
 if (!typeName) throw new DisaggBenchError('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
 
 const settings = readSettings();
-const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
+// GPU_TYPE, else asked of SLURM, else of NVML; the schedulers' modules load only to ask SLURM.
+const slurmProbe = process.env.GPU_TYPE ? undefined : (await import('../scheduler/create.ts')).slurmGpuProbe(settings);
+const gpu = await detectGpuType(process.env, undefined, slurmProbe);
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;
 /** The records of the selected tests that get no job (invalid, skipped): the write's failure, if any. */
 let noJobRecords: Promise<string | undefined> = Promise.resolve(undefined);
+
+/**
+ * What only running a test needs (jobs, results, the history: about a hundred modules), loaded at
+ * the first beforeAll: `vitest list` collects the tests without running a hook, so a listing never
+ * pays for it.
+ */
+const runModules = () =>
+  Promise.all([import('../jobs/session.ts'), import('../jobs/save-result.ts'), import('../history/test-check.ts')]).then(
+    ([{ RunSession }, { saveNoJobRecords, saveTestResult, testRecordOf }, { historyForTest }]) => ({ RunSession, saveNoJobRecords, saveTestResult, testRecordOf, historyForTest }),
+  );
+let loadedRunModules: ReturnType<typeof runModules> | undefined;
+const forRun = () => (loadedRunModules ??= runModules());
 
 /** Tests Vitest will actually run (after -t, --tags-filter, .only), skipped ones (in their own suites) included. */
 function selectedIds(suite: Readonly<RunnerTestSuite>): Set<string> {
@@ -67,6 +78,7 @@ describe(typeName, { concurrent: true }, () => {
     const notice = gpuNotice(gpu, typeName, testType(typeName)?.assumedGpuType);
     if (notice) console.warn(notice);
     const selected = selectedIds(suite);
+    const { RunSession, saveNoJobRecords } = await forRun();
     // Every test has a record: those that get no job have theirs now, in one write.
     const noJob = plan.tests.filter((t) => selected.has(t.id) && !runnable(t));
     if (noJob.length > 0) noJobRecords = saveNoJobRecords(settings, gpu, noJob).then(() => undefined, (err: Error) => err.message);
@@ -102,6 +114,7 @@ describe(typeName, { concurrent: true }, () => {
         await recordedWithoutJob(planned);
         throw new ConfigError(planned.issues);
       }
+      const { historyForTest, saveTestResult, testRecordOf } = await forRun();
       const run = await session!.run(planned);
       // Interrupted (the job was cancelled under the test), or held by another run on this
       // OUTPUT_PATH (whose records are the test's): not run to its end, no result to write.

@@ -32,6 +32,7 @@ const BENCHMARKS: Record<string, { needs?: () => string | undefined }> = {
   'hostile-input': {},
   cancel: {},
   'run-overhead': {},
+  'unit-project': {},
 };
 /** Scripts under bench/ that are tools, not benchmarks: each is run below on a small input instead. */
 const TOOLS = ['suite-durations'];

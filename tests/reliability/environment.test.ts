@@ -57,30 +57,26 @@ describe('environment variables', () => {
 
   for (const [name, c] of Object.entries(cases)) {
     if ('free' in c) continue;
-    it(`${name}=${JSON.stringify(c.bad)} is refused with one line naming it`, () => {
-      const error = (() => {
-        try {
-          checkRunEnvironment({ [name]: c.bad });
-        } catch (err) {
-          return err as Error;
-        }
-        return undefined;
-      })();
+    it(`${name}=${JSON.stringify(c.bad)} is refused with one line naming it`, async () => {
+      const error = await checkRunEnvironment({ [name]: c.bad }).then(
+        () => undefined,
+        (err: Error) => err,
+      );
       expect(error, `${name} was accepted`).toBeDefined();
       expect(error!.message.split('\n')).toHaveLength(1);
       expect(error!.message).toMatch(c.says);
     });
   }
 
-  it('names every wrong variable at once, one line each', () => {
+  it('names every wrong variable at once, one line each', async () => {
     // SCHEDULER is checked against the scheduler registry (a scheduler may be registered later than the settings are read).
-    expect(() => checkRunEnvironment({ SCHEDULER: 'slurmm', RESUME: 'maybe', DISAGG_POLL_MAX_SEC: '0' })).toThrow(
+    await expect(checkRunEnvironment({ SCHEDULER: 'slurmm', RESUME: 'maybe', DISAGG_POLL_MAX_SEC: '0' })).rejects.toThrow(
       /^SCHEDULER="slurmm": .*\nRESUME="maybe": .*\nDISAGG_POLL_MAX_SEC="0": .*$/,
     );
   });
 
-  it('an invalid DISAGG_BATCH_SIZE warns in one line and uses 5 (upstream behaviour); 0 means all at once', () => {
-    expect(checkRunEnvironment({ DISAGG_BATCH_SIZE: 'ten', OUTPUT_PATH: writeWorkDir({}).outputPath })).toMatchObject({
+  it('an invalid DISAGG_BATCH_SIZE warns in one line and uses 5 (upstream behaviour); 0 means all at once', async () => {
+    expect(await checkRunEnvironment({ DISAGG_BATCH_SIZE: 'ten', OUTPUT_PATH: writeWorkDir({}).outputPath })).toMatchObject({
       settings: { batchSize: 5 },
       warnings: ['DISAGG_BATCH_SIZE="ten" is not a whole number as Python\'s int() reads it (jobs per batch, 0 = all at once); using 5, as the Python framework does'],
     });
@@ -107,12 +103,12 @@ describe('environment variables', () => {
     expect(() => readSettings({ DISAGG_POLL_MAX_SEC: 'Infinity' })).toThrow(/^DISAGG_POLL_MAX_SEC="Infinity": expected a number of seconds > 0/);
   });
 
-  it('GPU_TYPE of a type some config lists is taken, known or not', () => {
+  it('GPU_TYPE of a type some config lists is taken, known or not', async () => {
     const { workDir, outputPath } = writeWorkDir({}, 'env-gpu-');
     mkdirSync(path.join(workDir, 'test_configs/nixl/perf'), { recursive: true });
     writeFileSync(path.join(workDir, 'test_configs/nixl/perf/l40s.yaml'), 'metadata:\n  supported_gpus: [L40S]\nbenchmark: {kind: sweep, ranks: 2, backend: shm}\n');
-    expect(checkRunEnvironment({ GPU_TYPE: 'L40S', WORK_DIR: workDir, OUTPUT_PATH: outputPath }).settings.workDir).toBe(workDir);
-    expect(() => checkRunEnvironment({ GPU_TYPE: 'L4OS', WORK_DIR: workDir, OUTPUT_PATH: outputPath })).toThrow(/^GPU_TYPE="L4OS": L4OS is no known GPU type/);
+    expect((await checkRunEnvironment({ GPU_TYPE: 'L40S', WORK_DIR: workDir, OUTPUT_PATH: outputPath })).settings.workDir).toBe(workDir);
+    await expect(checkRunEnvironment({ GPU_TYPE: 'L4OS', WORK_DIR: workDir, OUTPUT_PATH: outputPath })).rejects.toThrow(/^GPU_TYPE="L4OS": L4OS is no known GPU type/);
   });
 });
 

@@ -14,7 +14,7 @@ import { testsTable } from './tests-table.ts';
 import { drawableTrends, trendPlots, type TrendInput } from './trends.ts';
 import { trendSection } from './trend-section.ts';
 
-export const REPORT_FILE = 'report.html';
+export { REPORT_FILE } from './report-file.ts';
 
 export interface ReportInput {
   records: TestRecord[];

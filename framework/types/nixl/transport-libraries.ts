@@ -1,10 +1,10 @@
 // A transfer backend's library on this machine: a config of the project's engine on UCX or
 // libfabric is skipped, with the reason and the Debian/Ubuntu package that provides the library,
 // when the library cannot be loaded here (a fresh machine with Node alone has neither). The probe
-// is the engine's own (runners/xfer/backends/registry.ts), so "skipped" means exactly "the ranks
+// is the engine's own (runners/xfer/backends/availability.ts), so "skipped" means exactly "the ranks
 // could not have loaded it"; XFER_LIB_UCP / XFER_LIB_FABRIC point the engine at other installs.
 // The real NIXL tools bring their own libraries and are not probed.
-import { backendAvailability } from '../../../runners/xfer/backends/registry.ts';
+import { backendAvailability } from '../../../runners/xfer/backends/availability.ts';
 import type { BackendName } from '../../../runners/xfer/backends/types.ts';
 
 interface TransportLibrary {

@@ -1,0 +1,11 @@
+// The signal of "the run is ending", in a file of its own: the main process's side
+// (suite/cancellation.ts, which vitest.config.ts loads at Vitest's first read of the project) needs
+// only this name, not the worker's side (interrupt.ts) and the schedulers behind it. Everything
+// vitest.config.ts imports is part of Vitest's module-cache key, so it stays small.
+
+/**
+ * What Vitest's main process sends its workers when it ends an interrupted run: a worker with a
+ * session cancels, records and exits; one still loading configs dies of it (the default action).
+ * Node leaves SIGUSR2 to applications.
+ */
+export const RUN_ENDING_SIGNAL: NodeJS.Signals = 'SIGUSR2';
