@@ -14,6 +14,7 @@ import { metricThresholds } from '../../metrics/regression-thresholds.ts';
 import { testType } from '../../types/registry.ts';
 import { testTypeNames } from '../../contract/names.ts';
 import { runOption } from '../../run/options.ts';
+import { maxOf } from '../../../runners/common/stats.ts';
 import type { Settings } from '../../settings.ts';
 import { historySettings, onStore, parseOptions, percentOption, UsageError } from './common.ts';
 
@@ -257,5 +258,5 @@ function report(plan: BisectPlan, result: BisectResult, json: boolean): void {
 /** The coarser step the ends' figures were printed rounded to, when either was (a change within it is no news). */
 function roundedOf(...ends: Reference[]): { rounded?: number } {
   const steps = ends.flatMap((e) => (e.rounded !== undefined ? [e.rounded] : []));
-  return steps.length > 0 ? { rounded: Math.max(...steps) } : {};
+  return steps.length > 0 ? { rounded: maxOf(steps) } : {};
 }
