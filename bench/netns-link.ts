@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { parseSize } from '../runners/common/size.ts';
 import { netnsCluster, netnsClusterScript, netnsSrun, netnsUnsupported } from '../tests/fixtures/xfer/netns-cluster.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
+import { serverListening } from './lib/ucx-perftest.ts';
 import { maxOf, median, medianRange, minOf } from './lib/stats.ts';
 import { benchArgs, smoke } from './lib/smoke.ts';
 
@@ -57,28 +58,6 @@ async function iperf3(target: string, write?: string): Promise<number> {
 }
 
 let perftestRuns = 0;
-
-/**
- * Resolves once the ucx_perftest server says it is listening; rejects with its output if it exits
- * first (a port still held by the previous server's process, say).
- */
-function serverListening(server: ReturnType<typeof execa>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`ucx_perftest server not listening after 120 s:\n${output}`)), 120_000);
-    server.all?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Waiting for connection')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void server.then((r) => {
-      clearTimeout(timer);
-      reject(new Error(`ucx_perftest server exited (${r.exitCode}) before listening:\n${output}`));
-    });
-  });
-}
 
 /**
  * ucx_perftest, server on ns2 and client on ns1, at the goal block: GB/s (its MB/s are MiB/s).

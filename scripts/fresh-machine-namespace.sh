@@ -18,6 +18,21 @@ set -euo pipefail
 readonly PACKAGES=(libucx0 libucx-dev ucx-utils libfabric1 libfabric-dev libfabric-bin)
 say() { echo "fresh-machine-namespace: $*" >&2; }
 die() { say "$*"; exit 2; }
+# The exit status of background child $1, into $status. A trapped signal interrupts `wait` (128 + n)
+# while the child runs on: wait again. If the child ended while the handler ran, bash has reaped it
+# already and keeps its status for one more `wait` (127 there means the status was reported).
+wait_for() {
+  local pid=$1 s again
+  while :; do
+    wait "$pid" && s=0 || s=$? # (errexit is on: a failing `wait` alone would end the script)
+    ((s > 128)) && kill -0 "$pid" 2>/dev/null || break
+  done
+  if ((s > 128)); then
+    wait "$pid" 2>/dev/null && again=0 || again=$?
+    ((again == 127)) || s=$again
+  fi
+  status=$s
+}
 
 (($# > 0)) || die "usage: $0 COMMAND [ARG...]"
 
@@ -36,13 +51,18 @@ if [[ "${FRESH_MACHINE_NAMESPACE:-}" != inside ]]; then
   FRESH_MACHINE_NAMESPACE=inside unshare --mount --propagation private --pid --kill-child --mount-proc --ipc bash "$0" "$@" &
   namespace=$!
   for signal in TERM INT HUP; do trap "pkill -$signal -P $namespace" "$signal"; done
-  status=0
-  wait "$namespace" || status=$?
-  while kill -0 "$namespace" 2>/dev/null; do wait "$namespace" || status=$?; done
+  wait_for "$namespace"
   exit "$status"
 fi
 
 # --- inside the namespace ---
+# Handlers first (PID 1 drops a signal it has none for): a signal during the set-up is kept, and
+# the command is then not started; one after it has started is passed on to it.
+child=
+pending=
+forward() { if [[ -n $child ]]; then kill -"$1" "$child" 2>/dev/null; else pending=$1; fi; }
+trap 'forward TERM' TERM HUP
+trap 'forward INT' INT
 installed=()
 for pkg in "${PACKAGES[@]}"; do
   [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) == "install ok installed" ]] && installed+=("$pkg")
@@ -106,13 +126,12 @@ say "packages absent: ${installed[*]:-(none were installed)}; ${#gone[@]} files 
 
 # The command as a child, not exec'd: PID 1 ignores signals it has no handler for, so this shell
 # passes them on and returns the command's status.
+if [[ -n $pending ]]; then
+  say "SIG$pending before the command started: not started"
+  exit $((128 + $(kill -l "$pending")))
+fi
 set -m
 "$@" &
 child=$!
-trap 'kill -TERM "$child" 2>/dev/null' TERM HUP
-trap 'kill -INT "$child" 2>/dev/null' INT
-status=0
-wait "$child" || status=$?
-# A signal interrupts `wait`; wait again for the command's own end.
-while kill -0 "$child" 2>/dev/null; do wait "$child" || status=$?; done
+wait_for "$child"
 exit "$status"
