@@ -37,6 +37,15 @@ node bin/disagg-bench.js run nixl
 `;
 
 /** Processes working in the scratch folder (the run's ranks and jobs do): none may outlive the namespace. */
+/** A process's command line, words joined by spaces ('' once it is gone). */
+function commandOf(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+  } catch {
+    return '';
+  }
+}
+
 function processesIn(folder: string): string[] {
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
@@ -102,12 +111,15 @@ describe('a machine without UCX and libfabric, for real (a mount namespace where
     const folder = mkdtempSync(path.join(scratch, 'signal-'));
     const ready = path.join(folder, 'ready');
     // The command records the signal it got; a process it left behind (the sleep) must end with the
-    // namespace. The sleep's own shell says it is ready once it works in the folder, so the count
-    // below never sees it before its `cd`.
+    // namespace. Ready: the one process working in the folder is the sleep (not its shell before
+    // the `exec`, nor a `touch` still exiting).
     const command = `trap 'echo TERM > ${folder}/got; exit 7' TERM; (cd ${folder} && touch ${ready} && exec sleep 1000) & wait`;
     const run = execa(path.join(repoRoot, 'scripts/fresh-machine-namespace.sh'), ['bash', '-c', command], { reject: false, all: true, stdin: 'ignore', timeout: 150_000 });
-    await waitUntil('the command to start in the namespace', () => existsSync(ready), 120_000);
-    expect(processesIn(folder)).toHaveLength(1); // the sleep, working in the folder
+    const onlyTheSleep = () => {
+      const pids = processesIn(folder);
+      return existsSync(ready) && pids.length === 1 && commandOf(pids[0]) === 'sleep 1000';
+    };
+    await waitUntil('the sleep to run in the namespace, alone in its folder', onlyTheSleep, 120_000);
     run.kill('SIGTERM');
     const ended = await run;
     expect(ended.exitCode, String(ended.all)).toBe(7);
