@@ -5,7 +5,7 @@ import type { JobStatus, Scheduler } from './scheduler.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface WatcherOptions {
-  /** First interval after a submission or a change (ms). Default 200. */
+  /** First interval after a submission or a change (ms). Default 200; never above maxIntervalMs. */
   minIntervalMs?: number;
   /** Cap of the interval (ms). Default 10000. */
   maxIntervalMs?: number;
@@ -62,6 +62,9 @@ export class JobWatcher {
       maxMisses: 3,
       ...options,
     };
+    // The cap is the promise (DISAGG_POLL_MAX_SEC): a first interval above it would break it after
+    // every submission and change.
+    this.options.minIntervalMs = Math.min(this.options.minIntervalMs, this.options.maxIntervalMs);
     this.interval = this.options.minIntervalMs;
   }
 

@@ -104,4 +104,28 @@ describe('JobWatcher', () => {
     expect(s.polls.every((p) => p.length === 2)).toBe(true);
     w.close();
   });
+  it('never waits longer than its cap, even after a submission or a change (a cap below the first interval)', async () => {
+    vi.useFakeTimers();
+    try {
+      const s = new ScriptedScheduler();
+      s.states.set('1', running('1'));
+      // The default first interval is 200 ms; DISAGG_POLL_MAX_SEC=0.05 asks for 50 ms at most.
+      const w = new JobWatcher(s, { maxIntervalMs: 50 });
+      expect(w.options.minIntervalMs).toBe(50);
+      const wait = w.wait('1');
+      await vi.advanceTimersByTimeAsync(50);
+      expect(s.polls).toHaveLength(1);
+      // A change starts the interval over: again at most 50 ms.
+      s.states.set('1', { id: '1', state: 'COMPLETING', terminal: false });
+      await vi.advanceTimersByTimeAsync(50);
+      expect(s.polls).toHaveLength(2);
+      s.states.set('1', done('1'));
+      await vi.advanceTimersByTimeAsync(50);
+      expect(s.polls).toHaveLength(3);
+      expect((await wait).state).toBe('COMPLETED');
+      w.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
