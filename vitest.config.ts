@@ -35,7 +35,7 @@ const UNIT_TESTS = [
   'tests/suite/run-tests.test.ts',
   'tests/trtllm/serve-bench/{options,prompts,sse-lines,statistics}.test.ts',
   'tests/trtllm/upstream-shapes.test.ts',
-  'tests/types/{module-boundaries,nixl-gpu-placement,serving-metrics,serving-overrides,serving-rules}.test.ts',
+  'tests/types/{module-boundaries,nixl-gpu-placement,registry,serving-metrics,serving-overrides,serving-rules}.test.ts',
   'tests/types/{nixl,serving}/job/job-script-golden.test.ts',
   'tests/xfer/{bench-reports,cuda-copies,cuda-copy-options,cuda-gate,device-copy,matgen,matrix,pattern-buffers,pattern-memory,rank,traffic-pattern,ucx-options}.test.ts',
   'tests/xfer/benches/{ep,kvpipe,sweep-nixlbench-flags}.test.ts',

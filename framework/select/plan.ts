@@ -6,7 +6,8 @@ import { flushParseCache, openParseCache, readYamlFileCached } from '../config/p
 import { validateConfig } from '../config/validate.ts';
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts';
 import type { ConfigIssue } from '../config/issue.ts';
-import { allTestTypes, testType } from '../types/registry.ts';
+import { isTestTypeName, testType } from '../types/registry.ts';
+import { testTypeNames } from '../contract/names.ts';
 import type { TestType } from '../contract/test-type.ts';
 import type { Settings } from '../settings.ts';
 import { gpuResourceConfig } from '../config/gpu-resources.ts';
@@ -50,7 +51,7 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   const tooLong = testIdProblem(file.id);
   if (tooLong) test.issues.push({ file: file.displayFile, message: tooLong });
   if (!type) {
-    test.issues.push({ file: file.displayFile, message: `unknown test type '${file.testType}' (known: ${allTestTypes().map((t) => t.name).join(', ')})` });
+    test.issues.push({ file: file.displayFile, message: `unknown test type '${file.testType}' (known: ${testTypeNames.join(', ')})` });
     return test;
   }
   if (parsed.issues.length > 0) return test;
@@ -85,9 +86,8 @@ export function planRun(options: PlanOptions): Plan {
     ...discovery.misplaced.map((f) => `${f}: ignored, configs live at test_configs/<test_type>/<category>/<name>.yaml`),
     ...discovery.notices,
   ];
-  const knownTypes = new Set(allTestTypes().map((t) => t.name));
   for (const type of new Set(discovery.files.map((f) => f.testType))) {
-    if (!knownTypes.has(type)) notices.push(`test_configs/${type}/: unknown test type '${type}', its configs fail`);
+    if (!isTestTypeName(type)) notices.push(`test_configs/${type}/: unknown test type '${type}', its configs fail`);
   }
   let files = discovery.files;
   let unknownListedIds: Plan['unknownListedIds'] = [];

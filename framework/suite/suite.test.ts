@@ -11,7 +11,7 @@ import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
 import { onVitestCancel } from './cancellation.ts';
 import { testTypeNames } from '../contract/names.ts';
-import { testType } from '../types/registry.ts';
+import { isTestTypeName, testType } from '../types/registry.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
@@ -55,7 +55,7 @@ function runnable(t: PlannedTest): boolean {
 
 /** Config files under test_configs/<not a test type>/ (those the test list selects, when there is one). */
 function configsOfUnknownTypes() {
-  const files = discoverConfigs(settings.workDir).files.filter((f) => !testType(f.testType));
+  const files = discoverConfigs(settings.workDir).files.filter((f) => !isTestTypeName(f.testType));
   return plan.testList ? selectByTestList(files, plan.testList).selected : files;
 }
 
@@ -64,7 +64,7 @@ function listedTestsOfOtherProjects(runProjects: readonly string[]): string | un
   if (!plan.testList) return undefined;
   const listed = selectByTestList(discoverConfigs(settings.workDir).files, plan.testList).selected;
   const counts = new Map<string, number>();
-  for (const f of listed) if (testType(f.testType) && !runProjects.includes(f.testType)) counts.set(f.testType, (counts.get(f.testType) ?? 0) + 1);
+  for (const f of listed) if (isTestTypeName(f.testType) && !runProjects.includes(f.testType)) counts.set(f.testType, (counts.get(f.testType) ?? 0) + 1);
   if (counts.size === 0) return undefined;
   const which = [...counts].map(([type, n]) => `${n} ${type}`).join(', ');
   return `test list ${plan.testList.file}: ${which} test(s) it names are not run by this invocation (run them with --project ${[...counts.keys()].join(' --project ')})`;

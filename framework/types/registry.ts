@@ -1,22 +1,51 @@
-// The registered test types. Adding a type = one module + one line here (+ its name in framework/contract/names.ts).
+// The registered test types. Adding a type = one module + one line in `loaders` (+ its name in
+// framework/contract/names.ts).
+//
+// A process loads every type when this module is first imported, except a test-type project's
+// worker (DISAGG_BENCH_TEST_TYPE, set by vitest.config.ts), which loads only its own: a `disagg`
+// listing does not pay for the transfer engine's ~90 modules, nor a `nixl` run for the serving
+// job's (bench/startup.ts). Asking such a worker for another registered type is a programming
+// error and says so, never "unknown type"; whether a name is a type at all is isTestTypeName's answer.
 import type { TestType } from '../contract/test-type.ts';
-import { testTypeNames } from '../contract/names.ts';
-import { disaggType } from './disagg.ts';
-import { wideepType } from './wideep.ts';
-import { nixlType } from './nixl.ts';
+import { testTypeNames, type TestTypeName } from '../contract/names.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
-const types: TestType[] = [disaggType, wideepType, nixlType];
+const loaders: Record<TestTypeName, () => Promise<TestType>> = {
+  disagg: async () => (await import('./disagg.ts')).disaggType,
+  wideep: async () => (await import('./wideep.ts')).wideepType,
+  nixl: async () => (await import('./nixl.ts')).nixlType,
+};
 
-const byName = new Map(types.map((t) => [t.name, t]));
-for (const name of testTypeNames) {
-  if (!byName.has(name)) throw new DisaggBenchError(`test type '${name}' is listed in names.ts but not registered`);
+const loaded = new Map<string, TestType>();
+
+export function isTestTypeName(name: string): name is TestTypeName {
+  return (testTypeNames as readonly string[]).includes(name);
 }
 
+/** The types this process loads at start: its project's own in a test-type worker, else all. */
+function typesAtStart(env: NodeJS.ProcessEnv): readonly TestTypeName[] {
+  const own = env.DISAGG_BENCH_TEST_TYPE;
+  return own !== undefined && isTestTypeName(own) ? [own] : testTypeNames;
+}
+
+async function load(names: readonly TestTypeName[]): Promise<void> {
+  const types = await Promise.all(names.map((name) => loaders[name]()));
+  types.forEach((type, i) => {
+    if (type.name !== names[i]) throw new DisaggBenchError(`test type module for '${names[i]}' registers itself as '${type.name}'`);
+    loaded.set(type.name, type);
+  });
+}
+
+await load(typesAtStart(process.env));
+
+/** The type of that name; undefined when no type has that name. */
 export function testType(name: string): TestType | undefined {
-  return byName.get(name);
+  const type = loaded.get(name);
+  if (type || !isTestTypeName(name)) return type;
+  throw new DisaggBenchError(`test type '${name}' is not loaded in this process, which runs only '${process.env.DISAGG_BENCH_TEST_TYPE}' (registry.ts)`);
 }
 
+/** Every registered type, in names.ts's order (all are loaded outside a test-type worker). */
 export function allTestTypes(): TestType[] {
-  return types;
+  return testTypeNames.map((name) => testType(name) as TestType);
 }
