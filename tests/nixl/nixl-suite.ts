@@ -18,15 +18,21 @@ export interface NixlSuiteRun {
   csvRows: string[];
 }
 
-/** Copies the named example configs (file stems) and the matrices into a fresh WORK_DIR and runs the nixl project there. */
-export async function runNixlSuite(configs: string[], scheduler: 'local' | 'slurm', env: Record<string, string | undefined> = {}): Promise<NixlSuiteRun> {
-  const scratch = mkdtempSync(path.join(tmpdir(), `nixl-suite-${scheduler}-`));
+/** `scratch`/work holding copies of the named example configs (file stems) and their matrices; returns that WORK_DIR. */
+export function workDirWithExamples(scratch: string, configs: readonly string[]): string {
   const workDir = path.join(scratch, 'work');
-  const outputPath = path.join(scratch, 'out');
   const configDir = path.join(workDir, 'test_configs/nixl/perf');
   mkdirSync(configDir, { recursive: true });
   cpSync(path.join(examples, 'matrices'), path.join(configDir, 'matrices'), { recursive: true });
   for (const name of configs) cpSync(path.join(examples, `${name}.yaml`), path.join(configDir, `${name}.yaml`));
+  return workDir;
+}
+
+/** Copies the named example configs and the matrices into a fresh WORK_DIR and runs the nixl project there. */
+export async function runNixlSuite(configs: string[], scheduler: 'local' | 'slurm', env: Record<string, string | undefined> = {}): Promise<NixlSuiteRun> {
+  const scratch = mkdtempSync(path.join(tmpdir(), `nixl-suite-${scheduler}-`));
+  const workDir = workDirWithExamples(scratch, configs);
+  const outputPath = path.join(scratch, 'out');
   // The examples name no GPU: the shared runner's GPU_TYPE (for disagg configs) is left unset.
   const run = await runSuite({ workDir, outputPath, scheduler, project: 'nixl', env: { GPU_TYPE: undefined, ...env }, timeoutMs: 300_000 });
   return { exitCode: run.exitCode, output: run.output, outputPath, records: run.records, csvRows: run.csvRows };

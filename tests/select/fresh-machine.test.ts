@@ -12,15 +12,15 @@
 // present but broken is skipped by the same probe (runners/xfer/backends/registry.ts), its reason
 // carrying the loader's error.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HOST_VARIABLES, repoRoot, waitUntil } from '../fixtures/reliability/suite-run.ts';
+import { workDirWithExamples } from '../nixl/nixl-suite.ts';
 import { checkRun } from '../../scripts/fresh-machine-check.mjs';
 
-const examples = path.join(repoRoot, 'test_configs/nixl/perf');
 const scratch = mkdtempSync(path.join(tmpdir(), 'fresh-machine-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -60,12 +60,8 @@ function processesIn(folder: string): string[] {
 
 describe('a machine without UCX and libfabric, for real (a mount namespace where their files do not exist)', () => {
   it('runs the quick start green: ucx and libfabric configs skipped naming libucx0 and libfabric1, the shm config passed', { timeout: 420_000 }, async () => {
-    const workDir = path.join(scratch, 'work');
+    const workDir = workDirWithExamples(scratch, CONFIGS);
     const outputPath = path.join(scratch, 'out');
-    const configDir = path.join(workDir, 'test_configs/nixl/perf');
-    mkdirSync(configDir, { recursive: true });
-    cpSync(path.join(examples, 'matrices'), path.join(configDir, 'matrices'), { recursive: true });
-    for (const name of CONFIGS) cpSync(path.join(examples, `${name}.yaml`), path.join(configDir, `${name}.yaml`));
     writeFileSync(path.join(scratch, 'inside.sh'), INSIDE);
 
     const env: Record<string, string | undefined> = { ...process.env };
