@@ -7,11 +7,11 @@
 // folder (shared by the job's nodes); the other task waits for that file, then starts. A probe
 // connect cannot stand in for the file: nixlbench would accept it as its peer.
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { reachableHost } from './etcd.ts';
 import { DisaggBenchError } from '../common/errors.ts';
+import { freePort } from '../common/free-port.ts';
 
 /** Written by the listening task: `address:port`. */
 export const ASIO_ENDPOINT_FILE = 'asio-endpoint.txt';
@@ -21,19 +21,12 @@ export interface AsioEndpoint {
   port: number;
 }
 
-/** A port free on `address` now (the kernel's pick). */
-export function freePort(address: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, address, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The listener's endpoint: loopback when the job has one node, else this host's reachable address. */
+/**
+ * The listener's endpoint: loopback when the job has one node, else this host's reachable address.
+ * The port is leased and below the kernel's ephemeral range (common/free-port.ts): a port the
+ * kernel picks comes from that range, where any process's outgoing connection or port-0 listener
+ * may take it before nixlbench binds it, and the port would then be published as listening.
+ */
 export async function pickAsioEndpoint(nodes: number): Promise<AsioEndpoint> {
   const address = nodes > 1 ? reachableHost() : '127.0.0.1';
   return { address, port: await freePort(address) };

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nixlbenchSpec } from '../../runners/nixl/tools/nixlbench.ts';
 import { fillPlaceholders } from '../../runners/nixl/tool-spec.ts';
-import { ASIO_ENDPOINT_FILE, announceWhenListening, awaitAsioEndpoint, freePort, listensOn, pickAsioEndpoint } from '../../runners/nixl/asio-turn.ts';
+import { ASIO_ENDPOINT_FILE, announceWhenListening, awaitAsioEndpoint, listensOn, pickAsioEndpoint } from '../../runners/nixl/asio-turn.ts';
+import { freePort } from '../../runners/common/free-port.ts';
 import { nixlType } from '../../framework/types/nixl.ts';
 
 const job = { logDir: '/logs/t1', configDir: '/cfg', ranks: 2, nodes: 1, tag: 'nixl_asio' };
@@ -42,6 +43,10 @@ describe('nixlbench runtime: ASIO', () => {
   it('the listener is published only once its port listens; the other task then reads it', async () => {
     const endpoint = await pickAsioEndpoint(1);
     expect(endpoint.address).toBe('127.0.0.1');
+    // Below the kernel's ephemeral range, where no outgoing connection or port-0 listener of another
+    // process can take it between the pick and the bind (a loaded run once saw one listen there).
+    const ephemeralLow = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    expect(endpoint.port).toBeLessThan(ephemeralLow);
     expect(listensOn(endpoint.port)).toBe(false);
     const dir = fs.mkdtempSync(path.join(scratch, 'job-'));
     const waiting = awaitAsioEndpoint(dir, 1, 0, 30);
