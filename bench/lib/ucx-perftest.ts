@@ -6,7 +6,7 @@ import { freePort } from '../../runners/common/free-port.ts';
 
 export interface PerftestFinal {
   iters: number;
-  avgLatUs: number;
+  /** The whole run's (its `overall` column). */
   overallLatUs: number;
   /** From its `MB/s overall`, which is bytes/s / 2^20 (perftest.c: total_average / (1024.0 * 1024.0)). */
   gbps: number;
@@ -39,6 +39,20 @@ export function serverListening(server: ReturnType<typeof execa>): Promise<void>
       reject(new Error(`ucx_perftest server exited (${r.exitCode}) before listening:\n${output}`));
     });
   });
+}
+
+/**
+ * The whole run's figures of ucx_perftest's `Final:` line (iters, 50%ile lat, avg lat, overall lat,
+ * MB/s avg, MB/s overall, msg/s avg, msg/s overall), or undefined when it is not such a line. The
+ * "avg" columns cover only the last report interval, which can be empty on a loaded host (printed
+ * `inf` and 0.00): they are not used.
+ */
+export function finalFigures(line: string): Omit<PerftestFinal, 'transports'> | undefined {
+  const words = /^Final:\s+(.+)$/.exec(line.trim())?.[1].split(/\s+/) ?? [];
+  const f = words.map((word) => (/^[-+]?(inf|nan)$/i.test(word) ? Number.NaN : Number(word)));
+  const [iters, overallLatUs, overallMbps] = [f[0], f[3], f[5]];
+  if (f.length !== 8 || ![iters, overallLatUs, overallMbps].every(Number.isFinite)) return undefined;
+  return { iters, overallLatUs, gbps: (overallMbps * 2 ** 20) / 1e9 };
 }
 
 /**
@@ -79,10 +93,9 @@ async function perftestOnce(
     const r = await execa('ucx_perftest', client, { all: true, reject: false, env, timeout: 120_000 });
     const final = /^Final:\s+(.+)$/m.exec(r.all);
     if (r.exitCode !== 0 || !final) return { failure: `ucx_perftest ${client.join(' ')}: exit ${r.exitCode}${final ? '' : ', no Final line'}\n${r.all.slice(-1500)}` };
-    const f = final[1].trim().split(/\s+/).map(Number);
-    if (f.length !== 8 || f.some(Number.isNaN)) throw new Error(`ucx_perftest ${client.join(' ')}: unexpected Final line: ${final[0]}`);
-    // Final: iters, 50%ile lat, avg lat, overall lat, MB/s avg, MB/s overall, msg/s avg, msg/s overall
-    return { final: { iters: f[0], avgLatUs: f[2], overallLatUs: f[3], gbps: (f[5] * 2 ** 20) / 1e9, transports: transportsIn(r.all) } };
+    const figures = finalFigures(final[0]);
+    if (!figures) throw new Error(`ucx_perftest ${client.join(' ')}: unexpected Final line: ${final[0]}`);
+    return { final: { ...figures, transports: transportsIn(r.all) } };
   } catch (err) {
     if ((err as Error).message.startsWith('ucx_perftest server')) return { failure: (err as Error).message };
     throw err;
