@@ -21,7 +21,7 @@ export const matgenUsage = `usage: disagg-bench matgen [generate] --num-prefill-
     [--prefill-tp 1] [--prefill-pp 1] [--prefill-cp 1] [--decode-tp 1] [--decode-pp 1] [--decode-cp 1]
     [--num-user-requests 1000] [--batch-size 1] [--isl-mean 16000] [--isl-scale 10000] [--min-isl 1000] [--max-isl 128000]
     [--max-batch-mem 100e9] [--ppn 8] [--rail-optimized|--no-rail-optimized]
-    [--compute-model ${computeModels.join('|')}] [--seed 0] [--pair-workers ${workerPairings.join('|')}]
+    [--compute-model ${computeModels.join('|')}] [--seed N (random; default 0)] [--pair-workers ${workerPairings.join('|')}]
     [--cell-format ${cellFormats.join('|')}]   (exact: whole bytes; upstream: kvbench's 759.51M cells and metadata.yaml, byte for byte)
     [--mem-type cuda|vram|cpu|dram] [--xfer-op WRITE|READ] [--shards N]   (written into every pattern)`;
 

@@ -23,7 +23,8 @@ import { UsageError } from '../../../common/errors.ts';
 export const usage = `usage: disagg-bench cache-engine [--ranks 2 | --role sender|receiver [--host H --port P | --master-addr A --master-port P]] [options]
   --num-chunks 10 --num-rounds 1   (LMCache's: chunks of --chunk-size 256 tokens)
   --num-layers 32 --num-heads 8 --head-size 128 --block-size 16 --num-blocks 10000 --dtype bf16   (the paged KV cache)
-  --buffer-size 1G (each side's NIXL buffer)  --backend shm|ucx|cuda --memory host|gpu --seed 42
+  --buffer-size 1G (each side's NIXL buffer)  --backend shm|ucx|cuda --memory host|gpu
+  --seed N (the random generator's starting value; default 42)
   --test-corrupt-chunk I (test hook: the receiver flips a byte of chunk I, so the check must fail)
   ${ucxFlagsUsage}
 Throughputs: GB/s = 1e9 bytes/s, GiB/s = 2^30 bytes/s (LMCache prints GiB/s labelled GB/s), both printed.`;

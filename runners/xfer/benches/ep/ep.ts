@@ -16,7 +16,7 @@ export const usage = `usage: disagg-bench ep [--ranks N | --num-processes P [--w
   --mode dispatch|combine|e2e (or a list: dispatch,combine,e2e; default e2e unless --control-plane)
   --control-plane  [--test init|connect|disconnect|destroy|cycle] [--warmup 0 --rounds 1] (rounds of the control plane; reconnect is in the cycle)
   --tokens 512 --hidden 4096 --experts-per-rank N[,N...] (default: data plane 8, control plane 8,32, the tests' defaults)
-  --topk 2 --warmup 10 --iters 100 --seed 1  --num-tokens N (the control-plane test's name for --tokens)
+  --topk 2 --warmup 10 --iters 100 --seed N (random; default 1)  --num-tokens N (the control-plane test's name for --tokens)
   --timeout 300 (seconds every wait of the rendezvous store may take)
   --use-tcp-store, --skip-nic-discovery (the tests' flags: announced, the engine does this already)
   --use-etcd, --discover-nics (refused with the reason)
