@@ -91,7 +91,7 @@ async function perftestOnce(
   try {
     await serverListening(server);
     const r = await execa('ucx_perftest', client, { all: true, reject: false, env, timeout: 120_000 });
-    const final = /^Final:\s+(.+)$/m.exec(r.all);
+    const final = /^Final:.*$/m.exec(r.all);
     if (r.exitCode !== 0 || !final) return { failure: `ucx_perftest ${client.join(' ')}: exit ${r.exitCode}${final ? '' : ', no Final line'}\n${r.all.slice(-1500)}` };
     const figures = finalFigures(final[0]);
     if (!figures) throw new Error(`ucx_perftest ${client.join(' ')}: unexpected Final line: ${final[0]}`);
