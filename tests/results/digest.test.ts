@@ -63,6 +63,7 @@ describe('the run digest', () => {
     expect(text).toContain('REGRESSION ct: AVG_LATENCY_PER_ITER_S 0.0001235 s against baseline 0.0001 s (-23.5%, threshold 5.0%; baseline from 5 day(s) of post-merge history): failed the test');
     expect(text).toContain('skipped: gpu_only: needs a GPU of H200, B200; this machine has none (GPU_TYPE unset)');
     expect(text).toMatch(/^NOT RUN\s+cut_short\s/m);
+    expect(text).not.toContain('vs baseline: no figure'); // one figure has its baseline
     expect(text).toContain('not run: cut_short; continue with: RESUME=1 <the same command>');
     expect(lines.at(-3)).toBe(`4 test(s): 1 passed, 1 failed, 1 skipped, 1 not run, 1 regressed (run ${RUN})`);
     expect(lines.at(-2)).toBe(`report: ${report}`);
@@ -75,6 +76,17 @@ describe('the run digest', () => {
     expect(md).toMatch(/## Regressions\n\n- ct: AVG_LATENCY_PER_ITER_S/);
     expect(md).toMatch(/## Skipped\n\n- gpu_only: needs a GPU/);
     expect(md).toMatch(/## Not run\n\n- cut_short: continue with `RESUME=1 <the same command>`/);
+  });
+
+  test('a run none of whose figures has a baseline says why under the table, naming its run kind', async () => {
+    const folder = mkdtempSync(path.join(scratch, 'no-baseline-'));
+    await saveTestRecords(folder, [record('sweep', { metrics: [bw], headline: [{ name: 'BW_GBPS', labels: bw.labels }], run: { id: RUN, kind: 'local' } })]);
+    const { text } = await writeRunDigest({ resultsFolder: folder, runId: RUN, testIds: ['sweep'], facts: { runId: RUN, kind: 'local' } });
+    const lines = text.split('\n');
+    const row = lines.findIndex((l) => l.startsWith('PASSED'));
+    expect(lines[row + 1]).toBe(
+      'vs baseline: no figure has a baseline yet: baselines come from earlier post-merge runs of the same test (docs/history.md); this run is local, never a baseline itself (--run-kind post-merge makes one)',
+    );
   });
 
   test('figures keep 4 significant digits and never print 0 for a small value', () => {

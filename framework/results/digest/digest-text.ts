@@ -55,6 +55,17 @@ function regressionLines(d: Digest): string[] {
   });
 }
 
+/**
+ * Why the "vs baseline" column is empty in every row, when it is: without it a first run's column
+ * of dashes reads like a gate that did not work.
+ */
+function noBaselineLine(d: Digest): string | undefined {
+  if (!d.tests.some((t) => t.headline) || d.tests.some((t) => t.headline?.baseline)) return undefined;
+  const kind = d.run?.kind;
+  const own = kind && kind !== 'post-merge' ? `; this run is ${kind}, never a baseline itself (--run-kind post-merge makes one)` : '';
+  return `vs baseline: no figure has a baseline yet: baselines come from earlier post-merge runs of the same test (docs/history.md)${own}`;
+}
+
 /** The tail of the terminal: one line per test, then what to act on. */
 export function digestTerminal(d: Digest): string {
   const rows = d.tests.map((t) => [VERDICT_WORD(t.verdict), t.testId, headlineText(t.headline), previousText(t.headline), baselineText(t.headline), seconds(t.runSec), seconds(t.queueSec)]);
@@ -62,6 +73,8 @@ export function digestTerminal(d: Digest): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
   const out = ['', `disagg-bench run digest${d.runId ? ` (${d.runId})` : ''}`, line(header), ...rows.map(line)];
+  const why = noBaselineLine(d);
+  if (why) out.push(why);
   for (const t of d.tests.filter((x) => x.verdict === 'failed' && !x.regressed)) out.push(`failed: ${t.testId}: ${t.failures[0] ?? 'no reason recorded'}`);
   // a noisy run can regress dozens of figures: the tail keeps room for the rest, summary.md has them all
   const regressions = regressionLines(d);
