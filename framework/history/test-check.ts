@@ -15,6 +15,7 @@ import { gatedMetrics } from './gate-metrics.ts';
 import { headlineMetrics } from '../metrics/headline.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
+import { NOT_APPENDED, replayedRunContext } from './unappended.ts';
 
 const failedStores = new Map<string, string>();
 const queues = new Map<string, Promise<unknown>>();
@@ -30,20 +31,17 @@ export interface TestHistory {
 
 /**
  * The run context of a test's record and, when it measured something and regressions are
- * checked, its findings. Undefined when the run keeps no history (DISAGG_HISTORY=off, or a
- * DEBUG_MODE replay: its numbers are an earlier run's, not a new measurement).
+ * checked, its findings. Every record carries its run, so that `history import` keeps it; a run
+ * that keeps no history (DISAGG_HISTORY=off) or replays an earlier run's logs (DEBUG_MODE: its
+ * numbers are no new measurement) checks nothing (unappended.ts says which records a run's end
+ * leaves out).
  */
-export async function historyForTest(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }): Promise<TestHistory | undefined> {
-  const { settings, test, record } = input;
+export async function historyForTest(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }): Promise<TestHistory> {
+  const { settings, record } = input;
   const history = settings.history;
-  if (history.target.kind === 'off' || settings.debugMode) return undefined;
-  const config = test.resolved?.config ?? {};
-  const type = testType(test.testType);
-  const raw = type?.regression?.(config);
-  const identity = type?.identity?.(config);
-  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics).map((m) => m.name) : [];
-  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
-  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
+  if (settings.debugMode) return { run: await replayedRunContext(settings, input.runId, record, () => ownRunContext(input)), failures: [], warnings: [] };
+  const { run, raw, identity } = ownRunContext(input);
+  if (history.target.kind === 'off') return { run: { ...run, notAppended: NOT_APPENDED.off }, failures: [], warnings: [] };
   const outcome: TestHistory = { run, failures: [], warnings: [] };
   if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
   // One check at a time per store in this process, so that a store that failed once is not tried
@@ -55,6 +53,20 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   queues.set(key, mine.catch(() => undefined));
   await mine;
   return outcome;
+}
+
+/** This run's context for the test's record: identity, thresholds and gate from its config. */
+function ownRunContext(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }) {
+  const { settings, test, record } = input;
+  const history = settings.history;
+  const config = test.resolved?.config ?? {};
+  const type = testType(test.testType);
+  const raw = type?.regression?.(config);
+  const identity = type?.identity?.(config);
+  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics).map((m) => m.name) : [];
+  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
+  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
+  return { run, raw, identity };
 }
 
 async function check(input: { settings: Settings; runId: string; record: TestRecord }, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
