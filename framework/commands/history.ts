@@ -47,6 +47,7 @@ export const usage = [
   '',
   ...Object.entries(subcommands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
   '',
+  `Exit codes: 0 done; 1 a regression listed (regressions) or the default backend slower (compare-backends); ${EXIT_USAGE} a usage error; ${EXIT_HISTORY_FAILED} the command could not do its work (one line says why).`,
   'The store: DISAGG_HISTORY unset = OUTPUT_PATH/history.duckdb; a file = DuckDB; postgres://user@host:port/db = PostgreSQL.',
 ].join('\n');
 
