@@ -43,13 +43,13 @@ export function clearPending(file: string | undefined): void {
  * DuckDB file) or out of reach (a server); otherwise (a broken or foreign file would keep them
  * forever) nothing is kept and the sentence says so.
  */
-export function keepAside(error: HistoryStoreError, target: HistoryTarget, pendingFile: string | undefined, entries: HistoryEntry[]): { kept: boolean; sentence: string } {
+export function keepAside(error: HistoryStoreError, target: HistoryTarget, pendingFile: string | undefined, entries: HistoryEntry[]): string {
   const transient = error.locked || target.kind === 'postgres';
-  if (!pendingFile || entries.length === 0 || !transient) return { kept: false, sentence: `nothing appended: ${error.message}` };
+  if (!pendingFile || entries.length === 0 || !transient) return `nothing appended: ${error.message}`;
   try {
     keepPending(pendingFile, entries);
   } catch (keepError) {
-    return { kept: false, sentence: `nothing appended: ${error.message}; the records could not be kept in ${pendingFile} either (${(keepError as NodeJS.ErrnoException).code ?? keepError})` };
+    return `nothing appended: ${error.message}; the records could not be kept in ${pendingFile} either (${(keepError as NodeJS.ErrnoException).code ?? keepError})`;
   }
-  return { kept: true, sentence: `${entries.length} record(s) kept in ${pendingFile} (appended by the next run or \`disagg-bench history import\`): ${error.reason}` };
+  return `${entries.length} record(s) kept in ${pendingFile} (appended by the next run or \`disagg-bench history import\`): ${error.reason}`;
 }

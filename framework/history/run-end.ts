@@ -51,6 +51,6 @@ export async function appendRunsToHistory(settings: Settings, runId?: string): P
   } catch (error) {
     if (!isHistoryStoreError(error)) throw error;
     // Records not kept aside stay in results.json: the next run that reaches a store appends them.
-    return { ok: false, message: `history: ${keepAside(error, target, pendingFile, own).sentence}` };
+    return { ok: false, message: `history: ${keepAside(error, target, pendingFile, own)}` };
   }
 }

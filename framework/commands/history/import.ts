@@ -13,8 +13,9 @@ export const usage = `usage: disagg-bench history import [<results.json|folder|p
   Records written by a run of this version, and \`history export --format history\` files (any
   store's: this is how a history moves between DuckDB and PostgreSQL), keep their run; others get
   a stable run id (importing twice adds nothing): their run folder's (runs/<run id>/), else one
-  for the whole file (a CSV: one per test and time, its rows name no run), the kind and label
-  given, and the identity of their config under WORK_DIR when it is there.
+  per run of the file (in order of start, a test seen a second time starts the next run; a CSV:
+  one per test and time, its rows name no run), the kind and label given, and the identity of
+  their config under WORK_DIR when it is there.
   A store held by another process (or a server out of reach): the files' records are kept in the
   pending file too, appended by the next run or import; the command says so and exits 3.
   CSV rows may be named as upstream's (test_benchmark[<id>]_con:<N>) or as this project's (<id>_con:<N>).
@@ -41,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
   const result = await onStore(settings, (store) => store.append([...pending, ...fromFiles]).then((r) => ({ ...r, store: store.description })), { create: true, lockWaitSec: settings.history.gate.lockWaitSec }).catch((error: unknown) => {
     if (!isHistoryStoreError(error)) throw error;
     // The pending records are still in their file; the files' join them when the store is only busy or out of reach.
-    throw new DisaggBenchError(keepAside(error, settings.history.target, pendingFile, fromFiles).sentence);
+    throw new DisaggBenchError(keepAside(error, settings.history.target, pendingFile, fromFiles));
   });
   clearPending(pendingFile);
   if (pending.length) console.log(`${pendingFile}: ${pending.length} pending record(s)`);
