@@ -1,7 +1,7 @@
 // `history import`: results.json files and perf_script_test_results.csv files (upstream's or
 // this project's) into the history, every record keeping its own dates. A record that carries its
 // run context (written by a run of this version) keeps it; one without gets a stable run id (its
-// run folder's, else one for the file: record-run.ts; a CSV row group's, upstream-csv.ts
+// run folder's, else its run's in the file: record-run.ts; a CSV row group's, upstream-csv.ts
 // importedRunId; importing twice adds nothing), the kind and label asked for, and the identity of
 // its config under WORK_DIR when there is one.
 import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
