@@ -133,7 +133,7 @@ export async function bisect(plan: BisectPlan, runner: StepMeasure, progress: (l
   try {
     for (let r = 0; r < endRuns(budget); r++) for (const end of measurable) if (ends[end].length < endRuns(budget)) await measureEnd(end);
     for (;;) {
-      endsVerdict = judgeEnds(ends.good, ends.bad, noise(), plan.higherIsBetter, plan.threshold);
+      endsVerdict = judgeEnds(ends.good, ends.bad, noise(), plan.higherIsBetter, plan.threshold, plan.rounded);
       if (endsVerdict.kind !== 'open') break;
       const next = measurable.filter((end) => ends[end].length < budget.maxStepRuns).sort((a, b) => ends[a].length - ends[b].length)[0];
       if (!next || runs >= budget.maxRuns) break;
@@ -146,7 +146,7 @@ export async function bisect(plan: BisectPlan, runner: StepMeasure, progress: (l
     if (error instanceof EndUnmeasured) return unmeasuredEnd(error);
     throw error;
   }
-  if (endsVerdict.kind === 'none') return result({ kind: 'nothing', why: `${endsVerdict.why}: nothing to search` }, endsVerdict);
+  if (endsVerdict.kind === 'none') return result({ kind: 'nothing', why: `${endsVerdict.why}${notReproduced(plan, ends)}` }, endsVerdict);
   if (endsVerdict.kind === 'open') {
     if (noise().freedom === 0) return result({ kind: 'inconclusive', why: `${endsVerdict.why}: no end has repeats to estimate the noise from`, decide: 'give two or more values for an end (--good REF:V1,V2,V3) or a commit the bisection can measure' }, endsVerdict);
     const more = measurable.length > 0 ? `--max-step-runs ${budget.maxStepRuns * 2}${runs >= budget.maxRuns ? ` --max-runs ${budget.maxRuns * 2}` : ''}` : 'more values for the ends (--good REF:V1,V2,...)';
@@ -222,6 +222,13 @@ export async function bisect(plan: BisectPlan, runner: StepMeasure, progress: (l
   const candidate = plan.candidates[found.firstBad];
   const step = [...steps].reverse().find((s) => s.candidate === candidate && s.verdict === 'bad');
   return result({ kind: 'found', candidate, values: step?.values ?? ends.bad, maybe: found.maybe.map((k) => plan.candidates[k]) }, endsVerdict);
+}
+
+/** Where an end measured again is unlike the values given for it that made it a regression: that they were not reproduced. */
+function notReproduced(plan: BisectPlan, ends: { good: number[]; bad: number[] }): string {
+  const given = judgeEnds(plan.endStates.good ? ends.good : plan.good.values, plan.bad.values, { sd: 0, freedom: 1 }, plan.higherIsBetter, plan.threshold);
+  if (!plan.endStates.bad || given.kind !== 'regression') return '';
+  return `; the values given for bad (${plan.bad.values.map(fixed).join(', ')}) were not reproduced`;
 }
 
 /** An end whose test did not yield the metric: nothing can be judged against it. */

@@ -59,14 +59,22 @@ export interface EndsVerdict {
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}%`;
 
-/** Whether the bad end is a regression against the good one: `threshold` a fraction (0.05). */
-export function judgeEnds(good: readonly number[], bad: readonly number[], noise: Noise, higherIsBetter: boolean, threshold: number): EndsVerdict {
+/**
+ * Whether the bad end is a regression against the good one: `threshold` a fraction (0.05). A figure
+ * printed rounded to `rounded` is judged as the gate judges it: a change that half the print's step
+ * could undo is no regression.
+ */
+export function judgeEnds(good: readonly number[], bad: readonly number[], noise: Noise, higherIsBetter: boolean, threshold: number, rounded?: number): EndsVerdict {
   const level = mean(good);
   const scale = Math.abs(level) || 1;
   const worse = (higherIsBetter ? level - mean(bad) : mean(bad) - level) / scale;
-  const margin = (critical(ENDS_ALPHA, noise) * noise.sd * Math.sqrt(1 / good.length + 1 / bad.length)) / scale;
+  const margin = noise.freedom > 0 ? (critical(ENDS_ALPHA, noise) * noise.sd * Math.sqrt(1 / good.length + 1 / bad.length)) / scale : Infinity;
   const base = { diffPercent: -worse * 100, marginPercent: margin * 100 };
   const change = `${pct(-worse * 100)} against good${Number.isFinite(margin) ? ` (±${(margin * 100).toFixed(2)}% at ${ENDS_ALPHA * 100}% one-sided)` : ', noise unknown'}`;
+  const undone = rounded === undefined ? worse : worse - rounded / 2 / scale;
+  if (worse >= threshold && undone < threshold) {
+    return { kind: 'none', ...base, why: `bad is ${change}: within the print's rounding (printed to ${rounded}, the change may be ${pct(-undone * 100)}, not beyond the threshold)` };
+  }
   if (worse - margin > 0 && worse >= threshold) return { kind: 'regression', ...base, why: `bad is ${change}, beyond the threshold ${(threshold * 100).toFixed(2)}%` };
   if (worse + margin < threshold) {
     return { kind: 'none', ...base, why: worse <= 0 ? `bad is ${change}: no worse than good` : `bad is ${change}: surely less than the threshold ${(threshold * 100).toFixed(2)}%` };
