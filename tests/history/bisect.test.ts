@@ -102,7 +102,7 @@ describe('disagg-bench history bisect', () => {
     // Bad values claimed for commit 5 that do not reproduce: commit 5 measured again is as good as commit 1.
     const claimed = await bisect(repo, ['--good', goodRun, '--bad', `${commits[4]}:150,151`]);
     expect(claimed.exitCode, claimed.stderr).toBe(0);
-    expect(claimed.stdout).toMatch(/^nothing to search: bad is .*; the values given for bad \(150\.0, 151\.0\) were not reproduced$/m);
+    expect(claimed.stdout).toMatch(/^nothing to search: bad is .*; the values given for bad \(150\.00, 151\.00\) were not reproduced$/m);
     expect(claimed.stderr).not.toMatch(/-> bad/);
   });
 

@@ -152,7 +152,7 @@ export async function bisectTarget(target: BisectTarget, values: Values): Promis
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
   try {
-    const candidates = candidatesOf(values, settings, good, bad, type);
+    const candidates = candidatesOf(values, settings, good, bad);
     const repo = candidates.repo;
     const first = candidates.ends.good?.commit ?? candidates.list[0]?.commit;
     if (repo && first) worktree = StepWorktree.create(repo, path.join(scratch, 'tree'), first);
@@ -232,7 +232,7 @@ interface Candidates {
   repo?: Repository;
 }
 
-function candidatesOf(values: Values, settings: Settings, good: Reference, bad: Reference, type: string): Candidates {
+function candidatesOf(values: Values, settings: Settings, good: Reference, bad: Reference): Candidates {
   if (values.images !== undefined) {
     const images = list(values.images as string);
     if (images.length === 0) throw new UsageError('--images: name at least one image', 'images');
