@@ -6,7 +6,8 @@
 // the command's default (budget.ts) unless given. Goals (each case, 2,000 bisections): a real step
 // named right in >= 95 %, else "inconclusive", a wrong commit in <= 2 %; no change: >= 99 %
 // "nothing to search" or "inconclusive". The mean number of runs (ends included) is reported.
-//   node --import tsx bench/bisect-simulation.ts [--trials 2000] [--noise 3] [--repeat 1] [--max-step-runs N] [--max-runs N] [--seed 1]
+// `--outliers 0.05`: heavy tails, one run in 20 off by ±20 % besides (informative, no goal).
+//   node --import tsx bench/bisect-simulation.ts [--trials 2000] [--noise 3] [--outliers 0] [--repeat 1] [--max-step-runs N] [--max-runs N] [--seed 1]
 import { parseArgs } from 'node:util';
 import { bisect, type BisectPlan, type Candidate } from '../framework/history/bisect/bisect.ts';
 import { DEFAULT_BUDGET, type Budget } from '../framework/history/bisect/budget.ts';
@@ -24,10 +25,13 @@ const { values } = parseArgs({
     'max-step-runs': { type: 'string', default: String(DEFAULT_BUDGET.maxStepRuns) },
     'max-runs': { type: 'string', default: String(DEFAULT_BUDGET.maxRuns) },
     seed: { type: 'string', default: '1' },
+    /** Heavy tails: this share of runs (a fraction) is off by ±20 % on top of the noise. */
+    outliers: { type: 'string', default: '0' },
   },
 });
 const TRIALS = Number(values.trials);
 const NOISE = Number(values.noise) / 100;
+const OUTLIERS = Number(values.outliers);
 const COMMITS = 16;
 const BUDGET: Budget = { repeat: Number(values.repeat), maxStepRuns: Number(values['max-step-runs']), maxRuns: Number(values['max-runs']) };
 
@@ -52,7 +56,8 @@ const CASES: Case[] = [
 /** One bisection of `c`; what it concluded and the runs it took. */
 async function trial(c: Case, random: () => number): Promise<{ kind: string; right: boolean; runs: number }> {
   const level = (commit: number) => 100 * (c.change > 0 && commit >= c.at ? 1 + c.change : 1);
-  const noisy = (commit: number) => level(commit) * (1 + NOISE * normalSample(random, 0, 1));
+  const outlier = () => (OUTLIERS > 0 && random() < OUTLIERS ? (random() < 0.5 ? -0.2 : 0.2) : 0);
+  const noisy = (commit: number) => level(commit) * (1 + NOISE * normalSample(random, 0, 1) + outlier());
   const commits: Candidate[] = Array.from({ length: COMMITS }, (_, k) => ({ name: `commit-${k + 1}`, commit: String(k + 1) }));
   let current = 1;
   const runner = { measure: async (_input: StepRunInput): Promise<StepValue> => ({ value: noisy(current), higherIsBetter: false }) };
@@ -82,7 +87,7 @@ async function trial(c: Case, random: () => number): Promise<{ kind: string; rig
 }
 
 printRunHeader();
-console.log(`noise ${values.noise} % (normal), ${COMMITS} commits, ${TRIALS} bisections per case, budget --repeat ${BUDGET.repeat} --max-step-runs ${BUDGET.maxStepRuns} --max-runs ${BUDGET.maxRuns}, seed ${values.seed}`);
+console.log(`noise ${values.noise} % (normal)${OUTLIERS > 0 ? `, ${OUTLIERS * 100} % of runs off by ±20 %` : ''}, ${COMMITS} commits, ${TRIALS} bisections per case, budget --repeat ${BUDGET.repeat} --max-step-runs ${BUDGET.maxStepRuns} --max-runs ${BUDGET.maxRuns}, seed ${values.seed}`);
 const rows: (string | number)[][] = [];
 const goals: Goal[] = [];
 const figures: Record<string, unknown> = {};
@@ -110,4 +115,4 @@ for (const [k, c] of CASES.entries()) {
 }
 printTable('outcomes, % of bisections; runs of the test per bisection (ends included)', ['case', 'right', 'wrong', 'inconclusive', 'nothing', 'none', 'mean runs', 'p95 runs', 'max runs'], rows);
 printGoals(goals);
-appendResult('bisect-simulation', { trials: TRIALS, noisePct: Number(values.noise), commits: COMMITS, budget: BUDGET, seed: Number(values.seed), cases: figures }, goals);
+appendResult('bisect-simulation', { trials: TRIALS, noisePct: Number(values.noise), outliers: OUTLIERS, commits: COMMITS, budget: BUDGET, seed: Number(values.seed), cases: figures }, goals);

@@ -168,20 +168,20 @@ export async function bisect(plan: BisectPlan, runner: StepMeasure, progress: (l
     const outcome: StepOutcome = { step: steps.length + 1, candidate, values: [], verdict: 'skip' };
     steps.push(outcome);
     for (;;) {
-      if (outcome.values.length >= budget.repeat) {
-        const v = classifyStep(outcome.values, ends.good, ends.bad, noise());
-        Object.assign(outcome, { mean: v.mean, position: v.position });
-        if (v.mark) {
-          outcome.verdict = v.mark;
-          break;
-        }
-        if (runs >= budget.maxRuns || (outcome.values.length >= budget.maxStepRuns && !endToMeasure(outcome.values.length))) {
-          outcome.verdict = 'unsure';
-          const spent = outcome.values.length >= budget.maxStepRuns ? `its --max-step-runs ${budget.maxStepRuns}` : `the bisection's --max-runs ${budget.maxRuns}`;
-          outcome.note = `not significantly nearer good or bad after ${outcome.values.length} run(s) (${spent} spent)`;
-          unsure = { outcome, advice: moreRunsAdvice(budget, outcome.values.length, v.repeatsToDecide && v.repeatsToDecide - outcome.values.length, runs, Math.max(0, rough - outcome.step)) };
-          break;
-        }
+      const v = outcome.values.length > 0 ? classifyStep(outcome.values, ends.good, ends.bad, noise()) : undefined;
+      if (v) Object.assign(outcome, { mean: v.mean, position: v.position });
+      if (v?.mark && outcome.values.length >= budget.repeat) {
+        outcome.verdict = v.mark;
+        break;
+      }
+      const atCap = outcome.values.length >= budget.maxStepRuns && !endToMeasure(outcome.values.length);
+      if (runs >= budget.maxRuns || atCap) {
+        outcome.verdict = 'unsure';
+        const spent = atCap ? `its --max-step-runs ${budget.maxStepRuns}` : `the bisection's --max-runs ${budget.maxRuns}`;
+        outcome.note = `not significantly nearer good or bad after ${outcome.values.length} run(s) (${spent} spent)`;
+        const more = v?.repeatsToDecide !== undefined ? Math.max(1, v.repeatsToDecide - outcome.values.length) : outcome.values.length < budget.repeat ? budget.repeat - outcome.values.length : undefined;
+        unsure = { outcome, advice: moreRunsAdvice(budget, outcome.values.length, more, runs, Math.max(0, rough - outcome.step)) };
+        break;
       }
       // The ends' uncertainty weighs in every step's verdict: an end is measured again instead of the
       // step when that narrows the step's standard error more (and it serves the later steps too).

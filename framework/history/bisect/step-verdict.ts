@@ -71,8 +71,9 @@ export function judgeEnds(good: readonly number[], bad: readonly number[], noise
   const margin = noise.freedom > 0 ? (critical(ENDS_ALPHA, noise) * noise.sd * Math.sqrt(1 / good.length + 1 / bad.length)) / scale : Infinity;
   const base = { diffPercent: -worse * 100, marginPercent: margin * 100 };
   const change = `${pct(-worse * 100)} against good${Number.isFinite(margin) ? ` (±${(margin * 100).toFixed(2)}% at ${ENDS_ALPHA * 100}% one-sided)` : ', noise unknown'}`;
+  // as the gate: beyond the threshold means strictly beyond (a hair of float error allowed)
   const undone = rounded === undefined ? worse : worse - rounded / 2 / scale;
-  if (worse >= threshold && undone < threshold) {
+  if (worse >= threshold && undone <= threshold + 1e-12) {
     return { kind: 'none', ...base, why: `bad is ${change}: within the print's rounding (printed to ${rounded}, the change may be ${pct(-undone * 100)}, not beyond the threshold)` };
   }
   if (worse - margin > 0 && worse >= threshold) return { kind: 'regression', ...base, why: `bad is ${change}, beyond the threshold ${(threshold * 100).toFixed(2)}%` };
