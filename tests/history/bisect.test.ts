@@ -141,10 +141,11 @@ describe('disagg-bench history bisect', () => {
     for (const ledger of ledgers) expect(ledger).toMatch(/"scheduler":"slurm"/);
   });
 
-  it('refuses --images after the first step when the job does not start in the image', { timeout: 300_000 }, async () => {
+  it('refuses --images after the first run when the job does not start in the image', { timeout: 300_000 }, async () => {
     // The stand-in config starts its steps without srun (launch.launcher: direct): no image is used.
-    const image = 'registry.example/engine:bisect-b';
-    const r = await bisect(planted.repo, ['--good', 'registry.example/engine:bisect-a:100,101', '--bad', `${image}:150,151`, '--images', image]);
+    // The first run is the good end's, measured again in its image.
+    const image = 'registry.example/engine:bisect-a';
+    const r = await bisect(planted.repo, ['--good', `${image}:100,101`, '--bad', 'registry.example/engine:bisect-b:150,151', '--images', 'registry.example/engine:bisect-b']);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(
       `disagg-bench history bisect: --images: the job of ${BISECT_TEST} does not start in the image ${image} (its job script names no container image), so an image changes nothing it runs; bisect commits or --refs instead`,
