@@ -27,8 +27,13 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     /** Heavy tails: this share of runs (a fraction) is off by ±20 % on top of the noise. */
     outliers: { type: 'string', default: '0' },
+    help: { type: 'boolean', short: 'h' },
   },
 });
+if (values.help) {
+  console.log('usage: node --import tsx bench/bisect-simulation.ts [--trials 2000] [--noise 3] [--outliers 0] [--repeat N] [--max-step-runs N] [--max-runs N] [--seed 1] [--smoke]');
+  process.exit(0);
+}
 const TRIALS = Number(values.trials);
 const NOISE = Number(values.noise) / 100;
 const OUTLIERS = Number(values.outliers);
