@@ -30,8 +30,8 @@ export const usage = `usage: disagg-bench history bisect TEST_ID --metric NAME[L
   worse than the good one beyond the threshold (one-sided t-test at ${ENDS_ALPHA * 100}%), else there is nothing
   to search. Each step then runs until its mean is significantly nearer the good level or the bad
   one (a sequential likelihood-ratio test: one level ${Math.round((1 - STEP_ALPHA) / STEP_ALPHA)} times likelier than the other; an
-  end is run again when that narrows the verdict more), or the budget is spent: then the answer is "inconclusive",
-  naming the range left and the flag and value that would decide it. Which way is worse comes from
+  end is run again when that narrows the verdict more), or the budget is spent: then the answer
+  is "inconclusive", naming the range left and the flag and value that would decide it. Which way is worse comes from
   the metric's definition (the runs' records, the test's config, the serving metric's name), never
   from the values. The repository of WORK_DIR is left as it was: the steps check out their commits
   in a work tree of their own in a temporary folder, removed at the end.
