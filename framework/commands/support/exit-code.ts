@@ -4,7 +4,7 @@
 //   1   the command ran and failed (a test, a regression, an unreadable file...)
 //   2   a usage error: an unknown option, a missing argument, a bad value (UsageError), or a bad
 //       setting in the environment (SettingsError), as a run refuses it before it starts
-//   3   `history bisect` could not tell within its budget (inconclusive: its last line says what would decide it)
+//   3   `history bisect` could not tell within its budget (inconclusive: its answer says what would decide it)
 //   75  a transfer rank that stopped because another rank died (the engine's PEER_DIED_EXIT_CODE,
 //       which the rank launchers read to name the rank that failed on its own)
 // A command that imitates an upstream tool exits as that tool does, where it differs: `sweep`
