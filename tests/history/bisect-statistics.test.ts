@@ -108,6 +108,15 @@ describe('bisect with statistics', () => {
     expect(answerLine({ metric: { name: 'M' } } as BisectPlan, result)).toMatch(/^nothing to search: bad is [-+][\d.]+% against good/);
   });
 
+  it('finds nothing to search when the ends are still not distinguishable at their limit of runs', async () => {
+    const { result } = await simulate((c, k) => around(c >= 11 ? 104 : 100, 0.05)(k), { maxStepRuns: 3 });
+    expect(result.ends.good).toHaveLength(3);
+    expect(result.outcome).toMatchObject({
+      kind: 'nothing',
+      why: expect.stringMatching(/: not distinguishable from good after 3 and 3 value\(s\); a change of up to [\d.]+% is not ruled out \(more runs of the ends would narrow it: --max-step-runs 6\)$/),
+    });
+  });
+
   it('refuses a budget that leaves no run for a step', () => {
     expect(budgetProblem({ repeat: 1, maxStepRuns: 12, maxRuns: 6 })).toMatch(/--max-runs 6 leaves no run for a step/);
     expect(budgetProblem({ repeat: 4, maxStepRuns: 3, maxRuns: 80 })).toMatch(/--max-step-runs 3 is below --repeat 4/);

@@ -149,6 +149,12 @@ export async function bisect(plan: BisectPlan, runner: StepMeasure, progress: (l
   if (endsVerdict.kind === 'none') return result({ kind: 'nothing', why: `${endsVerdict.why}${notReproduced(plan, ends)}` }, endsVerdict);
   if (endsVerdict.kind === 'open') {
     if (noise().freedom === 0) return result({ kind: 'inconclusive', why: `${endsVerdict.why}: no end has repeats to estimate the noise from`, decide: 'give two or more values for an end (--good REF:V1,V2,V3) or a commit the bisection can measure' }, endsVerdict);
+    if (!endsVerdict.distinguishable) {
+      const upTo = Math.max(0, endsVerdict.marginPercent - endsVerdict.diffPercent).toFixed(2);
+      const narrower = measurable.length > 0 ? ` (more runs of the ends would narrow it: --max-step-runs ${budget.maxStepRuns * 2}${runs >= budget.maxRuns ? ` --max-runs ${budget.maxRuns * 2}` : ''})` : '';
+      const why = `${endsVerdict.why} after ${ends.good.length} and ${ends.bad.length} value(s); a change of up to ${upTo}% is not ruled out${narrower}${notReproduced(plan, ends)}`;
+      return result({ kind: 'nothing', why }, endsVerdict);
+    }
     const more = measurable.length > 0 ? `--max-step-runs ${budget.maxStepRuns * 2}${runs >= budget.maxRuns ? ` --max-runs ${budget.maxRuns * 2}` : ''}` : 'more values for the ends (--good REF:V1,V2,...)';
     return result({ kind: 'inconclusive', why: `${endsVerdict.why} after ${ends.good.length} and ${ends.bad.length} value(s)`, decide: `more runs of the ends would decide it: ${more}` }, endsVerdict);
   }

@@ -53,6 +53,8 @@ export interface EndsVerdict {
   diffPercent: number;
   /** Half the one-sided confidence interval of the change, in percent (Infinity: the noise is unknown). */
   marginPercent: number;
+  /** The bad end is significantly worse than the good one (threshold aside). */
+  distinguishable: boolean;
   /** Why, in words. */
   why: string;
 }
@@ -69,7 +71,7 @@ export function judgeEnds(good: readonly number[], bad: readonly number[], noise
   const scale = Math.abs(level) || 1;
   const worse = (higherIsBetter ? level - mean(bad) : mean(bad) - level) / scale;
   const margin = noise.freedom > 0 ? (critical(ENDS_ALPHA, noise) * noise.sd * Math.sqrt(1 / good.length + 1 / bad.length)) / scale : Infinity;
-  const base = { diffPercent: -worse * 100, marginPercent: margin * 100 };
+  const base = { diffPercent: -worse * 100, marginPercent: margin * 100, distinguishable: worse - margin > 0 };
   const change = `${pct(-worse * 100)} against good${Number.isFinite(margin) ? ` (±${(margin * 100).toFixed(2)}% at ${ENDS_ALPHA * 100}% one-sided)` : ', noise unknown'}`;
   // as the gate: beyond the threshold means strictly beyond (a hair of float error allowed)
   const undone = rounded === undefined ? worse : worse - rounded / 2 / scale;
