@@ -1,6 +1,9 @@
-// `disagg-bench history bisect TEST --metric M --good G --bad B [--repeat N] [--refs A,B | --images A,B]`:
-// names the first commit (or ref, or container image) at which a test's metric went bad, rerunning
-// the test at the candidates between a good and a bad state (framework/history/bisect/).
+// `disagg-bench history bisect TEST --metric M --good G --bad B [--repeat N] [--max-step-runs N]
+// [--max-runs N] [--refs A,B | --images A,B]`: names the first commit (or ref, or container image)
+// at which a test's metric went bad, rerunning the test at the candidates between a good and a bad
+// state (framework/history/bisect/), or says it cannot tell. What to search (test, metric, ends) is
+// a BisectTarget: the command line's (targetOfArgs), or any other source's, given to bisectTarget
+// with the rest of the options.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
