@@ -120,6 +120,7 @@ describe('bisect with statistics', () => {
   it('refuses a budget that leaves no run for a step', () => {
     expect(budgetProblem({ repeat: 1, maxStepRuns: 12, maxRuns: 6 })).toMatch(/--max-runs 6 leaves no run for a step/);
     expect(budgetProblem({ repeat: 4, maxStepRuns: 3, maxRuns: 80 })).toMatch(/--max-step-runs 3 is below --repeat 4/);
+    expect(budgetProblem({ repeat: 1, maxStepRuns: 1, maxRuns: 80 })).toMatch(/--max-step-runs 1: the noise is estimated from an end's repeats, so at least 2/);
     expect(budgetProblem(DEFAULT_BUDGET)).toBeUndefined();
   });
 

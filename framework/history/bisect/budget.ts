@@ -26,6 +26,7 @@ export const endRuns = (budget: Budget) => Math.min(Math.max(budget.repeat, MIN_
 
 /** Why a budget cannot work, or undefined. */
 export function budgetProblem(budget: Budget): string | undefined {
+  if (budget.maxStepRuns < 2) return `--max-step-runs ${budget.maxStepRuns}: the noise is estimated from an end's repeats, so at least 2`;
   if (budget.maxStepRuns < budget.repeat) return `--max-step-runs ${budget.maxStepRuns} is below --repeat ${budget.repeat}: a step may run at most as often as it must`;
   if (budget.maxRuns < 2 * endRuns(budget) + budget.repeat) {
     return `--max-runs ${budget.maxRuns} leaves no run for a step: the two ends take ${2 * endRuns(budget)} (${endRuns(budget)} each) and a step ${budget.repeat}`;
