@@ -5,7 +5,7 @@
 // pure core (gate/judge-run.ts). Findings come back in the record's shape (RegressionFinding).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { GateSettings, RunKind } from '../settings.ts';
-import type { Alert, RunFacts } from './alert-store.ts';
+import type { Alert, AlertStore, RunFacts } from './alert-store.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { isGated } from './gate-metrics.ts';
 import { judgeRun, type GateFinding, type GateSeries, type RunPoint, type RunVerdict } from './gate/judge-run.ts';
@@ -47,7 +47,13 @@ export interface JudgedRun {
 /** The branch whose history a run is judged against (check-run.ts says why). */
 const judgedBranch = (kind: RunKind, branch: string | undefined, baseline: string) => (kind === 'pre-merge' ? baseline : branch);
 
-export async function judgeRecords(store: HistoryStore, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<JudgedRun> {
+/** What judging reads: each series' runs and its alerts (a HistoryStore; a simulation's own in memory). */
+export interface GateSource {
+  runValues: HistoryStore['runValues'];
+  readonly alerts: Pick<AlertStore, 'list'>;
+}
+
+export async function judgeRecords(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<JudgedRun> {
   const empty: JudgedRun = { verdict: { findings: [], family: 0, outlierRuns: [], heavyTailed: [] }, byTest: new Map(), runs: new Map(), findings: [] };
   if (inputs.length === 0) return empty;
   const anchor = inputs.reduce((min, i) => Math.min(min, Date.parse(i.record.timing.start)), Infinity);

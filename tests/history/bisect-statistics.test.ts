@@ -207,6 +207,6 @@ describe('the direction of the metric', () => {
   });
 
   it('exits with its own code when inconclusive', () => {
-    expect(EXIT_INCONCLUSIVE).toBe(3);
+    expect(EXIT_INCONCLUSIVE).toBe(4);
   });
 });

@@ -53,8 +53,8 @@ export const usage = `usage: disagg-bench history bisect TEST_ID --metric NAME[L
   --output DIR       keep each run's folders under DIR (default: a temporary folder, removed)
   --json             the result as one JSON document
   Exit ${EXIT_OK} with the first bad candidate named, or with nothing to search or none found; ${EXIT_INCONCLUSIVE} when
-  inconclusive; 2 on a usage error; 1 on an error. Ctrl-C or SIGTERM stops the step's run (its jobs
-  cancelled) and removes the work tree.`;
+  inconclusive; 2 on a usage error; 3 when it could not do its work (git, the store). Ctrl-C or
+  SIGTERM stops the step's run (its jobs cancelled) and removes the work tree.`;
 
 const OPTIONS = {
   metric: { type: 'string' },
