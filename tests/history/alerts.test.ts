@@ -46,6 +46,12 @@ describe('alerts', () => {
     const listed = await cli('alerts');
     expect(listed.stdout).toMatch(new RegExp(`^${id} {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\\[concurrency=8\\]: \\+\\d+\\.\\d% against 20\\.0\\d* ms .*commits c7\\.\\.c8; open`, 'm'));
 
+    // bisect searches inside the alert's range; it names test, metric and range itself
+    const both = await cli('bisect', '--alert', id, '--good', 'post-merge-day1');
+    expect(both.exitCode).toBe(2);
+    expect(both.stderr).toMatch(/--alert names the test, metric and range itself: give it without --good/);
+    expect((await cli('bisect', '--alert', 'a00000000')).stderr).toMatch(/no alert "a00000000" in the history/);
+
     // still slow the next day: still shown, still failing
     await cli('import', file([day(9, 30.3)]));
     const second = await cli('regressions');

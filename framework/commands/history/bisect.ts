@@ -25,7 +25,7 @@ import { EXIT_INCONCLUSIVE, EXIT_OK } from '../support/exit-code.ts';
 import { report } from './bisect-report.ts';
 import { historySettings, onStore, parseOptions, percentOption, UsageError } from './common.ts';
 
-export const usage = `usage: disagg-bench history bisect TEST_ID --metric NAME[LABELS] --good G --bad B [--repeat N] [--max-step-runs N] [--max-runs N] [--refs A,B,...|--images A,B,...] [--scheduler NAME] [--threshold PCT] [--output DIR] [--json]
+export const usage = `usage: disagg-bench history bisect (TEST_ID --metric NAME[LABELS] --good G --bad B | --alert ID) [--repeat N] [--max-step-runs N] [--max-runs N] [--refs A,B,...|--images A,B,...] [--scheduler NAME] [--threshold PCT] [--output DIR] [--json]
   Names the first commit at which TEST_ID's metric went bad: reruns the test (disagg-bench run, on
   the local or SLURM scheduler) at the commits between a good and a bad state, halving the range
   at each step as git bisect does, with a verdict at each step that is significant or says so.
@@ -42,6 +42,8 @@ export const usage = `usage: disagg-bench history bisect TEST_ID --metric NAME[L
                      history's other runs at the same commit; or values measured elsewhere,
                      REF:V1,V2,... (REF a commit or ref; with --images, an image)
   --metric NAME      the metric; NAME[label=value,...] when the test yields it for several label sets
+  --alert ID         an alert of the history (history alerts): its test, metric and label set, from
+                     its last good run to its first bad one, instead of TEST_ID --metric --good --bad
   --repeat N         runs of each step before it is judged (default ${DEFAULT_BUDGET.repeat})
   --max-step-runs N  most runs of one step or end (default ${DEFAULT_BUDGET.maxStepRuns})
   --max-runs N       most runs of the whole bisection, ends included (default ${DEFAULT_BUDGET.maxRuns})
@@ -57,6 +59,7 @@ export const usage = `usage: disagg-bench history bisect TEST_ID --metric NAME[L
   SIGTERM stops the step's run (its jobs cancelled) and removes the work tree.`;
 
 const OPTIONS = {
+  alert: { type: 'string' },
   metric: { type: 'string' },
   good: { type: 'string' },
   bad: { type: 'string' },
@@ -98,7 +101,19 @@ type Values = Record<string, string | boolean | undefined>;
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, OPTIONS, usage);
   if (values.help) return console.log(usage), 0;
-  return bisectTarget(targetOfArgs(values, positionals), values);
+  return bisectTarget(values.alert !== undefined ? await targetOfAlert(String(values.alert), values, positionals) : targetOfArgs(values, positionals), values);
+}
+
+/** The target an alert names: its series, from its last good run to its first bad one (both runs of the history). */
+async function targetOfAlert(id: string, values: Values, positionals: string[]): Promise<BisectTarget> {
+  const given = ['metric', 'good', 'bad'].filter((name) => values[name] !== undefined);
+  if (positionals.length || given.length) throw new UsageError(`--alert names the test, metric and range itself: give it without ${[...(positionals.length ? ['TEST_ID'] : []), ...given.map((n) => `--${n}`)].join(', ')}`, 'alert');
+  const settings = historySettings();
+  const alert = await onStore(settings, (store) => store.alerts.get(id));
+  if (!alert) throw new UsageError(`no alert ${JSON.stringify(id)} in the history (history alerts --all lists them)`, 'alert');
+  if (!alert.lastGoodRunId) throw new UsageError(`alert ${id} has no good run before it in the history: name --good yourself (TEST_ID --metric --good --bad)`, 'alert');
+  const labels = Object.entries(alert.labels).map(([k, v]) => `${k}=${v}`).join(',');
+  return { testId: alert.testId, metric: parseMetricRef(labels ? `${alert.metric}[${labels}]` : alert.metric), good: alert.lastGoodRunId, bad: alert.firstRunId };
 }
 
 /** The target the command line names: TEST_ID --metric --good --bad. */
