@@ -309,6 +309,7 @@ export const localDefinition: SchedulerDefinition = {
   capabilities,
   // Job scripts written for srun run unchanged: local-bin/srun starts a step's tasks on this host.
   launcher: 'srun',
-  available: () => true,
+  // Last: a cluster's scheduler, when one is here, is what a run means.
+  autoSelect: { rank: 100, available: () => true },
   create: ({ settings, env }) => new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler'), env }),
 };

@@ -283,8 +283,7 @@ export const slurmDefinition: SchedulerDefinition = {
   description: 'SLURM: sbatch, one sacct or squeue per poll, scancel',
   capabilities,
   launcher: 'srun',
-  available: slurmAvailable,
-  availableWhen: 'sbatch is on PATH',
+  autoSelect: { rank: 10, available: slurmAvailable, when: 'sbatch is on PATH' },
   create: () => new SlurmScheduler(),
   gpuProbe: (env) => {
     const partition = filledValue(env.SLURM_PARTITION);

@@ -16,7 +16,7 @@ describe('exitCodeFor', () => {
   });
 
   it('a bad setting: 2, as a run refuses it', () => {
-    expect(exitCodeFor('list', new SettingsError(['SCHEDULER="pbs": expected slurm or local']))).toBe(2);
+    expect(exitCodeFor('list', new SettingsError(['SCHEDULER="pbs": expected one of the registered schedulers']))).toBe(2);
   });
 
   it('75 only for a rank that failed because another rank died', () => {

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../../framework/scheduler/create.ts';
+import { autoSelectWords, schedulerNames } from '../../framework/scheduler/registry.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const page = readFileSync(path.join(repoRoot, 'docs/extending.md'), 'utf8');
@@ -98,7 +100,8 @@ describe('docs/extending.md, followed to the letter', () => {
     expect(run.exitCode, run.all).toBe(0);
     expect(run.stdout.split('\n')).toEqual([
       'echo echo-1 COMPLETED false',
-      'SCHEDULER="ehco": expected slurm or local or echo (the scheduler; unset: slurm when sbatch is on PATH)',
+      // The registry's lists, with the page's scheduler added last; it has no autoSelect, so the order without SCHEDULER stays.
+      `SCHEDULER="ehco": expected ${[...schedulerNames(), 'echo'].join(' or ')} (the scheduler; unset: ${autoSelectWords()})`,
     ]);
   });
 

@@ -61,6 +61,8 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   // A failed rank ends the others: they would wait for their peer until the transfer times out.
   const ranksStep: LaunchStep = { nodes, tasks: ranks, tasksPerNode: ranks / nodes, endsOnTaskFailure: true };
   const env: Record<string, string> = {
+    // How each rank learns its rank and world size: from its launcher's variables (runners/xfer/rank.ts).
+    ...(launcher.rankVariables !== undefined ? { XFER_RANK_VARIABLES: launcher.rankVariables } : {}),
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
     ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
     ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
