@@ -20,14 +20,15 @@
 #   - the queue has no load threshold (a loaded 2-core box would put it in alarm state), the
 #     scheduler runs every second and the accounting file is written at once (a finished job's
 #     exit status is read from it).
-# Settings (environment): DISAGG_GE_SLOTS (the queue's and the environment's slots, default 8),
+# Settings (environment): DISAGG_GE_SLOTS (the queue's and the environment's slots, default 16,
+# as many as the local SLURM cluster's CPUs: a 16-rank config fits both),
 # DISAGG_GE_WAIT (seconds `up` waits for the execution host, default 60). Runs as root.
 set -euo pipefail
 
 export SGE_ROOT="${SGE_ROOT:-/var/lib/gridengine}"
 export SGE_CELL="${SGE_CELL:-default}"
 export PATH="$PATH:/usr/sbin:/sbin"
-SLOTS="${DISAGG_GE_SLOTS:-8}"
+SLOTS="${DISAGG_GE_SLOTS:-16}"
 [[ $SLOTS =~ ^[1-9][0-9]{0,2}$ ]] || { echo "gridengine-local: error: DISAGG_GE_SLOTS=$SLOTS is not 1..999" >&2; exit 2; }
 WAIT_SEC="${DISAGG_GE_WAIT:-60}"
 COMMON="$SGE_ROOT/$SGE_CELL/common"
@@ -140,6 +141,9 @@ EOF
     qconf -Aq "$file" >/dev/null
     rm -rf "$(dirname "$file")"
   fi
+  # Slots as asked, also on a cell configured before with another count.
+  modify p "$PE" slots "$SLOTS"
+  modify q "$QUEUE" slots "$SLOTS"
 }
 
 start_execd() {

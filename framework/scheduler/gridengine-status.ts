@@ -54,7 +54,8 @@ export function parseWaitReasons(text: string): Map<string, { reason: string; er
     const error = /^error reason\s+\d*:?\s*(.*)$/.exec(line);
     if (error) reasons.set(id, { reason: error[1].trim(), error: true });
     const info = /^scheduling info:\s+(.*)$/.exec(line);
-    if (info && !reasons.has(id)) reasons.set(id, { reason: info[1].trim(), error: false });
+    // "There are no messages available": the scheduler has not looked at it yet, which says nothing.
+    if (info && !reasons.has(id) && !/no messages available/i.test(info[1])) reasons.set(id, { reason: info[1].trim(), error: false });
   }
   return reasons;
 }
