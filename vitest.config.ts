@@ -30,7 +30,7 @@ const UNIT_TESTS = [
   'tests/metrics/**/*.test.ts',
   'tests/nixl/kvbench-commands.test.ts',
   'tests/results/{json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
-  'tests/scheduler/{launchers,local-env,registry,slurm-status,states,watcher}.test.ts',
+  'tests/scheduler/{gridengine-status,launchers,local-env,registry,slurm-status,states,watcher}.test.ts',
   'tests/select/{gpu-skip,gpu,planned-state}.test.ts',
   'tests/setup/sequencer.test.ts',
   'tests/suite/run-tests.test.ts',

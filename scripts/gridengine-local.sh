@@ -15,8 +15,12 @@
 #   - the host's two names agree: its name resolves to 127.0.0.1, which Grid Engine names
 #     `localhost`; a host_aliases file makes both one host, and act_qmaster names it;
 #   - root may submit: the global configuration's min_uid and min_gid are 0 (1000 by default);
+#   - qdel ends every process of a job, also those in a session of their own (a server started
+#     with setsid): execd_params ENABLE_ADDGRP_KILL=TRUE kills by the job's additional group id,
+#     where by default only the job script's process group is killed;
 #   - the host is a submit host, and a queue (disagg.q) with a parallel environment (disagg: its
 #     slots filled host by host, every task started under the job's control with qrsh -inherit) runs jobs;
+#   - a `gpu` consumable (4 fake GPUs on the host, as a node of the local SLURM cluster has);
 #   - the queue has no load threshold (a loaded 2-core box would put it in alarm state), the
 #     scheduler runs every second and the accounting file is written at once (a finished job's
 #     exit status is read from it).
@@ -31,6 +35,7 @@ export PATH="$PATH:/usr/sbin:/sbin"
 SLOTS="${DISAGG_GE_SLOTS:-16}"
 [[ $SLOTS =~ ^[1-9][0-9]{0,2}$ ]] || { echo "gridengine-local: error: DISAGG_GE_SLOTS=$SLOTS is not 1..999" >&2; exit 2; }
 WAIT_SEC="${DISAGG_GE_WAIT:-60}"
+GPUS_PER_HOST=4
 COMMON="$SGE_ROOT/$SGE_CELL/common"
 QMASTER_SPOOL=/var/spool/gridengine/qmaster
 EXECD_SPOOL=/var/spool/gridengine/execd
@@ -107,7 +112,7 @@ modify() {
 configure() {
   local host
   host=$(host_name)
-  modify conf global min_uid 0 min_gid 0 \
+  modify conf global min_uid 0 min_gid 0 execd_params ENABLE_ADDGRP_KILL=TRUE \
     reporting_params 'accounting=true reporting=false flush_time=00:00:01 joblog=false sharelog=00:00:00 accounting_flush_time=00:00:00'
   modify sconf '' schedule_interval 0:0:1 flush_submit_sec 1 flush_finish_sec 1 job_load_adjustments NONE \
     load_adjustment_decay_time 0:0:0 schedd_job_info true
@@ -141,6 +146,15 @@ EOF
     qconf -Aq "$file" >/dev/null
     rm -rf "$(dirname "$file")"
   fi
+  # Fake GPUs as the local SLURM cluster's nodes have them: a consumable `gpu` complex, counted once
+  # per job (JOB), GPUS_PER_HOST of them on this host. Nothing binds a job to a device: a count.
+  if ! qconf -sc | grep -q '^gpu '; then
+    local file
+    file=$(mktemp -d)/complexes
+    { qconf -sc | grep -v '^#'; echo "gpu gpu INT <= YES JOB 0 0"; } >"$file"
+    qconf -Mc "$file" >/dev/null
+    rm -rf "$(dirname "$file")"
+  fi
   # Slots as asked, also on a cell configured before with another count.
   modify p "$PE" slots "$SLOTS"
   modify q "$QUEUE" slots "$SLOTS"
@@ -168,7 +182,13 @@ up() {
   start_execd
   local i
   for ((i = 0; i < WAIT_SEC; i++)); do
-    if queue_ready; then log "up: queue $QUEUE on $(host_name), $SLOTS slots, parallel environment $PE"; return 0; fi
+    if queue_ready; then
+      # The host's GPUs, once its execution daemon has made it an execution host.
+      qconf -mattr exechost complex_values "gpu=$GPUS_PER_HOST" "$(host_name)" >/dev/null 2>&1 ||
+        die "could not give the execution host its $GPUS_PER_HOST GPUs (qconf -mattr exechost complex_values)"
+      log "up: queue $QUEUE on $(host_name), $SLOTS slots, parallel environment $PE, $GPUS_PER_HOST GPUs"
+      return 0
+    fi
     sleep 1
   done
   qstat -f >&2 || true
@@ -198,10 +218,13 @@ down() {
     sleep 1
   done
   for pid in $(execd_pid || true) $(qmaster_pid || true); do log "warning: daemon $pid did not stop in 30 s; killing it"; kill -9 "$pid" 2>/dev/null || true; done
+  local outlived=() described=()
   for pid in $(job_processes); do
-    log "warning: a job process outlived the daemons, killed: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+    outlived+=("$pid")
+    described+=("$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)")
     kill -9 "$pid" 2>/dev/null || true
   done
+  ((${#outlived[@]} == 0)) || log "warning: ${#outlived[@]} process(es) of this cluster's jobs outlived its daemons; killed: $(IFS=';'; echo "${described[*]}")"
   log "down"
 }
 

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SchedulerError, type JobLogs, type JobRequest, type JobStatus, type Scheduler, type SchedulerCapabilities } from './scheduler.ts';
 import type { SchedulerDefinition } from './registry.ts';
 import { commandError, retryTransient, runSlurmCommand, type CommandOutcome } from './slurm-command.ts';
@@ -19,6 +20,11 @@ export interface GridEngineOptions {
   env?: NodeJS.ProcessEnv;
   /** The parallel environment a job of several tasks asks for (DISAGG_GE_PE). Default `disagg`. */
   parallelEnvironment?: string;
+  /**
+   * The cell's consumable resource counting GPUs, asked once per job (DISAGG_GE_GPU_RESOURCE).
+   * Default `gpu`; a cell without it refuses a job that asks for GPUs at submission.
+   */
+  gpuResource?: string;
   /** Transient failures of qsub and qdel retried after the first attempt. Default 4. */
   retries?: number;
   /** Limit for one command. Default 60 000 ms. */
@@ -29,14 +35,16 @@ export interface GridEngineOptions {
 // accounting_flush_time); until its record is there, it is still ending.
 const ACCOUNTING_GRACE_MS = 60_000;
 
+/** What qsub submits: the job script, run with the submitter's PATH (see the script). */
+const jobStart = path.join(path.dirname(fileURLToPath(import.meta.url)), 'gridengine-bin', 'job-start');
+
 const GONE_JOB = /job "?\d+"? does not exist|has already been deleted/i;
 
 /** The qsub arguments of a request; the job's environment travels with -V. */
-export function qsubArgs(request: JobRequest, parallelEnvironment = 'disagg'): string[] {
+export function qsubArgs(request: JobRequest, parallelEnvironment = 'disagg', gpuResource = 'gpu'): string[] {
   const r = request.resources;
   const where = `job "${request.name}"`;
   if (r.extraArgs?.length) throw new SchedulerError(`${where}: slurm.extra_args are sbatch arguments (${r.extraArgs.join(' ')}); Grid Engine cannot take them: remove them to run on Grid Engine`, 'qsub');
-  if (r.gpusPerNode) throw new SchedulerError(`${where}: asks for ${r.gpusPerNode} GPU(s) per node, and GPUs are a site-defined resource on Grid Engine that this backend does not request: run it on SLURM or the local scheduler`, 'qsub');
   if (!Number.isFinite(r.timeLimitSec) || r.timeLimitSec <= 0) throw new SchedulerError(`${where}: time limit must be a positive number of seconds, got ${r.timeLimitSec}`, 'qsub');
   const tasks = Math.max(r.ntasks, r.nodes * (r.ntasksPerNode ?? 1));
   const queue = filledValue(r.partition);
@@ -54,8 +62,11 @@ export function qsubArgs(request: JobRequest, parallelEnvironment = 'disagg'): s
     '-w', 'e',
     '-l', `h_rt=${Math.ceil(r.timeLimitSec)}`,
     ...(tasks > 1 ? ['-pe', parallelEnvironment, String(tasks)] : []),
+    // GPUs of every node, counted once for the job (the resource is a JOB consumable).
+    ...(r.gpusPerNode ? ['-l', `${gpuResource}=${r.gpusPerNode * r.nodes}`] : []),
     ...(queue ? ['-q', queue] : []),
     ...(account ? ['-A', account] : []),
+    jobStart,
     request.scriptPath,
   ];
 }
@@ -75,7 +86,7 @@ export function gridEngineAvailable(env: NodeJS.ProcessEnv = process.env): boole
 
 const capabilities: SchedulerCapabilities = {
   jobsOutliveRun: true, costlyPolls: true, pollFailureSpanMs: 180_000,
-  arrays: false, gres: false, segment: false, requeue: false, nodeLists: true,
+  arrays: false, gres: true, segment: false, requeue: false, nodeLists: true,
 };
 
 export class GridEngineScheduler implements Scheduler {
@@ -83,6 +94,7 @@ export class GridEngineScheduler implements Scheduler {
   readonly capabilities = capabilities;
   private readonly env: NodeJS.ProcessEnv;
   private readonly pe: string;
+  private readonly gpuResource: string;
   private readonly retries: number;
   private readonly timeoutMs: number;
   private readonly timeLimits = new Map<string, number>();
@@ -93,12 +105,13 @@ export class GridEngineScheduler implements Scheduler {
   constructor(options: GridEngineOptions = {}) {
     this.env = options.env ?? process.env;
     this.pe = options.parallelEnvironment ?? this.env.DISAGG_GE_PE ?? 'disagg';
+    this.gpuResource = options.gpuResource ?? this.env.DISAGG_GE_GPU_RESOURCE ?? 'gpu';
     this.retries = options.retries ?? 4;
     this.timeoutMs = options.commandTimeoutMs ?? 60_000;
   }
 
   async submit(request: JobRequest): Promise<string> {
-    const args = qsubArgs(request, this.pe);
+    const args = qsubArgs(request, this.pe, this.gpuResource);
     await mkdir(request.logDir, { recursive: true });
     const { outcome, attempts } = await retryTransient(() => this.run('qsub', args, request.env), { retries: this.retries, baseDelayMs: 500 });
     if (!outcome.ok) throw commandError(outcome, `qsub of job "${request.name}"`, attempts);
