@@ -15,10 +15,14 @@ import { formatIssue, formatKeyPath, type ConfigIssue } from '../config/issue.ts
 import type { KeyPath } from '../contract/test-type.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { RUN_OPTIONS, runOption } from './options.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export const PROFILE_FILE = 'disagg-bench.yaml';
 
 export class ProfileError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'ProfileError';
   constructor(message: string, file: string) {
     super(message, { file });

@@ -24,8 +24,8 @@
 // its own module runner and `disagg-bench run` through the CLI bundle, so this file has two
 // instances in one process, and both must see the same owner and the same end.
 import { readdirSync } from 'node:fs';
-import { constants } from 'node:os';
 import { processStat } from '../../runners/common/proc.ts';
+import { signalExitCode } from '../../runners/common/exit-codes.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { RUN_ENDING_SIGNAL } from '../jobs/run-ending-signal.ts';
 import { watchLauncher } from './launcher-watch.ts';
@@ -33,7 +33,7 @@ import { watchLauncher } from './launcher-watch.ts';
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */
 export const RUN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-export const exitCodeOf = (signal: NodeJS.Signals) => 128 + constants.signals[signal];
+export const exitCodeOf = signalExitCode;
 
 /** bin/disagg-bench.js's handler for a signal that comes while the CLI loads. */
 const EARLY_SIGNALS = Symbol.for('disagg-bench.early-signals');

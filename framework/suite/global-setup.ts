@@ -10,6 +10,7 @@ import { readSettings } from '../settings.ts';
 import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
+import { EXIT_USAGE } from '../../runners/common/exit-codes.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { endInterruptedRun } from './main-interrupt.ts';
 import { takeSignalsForVitest } from './cancellation.ts';
@@ -50,7 +51,8 @@ async function checkEnvironmentOrExit(): Promise<void> {
   } catch (err) {
     if (!isUserInputError(err)) throw err;
     for (const line of err.message.split('\n')) process.stderr.write(`disagg-bench: error: ${line}\n`);
-    process.exit(2);
+    // A setting the run cannot take, as the command line's: the usage exit code.
+    process.exit(EXIT_USAGE);
   }
 }
 

@@ -8,7 +8,7 @@
 // error and says so, never "unknown type"; whether a name is a type at all is isTestTypeName's answer.
 import type { TestType } from '../contract/test-type.ts';
 import { testTypeNames, type TestTypeName } from '../contract/names.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InternalError } from '../../runners/common/errors.ts';
 
 const loaders: Record<TestTypeName, () => Promise<TestType>> = {
   disagg: async () => (await import('./disagg.ts')).disaggType,
@@ -31,7 +31,7 @@ function typesAtStart(env: NodeJS.ProcessEnv): readonly TestTypeName[] {
 async function load(names: readonly TestTypeName[]): Promise<void> {
   const types = await Promise.all(names.map((name) => loaders[name]()));
   types.forEach((type, i) => {
-    if (type.name !== names[i]) throw new DisaggBenchError(`test type module for '${names[i]}' registers itself as '${type.name}'`);
+    if (type.name !== names[i]) throw new InternalError(`test type module for '${names[i]}' registers itself as '${type.name}'`);
     loaded.set(type.name, type);
   });
 }
@@ -42,7 +42,7 @@ await load(typesAtStart(process.env));
 export function testType(name: string): TestType | undefined {
   const type = loaded.get(name);
   if (type || !isTestTypeName(name)) return type;
-  throw new DisaggBenchError(`test type '${name}' is not loaded in this process, which runs only '${process.env.DISAGG_BENCH_TEST_TYPE}' (registry.ts)`);
+  throw new InternalError(`test type '${name}' is not loaded in this process, which runs only '${process.env.DISAGG_BENCH_TEST_TYPE}' (registry.ts)`);
 }
 
 /** Every registered type, in names.ts's order (all are loaded outside a test-type worker). */

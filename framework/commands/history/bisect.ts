@@ -2,7 +2,7 @@
 // names the first commit (or ref, or container image) at which a test's metric went bad, rerunning
 // the test at the candidates between a good and a bad state (framework/history/bisect/).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { bisect, fixed, roughSteps, type BisectPlan, type BisectResult, type Candidate } from '../../history/bisect/bisect.ts';
 import { parseMetricRef, type MetricRef } from '../../history/bisect/metric-ref.ts';
@@ -15,6 +15,7 @@ import { testType } from '../../types/registry.ts';
 import { testTypeNames } from '../../contract/names.ts';
 import { runOption } from '../../run/options.ts';
 import { maxOf } from '../../../runners/common/stats.ts';
+import { EXIT_OK, signalExitCode } from '../../../runners/common/exit-codes.ts';
 import type { Settings } from '../../settings.ts';
 import { historySettings, onStore, parseOptions, percentOption, UsageError } from './common.ts';
 
@@ -131,7 +132,7 @@ export async function run(argv: string[]): Promise<number> {
     progress(`${plan.candidates.length} candidate(s), roughly ${roughSteps(plan.lastIsBad ? plan.candidates.length - 1 : plan.candidates.length)} step(s) of ${repeat} run(s)`);
     const result = await bisect(plan, runner, progress, () => signal);
     report(plan, result, Boolean(values.json));
-    return result.interrupted ? 128 + constants.signals[result.interrupted] : 0;
+    return result.interrupted ? signalExitCode(result.interrupted) : EXIT_OK;
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, onSignal);
     try {
