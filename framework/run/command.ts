@@ -15,6 +15,7 @@ import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
 import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
+import { loadExtensions } from '../config/extensions.ts';
 
 /** The reporter that appends the history and writes report.html at the run's end. */
 export const PROJECT_REPORTER = './framework/suite/reporter.ts';
@@ -63,8 +64,10 @@ export async function run(argv: string[]): Promise<number> {
   for (const type of positionals) {
     if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
   }
-  const commandLine = commandLineSettings(values);
   const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
+  // WORK_DIR's extensions first: --scheduler and a profile may name a scheduler one registers.
+  await loadExtensions(workDir);
+  const commandLine = commandLineSettings(values);
   const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
   // Up to here bin's early handler answered a signal (nothing has been made yet); from here this run's.

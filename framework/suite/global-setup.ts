@@ -6,7 +6,7 @@
 // teardown cancels what the run's ledger still lists, the backstop for workers that died before
 // they could cancel their jobs, and makes the end-of-run writes if no reporter did (run-end.ts).
 import type { TestProject } from 'vitest/node';
-import { readSettings } from '../settings.ts';
+import { packageRoot, readSettings } from '../settings.ts';
 import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
@@ -16,6 +16,8 @@ import { endInterruptedRun } from './main-interrupt.ts';
 import { takeSignalsForVitest } from './cancellation.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
 import { newRunId } from './run-id.ts';
+import { loadExtensions } from '../config/extensions.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? newRunId();
 process.env.DISAGG_RUN_ID = runId;
@@ -47,9 +49,11 @@ function endRun(why: string, exitCode: number): void {
 /** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
 async function checkEnvironmentOrExit(): Promise<void> {
   try {
+    // WORK_DIR's extensions first: SCHEDULER may name a scheduler one of them registers.
+    await loadExtensions(process.env.WORK_DIR || packageRoot);
     for (const warning of (await checkRunEnvironment()).warnings) console.warn(`disagg-bench: warning: ${warning}`);
   } catch (err) {
-    if (!isUserInputError(err)) throw err;
+    if (!isUserInputError(err) && !(err instanceof InputError)) throw err;
     for (const line of err.message.split('\n')) process.stderr.write(`disagg-bench: error: ${line}\n`);
     // A setting the run cannot take, as the command line's: the usage exit code.
     process.exit(EXIT_USAGE);

@@ -13,11 +13,14 @@ import { onVitestCancel } from './cancellation.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { isTestTypeName, testType } from '../types/registry.ts';
 import { FailureError, InputError, UsageError } from '../../runners/common/errors.ts';
+import { loadExtensions } from '../config/extensions.ts';
 
 const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
 if (!typeName) throw new UsageError('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
 
 const settings = readSettings();
+// WORK_DIR's extensions (their schedulers, launchers, extractors), before anything asks a registry.
+await loadExtensions(settings.workDir);
 // GPU_TYPE, else asked of SLURM, else of NVML; the schedulers' modules load only to ask SLURM.
 const slurmProbe = process.env.GPU_TYPE ? undefined : (await import('../scheduler/create.ts')).slurmGpuProbe(settings);
 const gpu = await detectGpuType(process.env, undefined, slurmProbe);
