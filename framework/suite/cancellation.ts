@@ -138,6 +138,7 @@ const CANCEL_REASONS: Record<string, string> = { 'test-failure': 'a test failed 
  * worker's cancel hook hears every cancellation, the one this worker asked for included.
  */
 export function onVitestCancel(interrupt: (why: string) => void): void {
+  // Vitest's private worker hook, for the reason above: the public `signal` misses such tests.
   const worker = (globalThis as { __vitest_worker__?: { onCancel?: (fn: (reason: string) => void) => void } }).__vitest_worker__;
   worker?.onCancel?.((reason) => interrupt(`Vitest cancelled the run: ${CANCEL_REASONS[reason] ?? reason}`));
 }
@@ -145,7 +146,11 @@ export function onVitestCancel(interrupt: (why: string) => void): void {
 /** How long workers get to cancel their jobs and exit before SIGKILL. */
 export const WORKER_GRACE_MS = 2_500;
 
-/** This process's live children (zombies are gone: nobody reaps them while we block). */
+/**
+ * This process's live children (zombies are gone: nobody reaps them while we block). Read from
+ * /proc because Vitest's Node API names no worker process (its pool is private) and this runs in a
+ * signal handler that must finish synchronously, where cancelCurrentRun's promise would never settle.
+ */
 function children(): number[] {
   let entries: string[];
   try {
