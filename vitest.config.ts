@@ -5,7 +5,10 @@
 // brings up, etcd, PostgreSQL, Chromium, UCX, child runs of the suite). `npm test` runs both.
 // This file names test files only as paths: it imports nothing from tests/.
 import { configDefaults, defineConfig } from 'vitest/config';
-import { testTypeNames } from './framework/contract/names.ts';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { allTestTypeNames } from './framework/contract/extension-types.ts';
 import SlowestFirstSequencer from './scripts/test-sequencer.ts';
 import { runsTestTypes, watchLauncherOnce } from './framework/suite/cancellation.ts';
 
@@ -43,6 +46,16 @@ const UNIT_TESTS = [
 ];
 
 const suite = 'framework/suite/suite.test.ts';
+
+/**
+ * Every test type is a project: the built-in ones, and those the extensions named in
+ * WORK_DIR/disagg-bench.yaml register (framework/config/extensions.ts), loaded only when the file is there.
+ */
+async function testTypeProjects(): Promise<string[]> {
+  const workDir = process.env.WORK_DIR || fileURLToPath(new URL('.', import.meta.url));
+  if (existsSync(path.join(workDir, 'disagg-bench.yaml'))) await (await import('./framework/config/extensions.ts')).loadExtensions(workDir);
+  return allTestTypeNames();
+}
 
 /**
  * How many test files run at once (DISAGG_TEST_WORKERS, default 4). Much of the suite waits on
@@ -100,7 +113,7 @@ export default defineConfig({
           hookTimeout: 180_000,
         },
       },
-      ...testTypeNames.map((type) => ({
+      ...(await testTypeProjects()).map((type) => ({
         extends: true as const,
         test: {
           name: type,

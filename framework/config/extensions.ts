@@ -1,5 +1,5 @@
 // Extensions from outside the checkout: modules named in WORK_DIR/disagg-bench.yaml under
-// `extensions:` register schedulers, launchers and metric extractors, so a site with its own
+// `extensions:` register schedulers, launchers, test types and metric extractors, so a site with its own
 // workload manager adds it without forking (submitit's plugins, found through a list rather than
 // entry points). Each entry is a path (relative to WORK_DIR) or a package name (resolved from
 // WORK_DIR); the module is an ES module in JavaScript, as a package publishes it, exporting
@@ -16,6 +16,7 @@ import { SchedulerError } from '../scheduler/scheduler.ts';
 import { jobOutputFiles } from '../scheduler/log-folder.ts';
 import { registerLauncher } from '../scheduler/launch/registry.ts';
 import { registerExtractor } from '../metrics/extractors/index.ts';
+import { registerTestType } from '../contract/extension-types.ts';
 import { RANK_VARIABLES } from '../../runners/common/rank-variables.ts';
 import { InputError } from '../../runners/common/errors.ts';
 import { readYamlFileSync } from './load.ts';
@@ -27,6 +28,8 @@ export const extensionApi = {
   registerScheduler,
   registerLauncher,
   registerExtractor,
+  /** A TestType object (framework/contract/test-type.ts): its configs under test_configs/<name>/ are a Vitest project. */
+  registerTestType,
   /** The error a scheduler raises for a command that failed for good. */
   SchedulerError,
   /** Where a job's stdout and stderr go in its log folder (what Scheduler.logs returns). */

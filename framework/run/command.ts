@@ -11,6 +11,7 @@ import { UsageError } from '../../runners/common/errors.ts';
 import { takeSignalsForRun } from '../suite/cancellation.ts';
 import { packageRoot, readSettings } from '../settings.ts';
 import { testTypeNames } from '../contract/names.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
@@ -61,12 +62,12 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = readArgs(argv, spec);
-  for (const type of positionals) {
-    if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
-  }
   const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
-  // WORK_DIR's extensions first: --scheduler and a profile may name a scheduler one registers.
+  // WORK_DIR's extensions first: a test type, --scheduler and a profile may name what one registers.
   await loadExtensions(workDir);
+  for (const type of positionals) {
+    if (!allTestTypeNames().includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${allTestTypeNames().join(', ')}`);
+  }
   const commandLine = commandLineSettings(values);
   const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
@@ -95,7 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     config: path.join(packageRoot, 'vitest.config.ts'),
     run: true,
     watch: false,
-    project: positionals.length > 0 ? positionals : [...testTypeNames],
+    project: positionals.length > 0 ? positionals : allTestTypeNames(),
     ...(resolved.testNamePattern !== undefined ? { testNamePattern: resolved.testNamePattern } : {}),
     ...(resolved.tagsFilter ? { tagsFilter: resolved.tagsFilter } : {}),
     // Reporters named here replace the config's, as on Vitest's command line; the project's own is

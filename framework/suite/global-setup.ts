@@ -11,7 +11,7 @@ import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
 import { EXIT_USAGE } from '../../runners/common/exit-codes.ts';
-import { testTypeNames } from '../contract/names.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { endInterruptedRun } from './main-interrupt.ts';
 import { takeSignalsForVitest } from './cancellation.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
@@ -65,7 +65,9 @@ export default async function setup(project: TestProject) {
   // The test-type projects this invocation runs (after --project), in order: the first reports
   // what concerns the whole run (unknown test-list ids, configs of no test type).
   const running = new Set(project.vitest.projects.map((p) => p.name));
-  project.provide('runProjects', testTypeNames.filter((name) => running.has(name)));
+  // WORK_DIR's extensions first: their test types are projects of the run too.
+  await loadExtensions(process.env.WORK_DIR || packageRoot);
+  project.provide('runProjects', allTestTypeNames().filter((name) => running.has(name)));
   if (!announced) await checkEnvironmentOrExit();
   const settings = readSettings();
   if (!announced) {

@@ -10,7 +10,7 @@ import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
 import { onVitestCancel } from './cancellation.ts';
-import { testTypeNames } from '../contract/names.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { isTestTypeName, testType } from '../types/registry.ts';
 import { FailureError, InputError, UsageError } from '../../runners/common/errors.ts';
 import { loadExtensions } from '../config/extensions.ts';
@@ -164,8 +164,8 @@ describe(typeName, { concurrent: true }, () => {
   // What concerns the run as a whole (listed ids that match no config, configs of no test type) is
   // reported once, by the first test-type project of this invocation, whatever `--project` chose
   // (global-setup.ts provides the list); a run of one project still hears of every unknown id.
-  const runProjects = inject('runProjects') ?? [...testTypeNames];
-  const reportsRunWide = (runProjects[0] ?? testTypeNames[0]) === typeName;
+  const runProjects = inject('runProjects') ?? allTestTypeNames();
+  const reportsRunWide = (runProjects[0] ?? allTestTypeNames()[0]) === typeName;
   const unknownIds = reportsRunWide ? plan.unknownListedIds : [];
   if (unknownIds.length > 0) {
     test(`test list ${plan.testList!.file}: unknown ids`, () => {

@@ -1,8 +1,9 @@
 // An extension from outside the checkout, as a site would write one: docs/examples/subprocess-
-// extension (a scheduler, a launcher and an extractor in one package) is installed into a WORK_DIR
-// in a temporary folder, named in its disagg-bench.yaml, and `disagg-bench run` uses its scheduler
-// and launcher for a nixl test without a line of the project changed. In-process, the same loader
-// registers its extractor, and a broken entry is one error naming the file.
+// extension (a scheduler, a launcher, an extractor and a test type in one package) is installed
+// into a WORK_DIR in a temporary folder, named in its disagg-bench.yaml, and, without a line of the
+// project changed, `disagg-bench run` uses its scheduler and launcher for a nixl test, and the
+// Vitest entry runs its test type's configs as a project of their own, judged by its verdict from
+// its extractor's metric. In-process, a broken entry is one error naming the file.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,9 @@ import { loadExtensions } from '../../framework/config/extensions.ts';
 import { getExtractor } from '../../framework/metrics/extractors/index.ts';
 import { findScheduler } from '../../framework/scheduler/registry.ts';
 import { findLauncher } from '../../framework/scheduler/launch/registry.ts';
-import { readOutputs, recordOf, repoRoot, testIdOf } from '../fixtures/reliability/suite-run.ts';
+import { allTestTypeNames } from '../../framework/contract/extension-types.ts';
+import { testTypeNames } from '../../framework/contract/names.ts';
+import { readOutputs, recordOf, repoRoot, runSuite, testIdOf } from '../fixtures/reliability/suite-run.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'extension-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -23,6 +26,9 @@ function workDir(name: string, entries: string[]): string {
   cpSync(path.join(repoRoot, 'docs/examples/subprocess-extension'), path.join(work, 'node_modules/disagg-bench-subprocess'), { recursive: true });
   mkdirSync(path.join(work, 'test_configs/nixl/perf'), { recursive: true });
   cpSync(path.join(repoRoot, 'test_configs/nixl/perf/cache_engine_shm.yaml'), path.join(work, 'test_configs/nixl/perf/ext.yaml'));
+  mkdirSync(path.join(work, 'test_configs/shell-check/perf'), { recursive: true });
+  writeFileSync(path.join(work, 'test_configs/shell-check/perf/two.yaml'), 'benchmark:\n  command: [bash, -c, "echo ok; echo no; echo ok"]\n  min_ok: 2\n');
+  writeFileSync(path.join(work, 'test_configs/shell-check/perf/short.yaml'), 'benchmark:\n  command: [bash, -c, "echo ok"]\n  min_ok: 3\n');
   writeFileSync(path.join(work, 'disagg-bench.yaml'), `extensions:\n${entries.map((e) => `  - ${e}\n`).join('')}`);
   return work;
 }
@@ -45,12 +51,23 @@ describe('an extension package outside the checkout', () => {
     expect(script).toMatch(/node_modules\/disagg-bench-subprocess\/bin\/fork-tasks --tasks 2 /);
   });
 
-  it('registers its scheduler, launcher and extractor in this process too, by path as by package name', async () => {
+  it('the Vitest entry runs its test type as a project: each config judged by the type\'s verdict from the extractor\'s metric', { timeout: 240_000 }, async () => {
+    const work = workDir('vitest', ['disagg-bench-subprocess']);
+    const run = await runSuite({ workDir: work, outputPath: path.join(root, 'vitest-out'), scheduler: 'subprocess', project: 'shell-check' });
+    expect(run.exitCode, run.output).toBe(1);
+    expect(recordOf(run.records, testIdOf('two', 'shell-check'))).toMatchObject({ verdict: 'passed' });
+    expect(recordOf(run.records, testIdOf('short', 'shell-check'))).toMatchObject({ verdict: 'failed' });
+    expect(run.output).toContain('1 "ok" line(s), fewer than min_ok 3');
+    expect(new Set(run.ledger.map((e) => e.scheduler))).toEqual(new Set(['subprocess']));
+  });
+
+  it('registers its scheduler, launcher, extractor and test type in this process too, by path as by package name', async () => {
     const work = workDir('in-process', ['./node_modules/disagg-bench-subprocess/index.js']);
     expect(await loadExtensions(work)).toEqual([path.join(work, 'node_modules/disagg-bench-subprocess/index.js')]);
     expect(findScheduler('subprocess')?.launcher).toBe('fork-tasks');
     expect(findLauncher('fork-tasks')?.rankVariables).toBe('torchrun');
     expect(getExtractor('ok-lines')?.('ok\nno\nok\n', { logFile: 'x.log', extractor: 'ok-lines' })).toMatchObject({ metrics: [{ name: 'OK_LINES', value: 2 }] });
+    expect(allTestTypeNames()).toEqual([...testTypeNames, 'shell-check']);
   });
 
   it('a broken entry is one error naming the file and the entry', async () => {

@@ -6,8 +6,12 @@
 //   - launcher `fork-tasks`: a step's tasks forked on this host, told their rank with torchrun's
 //     variables (bin/fork-tasks).
 //   - extractor `ok-lines`: one metric, OK_LINES, the number of lines that read "ok".
+//   - test type `shell-check`: a config under test_configs/shell-check/<category>/ names a command;
+//     its job runs it, `ok-lines` counts its "ok" lines, and the test passes with at least min_ok.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -101,4 +105,43 @@ export function register(api) {
     metrics: [{ name: 'OK_LINES', value: text.split('\n').filter((line) => line.trim() === 'ok').length, unit: 'count', labels: {} }],
     problems: [],
   }));
+
+  api.registerTestType({
+    name: 'shell-check',
+    description: 'an example extension: a command whose "ok" lines are counted',
+    schema: {
+      type: 'object',
+      required: ['benchmark'],
+      additionalProperties: false,
+      properties: {
+        metadata: { type: 'object' },
+        benchmark: {
+          type: 'object',
+          required: ['command'],
+          additionalProperties: false,
+          properties: {
+            command: { type: 'array', minItems: 1, items: { type: 'string' } },
+            min_ok: { type: 'integer', minimum: 0 },
+          },
+        },
+      },
+    },
+    rules: () => [],
+    envOverrides: [],
+    supportedGpus: () => undefined,
+    metrics: () => [{ logFile: 'check.log', extractor: 'ok-lines', names: ['OK_LINES'] }],
+    async buildJob(ctx) {
+      const quote = (word) => `'${word.replaceAll("'", "'\\''")}'`;
+      const scriptPath = path.join(ctx.logDir, 'job.sh');
+      const command = ctx.config.benchmark.command.map(quote).join(' ');
+      await writeFile(scriptPath, `#!/usr/bin/env bash\n${command} >${quote(path.join(ctx.logDir, 'check.log'))}\n`, { mode: 0o755 });
+      return { scriptPath, resources: { nodes: 1, ntasks: 1, timeLimitSec: 60 } };
+    },
+    verdict: ({ config, metrics, problems }) => {
+      const ok = metrics.find((m) => m.name === 'OK_LINES')?.value ?? 0;
+      const least = config.benchmark.min_ok ?? 1;
+      const failures = [...problems, ...(ok < least ? [`${ok} "ok" line(s), fewer than min_ok ${least}`] : [])];
+      return { passed: failures.length === 0, failures };
+    },
+  });
 }
