@@ -32,7 +32,7 @@ const UNIT_TESTS = [
   'tests/lint/*.test.ts',
   'tests/metrics/**/*.test.ts',
   'tests/nixl/kvbench-commands.test.ts',
-  'tests/results/{json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
+  'tests/results/{digest-gate,json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
   'tests/scheduler/{gridengine-status,launchers,local-env,registry,slurm-status,states,watcher}.test.ts',
   'tests/select/{gpu-skip,gpu,planned-state}.test.ts',
   'tests/setup/sequencer.test.ts',
