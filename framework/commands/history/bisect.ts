@@ -145,7 +145,8 @@ export async function bisectTarget(target: BisectTarget, values: Values): Promis
   const budget = budgetOfArgs(values);
   if (values.refs !== undefined && values.images !== undefined) throw new UsageError('--refs and --images are two ways to list the candidates: give one', 'images');
   // The steps' `disagg-bench run --scheduler` would refuse it at every step: refused once, here.
-  const scheduler = typeof values.scheduler === 'string' ? values.scheduler : undefined;
+  const named = values.scheduler;
+  const scheduler = typeof named === 'string' ? named : undefined;
   const schedulerProblem = scheduler !== undefined ? runOption('scheduler')?.check?.(scheduler) : undefined;
   if (schedulerProblem) throw new UsageError(`--scheduler ${JSON.stringify(scheduler)}: ${schedulerProblem}`, 'scheduler');
   const settings = historySettings();
