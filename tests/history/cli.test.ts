@@ -314,7 +314,7 @@ describe('disagg-bench history', () => {
   it('bisect: each option refused in one line, exit 2', { timeout: 300_000 }, async () => {
     const ends = ['disagg_perf_x', '--metric', 'SERVER_MEDIAN_TTFT', '--good', 'no-such-ref:20,21', '--bad', 'nor-this-one:30'];
     const cases: [string[], RegExp][] = [
-      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs per step >= 1/],
+      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs >= 1/],
       [[...ends, '--refs', 'a,b', '--images', 'c,d'], /--refs and --images are two ways to list the candidates: give one/],
       [[...ends, '--scheduler', 'bogus'], new RegExp(`--scheduler "bogus": ${schedulerNameProblem('bogus')}`)],
       [[...ends, '--threshold', 'abc'], /--threshold "abc": expected a percentage >= 0/],
