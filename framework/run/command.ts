@@ -9,11 +9,12 @@ import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
 import { UsageError } from '../../runners/common/errors.ts';
 import { takeSignalsForRun } from '../suite/cancellation.ts';
-import { packageRoot, readSettings } from '../settings.ts';
+import { packageRoot, SettingsError, type Settings } from '../settings.ts';
+import { checkRunEnvironment, isUserInputError } from '../suite/env-check.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
-import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
+import { describeSources, inUsersWords, resolveRun, type CommandLineSettings, type SettingSource } from './resolve.ts';
 import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
 
 /** The reporter that appends the history and writes report.html at the run's end. */
@@ -58,6 +59,17 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
   return settings;
 }
 
+/** The run's settings, checked as the global setup checks them; a problem is a SettingsError in the user's words. */
+async function checkedSettings(sources: readonly SettingSource[]): Promise<Settings> {
+  try {
+    return (await checkRunEnvironment(process.env)).settings;
+  } catch (error) {
+    if (!isUserInputError(error)) throw error;
+    const lines = error instanceof SettingsError ? error.problems : [error.message];
+    throw new SettingsError(lines.map((line) => inUsersWords(line, sources)));
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = readArgs(argv, spec);
   for (const type of positionals) {
@@ -71,8 +83,10 @@ export async function run(argv: string[]): Promise<number> {
   takeSignalsForRun();
   Object.assign(process.env, resolved.env);
   for (const line of describeSources(resolved.sources)) console.log(line);
-  // Every variable checked before a folder is made (one line per problem, SettingsError).
-  const settings = readSettings();
+  // Everything the run takes checked before a folder is made or `latest` moves (a refused command
+  // leaves OUTPUT_PATH as it was): the variables, GPU type, test list, OUTPUT_PATH; each problem in
+  // the words the user gave it (--gpu-type, not GPU_TYPE), exit 2.
+  const settings = await checkedSettings(resolved.sources);
   const run = openRunFolder(settings.outputPath, settings.resume ? '--resume' : settings.debugMode ? '--replay' : undefined);
   Object.assign(process.env, runFolderEnv(run, process.env));
   console.log(`disagg-bench run: run ${run.runId}, folder ${run.folder}`);
