@@ -15,6 +15,7 @@ import { testTypeNames } from '../contract/names.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
 import { describeSources, inUsersWords, resolveRun, type CommandLineSettings, type SettingSource } from './resolve.ts';
+import { outputFileOption, takeOutputFiles } from './reporter-files.ts';
 import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
 
 /** The reporter that appends the history and writes report.html at the run's end. */
@@ -29,6 +30,8 @@ export const usage = `usage: disagg-bench run [TYPE...] [options]
 ${RUN_OPTIONS.map((o) => `  ${optionSpelling(o).padEnd(width)}  ${o.help}${o.env ? ` (${o.env})` : ''}`).join('\n')}
   ${'--profile NAME'.padEnd(width)}  the settings of profile NAME in WORK_DIR/${PROFILE_FILE}
   ${'--reporter NAME'.padEnd(width)}  a Vitest reporter (repeatable); the history and report.html are written all the same
+  ${'--outputFile.NAME=FILE'.padEnd(width)}  where reporter NAME writes (Vitest's option; --outputFile FILE: every such reporter);
+  ${''.padEnd(width)}  default for junit and json: junit.xml, vitest-report.json in the run's folder
   Precedence: the command line, then the environment, then the profile, then the default.`;
 
 const spec = {
@@ -71,7 +74,8 @@ async function checkedSettings(sources: readonly SettingSource[]): Promise<Setti
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = readArgs(argv, spec);
+  const outputFiles = takeOutputFiles(argv);
+  const { values, positionals } = readArgs(outputFiles.rest, spec);
   for (const type of positionals) {
     if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
   }
@@ -101,6 +105,8 @@ export async function run(argv: string[]): Promise<number> {
 
   const { startVitest } = await import('vitest/node');
   const given = (values.reporter as string[] | undefined) ?? [];
+  const outputFile = outputFileOption(given, outputFiles, run.folder);
+  for (const [reporter, file] of Object.entries(outputFile ?? {})) console.log(`disagg-bench run: the ${reporter} reporter writes ${file}`);
   const vitest = await startVitest('test', [], {
     root: packageRoot,
     config: path.join(packageRoot, 'vitest.config.ts'),
@@ -112,6 +118,7 @@ export async function run(argv: string[]): Promise<number> {
     // Reporters named here replace the config's, as on Vitest's command line; the project's own is
     // added back, so the history and report.html never depend on which reporters a CI names.
     ...(given.length > 0 ? { reporters: [...given, PROJECT_REPORTER] } : {}),
+    ...(outputFile ? { outputFile } : {}),
   });
   const code = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
   // What Vitest's own command line does after a run: whatever still holds the event loop open (a
