@@ -13,7 +13,7 @@ import { packageRoot, SettingsError, type Settings } from '../settings.ts';
 import { checkRunEnvironment, isUserInputError } from '../suite/env-check.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
-import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
+import { loadProfile, PROFILE_FILE, ProfileError, type Profile } from './profile.ts';
 import { describeSources, inUsersWords, resolveRun, type CommandLineSettings, type SettingSource } from './resolve.ts';
 import { outputFileOption, takeOutputFiles } from './reporter-files.ts';
 import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
@@ -62,6 +62,16 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
   return settings;
 }
 
+/** The profile asked for; its file's problems are a usage error (exit 2), as a bad option is. */
+function profileOrUsageError(workDir: string, name: string): Profile {
+  try {
+    return loadProfile(workDir, name);
+  } catch (error) {
+    if (error instanceof ProfileError) throw new SettingsError(error.message.split('\n'));
+    throw error;
+  }
+}
+
 /** The run's settings, checked as the global setup checks them; a problem is a SettingsError in the user's words. */
 async function checkedSettings(sources: readonly SettingSource[]): Promise<Settings> {
   try {
@@ -81,7 +91,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const commandLine = commandLineSettings(values);
   const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
-  const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
+  const profile: Profile | undefined = typeof values.profile === 'string' ? profileOrUsageError(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
   // Up to here bin's early handler answered a signal (nothing has been made yet); from here this run's.
   takeSignalsForRun();

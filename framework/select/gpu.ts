@@ -2,6 +2,8 @@
 // (a login node has no GPU to ask), else what NVML says on this node, else none (a test type may
 // then assume one: upstream's GB200 for the serving types). What the Python framework keeps per GPU
 // type (extra sbatch arguments, --segment, locked clocks for the CSV) is config/gpu-resources.ts.
+import { hostname } from 'node:os';
+import type { NodeSize } from '../contract/test-type.ts';
 
 /** GPU types recognised in names (NVML's, GPU_TYPE's, SLURM gres types'). */
 export const knownGpuTypes: readonly string[] = ['GB200', 'GB300', 'B200', 'B300', 'H200', 'H100', 'A100'];
@@ -40,6 +42,8 @@ export interface GpuDetection {
   source: 'GPU_TYPE' | 'slurm' | 'nvml' | 'none' | 'assumed';
   /** What SLURM / NVML said (why detection found nothing, or which partition's gres named the type). */
   detail?: string;
+  /** What one node of the run's jobs holds, where SLURM (sinfo) or NVML (this machine) told it. */
+  node?: NodeSize;
 }
 
 export type GpuNameProbe = () => Promise<string[]>;
@@ -51,6 +55,8 @@ export interface SlurmGpuAnswer {
   types: string[];
   /** Nodes declaring GPUs without a type. */
   untypedNodes: string[];
+  cpusPerNode?: number;
+  gpusPerNode?: number;
 }
 
 export type SlurmGpuProbe = () => Promise<SlurmGpuAnswer>;
@@ -92,10 +98,15 @@ export async function detectGpuType(
 ): Promise<GpuDetection> {
   if (env.GPU_TYPE) return { ...gpuTypeFromEnv(env.GPU_TYPE), source: 'GPU_TYPE' };
   const reasons: string[] = [];
+  // The size of the jobs' nodes: SLURM's, when the run submits there; else this machine's GPUs (the local scheduler runs here).
+  let node: NodeSize | undefined;
   if (slurm) {
     try {
-      const found = typeFromSlurm(await slurm());
-      if ('gpuType' in found) return { gpuType: found.gpuType, source: 'slurm', detail: found.detail };
+      const answer = await slurm();
+      const sized = answer.cpusPerNode !== undefined || answer.gpusPerNode !== undefined;
+      if (sized) node = { cpus: answer.cpusPerNode, gpus: answer.gpusPerNode, where: `the nodes of SLURM partition ${answer.partition}` };
+      const found = typeFromSlurm(answer);
+      if ('gpuType' in found) return { gpuType: found.gpuType, source: 'slurm', detail: found.detail, node };
       reasons.push(found.reason);
     } catch (err) {
       reasons.push(`SLURM: ${(err as Error).message}`);
@@ -103,12 +114,13 @@ export async function detectGpuType(
   }
   try {
     const names = await probe();
-    if (names.length > 0) return { gpuType: gpuTypeFromName(names[0]), source: 'nvml' };
+    node ??= slurm ? undefined : { gpus: names.length, where: `node ${hostname()}` };
+    if (names.length > 0) return { gpuType: gpuTypeFromName(names[0]), source: 'nvml', ...(node && { node }) };
     reasons.push('NVML found no GPU');
   } catch (err) {
     reasons.push((err as Error).message);
   }
-  return { gpuType: undefined, source: 'none', detail: reasons.join('; ') };
+  return { gpuType: undefined, source: 'none', detail: reasons.join('; '), ...(node && { node }) };
 }
 
 /**

@@ -56,16 +56,60 @@ function* cellLines(text: string): Generator<{ content: string; line: number }> 
   }
 }
 
+const SPACE = 32;
+const TAB = 9;
+const CR = 13;
+
 /** The cells of one line: each token with where it starts (1-based column). */
 function* tokens(content: string): Generator<{ token: string; col: number }> {
   for (const match of content.matchAll(/\S+/g)) yield { token: match[0], col: match.index! + 1 };
 }
 
+/** Whether a line is plain ASCII (its blanks are spaces, tabs, CR): the fast path reads it char by char. */
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const isBlank = (c: number) => c === SPACE || c === TAB || c === CR || c === 11 || c === 12;
+
 const countTokens = (content: string): number => {
+  if (!ASCII_ONLY.test(content)) {
+    let n = 0;
+    for (const _ of tokens(content)) n++;
+    return n;
+  }
   let n = 0;
-  for (const _ of tokens(content)) n++;
+  let inToken = false;
+  for (let i = 0; i < content.length; i++) {
+    const blank = isBlank(content.charCodeAt(i));
+    if (!blank && !inToken) n++;
+    inToken = !blank;
+  }
   return n;
 };
+
+/**
+ * The cells of an ASCII line, each a token with its column: a run of at most 15 digits is read
+ * here without making a string of it (what a matrix is made of, millions of times in a large file);
+ * anything else goes through parseMatrixCell.
+ */
+function forEachCell(content: string, visit: (token: () => string, col: number, digits: number | undefined) => void): void {
+  if (!ASCII_ONLY.test(content)) {
+    for (const { token, col } of tokens(content)) visit(() => token, col, undefined);
+    return;
+  }
+  for (let i = 0; i < content.length; ) {
+    while (i < content.length && isBlank(content.charCodeAt(i))) i++;
+    if (i >= content.length) break;
+    const start = i;
+    let value = 0;
+    let digitsOnly = true;
+    for (; i < content.length && !isBlank(content.charCodeAt(i)); i++) {
+      const c = content.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) digitsOnly = false;
+      else if (digitsOnly) value = value * 10 + c;
+    }
+    const end = i;
+    visit(() => content.slice(start, end), start + 1, digitsOnly && end - start <= 15 ? value : undefined);
+  }
+}
 
 /** Rows of the matrix counted without reading a cell (for a message about its shape). */
 function countRows(text: string): number {
@@ -98,21 +142,24 @@ function scanMatrix(text: string, file: string, expectedRanks: number | undefine
     if (cells !== size || rows >= size) throw shapeError(rows, cells, line);
     const row: number[] = [];
     let col = 0;
-    for (const { token, col: at } of tokens(content)) {
+    forEachCell(content, (token, at, digits) => {
       let cell: { bytes: number; dropped: number };
-      try {
-        cell = parseMatrixCell(token);
-      } catch (err) {
-        throw new MatrixError(`${(err as Error).message} (row ${rows}, column ${col})`, file, line, at);
+      if (digits !== undefined) cell = { bytes: digits, dropped: 0 };
+      else {
+        try {
+          cell = parseMatrixCell(token());
+        } catch (err) {
+          throw new MatrixError(`${(err as Error).message} (row ${rows}, column ${col})`, file, line, at);
+        }
       }
       if (cell.dropped > 0) {
-        truncation ??= { cells: 0, droppedBytes: 0, first: { token, row: rows, col, value: cell.bytes + cell.dropped } };
+        truncation ??= { cells: 0, droppedBytes: 0, first: { token: token(), row: rows, col, value: cell.bytes + cell.dropped } };
         truncation.cells++;
         truncation.droppedBytes += cell.dropped;
       }
       if (keep) row.push(cell.bytes);
       col++;
-    }
+    });
     if (keep) matrix.push(row);
     rows++;
   }

@@ -3,10 +3,12 @@
 // nothing there. On the real local SLURM cluster with STAND-IN serving jobs (the serving engine
 // cannot run here): a run is killed with SIGKILL while its job runs; commands refused afterwards
 // (a GPU type, a test list) leave `latest` and the run folders as they were; `cleanup` with no
-// options ends the killed run's job and `report` rebuilds its report. Every check reads what the
-// commands recorded or printed; the job waits on a file the test never creates.
+// options ends the killed run's job and `report` rebuilds its report. The job's secret (its
+// processes prove it to each other) is in its environment only: no command line, no file of the
+// run holds it. Every check reads what the commands recorded or printed; the job waits on a file
+// the test never creates.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, expect, it } from 'vitest';
@@ -35,6 +37,41 @@ async function squeue(ids: string[]): Promise<string[]> {
   return out.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
 }
 
+/** DISAGG_JOB_SECRET of a process of SLURM job `id` (read as root from /proc, as no other user can). */
+function jobSecretOf(id: string): string | undefined {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (env.includes(`SLURM_JOB_ID=${id}`)) return env.find((v) => v.startsWith('DISAGG_JOB_SECRET='))?.slice('DISAGG_JOB_SECRET='.length);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return undefined;
+}
+
+/** Processes whose command line holds `text` (what `ps` shows every user). */
+function commandLinesHolding(text: string): string[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text) ? [pid] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Files under `folder` holding `text`. */
+function filesHolding(folder: string, text: string): string[] {
+  return readdirSync(folder, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)).filter((file) => {
+    try {
+      return readFileSync(file, 'latin1').includes(text);
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** What a refused command must leave as it was: where `latest` points and which run folders exist. */
 function runsState(outputPath: string): string {
   return JSON.stringify({ latest: readlinkSync(path.join(outputPath, 'latest')), runs: readdirSync(path.join(outputPath, 'runs')).sort() });
@@ -49,6 +86,11 @@ describeCluster('a run of disagg-bench run, afterwards', () => {
     await waitUntil('the fast test recorded and the slow job running', () =>
       recordOf(readOutputs(runDir).records, testIdOf('fast')) !== undefined && statesOf(runDir, testIdOf('slow')).includes('RUNNING'), 240_000);
     const slowJob = jobOf(readOutputs(runDir).ledger, testIdOf('slow'))!;
+    // The job's secret is in its processes' environment, and nowhere a user could read it: no command line, no file of the run.
+    const secret = jobSecretOf(slowJob);
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    expect(commandLinesHolding(secret!)).toEqual([]);
+    expect(filesHolding(output, secret!)).toEqual([]);
     process.kill(-child.pid!, 'SIGKILL');
     await child;
     expect(await squeue([slowJob])).toEqual([slowJob]);

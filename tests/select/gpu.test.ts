@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,8 @@ describe('GPU type', () => {
     const lyris = await detectGpuType({ GPU_TYPE: 'GB200_LYRIS' }, probe);
     expect(lyris).toEqual({ gpuType: 'GB200', resourceType: 'GB200_LYRIS', source: 'GPU_TYPE' });
     expect(resourceTypeOf(lyris)).toBe('GB200_LYRIS');
-    expect(await detectGpuType({}, probe)).toEqual({ gpuType: 'H200', source: 'nvml' });
+    // NVML also says how many GPUs this machine has: what a config run here by the local scheduler must fit.
+    expect(await detectGpuType({}, probe)).toEqual({ gpuType: 'H200', source: 'nvml', node: { gpus: 2, where: `node ${hostname()}` } });
     const none = await detectGpuType({}, async () => {
       throw new Error('libnvidia-ml.so.1: cannot open shared object file');
     });
