@@ -44,6 +44,8 @@ export interface GpuDetection {
   detail?: string;
   /** What one node of the run's jobs holds, where SLURM (sinfo) or NVML (this machine) told it. */
   node?: NodeSize;
+  /** GPU_TYPE set but empty: upstream filters nothing (`if gpu_type and ...`), so every config runs. */
+  everyConfig?: boolean;
 }
 
 export type GpuNameProbe = () => Promise<string[]>;
@@ -97,6 +99,7 @@ export async function detectGpuType(
   slurm?: SlurmGpuProbe,
 ): Promise<GpuDetection> {
   if (env.GPU_TYPE) return { ...gpuTypeFromEnv(env.GPU_TYPE), source: 'GPU_TYPE' };
+  if (env.GPU_TYPE === '') return { gpuType: undefined, source: 'GPU_TYPE', everyConfig: true, detail: 'GPU_TYPE is set but empty' };
   const reasons: string[] = [];
   // The size of the jobs' nodes: SLURM's, when the run submits there; else this machine's GPUs (the local scheduler runs here).
   let node: NodeSize | undefined;
@@ -128,12 +131,13 @@ export async function detectGpuType(
  * GPU_TYPE default, GB200, for the serving types); a type that assumes none sees none.
  */
 export function gpuForType(detection: GpuDetection, assumedGpuType: string | undefined): GpuDetection {
-  if (detection.gpuType || !assumedGpuType) return detection;
+  if (detection.gpuType || !assumedGpuType || detection.everyConfig) return detection;
   return { gpuType: assumedGpuType, source: 'assumed', detail: detection.detail };
 }
 
 /** The one line a run prints about its GPU, for one test type (undefined when there is nothing to say). */
 export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuType: string | undefined): string | undefined {
+  if (detection.everyConfig) return `GPU_TYPE is set but empty: every ${typeName} config runs, whatever its supported_gpus (upstream filters nothing then); unset GPU_TYPE to detect the GPU`;
   if (detection.gpuType) return detection.source === 'slurm' ? `GPU type ${detection.gpuType} from ${detection.detail}` : undefined;
   if (assumedGpuType) {
     return `No GPU found and GPU_TYPE unset (${detection.detail}): ${typeName} configs run as ${assumedGpuType}, upstream's default GPU_TYPE; set GPU_TYPE to choose.`;
@@ -146,7 +150,7 @@ export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuT
  * in metadata.supported_gpus as written (`gb200` or `GB200_LYRIS` there never matches GB200).
  */
 export function gpuSkipReason(supported: string[] | undefined, detection: GpuDetection): string | undefined {
-  if (supported === undefined) return undefined;
+  if (supported === undefined || detection.everyConfig) return undefined;
   const gpuType = detection.gpuType;
   if (!gpuType) {
     return `needs a GPU (${supported.join(', ')}) but none was detected and GPU_TYPE is unset`;

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
-import { detectGpuType, gpuSkipReason, gpuTypeFromName, resourceTypeOf } from '../../framework/select/gpu.ts';
+import { detectGpuType, gpuForType, gpuNotice, gpuSkipReason, gpuTypeFromName, resourceTypeOf } from '../../framework/select/gpu.ts';
 import { gpuTypeProblem } from '../../framework/select/plan.ts';
 import { readSettings } from '../../framework/settings.ts';
 import { gpuResources } from '../../framework/config/gpu-resources.ts';
@@ -18,6 +18,15 @@ describe('GPU type', () => {
     expect(gpuTypeFromName('NVIDIA B200')).toBe('B200');
     expect(gpuTypeFromName('NVIDIA A100-SXM4-80GB')).toBe('A100');
     expect(gpuTypeFromName('NVIDIA L40S')).toBe('L40S');
+  });
+
+  it('GPU_TYPE set but empty filters nothing, as upstream (`if gpu_type and ...`): every config runs, and the run says so', async () => {
+    const probe = async () => ['NVIDIA H200'];
+    const empty = await detectGpuType({ GPU_TYPE: '' }, probe);
+    expect(empty).toMatchObject({ gpuType: undefined, source: 'GPU_TYPE', everyConfig: true });
+    expect(gpuSkipReason(['GB200'], empty)).toBeUndefined();
+    expect(gpuSkipReason(['H100', 'B200'], gpuForType(empty, 'GB200'))).toBeUndefined();
+    expect(gpuNotice(empty, 'disagg', 'GB200')).toMatch(/^GPU_TYPE is set but empty: every disagg config runs/);
   });
 
   it('prefers GPU_TYPE, then NVML, and says why there is none', async () => {
