@@ -113,6 +113,8 @@ export async function run(argv: string[]): Promise<number> {
     }
   });
 
+  // Piped into a CI log, no colour codes (Vitest colours whenever CI is set); FORCE_COLOR keeps them.
+  if (!process.stdout.isTTY && process.env.FORCE_COLOR === undefined) process.env.NO_COLOR ??= '1';
   const { startVitest } = await import('vitest/node');
   const given = (values.reporter as string[] | undefined) ?? [];
   const outputFile = outputFileOption(given, outputFiles, run.folder);

@@ -19,13 +19,13 @@ afterAll(removeWorkDirs);
 /** A bound on hanging, with room for a loaded machine: not a measurement. */
 const ENDS_WITHIN_MS = 30_000;
 
-function startRun(args: string[], dir: { workDir: string }, mark: string, env: Record<string, string> = {}) {
+function startRun(args: string[], dir: { workDir: string }, mark: string, env: Record<string, string | undefined> = {}) {
   const base: Record<string, string | undefined> = { ...process.env };
   for (const name of [...HOST_VARIABLES, 'OUTPUT_PATH', 'SCHEDULER', 'DISAGG_BATCH_SIZE', 'DISAGG_RUN_LABEL']) delete base[name];
   // DISAGG_BIN=tsx: the sources of this checkout, whichever CLI bundle a shared install holds.
   return execa('node', [path.join(repoRoot, 'bin/disagg-bench.js'), 'run', ...args], {
     cwd: path.dirname(dir.workDir),
-    env: { ...base, DISAGG_BIN: 'tsx', WORK_DIR: dir.workDir, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_RUN_MARK: mark, ...env },
+    env: Object.fromEntries(Object.entries({ ...base, DISAGG_BIN: 'tsx', WORK_DIR: dir.workDir, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_RUN_MARK: mark, ...env }).filter(([, v]) => v !== undefined)),
     extendEnv: false, all: true, reject: false, stdin: 'ignore', timeout: 240_000,
   });
 }
@@ -66,9 +66,11 @@ describe('disagg-bench run', () => {
     const mark = newMark();
     // The README's JUnit line, as a CI names it: the XML goes to the file named (relative to where the command runs), not onto stdout.
     const args = ['disagg', '--profile', 'smoke', '--batch-size', '0', '--output', 'out', '--reporter=default', '--reporter=junit', '--outputFile.junit=ci/junit.xml'];
-    const result = await startRun(args, dir, mark);
+    // As in CI: output piped, CI set, no NO_COLOR: no colour codes in the log.
+    const result = await startRun(args, dir, mark, { CI: 'true', NO_COLOR: undefined, FORCE_COLOR: undefined });
     const output = String(result.all);
     expect(result.exitCode, output).toBe(0);
+    expect(output).not.toMatch(/\u001b\[/);
     const settingLines = output.split('\n').filter((l) => /^ {2}\S/.test(l) && /\((command line|profile|environment)/.test(l)).map((l) => l.trim().replace(/\s+/g, ' '));
     const profileFile = path.join(dir.workDir, 'disagg-bench.yaml');
     expect(settingLines).toEqual(expect.arrayContaining([
@@ -89,6 +91,8 @@ describe('disagg-bench run', () => {
     expect(first).toMatch(/^runs\/run-/);
     const firstDir = path.join(dir.outputPath, first);
     expect(existsSync(path.join(firstDir, 'report.html'))).toBe(true);
+    // The run's claims went with it: no empty runs/ inside its folder.
+    expect(existsSync(path.join(firstDir, 'runs'))).toBe(false);
     const { records, ledger } = readOutputs(firstDir);
     expect(records.map((r) => r.verdict)).toEqual(['passed', 'passed']);
     expect(new Set(ledger.map((e) => e.scheduler))).toEqual(new Set(['local']));
