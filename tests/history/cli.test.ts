@@ -95,7 +95,7 @@ describe('disagg-bench history', () => {
     expect(show.exitCode).toBe(0);
     expect(show.stdout.split('\n').filter((l) => /^ {2}2026-11-/.test(l))).toHaveLength(6);
     expect(show.stdout).toMatch(/candidate \(latest\)\s+30$/m);
-    expect((await cli(['show', 'no_such_test'], env)).exitCode).toBe(1);
+    expect((await cli(['show', 'no_such_test'], env)).exitCode).toBe(3);
 
     const runs = await cli(['runs'], env);
     expect(runs.stdout).toMatch(/6 run\(s\)/);
@@ -285,8 +285,8 @@ describe('disagg-bench history', () => {
     const notCsv = path.join(scratch, 'bad.csv');
     writeFileSync(notCsv, 'a,b\n1,2\n');
     const r1 = await cli(['import', notCsv], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') });
-    expect(r1.exitCode).toBe(1);
-    expect(r1.stderr.trim()).toBe(`disagg-bench history: ${notCsv}: not a perf_script_test_results.csv (its header lacks network_name, perf_metric, start_timestamp, end_timestamp, metric_type; expected the columns ${PERF_CSV_COLUMNS.join(',')})`);
+    expect(r1.exitCode).toBe(3);
+    expect(r1.stderr.trim()).toBe(`disagg-bench history import: ${notCsv}: not a perf_script_test_results.csv (its header lacks network_name, perf_metric, start_timestamp, end_timestamp, metric_type; expected the columns ${PERF_CSV_COLUMNS.join(',')})`);
     const badRow = path.join(scratch, 'bad-row.csv');
     writeFileSync(badRow, `${PERF_CSV_COLUMNS.join(',')}\nx_con:1,,,,,,,,not-a-number,1,2026-11-01 00:00:00,2026-11-01 00:01:00,valid,cmd,,,M\n`);
     expect((await cli(['import', badRow], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') })).stderr).toMatch(/bad-row\.csv:2: expected a row name, a numeric perf_metric/);
@@ -296,13 +296,16 @@ describe('disagg-bench history', () => {
     const corrupt = path.join(scratch, 'corrupt.duckdb');
     writeFileSync(corrupt, 'garbage'.repeat(1000));
     const r2 = await cli(['runs'], { DISAGG_HISTORY: corrupt });
-    expect(r2.exitCode).toBe(1);
-    expect(r2.stderr).toMatch(/^disagg-bench history: the DuckDB history .*corrupt\.duckdb: the file is not a DuckDB database this version can read .*; move .* aside/);
+    expect(r2.exitCode).toBe(3);
+    expect(r2.stderr).toMatch(/^disagg-bench history runs: the DuckDB history .*corrupt\.duckdb: the file is not a DuckDB database this version can read .*; move .* aside/);
     const r3 = await cli(['runs'], { DISAGG_HISTORY: 'postgres://nobody@127.0.0.1:1/x', DISAGG_HISTORY_CONNECT_TIMEOUT_SEC: '3' });
-    expect(r3.stderr).toMatch(/^disagg-bench history: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/x: no server answers there/);
+    expect(r3.stderr).toMatch(/^disagg-bench history runs: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/x: no server answers there/);
+    expect(r3.exitCode).toBe(3);
     const r4 = await cli(['runs'], { DISAGG_HISTORY: 'off' });
     expect(r4.stderr).toMatch(/no history store is configured/);
+    expect(r4.exitCode).toBe(3);
     const r5 = await cli(['runs'], { DISAGG_HISTORY: 'mysql://x' });
+    expect(r5.exitCode).toBe(2); // a bad setting, as for every command
     expect(r5.stderr).toMatch(/DISAGG_HISTORY="mysql:\/\/x": expected off, a postgres:\/\/user@host:port\/database URL or a file path/);
   });
 

@@ -123,14 +123,20 @@ describe('history in a run of the suite', () => {
     expect(new Set(skipped.map((r) => r.testId))).toEqual(new Set([id, testIdOf('standin2')]));
     expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
 
-    // DISAGG_HISTORY=off: nothing checked, nothing appended, no store made.
+    // DISAGG_HISTORY=off: nothing checked, nothing appended, no store made; each record still
+    // carries its run (what `history import` keeps), marked as one no run's end appends.
     const off = await runSuite({ workDir, outputPath, scheduler: 'local', env: { DISAGG_HISTORY: 'off' } });
     expect(off.exitCode, off.output).toBe(0);
     expect(off.output).not.toMatch(/history:/);
     expect(existsSync(path.join(outputPath, 'history.duckdb'))).toBe(false);
+    const offRecords = off.records.filter((r) => r.run?.notAppended);
+    expect(offRecords.map((r) => r.testId).sort()).toEqual([id, testIdOf('standin2')].sort());
+    expect(new Set(offRecords.map((r) => r.run!.id)).size).toBe(1);
+    expect(offRecords[0].run).toMatchObject({ kind: 'local', notAppended: 'its run kept no history (DISAGG_HISTORY=off)' });
+    expect(offRecords[0].regression).toBeUndefined();
 
     // The next run that reaches a store appends the first two runs' records too: nothing was lost
-    // (the off run's record carries no run context: it is never appended).
+    // (the off run's records are left out).
     const next = await runSuite({ workDir, outputPath, scheduler: 'local' });
     expect(next.output).toMatch(/history: 6 record\(s\)/); // two tests x (broken, unreachable, this run)
   });
