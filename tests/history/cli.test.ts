@@ -52,7 +52,7 @@ describe('disagg-bench history', () => {
   it('imports results, finds regressions against the history before a run, shows, lists and compares runs', { timeout: 300_000 }, async () => {
     const db = path.join(scratch, 'h1.duckdb');
     // These records carry no gate list (as an older version wrote them): every metric with a direction gates.
-    const env = { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
+    const env = { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
     // Five post-merge days at 20 ms / 1000 tok/s, then a run at 30 ms (TTFT regressed) and 1200 tok/s.
     const history = resultsFile('history.json', [0, 1, 2, 3, 4].map((d) => record({ runId: `day${d}`, day: d })));
     const latest = record({ runId: 'latest', day: 6, ttft: 30, throughput: 1200 });
@@ -83,9 +83,9 @@ describe('disagg-bench history', () => {
     expect(asJson).toMatchObject({ regressions: 1, compared: 2, findings: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', regression: true, gated: true })]) });
     // only the headline metrics gate by default: a disagg perf test's include its median TTFT per
     // concurrency, so the TTFT regression fails; gating the throughput alone, or all but TTFT, does not
-    expect((await cli(['regressions'], { DISAGG_HISTORY: db })).exitCode).toBe(1);
-    expect((await cli(['regressions'], { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'SERVER_OUTPUT_TOKEN_THROUGHPUT' })).exitCode).toBe(0);
-    expect((await cli(['regressions'], { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all,-SERVER_MEDIAN_TTFT' })).exitCode).toBe(0);
+    expect((await cli(['regressions'], { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db })).exitCode).toBe(1);
+    expect((await cli(['regressions'], { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'SERVER_OUTPUT_TOKEN_THROUGHPUT' })).exitCode).toBe(0);
+    expect((await cli(['regressions'], { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all,-SERVER_MEDIAN_TTFT' })).exitCode).toBe(0);
     // An earlier run has only the days before it: day 4 against days 0-3, no regression.
     expect((await cli(['regressions', '--run', 'day4'], env)).exitCode).toBe(0);
     const first = await cli(['regressions', '--run', 'day0'], env);
@@ -226,7 +226,7 @@ describe('disagg-bench history', () => {
 
   it('the remaining options: --kind, --label0/--label1, --output, --csv, export --run', { timeout: 300_000 }, async () => {
     const db = path.join(scratch, 'h5.duckdb');
-    const env = { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
+    const env = { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
     await cli(['import', resultsFile('base.json', [0, 1, 2].map((d) => record({ runId: `b${d}`, day: d })))], env);
     const file = resultsFile('slower.json', [record({ runId: 'x', day: 4, ttft: 21.5 })]); // 7.5 % slower than 20 ms
     // judged as post-merge (5 %) it regressed, as pre-merge (10 %) it did not

@@ -134,7 +134,8 @@ export function scalePrior(own: readonly OwnScale[], pooledResiduals: readonly n
 
 /** A series' scale moderated toward the prior, and the degrees of freedom the two carry together. */
 export function moderatedScale(own: OwnScale, prior: ScalePrior | undefined): OwnScale {
-  const ownOk = own.scale > 0 && Number.isFinite(own.scale);
+  // A series of identical values has no noise at all: a scale of 0 is a measurement, not a gap.
+  const ownOk = own.scale >= 0 && Number.isFinite(own.scale);
   if (!prior) return ownOk ? own : { scale: Number.NaN, df: 0 };
   if (!Number.isFinite(prior.df) || !ownOk) return { scale: prior.scale, df: Number.isFinite(prior.df) ? prior.df : Infinity };
   const variance = (prior.df * prior.scale ** 2 + own.df * own.scale ** 2) / (prior.df + own.df);
