@@ -322,6 +322,8 @@ describe('disagg-bench history', () => {
     const ends = ['disagg_perf_x', '--metric', 'SERVER_MEDIAN_TTFT', '--good', 'no-such-ref:20,21', '--bad', 'nor-this-one:30'];
     const cases: [string[], RegExp][] = [
       [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs >= 1/],
+      [[...ends, '--max-step-runs', 'x'], /--max-step-runs "x": expected a whole number of runs >= 1/],
+      [[...ends, '--max-runs', '0'], /--max-runs "0": expected a whole number of runs >= 1/],
       [[...ends, '--refs', 'a,b', '--images', 'c,d'], /--refs and --images are two ways to list the candidates: give one/],
       [[...ends, '--scheduler', 'bogus'], new RegExp(`--scheduler "bogus": ${schedulerNameProblem('bogus')}`)],
       [[...ends, '--threshold', 'abc'], /--threshold "abc": expected a percentage >= 0/],
