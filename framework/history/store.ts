@@ -263,8 +263,9 @@ export class HistoryStore {
 
   /**
    * The gate's history (gate/judge-run.ts): per series of `points` (or of a stored run), one value
-   * per post-merge run (the mean when a run measured it more than once), with the run's time and
-   * commit, oldest first; valid values of the window and branch, the excluded run left out.
+   * per post-merge run (the mean when a run measured it more than once) with the run's time,
+   * oldest first; valid values of the window and branch, the excluded run left out. A million
+   * values come back as arrays, not objects (queryArrays).
    */
   async runValues(filter: BaselineFilter): Promise<Map<number, RunPoint[]>> {
     if (filter.points.length === 0 && !filter.storedRunId) return new Map();
@@ -281,22 +282,21 @@ export class HistoryStore {
       params.push(filter.branch);
       branch = ` AND (m.branch IS NULL OR m.branch = $${params.length})`;
     }
-    const rows = await this.db.query(
-      `WITH per_run AS (SELECT m.series_id, m.run_id, min(m.test_id) AS test_id, avg(m.value) AS value, max(m.ts_ms) AS ts_ms FROM ${METRICS_TABLE} m
+    const rows = await this.db.queryArrays(
+      `SELECT CAST(m.series_id AS DOUBLE PRECISION), m.run_id, CAST(avg(m.value) AS DOUBLE PRECISION), CAST(max(m.ts_ms) AS DOUBLE PRECISION) FROM ${METRICS_TABLE} m
          WHERE m.post_merge AND m.valid AND m.ts_ms >= $1 AND m.ts_ms < $2 AND m.run_id <> $3${branch} AND m.series_id IN (${series})
-         GROUP BY m.series_id, m.run_id)
-       SELECT CAST(p.series_id AS DOUBLE PRECISION) AS series_id, p.run_id, CAST(p.value AS DOUBLE PRECISION) AS value, CAST(p.ts_ms AS DOUBLE PRECISION) AS ts_ms, t.git_commit
-       FROM per_run p LEFT JOIN ${TESTS_TABLE} t ON t.run_id = p.run_id AND t.test_id = p.test_id
-       ORDER BY p.series_id, p.ts_ms, p.run_id`,
+         GROUP BY m.series_id, m.run_id`,
       params,
     );
     if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+    // One value per run, oldest first; a run's id read once however many series it has.
     const out = new Map<number, RunPoint[]>();
-    for (const r of rows) {
-      const id = num(r.series_id);
-      if (!out.has(id)) out.set(id, []);
-      out.get(id)!.push({ runId: String(r.run_id), tsMs: num(r.ts_ms), value: num(r.value), ...(r.git_commit ? { commit: String(r.git_commit) } : {}) });
+    for (const [id, runId, value, tsMs] of rows as [number, string, number, number][]) {
+      let points = out.get(id);
+      if (!points) out.set(id, (points = []));
+      points.push({ runId, tsMs, value });
     }
+    for (const points of out.values()) points.sort((a, b) => a.tsMs - b.tsMs || (a.runId < b.runId ? -1 : 1));
     return out;
   }
 

@@ -28,7 +28,6 @@ export interface RunPoint {
   runId: string;
   tsMs: number;
   value: number;
-  commit?: string;
 }
 
 /** An alert on a series that is still open: what its later values are judged back against. */
