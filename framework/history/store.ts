@@ -282,21 +282,37 @@ export class HistoryStore {
       params.push(filter.branch);
       branch = ` AND (m.branch IS NULL OR m.branch = $${params.length})`;
     }
+    // Ordered by the database; a run that measured a series more than once is averaged here (rare:
+    // grouping a million rows by series and run in SQL costs more than the whole read).
     const rows = await this.db.queryArrays(
-      `SELECT CAST(m.series_id AS DOUBLE PRECISION), m.run_id, CAST(avg(m.value) AS DOUBLE PRECISION), CAST(max(m.ts_ms) AS DOUBLE PRECISION) FROM ${METRICS_TABLE} m
+      `SELECT CAST(m.series_id AS DOUBLE PRECISION), m.run_id, m.value, CAST(m.ts_ms AS DOUBLE PRECISION) FROM ${METRICS_TABLE} m
          WHERE m.post_merge AND m.valid AND m.ts_ms >= $1 AND m.ts_ms < $2 AND m.run_id <> $3${branch} AND m.series_id IN (${series})
-         GROUP BY m.series_id, m.run_id`,
+         ORDER BY 1, m.run_id, 4`,
       params,
     );
     if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
-    // One value per run, oldest first; a run's id read once however many series it has.
     const out = new Map<number, RunPoint[]>();
+    let points: RunPoint[] = [];
+    let last: { id: number; point?: RunPoint; count: number } = { id: Number.NaN, count: 0 };
     for (const [id, runId, value, tsMs] of rows as [number, string, number, number][]) {
-      let points = out.get(id);
-      if (!points) out.set(id, (points = []));
-      points.push({ runId, tsMs, value });
+      if (id !== last.id) {
+        const known = out.get(id);
+        if (!known) out.set(id, (points = []));
+        else points = known;
+        last = { id, count: 0 };
+      }
+      if (last.point && last.point.runId === runId) {
+        // the same run again: the mean of its values, the latest time
+        last.point.value = (last.point.value * last.count + value) / (last.count + 1);
+        last.point.tsMs = Math.max(last.point.tsMs, tsMs);
+        last.count++;
+        continue;
+      }
+      last.point = { runId, tsMs, value };
+      last.count = 1;
+      points.push(last.point);
     }
-    for (const points of out.values()) points.sort((a, b) => a.tsMs - b.tsMs || (a.runId < b.runId ? -1 : 1));
+    for (const list of out.values()) list.sort((a, b) => a.tsMs - b.tsMs);
     return out;
   }
 
