@@ -31,7 +31,7 @@ const UNIT_TESTS = [
   'tests/nixl/kvbench-commands.test.ts',
   'tests/results/{json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
   'tests/scheduler/{launchers,local-env,slurm-status,states,watcher}.test.ts',
-  'tests/select/{gpu-skip,gpu,planned-state}.test.ts',
+  'tests/select/{gpu-skip,gpu,plan-cache,planned-state}.test.ts',
   'tests/setup/sequencer.test.ts',
   'tests/suite/run-tests.test.ts',
   'tests/trtllm/serve-bench/{options,prompts,sse-lines,statistics}.test.ts',
