@@ -4,7 +4,7 @@
 // yaml's versions). Any edit to them makes every cached verdict stale at once, so a changed schema
 // or rule is never hidden behind a cached result. Hashing the ~400 files costs ~10 ms, once per process.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../settings.ts';
 
@@ -14,7 +14,7 @@ const PACKAGE_FILES = ['package.json', 'package-lock.json'];
 let version: string | undefined;
 
 function sourcesUnder(dir: string, out: string[]): void {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
