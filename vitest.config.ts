@@ -20,7 +20,7 @@ if (runsTestTypes()) watchLauncherOnce();
  * (docs/testing.md says how to tell).
  */
 const UNIT_TESTS = [
-  'tests/bench/ucx-perftest-final.test.ts',
+  'tests/bench/{side-runs-placement,ucx-perftest-final}.test.ts',
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
