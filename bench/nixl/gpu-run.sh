@@ -7,6 +7,9 @@
 #   bash bench/nixl/gpu-run.sh build       # scripts/build-nixl.sh into /tmp/nixl (UCX with CUDA)
 #   bash bench/nixl/gpu-run.sh host|vram   # side-by-side.ts on host memory (ucx) / VRAM (engine cuda)
 # Logs and figures go to $OUT (build-logs.tgz, <part>.tgz with the side-by-side logs and jsonl).
+# LABEL=name names a run's logs (default gpu-machine-<part>-<date>); ENGINE_BUNDLE=dir runs the
+# engine bundled there (launch.mjs, commands.mjs: an earlier commit's, as a baseline in the same call).
+# On one GPU, vram puts both ranks of each side on it and says so (side-runs.ts).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=.nixl-gpu
@@ -49,16 +52,17 @@ compare() {
   node_up
   nvidia-smi -L
   # The engine's ucx backend loads the same UCX as nixlbench (the one built with CUDA).
+  local E=${ENGINE_BUNDLE:-$D}
   LD_LIBRARY_PATH=$NIXL_PREFIX/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
     node $D/side-by-side.mjs --nixlbench "$NIXL_PREFIX/bin/nixlbench" --label "$label" \
-    --engine "node $D/launch.mjs --ranks 2 $D/commands.mjs sweep" "$@" 2>&1 | tee "$OUT/$label.txt"
+    --engine "node $E/launch.mjs --ranks 2 $E/commands.mjs sweep" "$@" 2>&1 | tee "$OUT/$label.txt"
   tar -czf "$OUT/$label.tgz" "results/nixl-side-by-side-$label" results/nixl-side-by-side.jsonl
 }
 
 case "${1:-}" in
   prepare) prepare ;;
   build) build ;;
-  host) compare "gpu-machine-host-$(date -u +%F)" --seg DRAM --engine-backend ucx "${@:2}" ;;
-  vram) compare "gpu-machine-vram-$(date -u +%F)" --seg VRAM --engine-backend cuda "${@:2}" ;;
+  host) compare "${LABEL:-gpu-machine-host-$(date -u +%F)}" --seg DRAM --engine-backend ucx "${@:2}" ;;
+  vram) compare "${LABEL:-gpu-machine-vram-$(date -u +%F)}" --seg VRAM --engine-backend cuda "${@:2}" ;;
   *) echo "usage: bench/nixl/gpu-run.sh prepare|build|host|vram [side-by-side arguments]" >&2; exit 2 ;;
 esac
