@@ -11,6 +11,8 @@ import * as compare from './history/compare.ts';
 import * as compareBackends from './history/compare-backends.ts';
 import * as exportCommand from './history/export.ts';
 import * as bisect from './history/bisect.ts';
+import * as alerts from './history/alerts.ts';
+import * as ack from './history/ack.ts';
 
 interface Subcommand {
   summary: string;
@@ -21,6 +23,8 @@ interface Subcommand {
 export const subcommands: Record<string, Subcommand> = {
   import: { summary: 'append results.json or perf_script_test_results.csv files (their own dates)', module: importCommand },
   regressions: { summary: 'check a run (default: the latest) against baselines from the history before it; exit 1 on any', module: regressions },
+  alerts: { summary: 'the open alerts: changes the gate found, shown until their series comes back or someone acknowledges them', module: alerts },
+  ack: { summary: "accept an alert's new level (ID --reason TEXT): it becomes the series' baseline", module: ack },
   show: { summary: "print a test's series over time", module: show },
   runs: { summary: 'list the runs the history holds', module: runs },
   compare: { summary: 'two runs side by side as compare_kv_perf_runs.py writes them (CSV, to standard output or -o)', module: compare },

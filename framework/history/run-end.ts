@@ -13,6 +13,14 @@ import { clearPending, keepPending, pendingFileOf, readPending } from './pending
 import type { TrendInput } from '../results/report/trends.ts';
 import type { PreviousValues } from '../results/digest/digest.ts';
 import { previousValues } from './previous-values.ts';
+import { applyRunAlerts } from './alert-run.ts';
+import { describeAlert } from './alert-text.ts';
+
+/** The alerts a run opened and closed, as the end of its history line. */
+export function alertsLine(a: { opened: string[]; closed: string[] }): string {
+  const parts = [a.opened.length ? `${a.opened.length} alert(s) opened (${a.opened.join(', ')})` : '', a.closed.length ? `${a.closed.length} closed, the series back at their level (${a.closed.join(', ')})` : ''].filter(Boolean);
+  return parts.length ? `; ${parts.join('; ')}: \`disagg-bench history alerts\`` : '';
+}
 
 export interface RunEndHistory {
   /** One line for the run's output. */
@@ -41,9 +49,13 @@ export async function appendRunsToHistory(settings: Settings, runId?: string): P
         const appended = await store.append(entries);
         clearPending(pendingFile);
         const mine = records.filter((r) => r.run?.id === runId);
-        const trends = mine.length ? await trendsForRun(store, mine) : undefined;
+        // A post-merge run's verdict opens, keeps and closes alerts, once: when its records arrive.
+        const alerts = appended.tests > 0 && runId ? await applyRunAlerts(store, runId, mine) : { opened: [], closed: [] };
+        const said = alertsLine(alerts);
+        const open = (await store.alerts.list({ status: ['open'] })).map(describeAlert);
+        const trends = mine.length ? { ...(await trendsForRun(store, mine)), ...(open.length && { openAlerts: open }) } : undefined;
         const previous = mine.length && runId ? await previousValues(store, mine, runId) : undefined;
-        return { ok: true, appended, trends, previous, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}` };
+        return { ok: true, appended, trends, previous, message: `history: ${appended.tests} record(s), ${appended.metrics} metric value(s) appended to ${store.description}${said}` };
       },
       { create: true, lockWaitSec: settings.history.gate.lockWaitSec },
     );

@@ -4,14 +4,15 @@
 // result: the check is skipped with one sentence saying why.
 import type { PlannedTest } from '../select/plan.ts';
 import type { Settings } from '../settings.ts';
-import type { RecordRegression, RecordRunContext, TestRecord } from '../results/json.ts';
+import type { RecordRegression, RecordRunContext, RegressionFinding, TestRecord } from '../results/json.ts';
 import { testType } from '../types/registry.ts';
 import { configuredThresholds } from '../metrics/regression-thresholds.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { lookbackStartMs } from './baseline.ts';
-import { checkRecord, newPoints, regressionMessages, unmeasuredLine } from './regression.ts';
-import { baselineBranchOf, ruleOf } from './check-run.ts';
-import { gatedMetrics } from './gate-metrics.ts';
+import { checkRecord, newPoints, regressionMessages, unmeasuredLine, unmeasuredOf } from './regression.ts';
+import { baselineBranchOf, NO_HISTORY, ruleOf } from './check-run.ts';
+import { judgeRecords } from './run-verdict.ts';
+import { gatedMetrics, isGated } from './gate-metrics.ts';
 import { headlineMetrics } from '../metrics/headline.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
@@ -28,12 +29,21 @@ export interface TestHistory {
   warnings: string[];
 }
 
+export interface HistoryForTestInput {
+  settings: Settings;
+  runId: string;
+  test: PlannedTest;
+  record: TestRecord;
+  /** Tests the run's project runs: the gate's correction for many comparisons counts their figures. */
+  runTests?: number;
+}
+
 /**
  * The run context of a test's record and, when it measured something and regressions are
  * checked, its findings. Undefined when the run keeps no history (DISAGG_HISTORY=off, or a
  * DEBUG_MODE replay: its numbers are an earlier run's, not a new measurement).
  */
-export async function historyForTest(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }): Promise<TestHistory | undefined> {
+export async function historyForTest(input: HistoryForTestInput): Promise<TestHistory | undefined> {
   const { settings, test, record } = input;
   const history = settings.history;
   if (history.target.kind === 'off' || settings.debugMode) return undefined;
@@ -41,7 +51,7 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   const type = testType(test.testType);
   const raw = type?.regression?.(config);
   const identity = type?.identity?.(config);
-  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics).map((m) => m.name) : [];
+  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics) : [];
   const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
   const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
   const outcome: TestHistory = { run, failures: [], warnings: [] };
@@ -57,7 +67,7 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   return outcome;
 }
 
-async function check(input: { settings: Settings; runId: string; record: TestRecord }, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
+async function check(input: HistoryForTestInput, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
   const { settings, record } = input;
   const history = settings.history;
   const anchor = Date.parse(record.timing.start);
@@ -68,11 +78,29 @@ async function check(input: { settings: Settings; runId: string; record: TestRec
   }
   try {
     const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
-    const branch = baselineBranchOf(history.runKind, outcome.run.branch, history.gate.baselineBranch);
-    const baselines = await withHistory(history.target, (store) =>
-      store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options), branch }),
-    );
-    const checked = checkRecord({ record, baselines, runKind: history.runKind, ...options, rule: ruleOf(history.gate), gate: outcome.run.gate });
+    let checked: { findings: RegressionFinding[]; skipped?: string; unmeasured?: string[] };
+    if (history.gate.rule === 'robust') {
+      // The correction counts the run's gating figures: this test's, times the tests of the run.
+      const gating = record.metrics.filter((m) => isGated(outcome.run.gate ?? [], m)).length;
+      const judged = await withHistory(history.target, (store) =>
+        judgeRecords(store, [{ record, thresholds: raw, identity, gate: outcome.run.gate ?? [] }], {
+          runId: input.runId,
+          runKind: history.runKind,
+          branch: outcome.run.branch,
+          gate: history.gate,
+          globalThresholdPercent: history.thresholdPercent,
+          family: gating * Math.max(1, input.runTests ?? 1),
+        }),
+      );
+      const findings = judged.byTest.get(record.testId) ?? [];
+      checked = { findings, ...(findings.length ? {} : { skipped: NO_HISTORY }), ...unmeasuredOf(record) };
+    } else {
+      const branch = baselineBranchOf(history.runKind, outcome.run.branch, history.gate.baselineBranch);
+      const baselines = await withHistory(history.target, (store) =>
+        store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options), branch }),
+      );
+      checked = checkRecord({ record, baselines, runKind: history.runKind, ...options, rule: ruleOf(history.gate), gate: outcome.run.gate });
+    }
     outcome.regression = { mode: history.regression, findings: checked.findings, ...(checked.skipped ? { skipped: checked.skipped } : {}) };
     const messages = regressionMessages(record.testId, checked.findings);
     if (history.regression === 'fail') outcome.failures.push(...messages);

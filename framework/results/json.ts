@@ -112,6 +112,21 @@ export interface RegressionFinding {
   gated?: boolean;
   /** Why a value beyond the threshold is not a regression (within noise, too little history, the baseline branch has it). */
   note?: string;
+  /** The rule that judged it: robust (the alerting gate, the default) or upstream (threshold over P95 / P5); absent: upstream. */
+  rule?: 'robust' | 'upstream';
+  /** Robust rule: ok, improved, suspect, regression (an alert opened), still-regressed (an alert still open), recovered, unjudged. */
+  status?: string;
+  /** Robust rule: (value - level) / level in the metric's own terms, its noise (a fraction of the level) and the value's distance in it. */
+  change?: number;
+  scale?: number;
+  z?: number;
+  /** Robust rule: post-merge runs the level came from. */
+  runs?: number;
+  /** Robust rule, a regression: its alert, first bad run and last good run, and its run-level p-value. */
+  alertId?: string;
+  firstRunId?: string;
+  lastGoodRunId?: string;
+  pValue?: number;
 }
 
 export interface RecordRegression {

@@ -3,11 +3,15 @@ import { configIdentities } from '../../history/config-identity.ts';
 import { readImportFile, type ImportedFile } from '../../history/import.ts';
 import { clearPending, pendingFileOf, readPending } from '../../history/pending.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
+import { judgeStoredRuns } from '../../history/alert-run.ts';
+import { alertsLine } from '../../history/run-end.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history import [<results.json|folder|perf_script_test_results.csv|history.jsonl>...] [--kind post-merge|pre-merge|local] [--label L] [--gpu-type T]
   Appends every record to the history (DISAGG_HISTORY), each with its own dates, and first the
   records a run kept aside because the store was busy or down (the pending file beside it).
+  Each imported run is then judged against the runs before it, as a run's end judges itself: its
+  verdict is kept with its records and a post-merge run opens and closes alerts (history alerts).
   Records written by a run of this version, and \`history export --format history\` files (any
   store's: this is how a history moves between DuckDB and PostgreSQL), keep their run; others get
   a stable id (importing twice adds nothing), the kind and label given, and the identity of their
@@ -33,13 +37,22 @@ export async function run(argv: string[]): Promise<number> {
     files.push(await readImportFile(file, { kind: (values.kind as RunKind | undefined) ?? settings.history.runKind, label: values.label, gpuType: values['gpu-type'], identityOf }));
   }
   const entries = [...pending, ...files.flatMap((f) => f.entries)];
-  const result = await onStore(settings, (store) => store.append(entries).then((r) => ({ ...r, store: store.description })), { create: true, lockWaitSec: settings.history.gate.lockWaitSec });
+  const result = await onStore(
+    settings,
+    async (store) => {
+      const appended = await store.append(entries);
+      // Imported runs are judged as a run's end judges itself, oldest first: their verdicts kept, their alerts opened.
+      const judged = await judgeStoredRuns(store, [...new Set(entries.map((e) => e.run.id))], settings);
+      return { ...appended, judged, store: store.description };
+    },
+    { create: true, lockWaitSec: settings.history.gate.lockWaitSec },
+  );
   clearPending(pendingFile);
   if (pending.length) console.log(`${pendingFile}: ${pending.length} pending record(s)`);
   for (const f of files) {
     console.log(`${f.file}: ${f.entries.length} record(s)`);
     if (f.withoutConfig.length) console.log(`  no config under ${settings.workDir} for ${f.withoutConfig.join(', ')}: imported without a config identity (they match runs of the same id, GPU type and labels only if those runs' configs add no identity)`);
   }
-  console.log(`${result.store}: ${result.tests} record(s) and ${result.metrics} metric value(s) appended, ${result.alreadyThere} already there`);
+  console.log(`${result.store}: ${result.tests} record(s) and ${result.metrics} metric value(s) appended, ${result.alreadyThere} already there${result.judged.judged ? `; ${result.judged.judged} run(s) judged${alertsLine(result.judged)}` : ''}`);
   return 0;
 }

@@ -30,6 +30,8 @@ export interface RunDigestInput {
   /** A command line that continues the interrupted tests. */
   resume?: string;
   notes?: string[];
+  /** Alerts still open in the history, one line each. */
+  openAlerts?: string[];
 }
 
 /**
@@ -58,6 +60,7 @@ function digestOf(records: TestRecord[], input: RunDigestInput): Digest {
     files,
     resume: input.resume,
     notes: input.notes,
+    openAlerts: input.openAlerts,
   });
 }
 
