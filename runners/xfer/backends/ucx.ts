@@ -5,12 +5,6 @@
 // WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete at
 // the target when execute() returns. Several execute() calls may be in flight at once: each polls
 // its own requests, and completes as soon as they are done, whatever the others do.
-// Completion, as NIXL's UCX backend does it: a put or get that UCX did not finish inside its post
-// is freed at once (UCX completes it internally) and the endpoint's flush, which completes only
-// after every operation posted on it, is the one request polled; an operation's done time is then
-// its flush's. While something is open the worker is progressed in a busy loop for up to
-// SPIN_NS before the event loop gets a turn: a shared-memory or CMA operation is done within
-// microseconds, and a turn of Node's event loop costs more than that.
 import fs from 'node:fs';
 import { monoNs, yieldToEventLoop } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
@@ -39,8 +33,6 @@ interface Peer {
 }
 
 const CLOSE_TIMEOUT_MS = 5_000;
-/** How long complete() progresses the worker without yielding to the event loop. */
-const SPIN_NS = 20_000;
 
 export class UcxBackend implements Backend {
   readonly name = 'ucx' as const;
@@ -202,8 +194,7 @@ export class UcxBackend implements Backend {
           throw new PeerFailure(r.request.peer, (err as Error).message);
         }
         timings[index] = { postNs, doneNs: request === null ? monoNs() : 0 };
-        // still open: complete at its endpoint's flush (below), polled once for all of them
-        if (request !== null) u.requestFree(request);
+        if (request !== null) open.push({ index, peer: r.request.peer, epIndex: r.epIndex, request, what: `${r.request.op} of ${r.length} bytes` });
       }
       // A flush completes once every put/get on its endpoint is complete at the target.
       for (let e = 0; e < endpoints.length; e++) {
@@ -214,29 +205,27 @@ export class UcxBackend implements Backend {
           throw new PeerFailure(endpoints[e].peer, (err as Error).message);
         }
         if (request === null) flushDoneNs[e] = monoNs();
-        else open.push({ peer: endpoints[e].peer, epIndex: e, request, what: 'flush' });
+        else open.push({ index: -1, peer: endpoints[e].peer, epIndex: e, request, what: 'flush' });
       }
       postedNs = monoNs();
       const posted = open;
       open = []; // complete() frees what it leaves open
-      if (posted.length > 0) await this.complete(posted, flushDoneNs, options.timeoutMs);
+      if (posted.length > 0) await this.complete(posted, timings, flushDoneNs, options.timeoutMs);
     } catch (err) {
       for (const o of open) u.requestFree(o.request); // UCX completes freed requests internally
       throw await this.explain(err);
     }
-    // A WRITE is complete (visible at the target) when its endpoint's flush is, and so is an
-    // operation UCX had not finished inside its post.
+    // A WRITE is complete (visible at the target) when its endpoint's flush is.
     for (let i = 0; i < resolved.length; i++) {
-      if (resolved[i].request.op === 'WRITE' || timings[i].doneNs === 0) timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs[resolved[i].epIndex]);
+      if (resolved[i].request.op === 'WRITE') timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs[resolved[i].epIndex]);
     }
     return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: timings };
   }
 
-  /** Progresses until every flush is done; on failure frees those still open and throws. */
-  private async complete(pending: UcxOp[], flushDoneNs: number[], timeoutMs: number): Promise<void> {
+  /** Progresses until every operation is done; on failure frees those still open and throws. */
+  private async complete(pending: UcxOp[], timings: RequestTiming[], flushDoneNs: number[], timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let open = pending;
-    let spinUntilNs = monoNs() + SPIN_NS;
     try {
       while (open.length > 0) {
         for (const o of open) this.throwIfPeerFailed(o.peer);
@@ -257,12 +246,11 @@ export class UcxBackend implements Backend {
             continue;
           }
           this.ucp.requestFree(o.request);
-          flushDoneNs[o.epIndex] = monoNs();
+          if (o.index >= 0) timings[o.index].doneNs = monoNs();
+          else flushDoneNs[o.epIndex] = monoNs();
         }
         open = still;
-        if (progressed || open.length === 0 || monoNs() < spinUntilNs) continue;
-        await yieldToEventLoop();
-        spinUntilNs = monoNs() + SPIN_NS;
+        if (!progressed && open.length > 0) await yieldToEventLoop();
       }
     } catch (err) {
       for (const o of open) this.ucp.requestFree(o.request); // UCX completes freed requests internally
@@ -301,8 +289,9 @@ export class UcxBackend implements Backend {
   }
 }
 
-/** An endpoint's flush still open. */
 interface UcxOp {
+  /** Request index in the plan, -1 for a flush. */
+  index: number;
   peer: number;
   epIndex: number;
   request: bigint;
