@@ -20,7 +20,7 @@ import path from 'node:path';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { packageRoot } from '../settings.ts';
 import type { ConfigIssue } from './issue.ts';
-import { parseYaml, readConfigText, type ParsedYaml } from './load.ts';
+import { decodeConfigBytes, parseYaml, readConfigBytes, type ParsedYaml } from './load.ts';
 import { rulesVersion } from './rules-version.ts';
 
 /** What validating a parsed config found: its schema and rule issues, and the GPU types it names. */
@@ -46,7 +46,7 @@ export interface CachedParse extends ParsedYaml {
 }
 
 /** Bump when what a parse produces changes shape (load.ts) or the entries do. */
-const FORMAT = 6;
+const FORMAT = 7;
 const cacheDir = path.join(packageRoot, 'node_modules', '.cache', 'disagg-bench', 'parsed-configs');
 const off = () => process.env.DISAGG_PARSE_CACHE === 'off';
 
@@ -122,28 +122,40 @@ function loadData(): Map<string, DataEntry> {
 function dataOf(absFile: string, sha1: string, displayFile: string): unknown {
   const kept = loadData().get(absFile);
   if (kept?.sha1 === sha1) return kept.data;
-  const read = readConfigText(absFile, displayFile);
-  if (read.text === undefined || createHash('sha1').update(read.text).digest('hex') !== sha1) {
-    throw new DisaggBenchError(`${displayFile}: changed since this run was planned (its checks were of the earlier content); start the run again`);
-  }
-  const entry = { sha1, data: parseYaml(read.text, displayFile).data };
+  const text = textAsPlanned(absFile, sha1, displayFile);
+  const entry = { sha1, data: parseYaml(text, displayFile).data };
   fresh.set(absFile, entry);
   data!.set(absFile, entry);
   return entry.data;
 }
 
-/** Like readYamlFileSync (load.ts), from the cache when the file's content was parsed before. */
+/** The file's text, read again, as it was planned (content hash `sha1`); an error if it changed since. */
+function textAsPlanned(absFile: string, sha1: string, displayFile: string): string {
+  const read = readConfigBytes(absFile, displayFile);
+  const text = read.bytes && createHash('sha1').update(read.bytes).digest('hex') === sha1 ? decodeConfigBytes(read.bytes, displayFile).text : undefined;
+  if (text === undefined) throw new DisaggBenchError(`${displayFile}: changed since this run was planned (its checks were of the earlier content); start the run again`);
+  return text;
+}
+
+/**
+ * Like readYamlFileSync (load.ts), from the cache when the file's content was parsed before: then
+ * the bytes are hashed, not decoded (a listing of unchanged files decodes none).
+ */
 export function readYamlFileCached(absFile: string, displayFile: string): CachedParse {
   const cache = loadIndex();
-  const read = readConfigText(absFile, displayFile);
+  const read = readConfigBytes(absFile, displayFile);
   if (read.issue) return { data: undefined, issues: [read.issue], locate: () => undefined };
-  const { text } = read;
-  const sha1 = createHash('sha1').update(text).digest('hex');
+  const { bytes } = read;
+  const sha1 = createHash('sha1').update(bytes).digest('hex');
   seen.add(absFile);
   const hit = cache.get(absFile);
   if (hit && hit.sha1 === sha1) {
     let parsed: ParsedYaml | undefined;
     let value: { data: unknown } | undefined;
+    // Positions are needed only to place a new issue (the verdict's are kept): the bytes are kept
+    // for that only where the config is to be validated.
+    const kept = hit.verdict ? undefined : bytes;
+    const textNow = () => (kept ? decodeConfigBytes(kept, displayFile).text! : textAsPlanned(absFile, sha1, displayFile));
     return {
       // The data when first asked for (a run); positions only for an issue: parsed again then.
       get data() {
@@ -151,10 +163,12 @@ export function readYamlFileCached(absFile: string, displayFile: string): Cached
       },
       issues: [],
       verdict: hit.verdict,
-      locate: (p) => (parsed ??= parseYaml(text, displayFile)).locate(p),
+      locate: (p) => (parsed ??= parseYaml(textNow(), displayFile)).locate(p),
     };
   }
-  const parsed = parseYaml(text, displayFile);
+  const decoded = decodeConfigBytes(bytes, displayFile);
+  if (decoded.issue) return { data: undefined, issues: [decoded.issue], locate: () => undefined };
+  const parsed = parseYaml(decoded.text, displayFile);
   if (parsed.issues.length === 0 && !off() && survivesJson(parsed.data)) {
     cache.set(absFile, { sha1 });
     const entry = { sha1, data: parsed.data };
