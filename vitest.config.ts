@@ -20,16 +20,16 @@ if (runsTestTypes()) watchLauncherOnce();
  * (docs/testing.md says how to tell).
  */
 const UNIT_TESTS = [
-  'tests/bench/{side-runs-placement,ucx-perftest-final}.test.ts',
+  'tests/bench/{help,side-runs-placement,ucx-perftest-final}.test.ts',
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
-  'tests/history/{baseline,bisect-search,regression-config}.test.ts',
+  'tests/history/{baseline,bisect-search,bisect-statistics,gate-judge,regression-config}.test.ts',
   'tests/jobs/{batch-manager,judge-unit,resume-unit,session-unit}.test.ts',
   'tests/lint/*.test.ts',
   'tests/metrics/**/*.test.ts',
   'tests/nixl/kvbench-commands.test.ts',
-  'tests/results/{json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
+  'tests/results/{digest-gate,json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
   'tests/scheduler/{launchers,local-env,slurm-status,states,watcher}.test.ts',
   'tests/select/{gpu-skip,gpu,plan-cache,planned-state}.test.ts',
   'tests/setup/sequencer.test.ts',

@@ -13,6 +13,16 @@ import * as exportCommand from './history/export.ts';
 import * as bisect from './history/bisect.ts';
 import * as alerts from './history/alerts.ts';
 import * as ack from './history/ack.ts';
+import { DisaggBenchError, UsageError } from '../../runners/common/errors.ts';
+import { SettingsError } from '../settings.ts';
+import { EXIT_INCONCLUSIVE, EXIT_USAGE } from './support/exit-code.ts';
+
+/**
+ * What a `history` command exits with when it could not do its work (an unreadable file or store,
+ * a store held by another process, a record it cannot judge): not 1, which says "a regression" (or
+ * "slower", compare-backends) to the CI job that reads it.
+ */
+export const EXIT_HISTORY_FAILED = 3;
 
 interface Subcommand {
   summary: string;
@@ -41,6 +51,7 @@ export const usage = [
   '',
   ...Object.entries(subcommands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
   '',
+  `Exit codes: 0 done; 1 a regression listed (regressions) or the default backend slower (compare-backends); ${EXIT_USAGE} a usage error; ${EXIT_HISTORY_FAILED} the command could not do its work (one line says why); ${EXIT_INCONCLUSIVE} bisect inconclusive (it says what would decide it).`,
   'The store: DISAGG_HISTORY unset = OUTPUT_PATH/history.duckdb; a file = DuckDB; postgres://user@host:port/db = PostgreSQL.',
 ].join('\n');
 
@@ -64,19 +75,24 @@ export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '-h' || name === '--help' || name === 'help') {
     console.log(usage);
-    return name ? 0 : 2;
+    return name ? 0 : EXIT_USAGE;
   }
   const command = Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
   if (!command) {
     console.error(`disagg-bench history: unknown command '${name}'\n\n${usage}`);
-    return 2;
+    return EXIT_USAGE;
   }
   try {
     return await command.module.run(rest);
   } catch (error) {
-    // A wrong option or argument: its line (and the usage), exit 2 as for an unknown command.
-    if ((error as Error).name !== 'UsageError') throw error;
-    console.error(`disagg-bench history ${name}: ${(error as Error).message}`);
-    return 2;
+    // Exit 1 means "regressed" (or "slower") to a CI job: a command that could not do its work
+    // never says it. A wrong option or argument or setting: its line (and the usage), exit 2 as
+    // for an unknown command; anything else: one line, exit 3.
+    const usage = error instanceof UsageError || error instanceof SettingsError;
+    const expected = usage || error instanceof DisaggBenchError;
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`disagg-bench history ${name}: ${expected ? message : `internal error: ${message} (DISAGG_DEBUG=1 shows where)`}`);
+    if (process.env.DISAGG_DEBUG && error instanceof Error) console.error(error.stack);
+    return usage ? EXIT_USAGE : EXIT_HISTORY_FAILED;
   }
 }

@@ -148,10 +148,12 @@ export const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}$
 export function describeFinding(testId: string, f: RegressionFinding): string {
   const gate = f.gated === false ? ', shown, not gating' : '';
   if (f.rule === 'robust') {
+    const what = `${testId} ${f.metric}${labelText(f.labels)}: ${f.value.toPrecision(6)} ${f.unit} against its level ${f.baseline.toPrecision(6)}`;
+    if (f.status === 'unjudged') return `${what} (${f.runs ?? f.days} post-merge run(s)${gate}): ${f.note ?? 'not judged'}`;
     const change = f.change ?? 0;
-    const worse = (f.diffPercent ?? 0) < 0 ? 'worse' : 'better';
+    const direction = change === 0 ? '' : (f.diffPercent ?? 0) < 0 ? ' worse' : ' better';
     const range = f.firstRunId ? `, from run ${f.firstRunId}${f.lastGoodRunId ? ` (last good ${f.lastGoodRunId})` : ''}` : '';
-    return `${testId} ${f.metric}${labelText(f.labels)}: ${f.value.toPrecision(6)} ${f.unit} against its level ${f.baseline.toPrecision(6)}: ${signedPercent(change)} (${worse}), noise ${((f.scale ?? 0) * 100).toFixed(1)}%, ${f.runs ?? f.days} run(s)${gate}${range}: ${f.note ?? ''}`;
+    return `${what}: ${signedPercent(change)}${direction}, noise ${((f.scale ?? 0) * 100).toFixed(1)}%, ${f.runs ?? f.days} run(s)${gate}${range}: ${f.note ?? ''}`;
   }
   return `${testId} ${f.metric}${labelText(f.labels)}: value=${f.value.toFixed(4)} baseline=${f.baseline.toFixed(4)} threshold=${(f.threshold * 100).toFixed(2)}% diff=${f.diffPercent >= 0 ? '+' : ''}${f.diffPercent.toFixed(2)}% (${f.unit}, ${f.days} day(s) of history${gate}, upstream's rule)${f.note && f.gated !== false ? `: ${f.note}` : ''}`;
 }

@@ -5,7 +5,7 @@
 // pure core (gate/judge-run.ts). Findings come back in the record's shape (RegressionFinding).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { GateSettings, RunKind } from '../settings.ts';
-import type { Alert, RunFacts } from './alert-store.ts';
+import type { Alert, AlertStore, RunFacts } from './alert-store.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { isGated } from './gate-metrics.ts';
 import { judgeRun, type GateFinding, type GateSeries, type RunPoint, type RunVerdict } from './gate/judge-run.ts';
@@ -47,7 +47,13 @@ export interface JudgedRun {
 /** The branch whose history a run is judged against (check-run.ts says why). */
 const judgedBranch = (kind: RunKind, branch: string | undefined, baseline: string) => (kind === 'pre-merge' ? baseline : branch);
 
-export async function judgeRecords(store: HistoryStore, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<JudgedRun> {
+/** What judging reads: each series' runs and its alerts (a HistoryStore; a simulation's own in memory). */
+export interface GateSource {
+  runValues: HistoryStore['runValues'];
+  readonly alerts: Pick<AlertStore, 'list'>;
+}
+
+export async function judgeRecords(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<JudgedRun> {
   const empty: JudgedRun = { verdict: { findings: [], family: 0, outlierRuns: [], heavyTailed: [] }, byTest: new Map(), runs: new Map(), findings: [] };
   if (inputs.length === 0) return empty;
   const anchor = inputs.reduce((min, i) => Math.min(min, Date.parse(i.record.timing.start)), Infinity);
@@ -76,7 +82,7 @@ export async function judgeRecords(store: HistoryStore, inputs: readonly RecordT
   for (const item of items) {
     const all = values.get(item.seriesId) ?? [];
     for (const p of all) runs.set(p.runId, { tsMs: p.tsMs, ...(p.commit ? { commit: p.commit } : {}) });
-    const { history, openAlert } = segment(all, alertsOf.get(item.seriesId) ?? [], preMerge);
+    const { history, openAlert, currentLevel } = segment(all, alertsOf.get(item.seriesId) ?? [], preMerge);
     if (all.length === 0) continue; // upstream: no history for this case, no check
     const { record } = item.input;
     series.push({
@@ -94,6 +100,7 @@ export async function judgeRecords(store: HistoryStore, inputs: readonly RecordT
       // A pre-merge run's previous run is another change's: it judges on its own value alone.
       ...(!preMerge && !openAlert && history.length ? { previous: history[history.length - 1] } : {}),
       ...(openAlert ? { openAlert } : {}),
+      ...(currentLevel ? { currentLevel } : {}),
     });
   }
   for (const input of inputs) {
@@ -111,19 +118,22 @@ export async function judgeRecords(store: HistoryStore, inputs: readonly RecordT
 }
 
 /**
- * The runs a series is judged against. Since its last acknowledged alert (the new level accepted);
+ * The runs a series is judged against. Since its last acknowledged alert (the new level accepted,
+ * judged with the noise measured before the change until it has runs enough of its own);
  * without the runs of an alert that closed by itself (they were the regression); an open alert:
  * the runs before it, and the alert's state, for a post-merge or local run; for a pre-merge run
  * the runs since it (the baseline branch's current level: a change that makes an open regression
  * worse is still caught).
  */
-export function segment(points: readonly RunPoint[], alerts: readonly Alert[], preMerge: boolean): { history: RunPoint[]; openAlert?: GateSeries['openAlert'] } {
-  const acked = alerts.filter((a) => a.status === 'acked').reduce((max, a) => Math.max(max, a.firstTsMs), -Infinity);
+export function segment(points: readonly RunPoint[], alerts: readonly Alert[], preMerge: boolean): Pick<GateSeries, 'history' | 'openAlert' | 'currentLevel'> {
+  const lastAck = alerts.filter((a) => a.status === 'acked').sort((a, b) => b.firstTsMs - a.firstTsMs)[0];
+  const acked = lastAck?.firstTsMs ?? -Infinity;
   let history = points.filter((p) => p.tsMs >= acked);
   for (const a of alerts) if (a.status === 'closed' && a.closedTsMs !== undefined) history = history.filter((p) => p.tsMs < a.firstTsMs || p.tsMs >= a.closedTsMs!);
   const open = alerts.find((a) => a.status === 'open' && a.firstTsMs >= acked);
-  if (!open) return { history };
-  if (preMerge) return { history: history.filter((p) => p.tsMs >= open.firstTsMs) };
+  // An accepted level is judged from its first run on, with the noise measured before the change.
+  if (!open) return { history, ...(lastAck ? { currentLevel: { alertId: lastAck.id, scale: lastAck.scaleBefore } } : {}) };
+  if (preMerge) return { history: history.filter((p) => p.tsMs >= open.firstTsMs), currentLevel: { alertId: open.id, scale: open.scaleBefore } };
   return {
     history: history.filter((p) => p.tsMs < open.firstTsMs),
     openAlert: { id: open.id, level: open.levelBefore, scale: open.scaleBefore, firstRunId: open.firstRunId, previousBack: open.backRuns >= 1 },

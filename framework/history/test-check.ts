@@ -16,6 +16,7 @@ import { gatedMetrics, isGated } from './gate-metrics.ts';
 import { headlineMetrics } from '../metrics/headline.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
+import { NOT_APPENDED, replayedRunContext } from './unappended.ts';
 
 const failedStores = new Map<string, string>();
 const queues = new Map<string, Promise<unknown>>();
@@ -40,20 +41,17 @@ export interface HistoryForTestInput {
 
 /**
  * The run context of a test's record and, when it measured something and regressions are
- * checked, its findings. Undefined when the run keeps no history (DISAGG_HISTORY=off, or a
- * DEBUG_MODE replay: its numbers are an earlier run's, not a new measurement).
+ * checked, its findings. Every record carries its run, so that `history import` keeps it; a run
+ * that keeps no history (DISAGG_HISTORY=off) or replays an earlier run's logs (DEBUG_MODE: its
+ * numbers are no new measurement) checks nothing (unappended.ts says which records a run's end
+ * leaves out).
  */
-export async function historyForTest(input: HistoryForTestInput): Promise<TestHistory | undefined> {
-  const { settings, test, record } = input;
+export async function historyForTest(input: HistoryForTestInput): Promise<TestHistory> {
+  const { settings, record } = input;
   const history = settings.history;
-  if (history.target.kind === 'off' || settings.debugMode) return undefined;
-  const config = test.resolved?.config ?? {};
-  const type = testType(test.testType);
-  const raw = type?.regression?.(config);
-  const identity = type?.identity?.(config);
-  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics) : [];
-  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
-  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
+  if (settings.debugMode) return { run: await replayedRunContext(settings, input.runId, record, () => ownRunContext(input)), failures: [], warnings: [] };
+  const { run, raw, identity } = ownRunContext(input);
+  if (history.target.kind === 'off') return { run: { ...run, notAppended: NOT_APPENDED.off }, failures: [], warnings: [] };
   const outcome: TestHistory = { run, failures: [], warnings: [] };
   if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
   // One check at a time per store in this process, so that a store that failed once is not tried
@@ -65,6 +63,20 @@ export async function historyForTest(input: HistoryForTestInput): Promise<TestHi
   queues.set(key, mine.catch(() => undefined));
   await mine;
   return outcome;
+}
+
+/** This run's context for the test's record: identity, thresholds and gate from its config. */
+function ownRunContext(input: HistoryForTestInput) {
+  const { settings, test, record } = input;
+  const history = settings.history;
+  const config = test.resolved?.config ?? {};
+  const type = testType(test.testType);
+  const raw = type?.regression?.(config);
+  const identity = type?.identity?.(config);
+  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics) : [];
+  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
+  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
+  return { run, raw, identity };
 }
 
 async function check(input: HistoryForTestInput, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {

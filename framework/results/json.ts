@@ -91,6 +91,18 @@ export interface RecordRunContext {
   thresholds?: Record<string, { postMerge: number; preMerge: number }>;
   /** The metrics that can fail the regression gate (headline and opted in); absent: not known (an older record). */
   gate?: string[];
+  /**
+   * Why no run's end appends this record to the history (its run kept none, DISAGG_HISTORY=off; a
+   * replay of logs whose run is not known); `history import` still does when asked. Absent: appended.
+   */
+  notAppended?: string;
+  /** The run that replayed this record's logs (DEBUG_MODE) and kept the run it came from. */
+  replayedBy?: string;
+}
+
+/** Whether `record` is a result of the run `runId`: its own, or one that run replayed (DEBUG_MODE). */
+export function isRecordOfRun(record: TestRecord, runId: string): boolean {
+  return record.run?.id === runId || record.run?.replayedBy === runId;
 }
 
 /** One metric compared with its baseline from the history. */

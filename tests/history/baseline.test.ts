@@ -83,7 +83,7 @@ describe('checkRecord', () => {
     // a metric without direction is never judged
     expect(outcome.findings.some((f) => f.metric === 'SERVER_TOTAL_INPUT_TOKENS')).toBe(false);
     expect(describeFinding(slow.testId, ttft)).toBe(
-      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 5 day(s) of history)',
+      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 5 day(s) of history, upstream\'s rule)',
     );
   });
 
@@ -165,7 +165,7 @@ describe('the gate', () => {
       gate: ['SERVER_OUTPUT_TOKEN_THROUGHPUT'],
     });
     expect(outcome.findings).toEqual([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', value: 40, baseline: 20, regression: false, gated: false })]);
-    expect(describeFinding('t', outcome.findings[0])).toMatch(/shown, not gating\)$/);
+    expect(describeFinding('t', outcome.findings[0])).toMatch(/shown, not gating, upstream's rule\)$/);
     // a record without a gate list and no list given: nothing gates
     expect(checkRecord({ record: record({ runId: 'n', day: 5, ttft: 40 }), baselines: new Map([[ttft, seriesBaseline(ttft, flat)]]), runKind: 'post-merge', identity }).findings[0].regression).toBe(false);
   });

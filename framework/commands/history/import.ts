@@ -1,7 +1,9 @@
 // `disagg-bench history import [<results.json|folder|perf_script_test_results.csv|history.jsonl>...]`
 import { configIdentities } from '../../history/config-identity.ts';
 import { readImportFile, type ImportedFile } from '../../history/import.ts';
-import { clearPending, pendingFileOf, readPending } from '../../history/pending.ts';
+import { clearPending, keepAside, pendingFileOf, readPending } from '../../history/pending.ts';
+import { isHistoryStoreError } from '../../history/errors.ts';
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
 import { judgeStoredRuns } from '../../history/alert-run.ts';
 import { alertsLine } from '../../history/run-end.ts';
@@ -14,8 +16,12 @@ export const usage = `usage: disagg-bench history import [<results.json|folder|p
   verdict is kept with its records and a post-merge run opens and closes alerts (history alerts).
   Records written by a run of this version, and \`history export --format history\` files (any
   store's: this is how a history moves between DuckDB and PostgreSQL), keep their run; others get
-  a stable id (importing twice adds nothing), the kind and label given, and the identity of their
-  config under WORK_DIR when it is there.
+  a stable run id (importing twice adds nothing): their run folder's (runs/<run id>/), else one
+  per run of the file (in order of start, a test seen a second time starts the next run; a CSV:
+  one per test and time, its rows name no run), the kind and label given, and the identity of
+  their config under WORK_DIR when it is there.
+  A store held by another process (or a server out of reach): the files' records are kept in the
+  pending file too, appended by the next run or import; the command says so and exits 3.
   CSV rows may be named as upstream's (test_benchmark[<id>]_con:<N>) or as this project's (<id>_con:<N>).
   --kind      run kind of records without one (default DISAGG_RUN_KIND, else local: only post-merge records feed baselines)
   --label     DISAGG_RUN_LABEL of records without one
@@ -36,7 +42,8 @@ export async function run(argv: string[]): Promise<number> {
   for (const file of positionals) {
     files.push(await readImportFile(file, { kind: (values.kind as RunKind | undefined) ?? settings.history.runKind, label: values.label, gpuType: values['gpu-type'], identityOf }));
   }
-  const entries = [...pending, ...files.flatMap((f) => f.entries)];
+  const fromFiles = files.flatMap((f) => f.entries);
+  const entries = [...pending, ...fromFiles];
   const result = await onStore(
     settings,
     async (store) => {
@@ -46,7 +53,11 @@ export async function run(argv: string[]): Promise<number> {
       return { ...appended, judged, store: store.description };
     },
     { create: true, lockWaitSec: settings.history.gate.lockWaitSec },
-  );
+  ).catch((error: unknown) => {
+    if (!isHistoryStoreError(error)) throw error;
+    // The pending records are still in their file; the files' join them when the store is only busy or out of reach.
+    throw new DisaggBenchError(keepAside(error, settings.history.target, pendingFile, fromFiles));
+  });
   clearPending(pendingFile);
   if (pending.length) console.log(`${pendingFile}: ${pending.length} pending record(s)`);
   for (const f of files) {

@@ -2,10 +2,10 @@
 import { checkRun } from '../../history/check-run.ts';
 import { describeFinding, unmeasuredLine } from '../../history/regression.ts';
 import { resolveRun } from '../../history/run-ref.ts';
-import { gatedMetrics } from '../../history/gate-metrics.ts';
 import { gateVariablesHelp, RUN_KINDS, type RunKind } from '../../settings.ts';
 import { describeAlert } from '../../history/alert-text.ts';
-import type { RegressionFinding, TestRecord } from '../../results/json.ts';
+import type { RegressionFinding } from '../../results/json.ts';
+import { olderRecordsGate } from '../../history/older-records-gate.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history regressions [results.json|folder] [--run ID|LABEL|latest] [--kind post-merge|pre-merge|local] [--all] [--json]
@@ -38,17 +38,12 @@ export async function run(argv: string[]): Promise<number> {
   const gate = settings.history.gate;
   return onStore(settings, async (store) => {
     const target = await resolveRun(positionals[0] ?? values.run ?? 'latest', async () => store);
-    const older = target.records.some((r) => !r.run?.gate);
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
       storedRunId: target.storedRunId,
       globalThresholdPercent: settings.history.thresholdPercent,
       gate,
-      fallbackGate: older ? await fallbackGate(gate.metrics) : undefined,
-      // Only records of an older version (no run context) need their configs: loading the test types costs a second.
-      identityOf: target.records.some((r) => !r.run)
-        ? (await import('../../history/config-identity.ts')).configIdentities(settings.workDir, settings.history.thresholdPercent)
-        : undefined,
+      ...(await olderRecordsGate(settings, target.records)),
     });
     const findings = checks.flatMap((c) => c.findings.map((f) => ({ testId: c.testId, ...f })));
     const regressions = findings.filter((f) => f.regression).length;
@@ -78,14 +73,3 @@ export async function run(argv: string[]): Promise<number> {
 /** A finding's word: REGRESSION (an alert opened), STILL REGRESSED (an alert still open), else its status. */
 const findingTag = (f: RegressionFinding) => (f.regression ? (f.status === 'still-regressed' ? 'STILL REGRESSED' : 'REGRESSION') : (f.status ?? 'ok'));
 
-/** For records written before the gate was kept: DISAGG_GATE_METRICS, with each type's headline metrics. */
-async function fallbackGate(setting: string[]): Promise<(record: TestRecord) => string[]> {
-  const needsTypes = setting.includes('headline');
-  const registry = needsTypes ? await import('../../types/registry.ts') : undefined;
-  const { headlineMetrics } = await import('../../metrics/headline.ts');
-  return (record) => {
-    const type = registry?.testType(record.type);
-    const headline = type ? headlineMetrics(type, {}, record.category, record.metrics) : [];
-    return gatedMetrics(record.metrics, headline, setting);
-  };
-}

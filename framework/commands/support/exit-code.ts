@@ -4,6 +4,8 @@
 //   1   the command ran and failed (a test, a regression, an unreadable file...)
 //   2   a usage error: an unknown option, a missing argument, a bad value (UsageError), or a bad
 //       setting in the environment (SettingsError), as a run refuses it before it starts
+//   3   a `history` command that could not do its work (commands/history.ts EXIT_HISTORY_FAILED)
+//   4   `history bisect` could not tell within its budget (inconclusive: its answer says what would decide it)
 //   75  a transfer rank that stopped because another rank died (the engine's PEER_DIED_EXIT_CODE,
 //       which the rank launchers read to name the rank that failed on its own)
 // A command that imitates an upstream tool exits as that tool does, where it differs: `sweep`
@@ -17,6 +19,8 @@ import { SettingsError } from '../../settings.ts';
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+/** `history bisect`: neither a first bad candidate nor "nothing to search" within the budget. */
+export const EXIT_INCONCLUSIVE = 4;
 
 /** Commands whose usage errors exit as their upstream tool's do, with that tool named for the docs. */
 export const UPSTREAM_USAGE_EXIT: Readonly<Record<string, { code: number; tool: string }>> = {

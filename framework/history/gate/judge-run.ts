@@ -11,12 +11,14 @@
 //
 // A run raises an alert on a gating series when the change is worse than the series' threshold
 // (upstream's fraction: the size that matters) and significant for the whole run at once: each
-// rule's tail probability is split over the run's gating series (a Bonferroni correction of
-// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise any alert):
-//  - one run: z >= t(1 - alpha/2/G), when the test's history shows no wild single values;
-//  - two runs: the previous run and this one both worse, their mean z >= t(1 - alpha/2/G), each
-//    at least 1 (or, where single wild values occur, each beyond t(1 - sqrt(alpha/2/G))), so one
-//    outlier never raises an alert by itself. The alert then starts at the previous run.
+// rule's tail probability is split over the run's G gating series (a Bonferroni correction of
+// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise any alert), 45 % of it to
+//  - one run: z >= t(1 - 0.45 alpha / G), when the test's history shows no wild single values;
+// and 55 % to
+//  - two runs: the previous run and this one both worse (each by half its noise or more, or where
+//    single values run wild each beyond t(1 - sqrt(0.55 alpha / G)), so one outlier never raises
+//    an alert by itself), their mean z >= t(1 - 0.55 alpha / G). The alert then starts at the
+//    previous run.
 // An open alert stays a finding of every later run until the series is back at its old level for
 // two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
 import { leaveOneOutResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, type OwnScale } from './robust.ts';
@@ -59,6 +61,12 @@ export interface GateSeries {
   /** The run just before the judged one, when it measured this series (inside or outside the history). */
   previous?: RunPoint;
   openAlert?: OpenAlertState;
+  /**
+   * A pre-merge run's series whose baseline branch has an open alert: the history is the runs
+   * since the change (the branch's current level), and the noise is the alert's, measured before
+   * it, so even one run at the new level is a level to judge against.
+   */
+  currentLevel?: { alertId: string; scale: number };
 }
 
 export interface GateOptions {
@@ -135,6 +143,8 @@ export interface RunVerdict {
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+/** A distance in noise as read: beyond 1,000 it only says so (a series without noise). */
+const zText = (z: number) => (z > 1000 ? '> 1000' : z.toFixed(1));
 
 /** Worse as a positive fraction of the level, whatever the metric's direction. */
 const worseness = (value: number, level: number, up: boolean) => ((up ? level - value : value - level) / Math.abs(level));
@@ -146,6 +156,13 @@ interface Prepared {
   own: OwnScale;
   residuals: number[];
 }
+
+/**
+ * The share of alpha the one-run rule spends; the two-run rule has the rest. The two-run rule
+ * catches the changes too small for one run (a 10 % step at 3 % noise is 3.3 noise, 4.7 over two
+ * runs), so it gets the larger share (bench/gate-simulation.ts).
+ */
+const ONE_RUN_SHARE = 0.45;
 
 /** Two-sided normal tail of |z| >= 4 happens once in 16,000 values: a test whose history has it twice or more (and in 0.5 % of values) has wild values. */
 const WILD_Z = 4;
@@ -170,22 +187,22 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
   }
   for (const [testId, t] of byTest) if (t.wild >= 2 && t.wild > 0.005 * t.all) heavy.add(testId);
   // 3. The family: gating series with enough history.
-  const judgeable = judged.filter((j) => j.series.gated && !j.series.openAlert && j.baseline.length >= options.minRuns && j.level !== 0 && Number.isFinite(j.moderated.scale)).length;
+  const judgeable = judged.filter((j) => j.series.gated && !j.series.openAlert && j.baseline.length >= (j.series.currentLevel ? 1 : options.minRuns) && j.level !== 0 && Number.isFinite(j.moderated.scale)).length;
   const family = Math.max(judgeable, options.family ?? 0);
   const findings = judged.map((j) => decide(j, j.moderated, family, heavy.has(j.series.testId), options));
   return { findings, family, outlierRuns: [...outlierRuns], heavyTailed: [...heavy] };
 }
 
 function prepare(series: GateSeries, dropped: Set<string>): Prepared {
-  const usable = series.history.filter((p) => !dropped.has(p.runId) && Number.isFinite(p.value));
-  // The previous run is judged with this one (the two-run rule): it is not its own baseline.
-  const baseline = series.previous ? usable.filter((p) => p.runId !== series.previous!.runId) : usable;
+  const baseline = series.history.filter((p) => !dropped.has(p.runId) && Number.isFinite(p.value));
   const values = baseline.map((p) => p.value);
   const level = median(values);
   // Relative residuals, each against the median of the others (robust.ts leaveOneOutResiduals).
   const residuals = level ? leaveOneOutResiduals(values).map((r) => r / Math.abs(level)) : [];
-  const own = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
-  return { series, baseline, level, own, residuals };
+  const measured = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
+  // Few runs since a change on the baseline branch: the noise its alert measured before it.
+  const known = series.currentLevel && !(residuals.length >= 5) ? { scale: series.currentLevel.scale, df: madDegreesOfFreedom(5) } : undefined;
+  return { series, baseline, level, own: known ?? measured, residuals };
 }
 
 const priorOf = (prepared: Prepared[]) => scalePrior(prepared.map((p) => p.own), prepared.flatMap((p) => p.residuals));
@@ -237,8 +254,9 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
     if (back) return { ...common, status: 'recovered', regression: false, note: `back at its level before the change (${pct(change)}): alert ${a.id} closes if the next run is too` };
     return { ...common, status: 'still-regressed', regression: s.gated, note: `alert ${a.id} open since run ${a.firstRunId}: ${pct(change)} against the level before it; \`disagg-bench history ack ${a.id} --reason ...\` accepts the new level` };
   }
-  if (j.baseline.length < options.minRuns || !j.level || !Number.isFinite(noise.scale)) {
-    const why = !j.level && j.baseline.length ? 'its level is 0: no relative change' : `${j.baseline.length} of ${options.minRuns} baseline run(s): not judged yet`;
+  const minRuns = s.currentLevel ? 1 : options.minRuns;
+  if (j.baseline.length < minRuns || !j.level || !Number.isFinite(noise.scale)) {
+    const why = !j.level && j.baseline.length ? 'its level is 0: no relative change' : `${j.baseline.length} of ${minRuns} baseline run(s): not judged yet`;
     const level = Number.isFinite(j.level) ? j.level : Number.NaN;
     return { ...base, level, change: level ? (s.value - level) / Math.abs(level) : 0, scale: noise.scale, z: 0, status: 'unjudged', regression: false, note: why };
   }
@@ -252,28 +270,42 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   const change = (s.value - j.level) / Math.abs(j.level);
   const common = { ...base, level: j.level, change, scale, z };
   const n = Math.max(family, 1);
-  const oneRun = tQuantile(1 - options.alpha / 2 / n, noise.df);
+  const oneRun = tQuantile(1 - (options.alpha * ONE_RUN_SHARE) / n, noise.df);
   if (-worse > s.threshold && -z >= oneRun) return { ...common, status: 'improved', regression: false, note: `better than its level beyond the noise (${pct(-worse)})` };
   if (worse <= 0) return { ...common, status: 'ok', regression: false, note: 'at or better than its level' };
   const beyondThreshold = worseAtBest > s.threshold;
-  // The two-run rule: the previous run and this one, both worse, judged together.
+  // The two-run rule: the previous run and this one, both worse, judged together against the
+  // level of the runs before them (the previous run is no baseline of itself).
   const prev = s.previous;
-  const prevWorse = prev ? worseness(prev.value, j.level, up) : Number.NaN;
-  const prevZ = prevWorse / scale;
-  const each = heavy ? tQuantile(1 - Math.sqrt(options.alpha / 2 / n), noise.df) : 1;
-  const meanZ = (z + prevZ) / Math.SQRT2;
-  const twoRuns = prev !== undefined && Math.min(z, prevZ) >= each && meanZ >= tQuantile(1 - options.alpha / 2 / n, noise.df) && (worseAtBest + prevWorse) / 2 > s.threshold;
+  const twoRunAlpha = (options.alpha * (1 - ONE_RUN_SHARE)) / n;
+  const each = heavy ? tQuantile(1 - Math.sqrt(twoRunAlpha), noise.df) : 0.5;
+  let twoRuns = false;
+  let meanZ = Number.NaN;
+  if (prev && z >= each && worseness(prev.value, j.level, up) / scale >= each) {
+    const before = j.baseline.filter((p) => p.runId !== prev.runId);
+    const level = median(before.map((p) => p.value));
+    const zNow = worseness(s.value, level, up) / scale;
+    const zPrev = worseness(prev.value, level, up) / scale;
+    // Both are judged against the same estimated level, so their z share its error: with a median
+    // of n runs its variance is about pi/2/n of the noise's, a correlation rho of the two z.
+    const levelShare = Math.PI / 2 / Math.max(1, before.length);
+    const rho = levelShare / (1 + levelShare);
+    meanZ = (zNow + zPrev) / Math.sqrt(2 + 2 * rho);
+    const meanWorse = (worseness(best, level, up) + worseness(prev.value, level, up)) / 2;
+    twoRuns = before.length >= options.minRuns - 1 && Math.min(zNow, zPrev) >= each && meanZ >= tQuantile(1 - twoRunAlpha, noise.df) && meanWorse > s.threshold;
+  }
   const oneRunHit = !heavy && z >= oneRun && beyondThreshold;
   const lastGood = [...j.baseline].reverse().find((p) => p.runId !== prev?.runId);
   if ((oneRunHit || twoRuns) && s.gated) {
-    const confirmed = oneRunHit ? 'one run' : 'two runs';
-    const firstRunId = oneRunHit ? options.runId : prev!.runId;
-    const goodRun = oneRunHit ? (prev && !twoRuns ? prev.runId : lastGood?.runId) : lastGood?.runId;
-    const pValue = Math.min(1, n * (oneRunHit ? tailOf(z, noise.df) : tailOf(meanZ, noise.df)));
-    return { ...common, status: 'regression', regression: true, firstRunId, ...(goodRun ? { lastGoodRunId: goodRun } : {}), pValue, note: `${pct(worse)} worse than its level (${pct(scale)} noise, z ${z.toFixed(1)}), confirmed by ${confirmed}${heavy ? ' (its test has wild single values: two runs needed)' : ''}` };
+    // Two runs worse together: the change began at the previous run; else at this one.
+    const confirmed = twoRuns ? 'two runs' : 'one run';
+    const firstRunId = twoRuns ? prev!.runId : options.runId;
+    const goodRun = twoRuns ? lastGood?.runId : (prev?.runId ?? j.baseline.at(-1)?.runId);
+    const pValue = Math.min(1, n * (twoRuns ? tailOf(meanZ, noise.df) : tailOf(z, noise.df)));
+    return { ...common, status: 'regression', regression: true, firstRunId, ...(goodRun ? { lastGoodRunId: goodRun } : {}), pValue, note: `confirmed by ${confirmed} (z ${zText(twoRuns ? meanZ : z)}, p ${pValue.toPrecision(2)} for the run)${heavy ? '; its test has wild single values: two runs needed' : ''}` };
   }
   if (oneRunHit || twoRuns) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse beyond the noise; not a gating figure (headline figures gate; a config or DISAGG_GATE_METRICS opts others in)` };
   if (!beyondThreshold) return { ...common, status: 'ok', regression: false, note: step && worse > s.threshold ? `within the print's rounding: printed to ${step}, not beyond the threshold` : `${pct(worse)} worse, within the threshold (${pct(s.threshold)})` };
-  if (z >= each) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse (z ${z.toFixed(1)}), not significant for a run of ${n} gating figure(s)${heavy ? '' : ` (one run needs z ${oneRun.toFixed(1)})`}: the next run confirms or clears it` };
+  if (z >= each) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse (z ${zText(z)}), not significant for a run of ${n} gating figure(s)${heavy ? '' : ` (one run needs z ${oneRun.toFixed(1)})`}: the next run confirms or clears it` };
   return { ...common, status: 'ok', regression: false, note: `${pct(worse)} worse, within the noise (${pct(scale)})` };
 }

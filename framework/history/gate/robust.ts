@@ -6,10 +6,13 @@
 /** The median; NaN for no values. */
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
+  return sortedMedian(Float64Array.from(xs).sort());
+}
+
+const sortedMedian = (s: ArrayLike<number>) => {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
+};
 
 /**
  * 1.4826 x the median absolute deviation from `center`, with a small-sample factor (n / (n - 0.8),
@@ -90,7 +93,16 @@ export interface ScalePrior {
  * the gate compares a new value with.
  */
 export function leaveOneOutResiduals(xs: readonly number[]): number[] {
-  return xs.map((x, i) => x - median(xs.filter((_, k) => k !== i)));
+  const n = xs.length;
+  if (n < 2) return [];
+  const s = Float64Array.from(xs).sort();
+  // The others' median without a sort per value: removing the value at sorted rank i shifts the ranks above it down by one.
+  const at = (k: number, i: number) => s[k < i ? k : k + 1];
+  const rest = n - 1;
+  return xs.map((x) => {
+    const i = s.indexOf(x);
+    return x - (rest % 2 ? at((rest - 1) / 2, i) : (at(rest / 2 - 1, i) + at(rest / 2, i)) / 2);
+  });
 }
 
 /**
@@ -122,7 +134,8 @@ export function scalePrior(own: readonly OwnScale[], pooledResiduals: readonly n
 
 /** A series' scale moderated toward the prior, and the degrees of freedom the two carry together. */
 export function moderatedScale(own: OwnScale, prior: ScalePrior | undefined): OwnScale {
-  const ownOk = own.scale > 0 && Number.isFinite(own.scale);
+  // A series of identical values has no noise at all: a scale of 0 is a measurement, not a gap.
+  const ownOk = own.scale >= 0 && Number.isFinite(own.scale);
   if (!prior) return ownOk ? own : { scale: Number.NaN, df: 0 };
   if (!Number.isFinite(prior.df) || !ownOk) return { scale: prior.scale, df: Number.isFinite(prior.df) ? prior.df : Infinity };
   const variance = (prior.df * prior.scale ** 2 + own.df * own.scale ** 2) / (prior.df + own.df);
