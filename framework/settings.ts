@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_TIMER_SECONDS, TIMER_REASON } from '../runners/common/number-bounds.ts';
 import { DisaggBenchError } from '../runners/common/errors.ts';
+import type { ErrorCategory } from '../runners/common/errors.ts';
 
 /** The package root (where package.json, runners/ and bin/ are). */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -155,6 +156,9 @@ export const PROGRESS_MODES = ['plain', 'live', 'off'] as const;
  * its value and what is expected. Raised before anything is submitted.
  */
 export class SettingsError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'usage';
+  }
   override name = 'SettingsError';
   constructor(readonly problems: string[]) {
     // Each line names its variable and value and says what is expected; the first variable is the place.

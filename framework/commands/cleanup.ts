@@ -10,6 +10,7 @@ import { readSettings, SETTING_VARIABLES } from '../settings.ts';
 import { LEDGER_FILE } from '../jobs/ledger.ts';
 import { cancelLeftovers, describeLeftovers, ledgerExists, leftoverJobs } from '../jobs/leftover-jobs.ts';
 import { readArgs } from '../../runners/common/args/read-args.ts';
+import { loadExtensions } from '../config/extensions.ts';
 
 const { outputPath: OUTPUT_PATH } = SETTING_VARIABLES;
 
@@ -22,6 +23,8 @@ export const usage = `usage: disagg-bench cleanup [--run ID] [--missing-ok]
 export async function run(argv: string[]): Promise<number> {
   const { values } = readArgs(argv, { options: { run: { type: 'string' }, 'missing-ok': { type: 'boolean', default: false } } });
   const settings = readSettings();
+  // A run's jobs may be an extension's scheduler's: WORK_DIR's extensions registered first.
+  await loadExtensions(settings.workDir);
   const ledgerFile = path.join(settings.outputPath, LEDGER_FILE);
   if (!ledgerExists(settings.outputPath)) {
     const line = `the ledger ${ledgerFile} does not exist: no run has written to OUTPUT_PATH=${settings.outputPath}; is OUTPUT_PATH the run's?`;

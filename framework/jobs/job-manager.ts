@@ -18,7 +18,7 @@ import { defaultLauncher } from '../scheduler/registry.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { recordCancelled } from './leftover-jobs.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { DisaggBenchError, InternalError, type ErrorCategory } from '../../runners/common/errors.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -39,6 +39,9 @@ export interface SubmittedJob {
 
 /** The run was interrupted (Ctrl-C, SIGTERM, the Vitest main process gone): nothing more goes out. */
 export class RunInterruptedError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'interrupted';
+  }
   override name = 'RunInterruptedError';
   /** `testId`: the test that was not submitted, or whose job was cancelled as it was. */
   constructor(message: string, testId: string) {
@@ -104,7 +107,7 @@ export class JobManager {
     } catch (error) {
       // A job the ledger does not know could outlive a crash unseen: it does not run at all.
       await scheduler.cancel([jobId]).catch(() => undefined);
-      throw new DisaggBenchError(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`);
+      throw new RunInterruptedError(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`, test.id);
     }
     if (this.interruption) {
       // sbatch was already under way when the run was interrupted: this job must not outlive it.
@@ -161,7 +164,7 @@ export class JobManager {
     this.owned.delete(job.jobId);
     const { scheduler, settings, ledger, watcher } = this.options;
     // Stop watching a job that the timeout or an abort ended; the watcher may still hold it.
-    watcher.forget(job.jobId, new DisaggBenchError('no longer watched'));
+    watcher.forget(job.jobId, new InternalError('no longer watched'));
     // Interrupted: the ledger already says the job was cancelled by it (RESUME submits it again).
     if (this.interruption) return { passed: false, failures: [this.interruption], metrics: [], status };
     ledger.record({ test: test.id, job: job.jobId, state: status.state, terminal: true, reason: status.reason });
@@ -181,7 +184,7 @@ export class JobManager {
     if (jobs.length === 0) return [];
     const { scheduler, watcher, ledger } = this.options;
     await scheduler.cancel(jobs.map((j) => j.job));
-    for (const { job } of jobs) watcher.forget(job, new DisaggBenchError('the run was aborted; job cancelled'));
+    for (const { job, test } of jobs) watcher.forget(job, new RunInterruptedError('the run was aborted; job cancelled', test));
     this.owned.clear();
     recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
     return jobs.map((j) => j.job);

@@ -16,6 +16,7 @@ import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { recordProblem } from './record-check.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -166,6 +167,9 @@ export interface NotRunTest {
 }
 
 export class ResultsFileError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(
     override readonly file: string,
     reason: string,

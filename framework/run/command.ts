@@ -11,10 +11,12 @@ import { UsageError } from '../../runners/common/errors.ts';
 import { takeSignalsForRun } from '../suite/cancellation.ts';
 import { packageRoot, readSettings } from '../settings.ts';
 import { testTypeNames } from '../contract/names.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
 import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
 import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
 import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
+import { loadExtensions } from '../config/extensions.ts';
 
 /** The reporter that appends the history and writes report.html at the run's end. */
 export const PROJECT_REPORTER = './framework/suite/reporter.ts';
@@ -60,11 +62,13 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = readArgs(argv, spec);
+  const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
+  // WORK_DIR's extensions first: a test type, --scheduler and a profile may name what one registers.
+  await loadExtensions(workDir);
   for (const type of positionals) {
-    if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
+    if (!allTestTypeNames().includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${allTestTypeNames().join(', ')}`);
   }
   const commandLine = commandLineSettings(values);
-  const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
   const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
   // Up to here bin's early handler answered a signal (nothing has been made yet); from here this run's.
@@ -92,7 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     config: path.join(packageRoot, 'vitest.config.ts'),
     run: true,
     watch: false,
-    project: positionals.length > 0 ? positionals : [...testTypeNames],
+    project: positionals.length > 0 ? positionals : allTestTypeNames(),
     ...(resolved.testNamePattern !== undefined ? { testNamePattern: resolved.testNamePattern } : {}),
     ...(resolved.tagsFilter ? { tagsFilter: resolved.tagsFilter } : {}),
     // Reporters named here replace the config's, as on Vitest's command line; the project's own is

@@ -15,10 +15,14 @@ import { formatIssue, formatKeyPath, type ConfigIssue } from '../config/issue.ts
 import type { KeyPath } from '../contract/test-type.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { RUN_OPTIONS, runOption } from './options.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export const PROFILE_FILE = 'disagg-bench.yaml';
 
 export class ProfileError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'ProfileError';
   constructor(message: string, file: string) {
     super(message, { file });
@@ -51,8 +55,10 @@ export function loadProfile(workDir: string, name: string): Profile {
   if (issues.length === 0) {
     if (!isMap(data)) at([], 'expected a mapping with one key, `profiles:`');
     else {
-      for (const key of Object.keys(data)) if (key !== 'profiles') at([key], 'unknown key; expected `profiles:` (a mapping of profile names to settings)');
-      if (!isMap(data.profiles)) at(['profiles'], 'expected a mapping of profile names to settings');
+      // `extensions:` is read by framework/config/extensions.ts.
+      for (const key of Object.keys(data)) if (key !== 'profiles' && key !== 'extensions') at([key], 'unknown key; expected `profiles:` (a mapping of profile names to settings) or `extensions:`');
+      if (data.profiles === undefined && 'extensions' in data) profiles = {};
+      else if (!isMap(data.profiles)) at(['profiles'], 'expected a mapping of profile names to settings');
       else profiles = data.profiles;
     }
   }

@@ -11,7 +11,7 @@ import { RUNS_FOLDER } from '../results/index/runs-folder.ts';
 import { HISTORY_FILE } from '../settings.ts';
 import { makeFolders } from '../suite/output-path.ts';
 import { newRunId } from '../suite/run-id.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 /** One name for runs/, shared with the index of runs that links into it (results/index/). */
 export { RUNS_FOLDER } from '../results/index/runs-folder.ts';
@@ -39,7 +39,7 @@ export function openRunFolder(root: string, continuing: string | undefined): Run
   let runId = newRunId();
   if (continuing) {
     const latest = latestRun(root);
-    if (!latest) throw new DisaggBenchError(`${continuing}: ${path.join(root, LATEST_LINK)} names no run to continue; \`disagg-bench run\` keeps each run in ${path.join(root, RUNS_FOLDER)}/<run id>/ and \`latest\` names the last`, { file: root });
+    if (!latest) throw new InputError(`${continuing}: ${path.join(root, LATEST_LINK)} names no run to continue; \`disagg-bench run\` keeps each run in ${path.join(root, RUNS_FOLDER)}/<run id>/ and \`latest\` names the last`, { file: root });
     runId = latest;
   }
   const folder = path.join(root, RUNS_FOLDER, runId);

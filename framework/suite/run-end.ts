@@ -42,7 +42,7 @@ export function runEndTests(modules: ReadonlyArray<TestModule>, settings: Settin
   const { ids: testIds, unfinished: pending, cutShort } = runTests(modules);
   const interrupted = new Map<string, string>();
   for (const module of modules) {
-    if (!isRunProject(module.project.name)) continue;
+    if (!isRunProject(module.project)) continue;
     for (const test of module.children.allTests()) {
       const notRun = test.meta().disagg?.notRun;
       if (notRun) interrupted.set(test.name, notRun);

@@ -76,6 +76,8 @@ export function localRankEnv(rank: number, worldSize: number, job: string): Reco
     MASTER_ADDR: '127.0.0.1',
     MASTER_PORT: undefined,
     XFER_JOB_ID: job,
+    // Its ranks read torchrun's variables, whatever launcher started this process.
+    XFER_RANK_VARIABLES: 'torchrun',
   };
 }
 
@@ -120,6 +122,7 @@ export function nodeRankEnv(rank: number, worldSize: number, node: NodeOfWorld):
     MASTER_ADDR: node.host,
     MASTER_PORT: node.port === undefined ? undefined : String(node.port),
     XFER_JOB_ID: node.job,
+    XFER_RANK_VARIABLES: 'torchrun',
   };
 }
 

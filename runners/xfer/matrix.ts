@@ -6,10 +6,14 @@
 import { sizeValue } from '../common/size.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 import { XferError } from './errors.ts';
+import type { ErrorCategory } from '../common/errors.ts';
 
 export type TransferMatrix = number[][];
 
 export class MatrixError extends XferError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(
     message: string,
     override readonly file: string,

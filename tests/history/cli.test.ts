@@ -14,6 +14,7 @@ import type { TestRecord } from '../../framework/results/json.ts';
 import { documentId } from '../../framework/history/opensearch.ts';
 import { parseRowName } from '../../framework/history/upstream-csv.ts';
 import { subcommands } from '../../framework/commands/history.ts';
+import { schedulerNameProblem } from '../../framework/scheduler/create.ts';
 import { DAY0, DAY_MS, record } from '../fixtures/history/records.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -313,9 +314,9 @@ describe('disagg-bench history', () => {
   it('bisect: each option refused in one line, exit 2', { timeout: 300_000 }, async () => {
     const ends = ['disagg_perf_x', '--metric', 'SERVER_MEDIAN_TTFT', '--good', 'no-such-ref:20,21', '--bad', 'nor-this-one:30'];
     const cases: [string[], RegExp][] = [
-      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs per step >= 1/],
+      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs >= 1/],
       [[...ends, '--refs', 'a,b', '--images', 'c,d'], /--refs and --images are two ways to list the candidates: give one/],
-      [[...ends, '--scheduler', 'bogus'], /--scheduler "bogus": expected slurm or local/],
+      [[...ends, '--scheduler', 'bogus'], new RegExp(`--scheduler "bogus": ${schedulerNameProblem('bogus')}`)],
       [[...ends, '--threshold', 'abc'], /--threshold "abc": expected a percentage >= 0/],
       [[...ends.slice(0, 5), '--bad', 'no-such-ref:20,21'], /--good and --bad are both 'no-such-ref:20,21'/],
       [['disagg_perf_x', '--metric', 'A[b]', '--good', 'a:1', '--bad', 'b:2'], /--metric "A\[b\]": label 'b' is not label=value/],

@@ -13,6 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   HOST_VARIABLES, readOutputs, recordOf, release, releaseFile, removeWorkDirs, repoRoot, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
 } from '../fixtures/reliability/suite-run.ts';
+import { schedulerNameProblem } from '../../framework/scheduler/create.ts';
+import { testTypeNames } from '../../framework/contract/names.ts';
 
 afterAll(removeWorkDirs);
 
@@ -164,8 +166,8 @@ describe('disagg-bench run', () => {
     const dir = writeWorkDir({ a: await standinConfig({ client: 'ok' }) }, 'run-bad-');
     writeFileSync(path.join(dir.workDir, 'disagg-bench.yaml'), 'profiles:\n  nightly:\n    batchsize: 0\n');
     const cases: [string[], RegExp][] = [
-      [['bogus'], /^disagg-bench run: unknown test type "bogus": expected disagg, wideep, nixl/],
-      [['--scheduler', 'pbs'], /^disagg-bench run: --scheduler "pbs": expected slurm or local/],
+      [['bogus'], new RegExp(`^disagg-bench run: unknown test type "bogus": expected ${testTypeNames.join(', ')}`)],
+      [['--scheduler', 'pbs'], new RegExp(`^disagg-bench run: --scheduler "pbs": ${schedulerNameProblem('pbs')}`)],
       [['--profile', 'nightly'], /disagg-bench\.yaml:3:5 profiles\.nightly\.batchsize: unknown setting/],
       [['--frobnicate'], /^disagg-bench run: unknown option "--frobnicate"/],
     ];

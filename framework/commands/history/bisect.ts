@@ -5,7 +5,7 @@
 // a BisectTarget: the command line's (targetOfArgs), or any other source's, given to bisectTarget
 // with the rest of the options.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { bisect, roughSteps, type BisectPlan, type Candidate } from '../../history/bisect/bisect.ts';
 import { budgetProblem, DEFAULT_BUDGET, endRuns, type Budget } from '../../history/bisect/budget.ts';
@@ -20,6 +20,7 @@ import { testType } from '../../types/registry.ts';
 import { testTypeNames } from '../../contract/names.ts';
 import { runOption } from '../../run/options.ts';
 import { maxOf } from '../../../runners/common/stats.ts';
+import { signalExitCode } from '../../../runners/common/exit-codes.ts';
 import type { Settings } from '../../settings.ts';
 import { EXIT_INCONCLUSIVE, EXIT_OK } from '../support/exit-code.ts';
 import { report } from './bisect-report.ts';
@@ -144,7 +145,8 @@ export async function bisectTarget(target: BisectTarget, values: Values): Promis
   const budget = budgetOfArgs(values);
   if (values.refs !== undefined && values.images !== undefined) throw new UsageError('--refs and --images are two ways to list the candidates: give one', 'images');
   // The steps' `disagg-bench run --scheduler` would refuse it at every step: refused once, here.
-  const scheduler = typeof values.scheduler === 'string' ? values.scheduler : undefined;
+  const named = values.scheduler;
+  const scheduler = typeof named === 'string' ? named : undefined;
   const schedulerProblem = scheduler !== undefined ? runOption('scheduler')?.check?.(scheduler) : undefined;
   if (schedulerProblem) throw new UsageError(`--scheduler ${JSON.stringify(scheduler)}: ${schedulerProblem}`, 'scheduler');
   const settings = historySettings();
@@ -207,7 +209,7 @@ export async function bisectTarget(target: BisectTarget, values: Values): Promis
     const result = await bisect(plan, runner, progress, () => signal);
     report(plan, result, Boolean(values.json));
     const { outcome } = result;
-    return outcome.kind === 'interrupted' ? 128 + constants.signals[outcome.signal] : outcome.kind === 'inconclusive' ? EXIT_INCONCLUSIVE : EXIT_OK;
+    return outcome.kind === 'interrupted' ? signalExitCode(outcome.signal) : outcome.kind === 'inconclusive' ? EXIT_INCONCLUSIVE : EXIT_OK;
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, onSignal);
     try {

@@ -7,7 +7,7 @@ import { kindOf } from '../kinds.ts';
 import { nixlConfig } from '../common.ts';
 import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';
 import { formatKeyPath } from '../../../config/issue.ts';
-import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import { InputError } from '../../../../runners/common/errors.ts';
 import { nixlResources, renderNixlJobScript } from './job-script.ts';
 
 export const NIXL_TYPE = 'nixl';
@@ -26,7 +26,7 @@ export async function buildNixlJob(ctx: JobBuildContext): Promise<BuiltJob> {
   const problems = kind.rules(ctx.config, configDir);
   if (problems.length > 0) {
     const found = problems.map((p) => `${formatKeyPath(p.path)}: ${p.message}`).join('; ');
-    throw new DisaggBenchError(`the job cannot be built (config folder ${configDir}): ${found} (a file the config names changed since the config was validated); not run`, { file: configDir });
+    throw new InputError(`the job cannot be built (config folder ${configDir}): ${found} (a file the config names changed since the config was validated); not run`, { file: configDir });
   }
   const rank = kind.rankCommand({ config: ctx.config, configDir, logDir: ctx.logDir, packageRoot: ctx.packageRoot });
   await mkdir(ctx.logDir, { recursive: true });
