@@ -23,6 +23,8 @@ export interface Settings {
   debugJobId?: string;
   /** RESUME=1: pick up jobs of an interrupted run from the ledger instead of submitting again. */
   resume: boolean;
+  /** DISAGG_FAIL_UNFIT=1: a config the jobs' nodes cannot hold runs (and fails) instead of being skipped. */
+  failUnfit: boolean;
   /**
    * SCHEDULER: a registered scheduler's name (scheduler/registry.ts checks it); undefined = the
    * first available one (slurm when sbatch is on PATH, else local).
@@ -319,6 +321,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     debugMode: read.flag(SETTING_VARIABLES.debugMode),
     debugJobId: env.DEBUG_JOB_ID || undefined,
     resume: read.flag(SETTING_VARIABLES.resume),
+    failUnfit: read.flag('DISAGG_FAIL_UNFIT'),
     // Checked against the scheduler registry by the run's environment check (suite/env-check.ts).
     scheduler: env[SETTING_VARIABLES.scheduler]?.trim() || undefined,
     testList: env[SETTING_VARIABLES.testList] || undefined,

@@ -1,6 +1,7 @@
 // One test's job from start to verdict: write the resolved config, build the job through the test
 // type, submit, wait (with the test's timeout), record the final status, judge from BOTH the
 // scheduler's final state and the logs.
+import { JOB_SECRET_VARIABLE, newJobSecret } from '../../runners/common/job-secret.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { dumpYamlForPyYaml } from '../../runners/common/yaml-dump.ts';
@@ -97,7 +98,9 @@ export class JobManager {
         launcher: defaultLauncher(scheduler.name),
       });
       for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
-      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env: built.env };
+      // Each job its own secret, in its environment only: its processes prove it to each other (common/job-secret.ts).
+      const env = { ...built.env, [JOB_SECRET_VARIABLE]: newJobSecret() };
+      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env };
     }
     this.refuseIfInterrupted(test.id);
     const jobId = await scheduler.submit(request);

@@ -4,7 +4,7 @@
 // across runs stays at OUTPUT_PATH: the history store (DISAGG_HISTORY's default) and upstream's
 // cumulative perf_script_test_results.csv, to which each run's rows are appended as upstream does.
 // --resume and --replay continue or replay the run `latest` names, in its folder, under its id.
-import { appendFileSync, existsSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PERF_CSV_FILE } from '../results/csv.ts';
 import { RUNS_FOLDER } from '../results/index/runs-folder.ts';
@@ -31,6 +31,30 @@ export function latestRun(root: string): string | undefined {
     return path.basename(readlinkSync(path.join(root, LATEST_LINK)));
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The folder of run `id` under `root` (runs/<id>/), or of the run `latest` names when no id is
+ * given: where `cleanup` and `report` find a run of `disagg-bench run`. Undefined when there is none.
+ */
+export function runFolderOf(root: string, id?: string): string | undefined {
+  const runId = id ?? latestRun(root);
+  if (!runId || runId.includes('/') || runId.startsWith('.')) return undefined;
+  const folder = path.join(root, RUNS_FOLDER, runId);
+  try {
+    return statSync(folder).isDirectory() ? folder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every run folder under root/runs/, oldest name first (run ids sort by their start). */
+export function allRunFolders(root: string): string[] {
+  try {
+    return readdirSync(path.join(root, RUNS_FOLDER)).sort().map((id) => runFolderOf(root, id)).filter((f): f is string => f !== undefined);
+  } catch {
+    return [];
   }
 }
 

@@ -45,7 +45,7 @@ export interface PlanOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS.ProcessEnv): PlannedTest {
+export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS.ProcessEnv, options: { failUnfit?: boolean } = {}): PlannedTest {
   const type = testType(file.testType);
   const parsed = readYamlFileCached(file.absFile, file.displayFile);
   const test: PlannedTest = { ...file, issues: [...parsed.issues] };
@@ -64,6 +64,8 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
   if (type.unavailableHere) test.skipReason ??= type.unavailableHere(parsed.data as Record<string, unknown>);
+  // A config the jobs' nodes cannot hold is skipped with why, as one for another GPU; DISAGG_FAIL_UNFIT=1 runs it to fail.
+  if (gpu.node && !options.failUnfit && type.cannotHold) test.skipReason ??= type.cannotHold(parsed.data as Record<string, unknown>, gpu.node);
   // The config and its overrides are read when first asked for: a listing asks for neither (the
   // cached data stays unread, and no copy of each config is made).
   let resolved: ResolvedConfig | undefined;
@@ -124,7 +126,7 @@ export function planRun(options: PlanOptions): Plan {
   openParseCache(`${settings.workDir}\u0000${options.testType ?? '*'}`);
   // The environment as it is now: a test's overrides are resolved when first read, maybe later.
   const envNow = { ...env };
-  const tests = files.map((f) => loadPlannedTest(f, options.gpu, envNow));
+  const tests = files.map((f) => loadPlannedTest(f, options.gpu, envNow, { failUnfit: settings.failUnfit }));
   flushParseCache();
   return { tests, unknownListedIds, testList, notices };
 }

@@ -124,7 +124,7 @@ export function checkOutputPath(outputPath: string): void {
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     const blocker = err.code === 'ENOTDIR' || err.code === 'EEXIST' ? fileInTheWay(outputPath) : undefined;
-    const why = blocker ? `${blocker} is a file, not a folder` : err.code === 'ENOENT' ? err.message : `${err.code ?? 'error'}: ${err.message}`;
+    const why = blocker ? `${blocker} is a file, not a folder` : err.code === 'ENOENT' || (err.code && err.message.startsWith(`${err.code}:`)) ? err.message : `${err.code ?? 'error'}: ${err.message}`;
     throw new OutputPathError(
       `OUTPUT_PATH=${outputPath} cannot be written: ${why}. Results, logs and the job ledger go there; ` +
         'point OUTPUT_PATH to a writable folder.',

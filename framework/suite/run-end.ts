@@ -97,6 +97,8 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
     report = (await buildReport({ inputs: [outputPath], output, trends: history?.trends, facts, indexLink })).file;
   } catch (err) {
     notes.push(`report.html could not be written: ${(err as Error).message}`);
+    // A run whose report is missing did not do all it was asked: it does not end 0.
+    process.exitCode = process.exitCode || 1;
   }
   let text: string | undefined;
   try {
@@ -119,6 +121,7 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
     for (const note of notes) process.stdout.write(`${note}\n`);
     if (report) process.stdout.write(`report: ${report}\n`);
     process.stderr.write(`the run digest could not be written: ${(err as Error).message}\n`);
+    process.exitCode = process.exitCode || 1;
   }
   // After the digest: the index reads this run's summary.json for its skipped tests.
   const indexed = index ? await writeIndexFromHistory(settings, indexRoot).catch((err: Error) => ({ file: undefined, message: `index: not written: ${err.message}` })) : undefined;

@@ -102,6 +102,9 @@ describe('disagg-bench history', () => {
     expect(runs.stdout).toMatch(/6 run\(s\)/);
     expect(runs.stdout).toMatch(/ H100 .* latest {2}label=candidate/);
     const runsJson = JSON.parse((await cli(['runs', '--json'], env)).stdout);
+    const extra = await cli(['runs', 'extra-arg'], env);
+    expect(extra.exitCode).toBe(2);
+    expect(extra.stderr).toMatch(/unexpected argument extra-arg: history runs takes none/);
     expect(runsJson).toHaveLength(6);
     expect(runsJson[5]).toMatchObject({ runId: 'latest', label: 'candidate', kind: 'post-merge', gpuTypes: 'H100', tests: 1 });
     const showJson = JSON.parse((await cli(['show', 'disagg_perf_model_1k1k_ccb-UCX', '--metric', 'SERVER_MEDIAN_TTFT', '--json'], env)).stdout);
@@ -166,6 +169,10 @@ describe('disagg-bench history', () => {
     expect(pairs.stdout).toMatch(/^test_benchmark\[disagg_perf_m_ccb-NIXL\]_con:4,test_benchmark\[disagg_perf_m_ccb-UCX\]_con:4,SERVER_MEDIAN_TTFT,30,25,20,20,Fail$/m);
     expect(readFileSync(path.join(scratch, 'backends.html'), 'utf8')).toMatch(/<td class="fail">Fail<\/td>/);
     expect((await cli(['compare-backends', '--csv-path', csv, '--threshold', '25'], env)).exitCode).toBe(0);
+    // --json: the same comparison as one object, nothing else on stdout; the same exit code
+    const asJson = await cli(['compare-backends', '--csv-path', csv, '--json'], env);
+    expect(asJson.exitCode).toBe(1);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ threshold: 5, defaultBackend: 'NIXL', failed: 2, pairs: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', status: 'Fail' })]) });
     // as upstream: with UCX as the default backend its rows are compared with themselves
     expect((await cli(['compare-backends', '--csv-path', csv, '--default-backend', 'UCX'], env)).exitCode).toBe(0);
     // the history as the source: the latest record of each test (NIXL 32 ms on day 2 against UCX 25 ms)

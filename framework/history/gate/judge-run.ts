@@ -21,7 +21,7 @@
 //    previous run.
 // An open alert stays a finding of every later run until the series is back at its old level for
 // two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
-import { leaveOneOutResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
+import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
 
 /** One run's value of a series (the mean, when the run measured it more than once). */
 export interface RunPoint {
@@ -198,7 +198,7 @@ function prepare(series: GateSeries, dropped: Set<string>): Prepared {
   const values = baseline.map((p) => p.value);
   const level = trimmedMean(values);
   // Relative residuals, each against the level of the others (robust.ts leaveOneOutResiduals).
-  const residuals = level ? leaveOneOutResiduals(values, trimmedMean).map((r) => r / Math.abs(level)) : [];
+  const residuals = level ? leaveOneOutTrimmedResiduals(values).map((r) => r / Math.abs(level)) : [];
   const measured = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
   // Few runs since a change on the baseline branch: the noise its alert measured before it.
   const known = series.currentLevel && !(residuals.length >= 5) ? { scale: series.currentLevel.scale, df: madDegreesOfFreedom(5) } : undefined;

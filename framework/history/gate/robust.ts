@@ -95,10 +95,39 @@ export interface ScalePrior {
 export function trimmedMean(xs: readonly number[]): number {
   if (xs.length === 0) return Number.NaN;
   const s = Float64Array.from(xs).sort();
-  const cut = xs.length >= 7 ? Math.max(1, Math.floor(xs.length * 0.1)) : 0;
+  const cut = trimOf(xs.length);
   let sum = 0;
   for (let k = cut; k < s.length - cut; k++) sum += s[k];
   return sum / (s.length - 2 * cut);
+}
+
+/** How many values trimmedMean drops at each end of n. */
+const trimOf = (n: number) => (n >= 7 ? Math.max(1, Math.floor(n * 0.1)) : 0);
+
+/**
+ * Each value against the trimmed mean of the others, in O(n log n): one sort and prefix sums
+ * (removing the value at sorted rank r shifts the ranks above it down by one).
+ */
+export function leaveOneOutTrimmedResiduals(xs: readonly number[]): number[] {
+  const n = xs.length;
+  if (n < 2) return [];
+  const order = Array.from(xs.keys()).sort((a, b) => xs[a] - xs[b]);
+  const sorted = order.map((i) => xs[i]);
+  const prefix = new Float64Array(n + 1);
+  for (let k = 0; k < n; k++) prefix[k + 1] = prefix[k] + sorted[k];
+  const sum = (from: number, to: number) => (to > from ? prefix[to] - prefix[from] : 0); // sorted[from..to)
+  const cut = trimOf(n - 1);
+  const kept = n - 1 - 2 * cut;
+  const out = new Array<number>(n);
+  order.forEach((i, r) => {
+    // the others' sorted values are sorted[0..r) then sorted[r+1..n); their middle is ranks [cut, n-1-cut)
+    const lowEnd = Math.min(r, n - 1 - cut);
+    const below = sum(cut, Math.max(cut, lowEnd));
+    const aboveFrom = Math.max(r + 1, cut + 1);
+    const above = sum(aboveFrom, n - cut);
+    out[i] = xs[i] - (below + above) / kept;
+  });
+  return out;
 }
 
 /** The variance of trimmedMean over n normal values, as a share of one value's: about 1.06 / n. */

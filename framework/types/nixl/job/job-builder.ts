@@ -9,6 +9,7 @@ import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';
 import { formatKeyPath } from '../../../config/issue.ts';
 import { InputError } from '../../../../runners/common/errors.ts';
 import { nixlResources, renderNixlJobScript } from './job-script.ts';
+import { recheckAgainstValidation } from '../kinds/traffic-patterns.ts';
 
 export const NIXL_TYPE = 'nixl';
 
@@ -23,7 +24,7 @@ export async function buildNixlJob(ctx: JobBuildContext): Promise<BuiltJob> {
   const configDir = nixlConfigDir(ctx.workDir, ctx.category);
   // The config was validated when the run was planned; the files it names (matrices) are read
   // again now, and what the job runs is checked again as it is copied (kinds/traffic-patterns.ts).
-  const problems = kind.rules(ctx.config, configDir);
+  const problems = recheckAgainstValidation(() => kind.rules(ctx.config, configDir));
   if (problems.length > 0) {
     const found = problems.map((p) => `${formatKeyPath(p.path)}: ${p.message}`).join('; ');
     throw new InputError(`the job cannot be built (config folder ${configDir}): ${found} (a file the config names changed since the config was validated); not run`, { file: configDir });
