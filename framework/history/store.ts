@@ -450,6 +450,12 @@ export interface OpenOptions {
   lockWaitSec?: number;
 }
 
+/** Loads the driver of the store DISAGG_HISTORY names (DuckDB's native library, pg), opening nothing. */
+export async function preloadHistoryDriver(target: HistoryTarget): Promise<void> {
+  if (target.kind === 'duckdb') await import('./duckdb.ts');
+  else if (target.kind === 'postgres') await import('./postgres.ts');
+}
+
 /** Opens the store DISAGG_HISTORY names, runs fn with it, closes it. */
 export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryStore) => Promise<T>, options: OpenOptions = {}): Promise<T> {
   const description = describeTarget(target);
