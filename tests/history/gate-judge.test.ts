@@ -21,16 +21,18 @@ function rng(seed: number) {
 const OPTIONS = { alpha: 0.05, minRuns: 5, runId: 'now' };
 
 /** A nixl-like run: 13 tests, 29 gating figures and 72 shown ones, `runs` post-merge runs of history. */
-function suite(seed: number, opts: { runs?: number; noise?: (r: ReturnType<typeof rng>) => number; step?: number; stepRuns?: number; badRun?: number } = {}): GateSeries[] {
+function suite(seed: number, opts: { runs?: number; noise?: (r: ReturnType<typeof rng>) => number; step?: number; stepRuns?: number; badRun?: number; mixed?: boolean } = {}): GateSeries[] {
   const r = rng(seed);
   const runs = opts.runs ?? 14;
   const noise = opts.noise ?? ((g) => 0.03 * g.normal());
   const stepRuns = opts.stepRuns ?? 0;
   return Array.from({ length: 101 }, (_, s) => {
     const level = 10 + s;
+    // mixed: every other figure a latency (lower is better), worse when it rises
+    const up = !(opts.mixed && s % 2 === 1);
     const history: RunPoint[] = Array.from({ length: runs + stepRuns }, (_, k) => {
       let value = level * (1 + noise(r));
-      if (k === opts.badRun) value *= 0.8;
+      if (k === opts.badRun) value *= up ? 0.8 : 1.2;
       if (s === 0 && k >= runs) value *= 1 - (opts.step ?? 0);
       return { runId: `r${k}`, tsMs: k * 1000, value };
     });
@@ -40,7 +42,7 @@ function suite(seed: number, opts: { runs?: number; noise?: (r: ReturnType<typeo
       metric: 'BW_GBPS',
       labels: { block: s },
       unit: 'GB/s',
-      higherIsBetter: true,
+      higherIsBetter: up,
       gated: s < 29,
       threshold: 0.05,
       value: level * (1 + noise(r)) * (s === 0 ? 1 - (opts.step ?? 0) : 1),
@@ -99,9 +101,11 @@ describe('the gate on a whole run', () => {
     if (found.note.includes('two runs')) expect(found.firstRunId).toBe('r14');
   });
 
-  it('one bad night in the history (every figure 20 % off) is left out instead of widening the noise', () => {
+  it('one bad night in the history (every figure 20 % worse) is left out instead of widening the noise', () => {
     const verdict = judgeRun(suite(3, { step: 0.15, badRun: 5 }), OPTIONS);
     expect(verdict.outlierRuns).toEqual(['r5']);
+    // bandwidths down and latencies up on the same night: worse in each figure's direction
+    expect(judgeRun(suite(3, { step: 0.15, badRun: 5, mixed: true }), OPTIONS).outlierRuns).toEqual(['r5']);
     expect(verdict.findings.find((f) => f.seriesId === 0)?.regression).toBe(true);
     expect(verdict.findings.find((f) => f.seriesId === 1)!.scale).toBeLessThan(0.05);
   });

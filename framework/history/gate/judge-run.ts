@@ -216,7 +216,10 @@ const priorOf = (prepared: Prepared[]) => {
   return scalePrior(sample.map((p) => p.own), sample.flatMap((p) => p.residuals));
 };
 
-/** Runs in which at least 3 series sit, and most of them more than 3 of their own noise, on one side. */
+/**
+ * Runs in which at least 3 series sit, and most of them more than 3 of their own noise, worse at
+ * once (worse in each figure's own direction: a bad night lowers bandwidths and raises latencies).
+ */
 function offTogether(prepared: Prepared[]): Set<string> {
   const sample = spread(prepared);
   const prior = priorOf(sample.filter((p) => p.baseline.length >= 3));
@@ -225,7 +228,7 @@ function offTogether(prepared: Prepared[]): Set<string> {
     const scale = moderatedScale(p.own, prior).scale;
     if (!(scale > 0) || !p.level) continue;
     for (const point of p.baseline) {
-      const z = (point.value - p.level) / Math.abs(p.level) / scale;
+      const z = worseness(point.value, p.level, p.series.higherIsBetter) / scale;
       if (!byRun.has(point.runId)) byRun.set(point.runId, []);
       byRun.get(point.runId)!.push(z);
     }
