@@ -310,5 +310,6 @@ export const localDefinition: SchedulerDefinition = {
   // Job scripts written for srun run unchanged: local-bin/srun starts a step's tasks on this host.
   launcher: 'srun',
   available: () => true,
+  jobsRunHere: true,
   create: ({ settings, env }) => new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler'), env }),
 };

@@ -40,6 +40,8 @@ export interface GpuDetection {
   source: 'GPU_TYPE' | 'slurm' | 'nvml' | 'none' | 'assumed';
   /** What SLURM / NVML said (why detection found nothing, or which partition's gres named the type). */
   detail?: string;
+  /** The jobs run on this host (the local scheduler): no GPU found here means none, nothing is assumed. */
+  here?: boolean;
 }
 
 export type GpuNameProbe = () => Promise<string[]>;
@@ -89,6 +91,7 @@ export async function detectGpuType(
   env: NodeJS.ProcessEnv = process.env,
   probe: GpuNameProbe = nvmlProbe,
   slurm?: SlurmGpuProbe,
+  options: { jobsRunHere?: boolean } = {},
 ): Promise<GpuDetection> {
   if (env.GPU_TYPE) return { ...gpuTypeFromEnv(env.GPU_TYPE), source: 'GPU_TYPE' };
   const reasons: string[] = [];
@@ -108,7 +111,7 @@ export async function detectGpuType(
   } catch (err) {
     reasons.push((err as Error).message);
   }
-  return { gpuType: undefined, source: 'none', detail: reasons.join('; ') };
+  return { gpuType: undefined, source: 'none', detail: reasons.join('; '), ...(options.jobsRunHere ? { here: true } : {}) };
 }
 
 /**
@@ -116,17 +119,18 @@ export async function detectGpuType(
  * GPU_TYPE default, GB200, for the serving types); a type that assumes none sees none.
  */
 export function gpuForType(detection: GpuDetection, assumedGpuType: string | undefined): GpuDetection {
-  if (detection.gpuType || !assumedGpuType) return detection;
+  if (detection.gpuType || !assumedGpuType || detection.here) return detection;
   return { gpuType: assumedGpuType, source: 'assumed', detail: detection.detail };
 }
 
 /** The one line a run prints about its GPU, for one test type (undefined when there is nothing to say). */
 export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuType: string | undefined): string | undefined {
   if (detection.gpuType) return detection.source === 'slurm' ? `GPU type ${detection.gpuType} from ${detection.detail}` : undefined;
-  if (assumedGpuType) {
+  if (assumedGpuType && !detection.here) {
     return `No GPU found and GPU_TYPE unset (${detection.detail}): ${typeName} configs run as ${assumedGpuType}, upstream's default GPU_TYPE; set GPU_TYPE to choose.`;
   }
-  return `No GPU detected and GPU_TYPE unset (${detection.detail}): only configs that need no GPU run.`;
+  const where = detection.here ? ' on this host, where the jobs run,' : '';
+  return `No GPU detected${where} and GPU_TYPE unset (${detection.detail}): only configs that need no GPU run.`;
 }
 
 /**

@@ -19,8 +19,8 @@ if (!typeName) throw new DisaggBenchError('DISAGG_BENCH_TEST_TYPE is unset: run 
 
 const settings = readSettings();
 // GPU_TYPE, else asked of SLURM, else of NVML; the schedulers' modules load only to ask SLURM.
-const slurmProbe = process.env.GPU_TYPE ? undefined : (await import('../scheduler/create.ts')).slurmGpuProbe(settings);
-const gpu = await detectGpuType(process.env, undefined, slurmProbe);
+const schedulers = process.env.GPU_TYPE ? undefined : await import('../scheduler/create.ts');
+const gpu = await detectGpuType(process.env, undefined, schedulers?.slurmGpuProbe(settings), { jobsRunHere: schedulers?.jobsRunHere(settings) });
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;

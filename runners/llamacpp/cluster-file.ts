@@ -16,7 +16,8 @@ export interface ClusterFile {
   port: number;
   context_servers: ClusterServer[];
   generation_servers: ClusterServer[];
-  kv_transfer: { backend: 'shm' | 'ucx'; store_host: string; store_port: number; job: string };
+  /** backend auto: shm when every server's address is this host's (loopback), else UCX. */
+  kv_transfer: { backend: 'auto' | 'shm' | 'ucx'; store_host: string; store_port: number; job: string };
 }
 
 export function readClusterFile(file: string): ClusterFile {

@@ -8,6 +8,20 @@ import type { ClusterFile } from './cluster-file.ts';
 
 export const KV_REGION = 'kv';
 
+const isLoopback = (host: string) => host === 'localhost' || /^127\./.test(host);
+const hostOf = (url: string) => new URL(/^https?:\/\//.test(url) ? url : `http://${url}`).hostname;
+
+/**
+ * The backend and this server's node name: `auto` is shm when every server listens on a loopback
+ * address (one host, as the local scheduler's nodes are), else UCX; ranks on one host share a node name.
+ */
+export function handoverBackend(cluster: ClusterFile, selfUrl: string): { backend: 'shm' | 'ucx'; node: string } {
+  const hosts = [...cluster.context_servers, ...cluster.generation_servers].map((s) => hostOf(s.url));
+  const oneHost = hosts.every(isLoopback);
+  const backend = cluster.kv_transfer.backend === 'auto' ? (oneHost ? 'shm' : 'ucx') : cluster.kv_transfer.backend;
+  return { backend, node: oneHost ? 'this-host' : hostOf(selfUrl) };
+}
+
 export class KvLink {
   private constructor(
     readonly engine: XferEngine,
@@ -18,9 +32,10 @@ export class KvLink {
   ) {}
 
   /** Joins the transfer world (collective: returns once every server has joined) with `slots` slots of `slotBytes`. */
-  static async open(cluster: ClusterFile, rank: number, nodeIndex: number, slots: number, slotBytes: number): Promise<KvLink> {
+  static async open(cluster: ClusterFile, rank: number, selfUrl: string, slots: number, slotBytes: number): Promise<KvLink> {
     const worldSize = cluster.context_servers.length + cluster.generation_servers.length;
-    const { backend, store_host, store_port, job } = cluster.kv_transfer;
+    const { store_host, store_port, job } = cluster.kv_transfer;
+    const { backend, node } = handoverBackend(cluster, selfUrl);
     const info = rankFromEnv({
       RANK: String(rank),
       WORLD_SIZE: String(worldSize),
@@ -29,8 +44,7 @@ export class KvLink {
       MASTER_ADDR: store_host,
       MASTER_PORT: String(store_port),
       XFER_JOB_ID: job,
-      // Same-node backends (shm) decide by node: the allocation's node index, not the host name.
-      XFER_NODE: `node${nodeIndex}`,
+      XFER_NODE: node,
       PATH: process.env.PATH,
     });
     const store = await openStore(info, { skipClockSync: true, drainMs: 1000 });

@@ -24,12 +24,12 @@ export interface WorkerOptions {
 
 export const WORKER_DEFAULTS = { max_batch_size: 4, max_seq_len: 2048, max_num_tokens: 512 };
 const PARALLEL = ['tensor_parallel_size', 'pipeline_parallel_size', 'context_parallel_size'] as const;
-const KNOWN = new Set(['max_batch_size', 'max_seq_len', 'max_num_tokens', 'n_threads', 'n_gpu_layers', ...PARALLEL]);
+export const WORKER_KEYS = new Set(['max_batch_size', 'max_seq_len', 'max_num_tokens', 'n_threads', 'n_gpu_layers', ...PARALLEL]);
 
 export function readWorkerOptions(file: string | undefined): WorkerOptions {
   const given = (file ? (parse(readFileSync(file, 'utf8')) ?? {}) : {}) as Record<string, unknown>;
   for (const key of Object.keys(given)) {
-    if (!KNOWN.has(key)) throw new DisaggBenchError(`worker_config key "${key}" means nothing to the llamacpp engine`, { file, place: key, expected: [...KNOWN].join(', ') });
+    if (!WORKER_KEYS.has(key)) throw new DisaggBenchError(`worker_config key "${key}" means nothing to the llamacpp engine`, { file, place: key, expected: [...WORKER_KEYS].join(', ') });
   }
   for (const key of PARALLEL) {
     if (given[key] !== undefined && given[key] !== 1) throw new DisaggBenchError(`${key} ${given[key]}: a llamacpp server is one process`, { file, place: key, expected: '1' });

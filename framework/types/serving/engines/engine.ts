@@ -12,6 +12,8 @@ export interface ServingEngine {
   name: string;
   /** One line for docs and error messages. */
   description: string;
+  /** Runs without a GPU: a config that lists no supported_gpus then needs none (else upstream's default list). */
+  runsOnCpu?: boolean;
   /**
    * The commands the job runs when the config gives none (`commands.<kind>` or DISAGG_<KIND>_CMD
    * replace them), with the placeholders of ../job/commands.ts's commandPlaceholders.
@@ -22,6 +24,8 @@ export interface ServingEngine {
    * `benchmark_serving` client and the UCX warm-up add their options to it.
    */
   benchmarkClient: string;
+  /** The warm-up preset its benchmark client takes (../job/commands.ts's warmupPresets; default benchmark_serving). */
+  warmupPreset?: 'benchmark_serving' | 'serve-bench';
   /** Where on the router's URL it answers once every server is up (the job waits for a 2xx). */
   healthPath: string;
   /** The OpenAI completions endpoint on the router, which accuracy tasks call. */
