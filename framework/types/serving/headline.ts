@@ -1,7 +1,8 @@
 // The headline figures of a serving test (disagg, wideep): what upstream's perf pipeline gates on
 // (test_perf_sanity.py REGRESSION_METRICS: output token throughput and total token throughput, and
 // with speculative decoding the mean decoded tokens per iteration), then the median TTFT and E2EL
-// that upstream's disagg CSV carries; each per concurrency, in the order the concurrencies ran.
+// that upstream's disagg CSV carries (and the median ITL where the test records it); each per
+// concurrency, in the order the concurrencies ran.
 import type { Metric } from '../../metrics/metric.ts';
 import { named } from '../../metrics/headline-picks.ts';
 import { metricsOverride, servingConfig } from './serving-config.ts';
@@ -9,7 +10,7 @@ import { metricsOverride, servingConfig } from './serving-config.ts';
 /** Upstream's gated figures, most important first (the last only where the client printed it). */
 export const SERVING_GATED_METRICS = ['SERVER_OUTPUT_TOKEN_THROUGHPUT', 'SERVER_TOTAL_TOKEN_THROUGHPUT', 'SERVER_MEAN_AVG_DECODED_TOKENS_PER_ITER'];
 
-const HEADLINE_ORDER = [...SERVING_GATED_METRICS, 'SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_E2EL'];
+const HEADLINE_ORDER = [...SERVING_GATED_METRICS, 'SERVER_MEDIAN_TTFT', 'SERVER_MEDIAN_ITL', 'SERVER_MEDIAN_E2EL'];
 
 /**
  * Per concurrency, the gated figures then median TTFT and E2EL; an accuracy test's accuracy; a

@@ -26,6 +26,8 @@ export interface ServingEngine {
   benchmarkClient: string;
   /** The warm-up preset its benchmark client takes (../job/commands.ts's warmupPresets; default benchmark_serving). */
   warmupPreset?: 'benchmark_serving' | 'serve-bench';
+  /** Metrics its tests record beyond the test type's defaults (a serving log's names: SERVER_MEDIAN_ITL...). */
+  extraMetrics?: string[];
   /** Where on the router's URL it answers once every server is up (the job waits for a 2xx). */
   healthPath: string;
   /** The OpenAI completions endpoint on the router, which accuracy tasks call. */

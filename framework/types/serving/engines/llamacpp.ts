@@ -47,6 +47,7 @@ export const llamacppEngine: ServingEngine = {
   benchmarkClient: `${bin} serve-bench --model {model}`,
   // serve-bench streams only: its own warm-up, not benchmark_serving's --non-streaming one.
   warmupPreset: 'serve-bench',
+  extraMetrics: ['SERVER_MEDIAN_ITL'],
   healthPath: '/health',
   completionsPath: '/v1/completions',
   ports: { base: 8000, router: 8333 },
