@@ -24,6 +24,8 @@ export interface ParsedRequest {
   stream: boolean;
   includeUsage: boolean;
   ignoreEos: boolean;
+  /** vLLM's return_token_ids: the generated ids in the answer's choice (token_ids). */
+  returnTokenIds: boolean;
   disaggregated?: DisaggregatedParams;
 }
 
@@ -72,6 +74,7 @@ export function parseRequest(api: Api, body: Record<string, unknown>): ParsedReq
     stream: body.stream === true,
     includeUsage: options?.include_usage === true,
     ignoreEos: body.ignore_eos === true,
+    returnTokenIds: body.return_token_ids === true,
     ...(body.disaggregated_params ? { disaggregated: body.disaggregated_params as DisaggregatedParams } : {}),
   };
 }
@@ -92,9 +95,10 @@ export function chunk(api: Api, id: string, model: string, text: string, finish:
   return { id, object: 'text_completion', created, model, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }] };
 }
 
-export function fullAnswer(api: Api, id: string, model: string, text: string, finish: string, usage: Usage, extra: object): object {
+export function fullAnswer(api: Api, id: string, model: string, text: string, finish: string, usage: Usage, extra: object, tokenIds?: number[]): object {
   const created = Math.floor(Date.now() / 1000);
-  const choice = api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish } : { index: 0, text, logprobs: null, finish_reason: finish };
+  const ids = tokenIds ? { token_ids: tokenIds } : {};
+  const choice = api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: finish, ...ids } : { index: 0, text, logprobs: null, finish_reason: finish, ...ids };
   return { id, object: api === 'chat' ? 'chat.completion' : 'text_completion', created, model, choices: [choice], usage, ...extra };
 }
 

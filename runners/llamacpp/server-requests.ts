@@ -100,7 +100,7 @@ export async function handleCompletion(state: ServerState, api: Api, req: http.I
       if (state.role === 'ctx') {
         return sendJson(res, 200, { ...(fullAnswer(api, id, request.model, text + decoder.flush(), reason, usage, {}) as object), disaggregated_params: { ...context, first_token: ids[0] } });
       }
-      if (!stream) return sendJson(res, 200, fullAnswer(api, id, request.model, text + decoder.flush(), reason, usage, extra()));
+      if (!stream) return sendJson(res, 200, fullAnswer(api, id, request.model, text + decoder.flush(), reason, usage, extra(), request.returnTokenIds ? ids : undefined));
       res.write(sse(chunk(api, id, request.model, decoder.flush(), reason, false)));
       if (request.includeUsage) res.write(sse(usageChunk(api, id, request.model, usage, extra())));
       res.end(sse('[DONE]'));

@@ -11,7 +11,7 @@ import { handoverBackend, KvLink } from './kv-link.ts';
 import { LlamaRuntime } from './llama-runtime.ts';
 import { resolveModel } from './model-file.ts';
 import { ServeLoop } from './serve-loop.ts';
-import { readWorkerOptions } from './worker-options.ts';
+import { readWorkerOptions, type WorkerOptions } from './worker-options.ts';
 import { handleCompletion, type ServerState } from './server-requests.ts';
 import { readBody, sendError, sendJson } from './http-json.ts';
 
@@ -56,6 +56,8 @@ export async function run(argv: string[]): Promise<number> {
   const index = Number(values.index ?? 0);
   const options = readWorkerOptions(values.config);
   const cluster: ClusterFile | undefined = values.cluster ? readClusterFile(values.cluster) : undefined;
+  // Checked before anything listens: a model that cannot be served ends the server in one sentence.
+  const model = resolveModel(values.model);
 
   const state: ServerState = { role, ready: false, modelName: values.model, handovers: 0 };
   const server = http.createServer((req, res) => {
@@ -90,9 +92,21 @@ export async function run(argv: string[]): Promise<number> {
   process.on('SIGTERM', () => void stop(143));
   process.on('SIGINT', () => void stop(130));
 
-  const model = resolveModel(values.model);
-  state.modelName = values.model;
-  const runtime = new LlamaRuntime(model.file, {
+  try {
+    await serve(state, model.file, options, cluster, role, index);
+  } catch (err) {
+    server.close();
+    server.closeAllConnections();
+    await state.link?.close();
+    throw err;
+  }
+  console.log('READY');
+  return await new Promise<number>(() => {});
+}
+
+/** Loads the model and, in a deployment, joins the transfer world; then the server is ready. */
+async function serve(state: ServerState, file: string, options: WorkerOptions, cluster: ClusterFile | undefined, role: 'agg' | 'ctx' | 'gen', index: number): Promise<void> {
+  const runtime = new LlamaRuntime(file, {
     slots: options.max_batch_size,
     maxSeqLen: options.max_seq_len,
     batch: options.max_num_tokens,
@@ -101,7 +115,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   state.runtime = runtime;
   state.loop = new ServeLoop(runtime);
-  console.log(`model ${model.file} (${model.header.architecture}, vocab ${runtime.vocab}), ${options.max_batch_size} sequences of ${options.max_seq_len} tokens, ${options.n_threads} threads`);
+  console.log(`model ${file} (vocab ${runtime.vocab}), ${options.max_batch_size} sequences of ${options.max_seq_len} tokens, ${options.n_threads} threads`);
   if (cluster && role !== 'agg') {
     const slotBytes = measureStateBytes(runtime, options.max_seq_len);
     // A context server keeps a state until its generation server has read it: twice its sequences.
@@ -121,6 +135,4 @@ export async function run(argv: string[]): Promise<number> {
     };
   }
   state.ready = true;
-  console.log('READY');
-  return await new Promise<number>(() => {});
 }
