@@ -51,7 +51,7 @@ export async function handleCompletion(state: ServerState, api: Api, req: http.I
   const ids: number[] = [];
   let text = '';
   let finished = false;
-  let handover: { bytes: number; transfer_ms: number; load_ms: number } | undefined;
+  let handover: { bytes: number; transfer_ms: number; handover_ms: number } | undefined;
   let context: object | undefined;
   const stream = request.stream && state.role !== 'ctx';
   const promptTokens = request.disaggregated?.prompt_tokens ?? request.prompt.length;
@@ -80,9 +80,10 @@ export async function handleCompletion(state: ServerState, api: Api, req: http.I
       const got = checksum(link.region.read(offset, kv.length));
       if (got !== kv.checksum) throw new BadRequest(`the KV cache handed over from rank ${kv.rank} arrived corrupted (checksum ${got}, sent ${kv.checksum})`);
       state.runtime!.importState(seq, link.region.address + BigInt(offset), kv.length);
-      handover = { bytes: kv.length, transfer_ms: transferMs, load_ms: (monoNs() - t0) / 1e6 };
+      // transfer: the engine's READ; hand-over: READ, checksum and llama_state_seq_set_data.
+      handover = { bytes: kv.length, transfer_ms: transferMs, handover_ms: (monoNs() - t0) / 1e6 };
       state.handovers++;
-      console.log(`kv_handover request=${id} bytes=${kv.length} transfer_ms=${transferMs.toFixed(3)} load_ms=${handover.load_ms.toFixed(3)}`);
+      console.log(`kv_handover request=${id} bytes=${kv.length} transfer_ms=${transferMs.toFixed(3)} handover_ms=${handover.handover_ms.toFixed(3)}`);
     },
     onToken(token) {
       ids.push(token);

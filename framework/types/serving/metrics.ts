@@ -54,7 +54,7 @@ export function servingMetricSpecs(perfMetrics: string[]) {
     // the headline's gated figures, where the client prints them (not every version prints each)
     const optionalNames = SERVING_GATED_METRICS.filter((name) => !names.includes(name));
     if (benchmarkClient(servingConfig(config)) === 'aiperf') return [{ logFile: AIPERF_SUMMARY, extractor: 'aiperf', names, optionalNames }];
-    return [{ logFile: jobFiles.bench, extractor: 'serving', names, optionalNames }];
+    return [{ logFile: jobFiles.bench, extractor: 'serving', names, optionalNames }, ...(engineOf(servingConfig(config)).extraMetricSpecs ?? [])];
   };
 }
 

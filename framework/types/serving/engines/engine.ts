@@ -6,6 +6,7 @@
 import type { EnvAssignment } from '../../../../runners/common/shell.ts';
 import type { Allocation, Role } from '../job/allocation.ts';
 import type { ServingConfig } from '../serving-config.ts';
+import type { MetricSpec } from '../../../metrics/metric.ts';
 
 export interface ServingEngine {
   /** `launch.engine: <name>`. */
@@ -28,6 +29,8 @@ export interface ServingEngine {
   warmupPreset?: 'benchmark_serving' | 'serve-bench';
   /** Metrics its tests record beyond the test type's defaults (a serving log's names: SERVER_MEDIAN_ITL...). */
   extraMetrics?: string[];
+  /** Logs beyond the benchmark log its jobs write figures into (perf tests), read as these specs say. */
+  extraMetricSpecs?: MetricSpec[];
   /** Where on the router's URL it answers once every server is up (the job waits for a 2xx). */
   healthPath: string;
   /** The OpenAI completions endpoint on the router, which accuracy tasks call. */

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import type { ServingEngine } from './engine.ts';
 import type { Allocation, Role } from '../job/allocation.ts';
 import { nodePlaceholder } from '../job/node-placeholder.ts';
+import { KV_HANDOVER_METRICS } from '../../../metrics/extractors/kv-handover.ts';
 
 const bin = 'node {package_root}/bin/disagg-bench.js';
 const ROUTER_CONFIG = 'server_config.yaml';
@@ -48,6 +49,8 @@ export const llamacppEngine: ServingEngine = {
   // serve-bench streams only: its own warm-up, not benchmark_serving's --non-streaming one.
   warmupPreset: 'serve-bench',
   extraMetrics: ['SERVER_MEDIAN_ITL'],
+  // Per request, the KV cache's bytes and its hand-over's time, as serve-bench saved them per concurrency.
+  extraMetricSpecs: [{ logFile: 'concurrency_*/result.json', extractor: 'kv-handover', names: KV_HANDOVER_METRICS }],
   healthPath: '/health',
   completionsPath: '/v1/completions',
   ports: { base: 8000, router: 8333 },
