@@ -5,7 +5,7 @@
 // state), the context server's slot is released. /health answers 200 once every server does.
 import http from 'node:http';
 import { readArgs } from '../common/args/read-args.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { DisaggBenchError, UsageError } from '../common/errors.ts';
 import { readClusterFile, httpUrl } from './cluster-file.ts';
 import { readBody, sendError, sendJson } from './http-json.ts';
 
@@ -52,9 +52,18 @@ async function healthy(server: Backend): Promise<boolean> {
   });
 }
 
-export async function run(argv: string[]): Promise<number> {
+/** The command line, checked: the deployment file, and where to listen (default: the file's port). */
+export function parseRouterArgs(argv: string[]): { config: string; host: string; port?: number } {
   const { values } = readArgs(argv, args);
-  const cluster = readClusterFile(values.config ?? 'server_config.yaml');
+  if (!values.config) throw new UsageError('--config is required: the deployment file');
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0)) throw new UsageError(`--port ${values.port}: expected a whole number`);
+  return { config: values.config, host: values.host ?? '127.0.0.1', ...(port !== undefined ? { port } : {}) };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const values = parseRouterArgs(argv);
+  const cluster = readClusterFile(values.config);
   const backends = (list: { url: string }[], role: string): Backend[] => list.map((s, i) => ({ name: `${role}_${i}`, url: new URL(httpUrl(s.url)), inFlight: 0 }));
   const ctx = backends(cluster.context_servers, 'CTX');
   const gen = backends(cluster.generation_servers, 'GEN');
@@ -108,8 +117,8 @@ export async function run(argv: string[]): Promise<number> {
       g.inFlight--;
     }
   });
-  const host = values.host ?? '127.0.0.1';
-  const port = Number(values.port ?? cluster.port);
+  const { host } = values;
+  const port = values.port ?? cluster.port;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);

@@ -47,13 +47,34 @@ function measureStateBytes(runtime: LlamaRuntime, tokens: number): number {
   return Math.ceil((one + perToken * (tokens - 1)) / 4096) * 4096;
 }
 
-export async function run(argv: string[]): Promise<number> {
+export interface ServerArgs {
+  role: 'agg' | 'ctx' | 'gen';
+  model: string;
+  host: string;
+  port: number;
+  config?: string;
+  cluster?: string;
+  index: number;
+}
+
+/** The command line, checked: one UsageError per word it cannot take. */
+export function parseServerArgs(argv: string[]): ServerArgs {
   const { values } = readArgs(argv, args);
   const role = values.role;
   if (role !== 'agg' && role !== 'ctx' && role !== 'gen') throw new UsageError(`--role ${role ?? '(missing)'}: expected agg, ctx or gen`);
   if (!values.model) throw new UsageError('--model is required: a GGUF file or dummy:<shape>');
   if (role !== 'agg' && !values.cluster) throw new UsageError(`--role ${role} needs --cluster, the deployment file`);
-  const index = Number(values.index ?? 0);
+  const number = (name: 'port' | 'index', fallback: number) => {
+    const n = Number(values[name] ?? fallback);
+    if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} ${values[name]}: expected a whole number`);
+    return n;
+  };
+  return { role, model: values.model, host: values.host ?? '127.0.0.1', port: number('port', 8000), config: values.config, cluster: values.cluster, index: number('index', 0) };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const values = parseServerArgs(argv);
+  const { role, index } = values;
   const options = readWorkerOptions(values.config);
   const cluster: ClusterFile | undefined = values.cluster ? readClusterFile(values.cluster) : undefined;
   // Checked before anything listens: a model that cannot be served ends the server in one sentence.
@@ -76,8 +97,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     sendError(res, 404, `no route ${req.method} ${url}`);
   });
-  const host = values.host ?? '127.0.0.1';
-  const port = Number(values.port ?? 8000);
+  const { host, port } = values;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);

@@ -40,7 +40,7 @@ class HeaderReader {
   constructor(private readonly fd: number, private readonly file: string, readonly fileSize: number) {}
   private need(n: number): void {
     if (this.pos + n <= this.buffer.length) return;
-    if (this.pos + n > this.fileSize) throw new GgufError(`${this.file} is cut off: its header ends past the file's ${this.fileSize} bytes`);
+    if (this.pos + n > this.fileSize) throw new GgufError(`${this.file} is cut off: its header ends past the file's ${this.fileSize} bytes`, { file: this.file });
     const size = Math.min(this.fileSize, Math.max(this.pos + n, this.buffer.length * 2, 1 << 20));
     const next = Buffer.alloc(size);
     readSync(this.fd, next, 0, size, 0);
@@ -71,7 +71,7 @@ class HeaderReader {
   }
   scalar(type: number): unknown {
     const bytes = scalarBytes[type];
-    if (bytes === undefined) throw new GgufError(`${this.file} has a metadata value of unknown type ${type}: not a GGUF this engine reads`);
+    if (bytes === undefined) throw new GgufError(`${this.file} has a metadata value of unknown type ${type}: not a GGUF this engine reads`, { file: this.file });
     this.need(bytes);
     const at = this.pos;
     this.pos += bytes;
@@ -93,7 +93,7 @@ function readValue(r: HeaderReader, type: number): unknown {
     return { array: count };
   }
   const bytes = scalarBytes[itemType];
-  if (bytes === undefined) throw new GgufError('a metadata array of unknown type');
+  if (bytes === undefined) throw new GgufError(`a metadata array of unknown type ${itemType}: not a GGUF this engine reads`);
   r.skip(bytes * count);
   return { array: count };
 }
@@ -104,14 +104,14 @@ export function checkGguf(file: string): GgufHeader {
   try {
     fd = openSync(file, 'r');
   } catch (err) {
-    throw new GgufError(`cannot open the model ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { place: 'environment.model_path' });
+    throw new GgufError(`cannot open the model ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { file, place: 'environment.model_path' });
   }
   try {
     const fileSize = fstatSync(fd).size;
     const r = new HeaderReader(fd, file, fileSize);
-    if (fileSize < 24 || r.u32() !== GGUF_MAGIC) throw new GgufError(`${file} is not a GGUF file (no GGUF magic at its start)`);
+    if (fileSize < 24 || r.u32() !== GGUF_MAGIC) throw new GgufError(`${file} is not a GGUF file (no GGUF magic at its start)`, { file });
     const version = r.u32();
-    if (version !== 2 && version !== 3) throw new GgufError(`${file} is GGUF version ${version}; llama.cpp reads versions 2 and 3`);
+    if (version !== 2 && version !== 3) throw new GgufError(`${file} is GGUF version ${version}; llama.cpp reads versions 2 and 3`, { file });
     const tensors = r.u64();
     const kvs = r.u64();
     const metadata = new Map<string, unknown>();
@@ -133,11 +133,11 @@ export function checkGguf(file: string): GgufHeader {
     const alignment = (metadata.get('general.alignment') as number | undefined) ?? GGUF_ALIGNMENT;
     const dataStart = alignUp(r.pos, alignment);
     const end = dataStart + dataEnd;
-    if (end > fileSize) throw new GgufError(`${file} is cut off: its tensors end at byte ${end} but the file has ${fileSize}`);
+    if (end > fileSize) throw new GgufError(`${file} is cut off: its tensors end at byte ${end} but the file has ${fileSize}`, { file });
     const architecture = metadata.get('general.architecture');
-    if (typeof architecture !== 'string') throw new GgufError(`${file} names no general.architecture`);
+    if (typeof architecture !== 'string') throw new GgufError(`${file} names no general.architecture`, { file });
     if (!SERVED_ARCHITECTURES.includes(architecture)) {
-      throw new GgufError(`${file} is a model of architecture "${architecture}", which the llamacpp engine does not serve`, { expected: `a decoder-only text model: ${SERVED_ARCHITECTURES.join(', ')}` });
+      throw new GgufError(`${file} is a model of architecture "${architecture}", which the llamacpp engine does not serve`, { file, expected: `a decoder-only text model: ${SERVED_ARCHITECTURES.join(', ')}` });
     }
     return { architecture, metadata, tensors, dataEnd: end, fileSize };
   } finally {
