@@ -55,7 +55,16 @@ export async function handleCompletion(state: ServerState, api: Api, req: http.I
   let context: object | undefined;
   const stream = request.stream && state.role !== 'ctx';
   const promptTokens = request.disaggregated?.prompt_tokens ?? request.prompt.length;
-  const extra = () => (handover ? { kv_transfer: handover } : {});
+  // llama.cpp's server's timings: the prompt (queue and prefill, or the hand-over) to the first
+  // token, and the decode of the rest as this server produced it (its loop, steps and writes).
+  const queuedAt = performance.now();
+  let firstAt = 0;
+  let lastAt = 0;
+  const timings = () => {
+    const predictedMs = lastAt - firstAt;
+    return { prompt_n: promptTokens, prompt_ms: firstAt - queuedAt, predicted_n: Math.max(0, ids.length - 1), predicted_ms: predictedMs, predicted_per_second: predictedMs > 0 ? ((ids.length - 1) * 1000) / predictedMs : 0 };
+  };
+  const extra = () => ({ timings: timings(), ...(handover ? { kv_transfer: handover } : {}) });
 
   let slot = -1;
   if (state.role === 'ctx') slot = await takeSlot(state);
@@ -86,6 +95,8 @@ export async function handleCompletion(state: ServerState, api: Api, req: http.I
       console.log(`kv_handover request=${id} bytes=${kv.length} transfer_ms=${transferMs.toFixed(3)} handover_ms=${handover.handover_ms.toFixed(3)}`);
     },
     onToken(token) {
+      lastAt = performance.now();
+      if (ids.length === 0) firstAt = lastAt;
       ids.push(token);
       const piece = decoder.push(token);
       if (!stream) {
