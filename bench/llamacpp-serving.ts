@@ -20,7 +20,7 @@ import { execa } from 'execa';
 import { nodeEntryArgv, spawnLocalRanks } from '../runners/xfer/index.ts';
 import { dummyModel } from '../runners/llamacpp/gguf/dummy-model.ts';
 import { LlamaRuntime } from '../runners/llamacpp/llama-runtime.ts';
-import { startAggregated, startDisaggregated, type Deployment } from '../tests/fixtures/llamacpp/deployment.ts';
+import { llamaBin, startAggregated, startDisaggregated, type Deployment } from '../tests/fixtures/llamacpp/deployment.ts';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
 import { median } from './lib/stats.ts';
@@ -33,13 +33,15 @@ const { values } = parseArgs({
     tokens: { type: 'string', default: '96' },
     prompt: { type: 'string', default: '128' },
     concurrencies: { type: 'string', default: '1,4' },
+    threads: { type: 'string', default: '1' },
   },
 });
 const rounds = Number(values.rounds);
 const tokens = Number(values.tokens);
 const promptLen = Number(values.prompt);
 const concurrencies = values.concurrencies!.split(',').map(Number);
-const root = path.resolve(benchDir, '..');
+/** CPU threads of every server and of the bare loop (on a GPU build the layers run on the GPU). */
+const threads = Number(values.threads);
 const scratch = mkdtempSync(path.join(tmpdir(), 'bench-llamacpp-'));
 const env = { ...process.env };
 const prompt = Array.from({ length: promptLen }, (_, i) => (31 * i + 7) % 32000);
@@ -86,7 +88,9 @@ async function serverRate(url: string): Promise<{ server: number; client: number
 /** The engine's own READ of `bytes` between two local ranks: its median time (ms). */
 async function engineReadMs(bytes: number): Promise<number> {
   const out = path.join(scratch, `read-${bytes}.json`);
-  const result = await spawnLocalRanks(2, nodeEntryArgv(path.join(benchDir, 'fixtures', 'xfer-read-rank.ts'), [String(bytes), String(Math.max(20, rounds * 10)), out]));
+  // XFER_READ_RANK_ENTRY: the rank bundled to JavaScript (the GPU machine has no tsx).
+  const entry = process.env.XFER_READ_RANK_ENTRY ?? path.join(benchDir, 'fixtures', 'xfer-read-rank.ts');
+  const result = await spawnLocalRanks(2, nodeEntryArgv(entry, [String(bytes), String(Math.max(20, rounds * 10)), out]));
   if (!result.ok) throw new Error('the engine READ ranks failed');
   return JSON.parse(readFileSync(out, 'utf8')).medianMs;
 }
@@ -106,7 +110,7 @@ async function handovers(url: string): Promise<Array<{ bytes: number; transferMs
 async function client(url: string, model: string, c: number, label: string): Promise<{ ttft: number; itl: number; tput: number }> {
   const dir = path.join(scratch, `${label}-c${c}`);
   const port = new URL(url).port;
-  const run = await execa('node', [path.join(root, 'bin/disagg-bench.js'), 'serve-bench', '--model', model, '--backend', 'openai', '--host', '127.0.0.1', '--port', port,
+  const run = await execa(process.execPath, [llamaBin, 'serve-bench', '--model', model, '--backend', 'openai', '--host', '127.0.0.1', '--port', port,
     '--dataset-name', 'random', '--random-ids', '--random-input-len', String(promptLen), '--random-output-len', String(tokens), '--num-prompts', String(c * Math.max(2, rounds)),
     '--max-concurrency', String(c), '--ignore-eos', '--seed', '1', '--save-result', '--result-dir', dir, '--result-filename', 'result.json'], { reject: false, all: true });
   if (run.exitCode !== 0) throw new Error(`serve-bench failed: ${run.all}`);
@@ -122,19 +126,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 const started = (d: Deployment) => (live.add(d), d);
 
-const figures: Record<string, unknown> = { tokens, prompt: promptLen, rounds };
+const figures: Record<string, unknown> = { tokens, prompt: promptLen, rounds, threads, library: process.env.LLAMA_CPP_LIB_DIR ?? '@node-llama-cpp/linux-x64 (CPU)' };
 const goals: Goal[] = [];
 try {
   for (const shape of values.shapes!.split(',')) {
     const model = `dummy:${shape}`;
     const file = dummyModel(shape);
-    const worker = { max_batch_size: 4, max_seq_len: MAX_SEQ, max_num_tokens: 256, n_threads: 1 };
+    const worker = { max_batch_size: 4, max_seq_len: MAX_SEQ, max_num_tokens: 256, n_threads: threads };
 
     // 1. decode rate: server vs bare loop, rounds alternating, both one thread and one sequence.
     const bare: number[] = [];
     const served: number[] = [];
     const seen: number[] = [];
-    const runtime = new LlamaRuntime(file, { slots: 1, maxSeqLen: MAX_SEQ, batch: 256, threads: 1 });
+    const runtime = new LlamaRuntime(file, { slots: 1, maxSeqLen: MAX_SEQ, batch: 256, threads });
     const agg1: Deployment = started(await startAggregated(path.join(scratch, `${shape}-agg1`), env, { model, worker: { ...worker, max_batch_size: 1 } }));
     try {
       bareRate(runtime);
@@ -150,7 +154,7 @@ try {
       runtime.close();
     }
     const rate = { bare: median(bare), server: median(served), client: median(seen) };
-    printTable(`${shape}: decode rate, one sequence, 1 thread (tok/s, median of ${rounds})`, ['', 'bare loop', 'server', 'at the client'], [['tok/s', rate.bare.toFixed(1), rate.server.toFixed(1), rate.client.toFixed(1)]]);
+    printTable(`${shape}: decode rate, one sequence, ${threads} thread(s) (tok/s, median of ${rounds})`, ['', 'bare loop', 'server', 'at the client'], [['tok/s', rate.bare.toFixed(1), rate.server.toFixed(1), rate.client.toFixed(1)]]);
     goals.push({ what: `${shape}: server decode rate / bare llama.cpp loop`, value: Number((rate.server / rate.bare).toFixed(3)), limit: 0.9, atMost: false });
 
     // 2 and 3 (disaggregated): hand-over vs the engine; TTFT/ITL.
@@ -179,7 +183,7 @@ try {
     } finally {
       await agg.stop();
     }
-    printTable(`${shape}: aggregated (1 server) vs disaggregated (ctx + gen), 1 thread each, serve-bench`, ['concurrency', 'TTFT agg', 'TTFT disagg', 'ITL agg', 'ITL disagg', 'tok/s agg', 'tok/s disagg'],
+    printTable(`${shape}: aggregated (1 server) vs disaggregated (ctx + gen), ${threads} thread(s) each, serve-bench`, ['concurrency', 'TTFT agg', 'TTFT disagg', 'ITL agg', 'ITL disagg', 'tok/s agg', 'tok/s disagg'],
       concurrencies.map((c) => [String(c), aggClient[c].ttft.toFixed(2), disaggClient[c].ttft.toFixed(2), aggClient[c].itl.toFixed(2), disaggClient[c].itl.toFixed(2), aggClient[c].tput.toFixed(1), disaggClient[c].tput.toFixed(1)]));
     figures[shape] = { decodeRate: rate, bareRates: bare, serverRates: served, clientRates: seen, handover: { bytes, transferMsMedian: handoverMs, engineReadMsMedian: engineMs }, aggregated: aggClient, disaggregated: disaggClient };
   }
