@@ -20,11 +20,11 @@ if (runsTestTypes()) watchLauncherOnce();
  * (docs/testing.md says how to tell).
  */
 const UNIT_TESTS = [
-  'tests/bench/ucx-perftest-final.test.ts',
+  'tests/bench/{help,ucx-perftest-final}.test.ts',
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
-  'tests/history/{baseline,bisect-search,regression-config}.test.ts',
+  'tests/history/{baseline,bisect-search,gate-judge,regression-config}.test.ts',
   'tests/jobs/{batch-manager,judge-unit,resume-unit,session-unit}.test.ts',
   'tests/lint/*.test.ts',
   'tests/llamacpp/gguf.test.ts',

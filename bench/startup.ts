@@ -15,15 +15,20 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { execaSync } from 'execa';
 import fg from 'fast-glob';
 import { packageRoot } from '../framework/settings.ts';
 import { appendResult, loadNow, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
 import { outputTail, timedCommandCpu } from './lib/timed-command.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/startup.ts [--before REV] [--runs 5] [--configs 1000,10000] [--smoke] [--keep]
+  Start-up time of \`vitest list\` and \`disagg-bench list\` against bare Vitest in the same run
+  (with --before REV, against that commit too), medians of wall and CPU time. --smoke: one round of
+  10 configs, no figure kept; --keep: leave the trees it copied.`;
+
+const { values } = benchOptions({
   options: {
     before: { type: 'string' },
     runs: { type: 'string', default: '5' },
@@ -31,7 +36,7 @@ const { values } = parseArgs({
     smoke: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
-});
+}, USAGE);
 const runs = values.smoke ? 1 : Number(values.runs);
 const configCounts = (values.smoke ? '10' : values.configs).split(',').map(Number);
 const GPU_TYPE = 'GB200';

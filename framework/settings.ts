@@ -76,9 +76,15 @@ export interface GateSettings {
    * metric name (opted in), `-NAME` (opted out). A config's `benchmark.regression.<M>.gate` wins.
    */
   metrics: string[];
-  /** DISAGG_GATE_MIN_DAYS (default 3): days of history a series needs before it gates. */
+  /** DISAGG_GATE_RULE (default robust): the alerting gate, or upstream's threshold over its P95 / P5 baseline. */
+  rule: GateRuleName;
+  /** DISAGG_GATE_ALPHA (default 0.05): the share of unchanged runs allowed to raise any alert (robust rule). */
+  alpha: number;
+  /** DISAGG_GATE_MIN_RUNS (default 5): post-merge runs a series' baseline needs before it is judged (robust rule). */
+  minRuns: number;
+  /** DISAGG_GATE_MIN_DAYS (default 3): days of history a series needs before it gates (upstream rule). */
   minDays: number;
-  /** DISAGG_GATE_NOISE_K (default 2.75): a change must also exceed k standard deviations of the series' daily means. */
+  /** DISAGG_GATE_NOISE_K (default 2.75): a change must also exceed k standard deviations of the series' daily means (upstream rule). */
   noiseK: number;
   /** DISAGG_BRANCH: the branch the run's records belong to (default: the git branch of WORK_DIR). */
   branch?: string;
@@ -88,7 +94,27 @@ export interface GateSettings {
   lockWaitSec: number;
 }
 
-export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], minDays: 3, noiseK: 2.75, baselineBranch: 'main', lockWaitSec: 30 };
+export const GATE_RULES = ['robust', 'upstream'] as const;
+export type GateRuleName = (typeof GATE_RULES)[number];
+
+export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], rule: 'robust', alpha: 0.05, minRuns: 5, minDays: 3, noiseK: 2.75, baselineBranch: 'main', lockWaitSec: 30 };
+
+/**
+ * The gate's variables as its help texts and docs say them: one table, so a default said anywhere
+ * is the default the code uses.
+ */
+export const GATE_VARIABLES: readonly { name: string; value: string; meaning: string }[] = [
+  { name: 'DISAGG_GATE_RULE', value: DEFAULT_GATE.rule, meaning: 'robust: alerts from run-level statistics; upstream: its threshold over the P95 / P5 baseline' },
+  { name: 'DISAGG_GATE_ALPHA', value: String(DEFAULT_GATE.alpha), meaning: 'share of unchanged runs allowed to raise any alert (split over the run\'s gating figures)' },
+  { name: 'DISAGG_GATE_MIN_RUNS', value: String(DEFAULT_GATE.minRuns), meaning: 'post-merge runs a series needs before it is judged' },
+  { name: 'DISAGG_GATE_METRICS', value: DEFAULT_GATE.metrics.join(','), meaning: 'which figures gate: headline, all, NAME, -NAME' },
+  { name: 'DISAGG_GATE_MIN_DAYS', value: String(DEFAULT_GATE.minDays), meaning: 'upstream rule: days of history before a series gates' },
+  { name: 'DISAGG_GATE_NOISE_K', value: String(DEFAULT_GATE.noiseK), meaning: 'upstream rule: standard deviations of the daily means a change must also exceed (0: the threshold alone)' },
+  { name: 'DISAGG_BASELINE_BRANCH', value: DEFAULT_GATE.baselineBranch, meaning: 'the branch a pre-merge run is judged against (its current level)' },
+];
+
+/** The gate's variables, one per line, for a help text. */
+export const gateVariablesHelp = (indent = '  ') => GATE_VARIABLES.map((v) => `${indent}${v.name} (default ${v.value}): ${v.meaning}`).join('\n');
 
 export const HISTORY_FILE = 'history.duckdb';
 
@@ -240,7 +266,17 @@ function readHistorySettings(read: EnvReader, outputPath: string): HistorySettin
   return { target, runKind, regression, thresholdPercent, runLabel: env[SETTING_VARIABLES.runLabel]?.trim() || undefined, gate: readGateSettings(read) };
 }
 
-/** DISAGG_GATE_METRICS, DISAGG_GATE_MIN_DAYS, DISAGG_GATE_NOISE_K, DISAGG_BRANCH, DISAGG_BASELINE_BRANCH, DISAGG_HISTORY_LOCK_WAIT_SEC. */
+/** A share strictly between 0 and 0.5 (DISAGG_GATE_ALPHA). */
+function fraction(read: EnvReader, name: string, fallback: number): number {
+  const raw = read.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (value > 0 && value < 0.5) return value;
+  read.problems.push(`${name}=${shown(raw)}: expected a share of runs between 0 and 0.5, e.g. 0.05 (default ${fallback})`);
+  return fallback;
+}
+
+/** DISAGG_GATE_RULE, DISAGG_GATE_ALPHA, DISAGG_GATE_MIN_RUNS, DISAGG_GATE_METRICS, DISAGG_GATE_MIN_DAYS, DISAGG_GATE_NOISE_K, DISAGG_BRANCH, DISAGG_BASELINE_BRANCH, DISAGG_HISTORY_LOCK_WAIT_SEC. */
 function readGateSettings(read: EnvReader): GateSettings {
   const env = read.env;
   const metrics = (env.DISAGG_GATE_METRICS ?? '').split(',').map((m) => m.trim()).filter(Boolean);
@@ -256,6 +292,9 @@ function readGateSettings(read: EnvReader): GateSettings {
   };
   return {
     metrics: metrics.length && !bad.length ? metrics : DEFAULT_GATE.metrics,
+    rule: read.oneOf('DISAGG_GATE_RULE', GATE_RULES, 'the regression gate\'s rule') ?? DEFAULT_GATE.rule,
+    alpha: fraction(read, 'DISAGG_GATE_ALPHA', DEFAULT_GATE.alpha),
+    minRuns: Math.floor(count('DISAGG_GATE_MIN_RUNS', DEFAULT_GATE.minRuns, 3, 'a whole number of runs >= 3')),
     minDays: Math.floor(count('DISAGG_GATE_MIN_DAYS', DEFAULT_GATE.minDays, 1, 'a whole number of days >= 1')),
     noiseK: count('DISAGG_GATE_NOISE_K', DEFAULT_GATE.noiseK, 0, 'a number >= 0 (0: the threshold alone, as upstream)'),
     branch: env.DISAGG_BRANCH?.trim() || undefined,

@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { readSettings, SETTING_VARIABLES, type Settings } from '../settings.ts';
 import { readAndMergeResults } from '../results/report/load.ts';
+import { isRecordOfRun } from '../results/json.ts';
 import type { TrendInput } from '../results/report/trends.ts';
 import { isHistoryStoreError } from '../history/errors.ts';
 import { latestRunOf } from '../history/run-ref.ts';
@@ -113,7 +114,8 @@ export async function run(argv: string[]): Promise<number> {
   // One run's folder: its summary.json keeps the run's facts for the header (when its records are
   // that run's alone: a folder Vitest wrote into run after run holds others too), and its index is linked.
   const saved = inputs.length === 1 ? readRunFacts(folder) : undefined;
-  const ownRecords = saved?.runId !== undefined && (await readAndMergeResults(inputs)).every((r) => !r.run || r.run.id === saved.runId);
+  const savedRunId = saved?.runId;
+  const ownRecords = savedRunId !== undefined && (await readAndMergeResults(inputs)).every((r) => !r.run || isRecordOfRun(r, savedRunId));
   const facts = ownRecords ? saved : undefined;
   const index = path.join(indexRootOf(folder, facts?.runId), INDEX_FILE);
   const indexLink = existsSync(index) ? path.relative(path.dirname(output), index).split(path.sep).join('/') : undefined;

@@ -111,7 +111,9 @@ export interface TestType {
   /**
    * The figures users of this type watch (the run digest's column, the report's first cards and,
    * by default, the only metrics the history gate judges), picked from the test's extracted
-   * metrics, most important first. Undefined or empty: the test has no headline figure.
+   * metrics, most important first. Undefined or empty: the test has no headline figure. `config`
+   * is `{}` where the config is not at hand (a record of an older version whose config is gone):
+   * the type's figures without it, never an error.
    */
   headline?(metrics: readonly Metric[], config: Record<string, unknown>, category: string): Metric[];
   /**

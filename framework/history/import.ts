@@ -1,8 +1,9 @@
 // `history import`: results.json files and perf_script_test_results.csv files (upstream's or
 // this project's) into the history, every record keeping its own dates. A record that carries its
-// run context (written by a run of this version) keeps it; one without gets a stable run id
-// (upstream-csv.ts importedRunId, so importing twice adds nothing), the kind and label asked for,
-// and the identity of its config under WORK_DIR when there is one.
+// run context (written by a run of this version) keeps it; one without gets a stable run id (its
+// run folder's, else its run's in the file: record-run.ts; a CSV row group's, upstream-csv.ts
+// importedRunId; importing twice adds nothing), the kind and label asked for, and the identity of
+// its config under WORK_DIR when there is one.
 import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 import { readResultsRecords } from '../results/report/load.ts';
 import { holdsResult, type RecordRunContext, type TestRecord } from '../results/json.ts';
@@ -10,6 +11,7 @@ import type { ConfigIdentity } from './config-identity.ts';
 import type { HistoryEntry } from './rows.ts';
 import { importedRunId, readUpstreamCsv } from './upstream-csv.ts';
 import { readPending } from './pending.ts';
+import { runIdsOfFile } from './record-run.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export class ImportFileError extends DisaggBenchError {
@@ -45,7 +47,11 @@ export async function readImportFile(file: string, options: ImportOptions): Prom
     if (entries.length === 0 && readTextFileSync(file, READ_LIMITS.record).trim() !== '') throw new ImportFileError(file);
     return { file, entries, withoutConfig: [] };
   }
-  const records: TestRecord[] = isCsv(file) ? readUpstreamCsv(file, { gpuType: options.gpuType }) : await readResultsRecords(file);
+  const csv = isCsv(file);
+  const records: TestRecord[] = csv ? readUpstreamCsv(file, { gpuType: options.gpuType }) : await readResultsRecords(file);
+  // A results.json is one run per run (record-run.ts); upstream's CSV accumulates every run's rows
+  // with nothing to tell the runs apart: one run per row group (its test and times).
+  const runIdOf = csv ? importedRunId : runIdsOfFile(records);
   const withoutConfig = new Set<string>();
   // A skipped test's record holds no result (results/json.ts holdsResult): nothing to remember.
   const entries = records.filter(holdsResult).map((record): HistoryEntry => {
@@ -53,7 +59,7 @@ export async function readImportFile(file: string, options: ImportOptions): Prom
     const config = options.identityOf(record.testId);
     if (!config) withoutConfig.add(record.testId);
     const run: RecordRunContext = {
-      id: importedRunId(record),
+      id: runIdOf(record),
       kind: options.kind,
       ...(options.label ? { label: options.label } : {}),
       ...(config?.identity ? { identity: config.identity } : {}),

@@ -17,6 +17,7 @@ import type { NewPoint } from './store.ts';
 import { judge, type GateRule, type SeriesStats } from './gate.ts';
 import { DEFAULT_GATE } from '../settings.ts';
 import { belowResolution } from '../metrics/resolution.ts';
+import { isGated } from './gate-metrics.ts';
 
 export interface CheckInput {
   record: TestRecord;
@@ -51,7 +52,7 @@ export function diffPercent(value: number, baseline: number, higherIsBetter: boo
  * The metrics of a record that are checked: a direction, no `check: false` in its config, and a
  * measurement (a figure printed rounded to zero is none: metrics/resolution.ts).
  */
-function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?: number) {
+export function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?: number) {
   return record.metrics.flatMap((metric) => {
     if (metric.higherIsBetter === undefined || belowResolution(metric)) return [];
     const t = metricThresholds(thresholds, metric.name, globalPercent);
@@ -63,7 +64,7 @@ function checkedMetrics(record: TestRecord, thresholds: unknown, globalPercent?:
 // for each twice: its new points, then its findings).
 const idCache = new WeakMap<TestRecord, { identity: CheckInput['identity']; prefix: string; ids: Map<TestRecord['metrics'][number], number> }>();
 
-function idOf(record: TestRecord, identity: CheckInput['identity'], metric: TestRecord['metrics'][number]): number {
+export function idOf(record: TestRecord, identity: CheckInput['identity'], metric: TestRecord['metrics'][number]): number {
   let cached = idCache.get(record);
   if (!cached || cached.identity !== identity) {
     cached = { identity, prefix: casePrefix(record.testId, record.gpuType, identity), ids: new Map() };
@@ -90,7 +91,7 @@ export function checkRecord(input: CheckInput): CheckOutcome {
     const stats = input.baselines.get(idOf(record, input.identity, metric));
     if (!stats) continue; // upstream: no history for this case, no check
     const threshold = input.runKind === 'pre-merge' ? thresholds.preMerge : thresholds.postMerge;
-    const gated = gate.has(metric.name);
+    const gated = isGated(gate, metric);
     const verdict = judge({ value: metric.value, higherIsBetter, stats, threshold, rule, gated, runKind: input.runKind, ...(metric.rounded !== undefined && { rounded: metric.rounded }) });
     if (!verdict) continue;
     findings.push({
@@ -107,11 +108,17 @@ export function checkRecord(input: CheckInput): CheckOutcome {
       ...(verdict.note ? { note: verdict.note } : {}),
     });
   }
-  const unmeasured = record.metrics.filter((m) => m.higherIsBetter !== undefined && belowResolution(m)).map((m) => `${m.name}${labelText(m.labels)}`);
-  const said = unmeasured.length > 0 ? { unmeasured } : {};
+  const said = unmeasuredOf(record);
+  const unmeasured = said.unmeasured ?? [];
   if (findings.length > 0) return { findings, ...said };
   const skipped = checked.length > 0 ? 'no earlier post-merge history of this test in the last 90 days' : unmeasured.length > 0 ? 'every metric with a direction was printed rounded to zero: no measurement' : 'no metric with a direction to check';
   return { findings, skipped, ...said };
+}
+
+/** The metrics with a direction a record printed rounded to zero: no measurement, not judged. */
+export function unmeasuredOf(record: TestRecord): { unmeasured?: string[] } {
+  const unmeasured = record.metrics.filter((m) => m.higherIsBetter !== undefined && belowResolution(m)).map((m) => `${m.name}${labelText(m.labels)}`);
+  return unmeasured.length > 0 ? { unmeasured } : {};
 }
 
 /**
@@ -130,10 +137,25 @@ const labelText = (labels: RegressionFinding['labels']) => {
   return entries.length ? `[${entries.map(([k, v]) => `${k}=${v}`).join(',')}]` : '';
 };
 
-/** One finding in upstream's words, then whether it gates and why a breach is not a regression. */
+/** A relative change as a signed percentage in the metric's own terms (TTFT +20.0% = 20 % slower). */
+export const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
+
+/**
+ * One finding in words: the robust rule's (value, level, change in the metric's own terms, noise,
+ * runs, and why), or upstream's (`value=... baseline=... threshold=5.00% diff=-12.34%`, labelled as
+ * upstream's rule), then whether it gates and why a breach is not a regression.
+ */
 export function describeFinding(testId: string, f: RegressionFinding): string {
   const gate = f.gated === false ? ', shown, not gating' : '';
-  return `${testId} ${f.metric}${labelText(f.labels)}: value=${f.value.toFixed(4)} baseline=${f.baseline.toFixed(4)} threshold=${(f.threshold * 100).toFixed(2)}% diff=${f.diffPercent >= 0 ? '+' : ''}${f.diffPercent.toFixed(2)}% (${f.unit}, ${f.days} day(s) of history${gate})${f.note && f.gated !== false ? `: ${f.note}` : ''}`;
+  if (f.rule === 'robust') {
+    const what = `${testId} ${f.metric}${labelText(f.labels)}: ${f.value.toPrecision(6)} ${f.unit} against its level ${f.baseline.toPrecision(6)}`;
+    if (f.status === 'unjudged') return `${what} (${f.runs ?? f.days} post-merge run(s)${gate}): ${f.note ?? 'not judged'}`;
+    const change = f.change ?? 0;
+    const direction = change === 0 ? '' : (f.diffPercent ?? 0) < 0 ? ' worse' : ' better';
+    const range = f.firstRunId ? `, from run ${f.firstRunId}${f.lastGoodRunId ? ` (last good ${f.lastGoodRunId})` : ''}` : '';
+    return `${what}: ${signedPercent(change)}${direction}, noise ${((f.scale ?? 0) * 100).toFixed(1)}%, ${f.runs ?? f.days} run(s)${gate}${range}: ${f.note ?? ''}`;
+  }
+  return `${testId} ${f.metric}${labelText(f.labels)}: value=${f.value.toFixed(4)} baseline=${f.baseline.toFixed(4)} threshold=${(f.threshold * 100).toFixed(2)}% diff=${f.diffPercent >= 0 ? '+' : ''}${f.diffPercent.toFixed(2)}% (${f.unit}, ${f.days} day(s) of history${gate}, upstream's rule)${f.note && f.gated !== false ? `: ${f.note}` : ''}`;
 }
 
 /** The failure (or warning) line of each regression. */

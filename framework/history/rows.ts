@@ -3,6 +3,7 @@ import type { RecordRegression, RecordRunContext, TestRecord, TestVerdict } from
 import type { Metric } from '../metrics/metric.ts';
 import type { METRIC_COLUMNS, TEST_COLUMNS } from './schema.ts';
 import { caseKey, labelsKey, seriesId } from './series-key.ts';
+import { gateKey, isGated } from './gate-metrics.ts';
 import type { SqlValue } from './sql-connection.ts';
 import { belowResolution } from '../metrics/resolution.ts';
 
@@ -90,7 +91,7 @@ export function metricRows({ record, run }: HistoryEntry, appendedMs: number): M
       threshold_post: run.thresholds?.[m.name]?.postMerge ?? null,
       threshold_pre: run.thresholds?.[m.name]?.preMerge ?? null,
       branch: run.branch ?? null,
-      gate: run.gate ? run.gate.includes(m.name) : null,
+      gate: run.gate ? isGated(run.gate, m) : null,
       rounded: m.rounded ?? null,
     };
   });
@@ -119,7 +120,7 @@ export function recordFromRows(t: Record<string, unknown>, ms: Record<string, un
     if (m.threshold_post !== null && m.threshold_pre !== null) thresholds[String(m.metric)] = { postMerge: num(m.threshold_post), preMerge: num(m.threshold_pre) };
   }
   const gateKnown = ms.some((m) => m.gate !== null && m.gate !== undefined);
-  const gate = gateKnown ? [...new Set(ms.filter((m) => m.gate === true).map((m) => String(m.metric)))] : undefined;
+  const gate = gateKnown ? [...new Set(ms.filter((m) => m.gate === true).map((m) => gateKey({ name: String(m.metric), labels: parseJson(m.labels, {}) })))] : undefined;
   const start = num(t.start_d);
   const end = num(t.end_d);
   return {

@@ -5,6 +5,7 @@ import { readResultsRecords } from '../results/report/load.ts';
 import type { TestRecord } from '../results/json.ts';
 import type { HistoryStore, RunSummary } from './store.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { runIdsOfFile } from './record-run.ts';
 
 export interface ResolvedRun {
   /** What to call it in output. */
@@ -22,11 +23,12 @@ export class RunRefError extends DisaggBenchError {
   }
 }
 
-/** The latest run of a results file (records without a run context count as one run). */
+/** The latest run of a results file (records without a run context: record-run.ts says which run). */
 export function latestRunOf(records: TestRecord[]): TestRecord[] {
   const byRun = new Map<string, TestRecord[]>();
+  const runIdOf = runIdsOfFile(records);
   for (const r of records) {
-    const id = r.run?.id ?? '';
+    const id = runIdOf(r);
     if (!byRun.has(id)) byRun.set(id, []);
     byRun.get(id)!.push(r);
   }

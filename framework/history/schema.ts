@@ -5,7 +5,7 @@
 import type { Column } from './sql-connection.ts';
 
 /** Bumped when the tables change; a store written by a newer version is refused, not misread. */
-export const HISTORY_SCHEMA_VERSION = 3;
+export const HISTORY_SCHEMA_VERSION = 4;
 export const WRITER = 'disagg-bench';
 
 export const META_TABLE = 'disagg_history_meta';
@@ -86,6 +86,52 @@ export const UPGRADE_TO_3 = [
   `UPDATE disagg_history_meta SET value = '3' WHERE key = 'schema_version'`,
 ];
 
+export const ALERTS_TABLE = 'disagg_history_alerts';
+
+/**
+ * One row per alert: a change the gate found in a series, open until the series comes back
+ * (closed) or someone accepts the new level (acked). Its commit range is the last good run's
+ * commit to the first bad run's.
+ */
+export const ALERT_COLUMNS = [
+  { name: 'alert_id', type: 'text' },
+  { name: 'series_id', type: 'bigint' },
+  { name: 'test_id', type: 'text' },
+  { name: 'metric', type: 'text' },
+  /** JSON object, keys sorted. */
+  { name: 'labels', type: 'text' },
+  { name: 'unit', type: 'text' },
+  { name: 'higher_is_better', type: 'boolean' },
+  { name: 'gpu_type', type: 'text' },
+  { name: 'branch', type: 'text' },
+  /** open, closed (the series came back by itself), acked (someone accepted the new level). */
+  { name: 'status', type: 'text' },
+  /** The level and noise (a fraction of the level) before the change. */
+  { name: 'level_before', type: 'double' },
+  { name: 'scale_before', type: 'double' },
+  /** The change when it was found: (value - level) / level, in the metric's own terms. */
+  { name: 'change', type: 'double' },
+  { name: 'p_value', type: 'double' },
+  /** one run, two runs: how it was confirmed. */
+  { name: 'confirmed_by', type: 'text' },
+  { name: 'first_run_id', type: 'text' },
+  { name: 'first_ts_ms', type: 'bigint' },
+  { name: 'first_commit', type: 'text' },
+  { name: 'last_good_run_id', type: 'text' },
+  { name: 'last_good_commit', type: 'text' },
+  /** The run whose judging opened it. */
+  { name: 'opened_run_id', type: 'text' },
+  /** The latest run that measured the series while it was open, its value, and how many runs running were back at the old level. */
+  { name: 'last_run_id', type: 'text' },
+  { name: 'last_value', type: 'double' },
+  { name: 'back_runs', type: 'bigint' },
+  { name: 'closed_run_id', type: 'text' },
+  { name: 'closed_ts_ms', type: 'bigint' },
+  { name: 'ack_reason', type: 'text' },
+  { name: 'ack_by', type: 'text' },
+  { name: 'ack_ms', type: 'bigint' },
+] as const satisfies readonly Column[];
+
 const SQL_TYPES: Record<Column['type'], string> = { text: 'TEXT', double: 'DOUBLE PRECISION', bigint: 'BIGINT', boolean: 'BOOLEAN' };
 const columnsDdl = (columns: readonly Column[]) => columns.map((c) => `${c.name} ${SQL_TYPES[c.type]}`).join(', ');
 
@@ -93,7 +139,11 @@ export const CREATE_TABLES = [
   `CREATE TABLE IF NOT EXISTS ${META_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${TESTS_TABLE} (${columnsDdl(TEST_COLUMNS)}, PRIMARY KEY (run_id, test_id))`,
   `CREATE TABLE IF NOT EXISTS ${METRICS_TABLE} (${columnsDdl(METRIC_COLUMNS)})`,
+  `CREATE TABLE IF NOT EXISTS ${ALERTS_TABLE} (${columnsDdl(ALERT_COLUMNS)}, PRIMARY KEY (alert_id))`,
 ];
+
+/** Schema 3 -> 4: the alerts table (alert-store.ts). */
+export const UPGRADE_TO_4 = [CREATE_TABLES[3], `UPDATE disagg_history_meta SET value = '4' WHERE key = 'schema_version'`];
 
 /** PostgreSQL only: DuckDB scans its columns faster than it would maintain an index on every append. */
 export const POSTGRES_INDEXES = [

@@ -4,7 +4,7 @@
 // between the moments it is used.
 import type { HistoryTarget } from '../settings.ts';
 import type { Metric } from '../metrics/metric.ts';
-import type { TestRecord } from '../results/json.ts';
+import type { RecordRegression, TestRecord } from '../results/json.ts';
 import { HistoryStoreError } from './errors.ts';
 import { metricRows, num, optional, parseJson, recordFromRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
 import {
@@ -21,12 +21,15 @@ import {
   TESTS_TABLE,
   UPGRADE_TO_2,
   UPGRADE_TO_3,
+  UPGRADE_TO_4,
   WRITER,
 } from './schema.ts';
 import { ROLLING_WINDOW } from './baseline.ts';
 import type { SeriesStats } from './gate.ts';
 import { SqlError, type SqlConnection, type SqlValue } from './sql-connection.ts';
 import { describeTarget } from './target.ts';
+import { AlertStore, type RunFacts } from './alert-store.ts';
+import type { RunPoint } from './gate/judge-run.ts';
 
 export interface AppendResult {
   /** Records appended now. */
@@ -138,7 +141,7 @@ export class HistoryStore {
       // A reader holds the store read-only: withHistory upgrades it in a short writing session first.
       if (!create) throw new StoreNeedsUpgrade(this.description);
       // One transaction per step: DuckDB refuses to alter a table a transaction has already updated.
-      for (const [from, ddls] of [[1, UPGRADE_TO_2], [2, UPGRADE_TO_3]] as const) {
+      for (const [from, ddls] of [[1, UPGRADE_TO_2], [2, UPGRADE_TO_3], [3, UPGRADE_TO_4]] as const) {
         await this.db.transaction(async () => {
           if (this.db.dialect === 'postgres') await this.db.exec(`SELECT pg_advisory_xact_lock(72461, 1)`);
           const current = await this.db.query<{ value: string }>(`SELECT value FROM ${META_TABLE} WHERE key = 'schema_version'`);
@@ -256,6 +259,70 @@ export class HistoryStore {
         { seriesId: num(r.series_id), p95: num(r.p95), p5: num(r.p5), median: num(r.median), sd: num(r.sd), days: num(r.days), historyValues: num(r.history_values), lastDay: num(r.last_day) },
       ]),
     );
+  }
+
+  /**
+   * The gate's history (gate/judge-run.ts): per series of `points` (or of a stored run), one value
+   * per post-merge run (the mean when a run measured it more than once), with the run's time and
+   * commit, oldest first; valid values of the window and branch, the excluded run left out.
+   */
+  async runValues(filter: BaselineFilter): Promise<Map<number, RunPoint[]>> {
+    if (filter.points.length === 0 && !filter.storedRunId) return new Map();
+    const stored = filter.storedRunId;
+    if (!stored) {
+      await this.db.exec(CREATE_NEW_POINTS);
+      await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+      await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]), { temporary: true });
+    }
+    const params: SqlValue[] = [filter.fromMs, filter.toMs, stored ?? filter.excludeRunId ?? ''];
+    const series = stored ? `SELECT series_id FROM ${METRICS_TABLE} WHERE run_id = $3` : `SELECT series_id FROM ${NEW_POINTS_TABLE}`;
+    let branch = '';
+    if (filter.branch !== undefined) {
+      params.push(filter.branch);
+      branch = ` AND (m.branch IS NULL OR m.branch = $${params.length})`;
+    }
+    const rows = await this.db.query(
+      `WITH per_run AS (SELECT m.series_id, m.run_id, min(m.test_id) AS test_id, avg(m.value) AS value, max(m.ts_ms) AS ts_ms FROM ${METRICS_TABLE} m
+         WHERE m.post_merge AND m.valid AND m.ts_ms >= $1 AND m.ts_ms < $2 AND m.run_id <> $3${branch} AND m.series_id IN (${series})
+         GROUP BY m.series_id, m.run_id)
+       SELECT CAST(p.series_id AS DOUBLE PRECISION) AS series_id, p.run_id, CAST(p.value AS DOUBLE PRECISION) AS value, CAST(p.ts_ms AS DOUBLE PRECISION) AS ts_ms, t.git_commit
+       FROM per_run p LEFT JOIN ${TESTS_TABLE} t ON t.run_id = p.run_id AND t.test_id = p.test_id
+       ORDER BY p.series_id, p.ts_ms, p.run_id`,
+      params,
+    );
+    if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+    const out = new Map<number, RunPoint[]>();
+    for (const r of rows) {
+      const id = num(r.series_id);
+      if (!out.has(id)) out.set(id, []);
+      out.get(id)!.push({ runId: String(r.run_id), tsMs: num(r.ts_ms), value: num(r.value), ...(r.git_commit ? { commit: String(r.git_commit) } : {}) });
+    }
+    return out;
+  }
+
+  /** When each run started (its tests' earliest start) and at which commit: an alert's range. */
+  async runFacts(runIds: readonly string[]): Promise<Map<string, RunFacts>> {
+    const out = new Map<string, RunFacts>();
+    for (let k = 0; k < runIds.length; k += 500) {
+      const chunk = runIds.slice(k, k + 500);
+      if (chunk.length === 0) break;
+      const rows = await this.db.query(
+        `SELECT run_id, CAST(min(start_ms) AS DOUBLE PRECISION) AS start_ms, min(git_commit) AS git_commit FROM ${TESTS_TABLE} WHERE run_id IN (${placeholders(chunk.length)}) GROUP BY run_id`,
+        chunk,
+      );
+      for (const r of rows) out.set(String(r.run_id), { tsMs: num(r.start_ms), ...(r.git_commit ? { commit: String(r.git_commit) } : {}) });
+    }
+    return out;
+  }
+
+  /** Replaces a stored record's regression check (a run judged after it was appended: an import). */
+  async setRegression(runId: string, testId: string, regression: RecordRegression): Promise<void> {
+    await this.db.exec(`UPDATE ${TESTS_TABLE} SET regression = $1 WHERE run_id = $2 AND test_id = $3`, [JSON.stringify(regression), runId, testId]);
+  }
+
+  /** The alerts the gate opened (alert-store.ts). */
+  get alerts(): AlertStore {
+    return new AlertStore(this.db);
   }
 
   /** Every value of a test (optionally one metric), oldest first: `history show`, the report's trends. */

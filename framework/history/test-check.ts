@@ -4,17 +4,19 @@
 // result: the check is skipped with one sentence saying why.
 import type { PlannedTest } from '../select/plan.ts';
 import type { Settings } from '../settings.ts';
-import type { RecordRegression, RecordRunContext, TestRecord } from '../results/json.ts';
+import type { RecordRegression, RecordRunContext, RegressionFinding, TestRecord } from '../results/json.ts';
 import { testType } from '../types/registry.ts';
 import { configuredThresholds } from '../metrics/regression-thresholds.ts';
 import { isHistoryStoreError } from './errors.ts';
 import { lookbackStartMs } from './baseline.ts';
-import { checkRecord, newPoints, regressionMessages, unmeasuredLine } from './regression.ts';
-import { baselineBranchOf, ruleOf } from './check-run.ts';
-import { gatedMetrics } from './gate-metrics.ts';
+import { checkRecord, newPoints, regressionMessages, unmeasuredLine, unmeasuredOf } from './regression.ts';
+import { baselineBranchOf, NO_HISTORY, ruleOf } from './check-run.ts';
+import { judgeRecords } from './run-verdict.ts';
+import { gatedMetrics, isGated } from './gate-metrics.ts';
 import { headlineMetrics } from '../metrics/headline.ts';
 import { runContext } from './run-context.ts';
 import { withHistory } from './store.ts';
+import { NOT_APPENDED, replayedRunContext } from './unappended.ts';
 
 const failedStores = new Map<string, string>();
 const queues = new Map<string, Promise<unknown>>();
@@ -28,22 +30,28 @@ export interface TestHistory {
   warnings: string[];
 }
 
+export interface HistoryForTestInput {
+  settings: Settings;
+  runId: string;
+  test: PlannedTest;
+  record: TestRecord;
+  /** Tests the run's project runs: the gate's correction for many comparisons counts their figures. */
+  runTests?: number;
+}
+
 /**
  * The run context of a test's record and, when it measured something and regressions are
- * checked, its findings. Undefined when the run keeps no history (DISAGG_HISTORY=off, or a
- * DEBUG_MODE replay: its numbers are an earlier run's, not a new measurement).
+ * checked, its findings. Every record carries its run, so that `history import` keeps it; a run
+ * that keeps no history (DISAGG_HISTORY=off) or replays an earlier run's logs (DEBUG_MODE: its
+ * numbers are no new measurement) checks nothing (unappended.ts says which records a run's end
+ * leaves out).
  */
-export async function historyForTest(input: { settings: Settings; runId: string; test: PlannedTest; record: TestRecord }): Promise<TestHistory | undefined> {
-  const { settings, test, record } = input;
+export async function historyForTest(input: HistoryForTestInput): Promise<TestHistory> {
+  const { settings, record } = input;
   const history = settings.history;
-  if (history.target.kind === 'off' || settings.debugMode) return undefined;
-  const config = test.resolved?.config ?? {};
-  const type = testType(test.testType);
-  const raw = type?.regression?.(config);
-  const identity = type?.identity?.(config);
-  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics).map((m) => m.name) : [];
-  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
-  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
+  if (settings.debugMode) return { run: await replayedRunContext(settings, input.runId, record, () => ownRunContext(input)), failures: [], warnings: [] };
+  const { run, raw, identity } = ownRunContext(input);
+  if (history.target.kind === 'off') return { run: { ...run, notAppended: NOT_APPENDED.off }, failures: [], warnings: [] };
   const outcome: TestHistory = { run, failures: [], warnings: [] };
   if (history.regression === 'off' || record.verdict !== 'passed' || record.metrics.length === 0) return outcome;
   // One check at a time per store in this process, so that a store that failed once is not tried
@@ -57,7 +65,21 @@ export async function historyForTest(input: { settings: Settings; runId: string;
   return outcome;
 }
 
-async function check(input: { settings: Settings; runId: string; record: TestRecord }, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
+/** This run's context for the test's record: identity, thresholds and gate from its config. */
+function ownRunContext(input: HistoryForTestInput) {
+  const { settings, test, record } = input;
+  const history = settings.history;
+  const config = test.resolved?.config ?? {};
+  const type = testType(test.testType);
+  const raw = type?.regression?.(config);
+  const identity = type?.identity?.(config);
+  const headline = type ? headlineMetrics(type, config, test.category ?? record.category, record.metrics) : [];
+  const gate = gatedMetrics(record.metrics, headline, history.gate.metrics, raw);
+  const run = runContext({ runId: input.runId, history, workDir: settings.workDir, identity, thresholds: configuredThresholds(raw, history.thresholdPercent), gate });
+  return { run, raw, identity };
+}
+
+async function check(input: HistoryForTestInput, outcome: TestHistory, key: string, raw: unknown, identity: Record<string, string | number> | undefined): Promise<void> {
   const { settings, record } = input;
   const history = settings.history;
   const anchor = Date.parse(record.timing.start);
@@ -68,11 +90,29 @@ async function check(input: { settings: Settings; runId: string; record: TestRec
   }
   try {
     const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
-    const branch = baselineBranchOf(history.runKind, outcome.run.branch, history.gate.baselineBranch);
-    const baselines = await withHistory(history.target, (store) =>
-      store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options), branch }),
-    );
-    const checked = checkRecord({ record, baselines, runKind: history.runKind, ...options, rule: ruleOf(history.gate), gate: outcome.run.gate });
+    let checked: { findings: RegressionFinding[]; skipped?: string; unmeasured?: string[] };
+    if (history.gate.rule === 'robust') {
+      // The correction counts the run's gating figures: this test's, times the tests of the run.
+      const gating = record.metrics.filter((m) => isGated(outcome.run.gate ?? [], m)).length;
+      const judged = await withHistory(history.target, (store) =>
+        judgeRecords(store, [{ record, thresholds: raw, identity, gate: outcome.run.gate ?? [] }], {
+          runId: input.runId,
+          runKind: history.runKind,
+          branch: outcome.run.branch,
+          gate: history.gate,
+          globalThresholdPercent: history.thresholdPercent,
+          family: gating * Math.max(1, input.runTests ?? 1),
+        }),
+      );
+      const findings = judged.byTest.get(record.testId) ?? [];
+      checked = { findings, ...(findings.length ? {} : { skipped: NO_HISTORY }), ...unmeasuredOf(record) };
+    } else {
+      const branch = baselineBranchOf(history.runKind, outcome.run.branch, history.gate.baselineBranch);
+      const baselines = await withHistory(history.target, (store) =>
+        store.baselines({ fromMs: lookbackStartMs(anchor), toMs: anchor, excludeRunId: input.runId, points: newPoints(record, options), branch }),
+      );
+      checked = checkRecord({ record, baselines, runKind: history.runKind, ...options, rule: ruleOf(history.gate), gate: outcome.run.gate });
+    }
     outcome.regression = { mode: history.regression, findings: checked.findings, ...(checked.skipped ? { skipped: checked.skipped } : {}) };
     const messages = regressionMessages(record.testId, checked.findings);
     if (history.regression === 'fail') outcome.failures.push(...messages);

@@ -91,6 +91,18 @@ export interface RecordRunContext {
   thresholds?: Record<string, { postMerge: number; preMerge: number }>;
   /** The metrics that can fail the regression gate (headline and opted in); absent: not known (an older record). */
   gate?: string[];
+  /**
+   * Why no run's end appends this record to the history (its run kept none, DISAGG_HISTORY=off; a
+   * replay of logs whose run is not known); `history import` still does when asked. Absent: appended.
+   */
+  notAppended?: string;
+  /** The run that replayed this record's logs (DEBUG_MODE) and kept the run it came from. */
+  replayedBy?: string;
+}
+
+/** Whether `record` is a result of the run `runId`: its own, or one that run replayed (DEBUG_MODE). */
+export function isRecordOfRun(record: TestRecord, runId: string): boolean {
+  return record.run?.id === runId || record.run?.replayedBy === runId;
 }
 
 /** One metric compared with its baseline from the history. */
@@ -112,6 +124,21 @@ export interface RegressionFinding {
   gated?: boolean;
   /** Why a value beyond the threshold is not a regression (within noise, too little history, the baseline branch has it). */
   note?: string;
+  /** The rule that judged it: robust (the alerting gate, the default) or upstream (threshold over P95 / P5); absent: upstream. */
+  rule?: 'robust' | 'upstream';
+  /** Robust rule: ok, improved, suspect, regression (an alert opened), still-regressed (an alert still open), recovered, unjudged. */
+  status?: string;
+  /** Robust rule: (value - level) / level in the metric's own terms, its noise (a fraction of the level) and the value's distance in it. */
+  change?: number;
+  scale?: number;
+  z?: number;
+  /** Robust rule: post-merge runs the level came from. */
+  runs?: number;
+  /** Robust rule, a regression: its alert, first bad run and last good run, and its run-level p-value. */
+  alertId?: string;
+  firstRunId?: string;
+  lastGoodRunId?: string;
+  pValue?: number;
 }
 
 export interface RecordRegression {

@@ -8,7 +8,7 @@ import lockfile from 'proper-lockfile';
 import { READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { FileLockError } from './file-lock.ts';
-import { parseResults, RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type NotRunTest, type ResultsFile } from './json.ts';
+import { isRecordOfRun, parseResults, RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type NotRunTest, type ResultsFile } from './json.ts';
 
 /** How long a writer waits for the lock; a holder killed mid-write leaves it for 30 s (file-lock.ts's stale). */
 const LOCK_WAIT_MS = 5_000;
@@ -47,7 +47,7 @@ export function saveNotRunSync(outputPath: string, run: string | undefined, test
   const release = lockSync(file);
   try {
     const current = readSync(file);
-    const recorded = new Set(current.records.filter((r) => !r.saving && run !== undefined && r.run?.id === run).map((r) => r.testId));
+    const recorded = new Set(current.records.filter((r) => !r.saving && run !== undefined && isRecordOfRun(r, run)).map((r) => r.testId));
     const listed = new Set(tests.map((t) => t.testId));
     const kept = (current.notRun ?? []).filter((n) => n.run !== run && !listed.has(n.testId));
     const added = tests.filter((t) => !recorded.has(t.testId)).map((t) => ({ testId: t.testId, ...(run ? { run } : {}), why: t.why }));

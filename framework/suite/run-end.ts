@@ -110,6 +110,7 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
         index,
         facts,
         previous: history?.previous,
+        openAlerts: history?.trends?.openAlerts,
         resume: RESUME_HINT,
         notes,
       })

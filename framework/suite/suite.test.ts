@@ -70,6 +70,9 @@ function listedTestsOfOtherProjects(runProjects: readonly string[]): string | un
   return `test list ${plan.testList.file}: ${which} test(s) it names are not run by this invocation (run them with --project ${[...counts.keys()].join(' --project ')})`;
 }
 
+/** Tests this project runs: the regression gate's correction for many comparisons counts their figures. */
+let runTests = 1;
+
 describe(typeName, { concurrent: true }, () => {
   // Vitest requires the first (fixture) argument to be a destructuring pattern.
   // eslint-disable-next-line no-empty-pattern
@@ -83,6 +86,7 @@ describe(typeName, { concurrent: true }, () => {
     const noJob = plan.tests.filter((t) => selected.has(t.id) && !runnable(t));
     if (noJob.length > 0) noJobRecords = saveNoJobRecords(settings, gpu, noJob).then(() => undefined, (err: Error) => err.message);
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
+    runTests = toRun.length;
     if (toRun.length === 0) return;
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
     const own = session;
@@ -129,7 +133,7 @@ describe(typeName, { concurrent: true }, () => {
       if (nothingReplayed) run.failures.push('nothing was replayed: results.json and the CSV keep what they held for this test');
       const nothingToSave = run.alreadyRecorded || nothingReplayed;
       // The history's part: run context for the run's end, and the check against earlier runs.
-      const history = nothingToSave ? undefined : await historyForTest({ settings, runId: inject('runId'), test: planned, record: testRecordOf({ settings, gpu, test: planned, run }) });
+      const history = nothingToSave ? undefined : await historyForTest({ settings, runId: inject('runId'), test: planned, record: testRecordOf({ settings, gpu, test: planned, run }), runTests });
       for (const warning of history?.warnings ?? []) console.warn(warning);
       const saved = nothingToSave ? [] : await saveTestResult({ settings, gpu, test: planned, run, history }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { RuleViolation, TestType, Verdict, VerdictContext } from '../contract/test-type.ts';
 import { kindOf, nixlKinds } from './nixl/kinds.ts';
 import { commonRules, metricsOverrideSpec, nixlConfig, nixlSchema, usesGpus } from './nixl/common.ts';
-import type { MetricSpec } from '../metrics/metric.ts';
+import type { Metric, MetricSpec } from '../metrics/metric.ts';
 import { buildNixlJob, NIXL_TYPE } from './nixl/job/job-builder.ts';
 import { missingTransportReason } from './nixl/transport-libraries.ts';
 
@@ -33,6 +33,23 @@ function rankDeviceSpecs(config: Record<string, unknown>): MetricSpec[] {
   return log && usesGpus(nixlConfig(config)) ? [{ logFile: log, extractor: 'rank-devices', optional: true }] : [];
 }
 
+/**
+ * The headline of metrics whose config is not at hand (a record of an older version, its config
+ * gone): the first kind's whose picks find any of them. A kind whose headline reads its config
+ * cannot pick without one and is passed over.
+ */
+function headlineWithoutConfig(metrics: readonly Metric[]): Metric[] {
+  for (const kind of nixlKinds) {
+    try {
+      const picked = kind.headline?.({}, metrics) ?? [];
+      if (picked.length > 0) return picked;
+    } catch {
+      // this kind's headline needs its config section
+    }
+  }
+  return [];
+}
+
 export const nixlType: TestType = {
   name: NIXL_TYPE,
   description: 'Transfer benchmarks on the project\'s engine (CT perftests, KV matrices, sweeps, MoE, KV pipe) and the real NIXL tools',
@@ -49,6 +66,7 @@ export const nixlType: TestType = {
   identity: (config) => ({ benchmark_kind: nixlConfig(config).benchmark.kind, transfer_backend: nixlConfig(config).benchmark.backend }),
   // the kind's figures; a config that replaces the metrics (benchmark.metrics) names its own
   headline: (metrics, config) => {
+    if (nixlConfig(config).benchmark?.kind === undefined) return headlineWithoutConfig(metrics);
     const override = metricsOverrideSpec(nixlConfig(config));
     if (override) return metrics.filter((m) => override[0].names?.includes(m.name));
     return kindOf(config).headline?.(config, metrics) ?? [];

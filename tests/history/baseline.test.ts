@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { baselineOf, dailyMeans, lookbackStartMs, percentile, rollingSmooth, seriesBaseline } from '../../framework/history/baseline.ts';
 import { checkRecord, describeFinding, diffPercent, newPoints, type CheckInput } from '../../framework/history/regression.ts';
 import { caseKey, seriesId } from '../../framework/history/series-key.ts';
-import { gatedMetrics } from '../../framework/history/gate-metrics.ts';
+import { gatedMetrics, gateKey, isGated } from '../../framework/history/gate-metrics.ts';
 import { baselineBranchOf } from '../../framework/history/check-run.ts';
 import { metricThresholds } from '../../framework/metrics/regression-thresholds.ts';
 import type { TestRecord } from '../../framework/results/json.ts';
@@ -83,7 +83,7 @@ describe('checkRecord', () => {
     // a metric without direction is never judged
     expect(outcome.findings.some((f) => f.metric === 'SERVER_TOTAL_INPUT_TOKENS')).toBe(false);
     expect(describeFinding(slow.testId, ttft)).toBe(
-      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 5 day(s) of history)',
+      'disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT[concurrency=8]: value=30.0000 baseline=20.0000 threshold=5.00% diff=-50.00% (ms, 5 day(s) of history, upstream\'s rule)',
     );
   });
 
@@ -165,7 +165,7 @@ describe('the gate', () => {
       gate: ['SERVER_OUTPUT_TOKEN_THROUGHPUT'],
     });
     expect(outcome.findings).toEqual([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', value: 40, baseline: 20, regression: false, gated: false })]);
-    expect(describeFinding('t', outcome.findings[0])).toMatch(/shown, not gating\)$/);
+    expect(describeFinding('t', outcome.findings[0])).toMatch(/shown, not gating, upstream's rule\)$/);
     // a record without a gate list and no list given: nothing gates
     expect(checkRecord({ record: record({ runId: 'n', day: 5, ttft: 40 }), baselines: new Map([[ttft, seriesBaseline(ttft, flat)]]), runKind: 'post-merge', identity }).findings[0].regression).toBe(false);
   });
@@ -203,11 +203,20 @@ describe('the gate', () => {
 
 describe('gating metrics', () => {
   const metrics = record({ runId: 'x', day: 0 }).metrics;
-  it('headline by default; all, names and -NAME from DISAGG_GATE_METRICS; the config last', () => {
-    expect(gatedMetrics(metrics, ['SERVER_OUTPUT_TOKEN_THROUGHPUT'], ['headline'])).toEqual(['SERVER_OUTPUT_TOKEN_THROUGHPUT']);
+  const tput = metrics.filter((m) => m.name === 'SERVER_OUTPUT_TOKEN_THROUGHPUT');
+  it('headline figures at their label sets by default; all, names and -NAME from DISAGG_GATE_METRICS; the config last', () => {
+    expect(gatedMetrics(metrics, tput, ['headline'])).toEqual(tput.map(gateKey));
     expect(gatedMetrics(metrics, [], ['headline'])).toEqual([]);
     expect(gatedMetrics(metrics, [], ['all'])).toEqual(['SERVER_MEDIAN_TTFT', 'SERVER_OUTPUT_TOKEN_THROUGHPUT']); // metrics with a direction only
-    expect(gatedMetrics(metrics, ['SERVER_OUTPUT_TOKEN_THROUGHPUT'], ['headline', 'SERVER_MEDIAN_TTFT', '-SERVER_OUTPUT_TOKEN_THROUGHPUT'])).toEqual(['SERVER_MEDIAN_TTFT']);
-    expect(gatedMetrics(metrics, ['SERVER_OUTPUT_TOKEN_THROUGHPUT'], ['headline'], { SERVER_MEDIAN_TTFT: { gate: true }, SERVER_OUTPUT_TOKEN_THROUGHPUT: { gate: false } })).toEqual(['SERVER_MEDIAN_TTFT']);
+    expect(gatedMetrics(metrics, tput, ['headline', 'SERVER_MEDIAN_TTFT', '-SERVER_OUTPUT_TOKEN_THROUGHPUT'])).toEqual(['SERVER_MEDIAN_TTFT']);
+    expect(gatedMetrics(metrics, tput, ['headline'], { SERVER_MEDIAN_TTFT: { gate: true }, SERVER_OUTPUT_TOKEN_THROUGHPUT: { gate: false } })).toEqual(['SERVER_MEDIAN_TTFT']);
+  });
+  it('a headline figure gates at its own label set only, a name at every label set', () => {
+    const at = (block: number) => ({ name: 'BW_GBPS', labels: { block_size: block }, value: 1, unit: 'GB/s', higherIsBetter: true });
+    const sweep = [at(4096), at(65536), at(1048576)];
+    const gate = gatedMetrics(sweep, [sweep[2]], ['headline']);
+    expect(gate).toEqual(['BW_GBPS{"block_size":1048576}']);
+    expect(sweep.map((m) => isGated(gate, m))).toEqual([false, false, true]);
+    expect(sweep.map((m) => isGated(gatedMetrics(sweep, [sweep[2]], ['headline', 'BW_GBPS']), m))).toEqual([true, true, true]);
   });
 });

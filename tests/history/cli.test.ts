@@ -52,7 +52,7 @@ describe('disagg-bench history', () => {
   it('imports results, finds regressions against the history before a run, shows, lists and compares runs', { timeout: 300_000 }, async () => {
     const db = path.join(scratch, 'h1.duckdb');
     // These records carry no gate list (as an older version wrote them): every metric with a direction gates.
-    const env = { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
+    const env = { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
     // Five post-merge days at 20 ms / 1000 tok/s, then a run at 30 ms (TTFT regressed) and 1200 tok/s.
     const history = resultsFile('history.json', [0, 1, 2, 3, 4].map((d) => record({ runId: `day${d}`, day: d })));
     const latest = record({ runId: 'latest', day: 6, ttft: 30, throughput: 1200 });
@@ -83,9 +83,9 @@ describe('disagg-bench history', () => {
     expect(asJson).toMatchObject({ regressions: 1, compared: 2, findings: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', regression: true, gated: true })]) });
     // only the headline metrics gate by default: a disagg perf test's include its median TTFT per
     // concurrency, so the TTFT regression fails; gating the throughput alone, or all but TTFT, does not
-    expect((await cli(['regressions'], { DISAGG_HISTORY: db })).exitCode).toBe(1);
-    expect((await cli(['regressions'], { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'SERVER_OUTPUT_TOKEN_THROUGHPUT' })).exitCode).toBe(0);
-    expect((await cli(['regressions'], { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all,-SERVER_MEDIAN_TTFT' })).exitCode).toBe(0);
+    expect((await cli(['regressions'], { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db })).exitCode).toBe(1);
+    expect((await cli(['regressions'], { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'SERVER_OUTPUT_TOKEN_THROUGHPUT' })).exitCode).toBe(0);
+    expect((await cli(['regressions'], { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all,-SERVER_MEDIAN_TTFT' })).exitCode).toBe(0);
     // An earlier run has only the days before it: day 4 against days 0-3, no regression.
     expect((await cli(['regressions', '--run', 'day4'], env)).exitCode).toBe(0);
     const first = await cli(['regressions', '--run', 'day0'], env);
@@ -95,7 +95,7 @@ describe('disagg-bench history', () => {
     expect(show.exitCode).toBe(0);
     expect(show.stdout.split('\n').filter((l) => /^ {2}2026-11-/.test(l))).toHaveLength(6);
     expect(show.stdout).toMatch(/candidate \(latest\)\s+30$/m);
-    expect((await cli(['show', 'no_such_test'], env)).exitCode).toBe(1);
+    expect((await cli(['show', 'no_such_test'], env)).exitCode).toBe(3);
 
     const runs = await cli(['runs'], env);
     expect(runs.stdout).toMatch(/6 run\(s\)/);
@@ -219,7 +219,7 @@ describe('disagg-bench history', () => {
 
   it('the remaining options: --kind, --label0/--label1, --output, --csv, export --run', { timeout: 300_000 }, async () => {
     const db = path.join(scratch, 'h5.duckdb');
-    const env = { DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
+    const env = { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: db, DISAGG_GATE_METRICS: 'all' };
     await cli(['import', resultsFile('base.json', [0, 1, 2].map((d) => record({ runId: `b${d}`, day: d })))], env);
     const file = resultsFile('slower.json', [record({ runId: 'x', day: 4, ttft: 21.5 })]); // 7.5 % slower than 20 ms
     // judged as post-merge (5 %) it regressed, as pre-merge (10 %) it did not
@@ -285,8 +285,8 @@ describe('disagg-bench history', () => {
     const notCsv = path.join(scratch, 'bad.csv');
     writeFileSync(notCsv, 'a,b\n1,2\n');
     const r1 = await cli(['import', notCsv], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') });
-    expect(r1.exitCode).toBe(1);
-    expect(r1.stderr.trim()).toBe(`disagg-bench history: ${notCsv}: not a perf_script_test_results.csv (its header lacks network_name, perf_metric, start_timestamp, end_timestamp, metric_type; expected the columns ${PERF_CSV_COLUMNS.join(',')})`);
+    expect(r1.exitCode).toBe(3);
+    expect(r1.stderr.trim()).toBe(`disagg-bench history import: ${notCsv}: not a perf_script_test_results.csv (its header lacks network_name, perf_metric, start_timestamp, end_timestamp, metric_type; expected the columns ${PERF_CSV_COLUMNS.join(',')})`);
     const badRow = path.join(scratch, 'bad-row.csv');
     writeFileSync(badRow, `${PERF_CSV_COLUMNS.join(',')}\nx_con:1,,,,,,,,not-a-number,1,2026-11-01 00:00:00,2026-11-01 00:01:00,valid,cmd,,,M\n`);
     expect((await cli(['import', badRow], { DISAGG_HISTORY: path.join(scratch, 'h4.duckdb') })).stderr).toMatch(/bad-row\.csv:2: expected a row name, a numeric perf_metric/);
@@ -296,13 +296,16 @@ describe('disagg-bench history', () => {
     const corrupt = path.join(scratch, 'corrupt.duckdb');
     writeFileSync(corrupt, 'garbage'.repeat(1000));
     const r2 = await cli(['runs'], { DISAGG_HISTORY: corrupt });
-    expect(r2.exitCode).toBe(1);
-    expect(r2.stderr).toMatch(/^disagg-bench history: the DuckDB history .*corrupt\.duckdb: the file is not a DuckDB database this version can read .*; move .* aside/);
+    expect(r2.exitCode).toBe(3);
+    expect(r2.stderr).toMatch(/^disagg-bench history runs: the DuckDB history .*corrupt\.duckdb: the file is not a DuckDB database this version can read .*; move .* aside/);
     const r3 = await cli(['runs'], { DISAGG_HISTORY: 'postgres://nobody@127.0.0.1:1/x', DISAGG_HISTORY_CONNECT_TIMEOUT_SEC: '3' });
-    expect(r3.stderr).toMatch(/^disagg-bench history: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/x: no server answers there/);
+    expect(r3.stderr).toMatch(/^disagg-bench history runs: the PostgreSQL history postgres:\/\/nobody@127\.0\.0\.1:1\/x: no server answers there/);
+    expect(r3.exitCode).toBe(3);
     const r4 = await cli(['runs'], { DISAGG_HISTORY: 'off' });
     expect(r4.stderr).toMatch(/no history store is configured/);
+    expect(r4.exitCode).toBe(3);
     const r5 = await cli(['runs'], { DISAGG_HISTORY: 'mysql://x' });
+    expect(r5.exitCode).toBe(2); // a bad setting, as for every command
     expect(r5.stderr).toMatch(/DISAGG_HISTORY="mysql:\/\/x": expected off, a postgres:\/\/user@host:port\/database URL or a file path/);
   });
 

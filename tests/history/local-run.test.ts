@@ -45,7 +45,7 @@ describe('a local run', () => {
     const local = resultsFile('local.json', [onBranch(record({ runId: 'local', day: 6, ttft: 80 }), 'local')]);
     const judged = await cli(['regressions', local], env);
     expect(judged.exitCode, judged.all).toBe(1);
-    expect(judged.stdout).toMatch(/^REGRESSION {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: value=80\.0000 baseline=20\.0000 threshold=5\.00% diff=-300\.00%/m);
+    expect(judged.stdout).toMatch(/^REGRESSION {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: 80\.0000 ms against its level 20\.0000: \+300\.0% worse/m);
     // A pre-merge run of that branch is still judged against the baseline branch (main: no history).
     const preMerge = resultsFile('pre-merge.json', [onBranch(record({ runId: 'pr', day: 6, ttft: 80 }), 'pre-merge')]);
     const pr = await cli(['regressions', preMerge], env);
@@ -86,7 +86,7 @@ describe('a local run', () => {
     expect(local.exitCode, local.output).toBe(1);
     const judged = local.records.find((r) => r.testId === id && r.run?.id !== firstRecord.run!.id)!;
     expect(judged.regression?.findings.find((f) => f.metric === 'SERVER_MEDIAN_TTFT')).toMatchObject({ value: 20.2468, regression: true, threshold: 0.05 });
-    expect(local.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: value=20\.2468 baseline=\d+\.\d{4} threshold=5\.00% diff=-\d+\.\d\d%/);
+    expect(local.output).toMatch(/regression against the history: disagg_perf_standin SERVER_MEDIAN_TTFT\[concurrency=1\]: 20\.2468 ms against its level \d+\.\d+: \+\d+\.\d% worse/);
     // ...and feeds no baseline.
     const points = await withHistory(store, (s) => s.points({ testIds: [id], metric: 'SERVER_MEDIAN_TTFT' }));
     expect(points.filter((p) => p.runKind === 'local').map((p) => p.postMerge)).toEqual([false, false]);

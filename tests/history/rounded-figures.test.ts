@@ -72,7 +72,7 @@ describe('the regression gate and a rounded figure', () => {
 
 describe('history regressions and a rounded figure (the real bin, a real DuckDB file)', () => {
   it('judges the exact figures, leaves a print of zero out, and says so in one line', async () => {
-    const env = { DISAGG_HISTORY: path.join(scratch, 'regressions.duckdb'), OUTPUT_PATH: path.join(scratch, 'out'), WORK_DIR: root };
+    const env = { DISAGG_GATE_RULE: 'upstream', DISAGG_HISTORY: path.join(scratch, 'regressions.duckdb'), OUTPUT_PATH: path.join(scratch, 'out'), WORK_DIR: root };
     const cli = (...args: string[]) => execa('node', [path.join(root, 'bin/disagg-bench.js'), 'history', ...args], { cwd: scratch, env, reject: false, all: true });
     const file = (name: string, records: TestRecord[]) => {
       writeFileSync(path.join(scratch, name), JSON.stringify({ version: 1, updated: new Date().toISOString(), records }));

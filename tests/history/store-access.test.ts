@@ -1,7 +1,8 @@
 // Who may open a DuckDB history while another process holds it (real DuckDB files, real second
 // processes): readers open it read-only and take no lock of ours, so a process holding it
 // read-only stops no command and no run; a run whose store another process holds for writing
-// waits a bounded time, then keeps its records in the pending file that the next writer appends;
+// waits a bounded time, then keeps its records in the pending file that the next writer appends
+// (so does `history import`, saying so and exiting 3);
 // a store that cannot be written is one line at once. A schema-1 history is upgraded in place.
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { withHistory } from '../../framework/history/store.ts';
 import { appendRunsToHistory } from '../../framework/history/run-end.ts';
 import { readSettings } from '../../framework/settings.ts';
 import { saveTestRecords } from '../../framework/results/json.ts';
+import { readPending } from '../../framework/history/pending.ts';
 import { entries, record } from '../fixtures/history/records.ts';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'history-access-'));
@@ -77,7 +79,7 @@ describe('a DuckDB history another process holds', () => {
     const { out, file } = await seeded();
     await hold(file, 'write');
     const runs = await run(out, ['history', 'runs'], { DISAGG_HISTORY_LOCK_WAIT_SEC: '1' });
-    expect(runs.exitCode).toBe(1);
+    expect(runs.exitCode).toBe(3);
     expect(runs.stderr.trim().split('\n')).toHaveLength(1);
     expect(runs.stderr).toMatch(/another process \(PID \d+\) holds the file for writing and did not let go in 1 s; try again when it is done/);
     await saveTestRecords(out, [record({ runId: 'new', day: 1 })]);
@@ -90,6 +92,27 @@ describe('a DuckDB history another process holds', () => {
     const next = await appendRunsToHistory(readSettings({ OUTPUT_PATH: out }), 'next');
     expect(next).toMatchObject({ ok: true });
     expect((await withHistory({ kind: 'duckdb', file }, (s) => s.runs())).map((r) => r.runId)).toEqual(['old', 'new', 'next']);
+  });
+
+  it('held for writing: `history import` keeps the files\' records in the pending file, says so, exits 3; the next import appends them', { timeout: 400_000 }, async () => {
+    const { out, file } = await seeded();
+    const results = path.join(scratch, `import${counter}.json`);
+    writeFileSync(results, JSON.stringify({ version: 1, updated: new Date().toISOString(), records: [record({ runId: 'imported', day: 1 }), record({ runId: 'imported', day: 1, testId: 'disagg_perf_other' })] }));
+    await hold(file, 'write');
+    const refused = await run(out, ['history', 'import', results], { DISAGG_HISTORY_LOCK_WAIT_SEC: '1' });
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^disagg-bench history import: 2 record\(s\) kept in \S+history\.duckdb\.pending\.jsonl \(appended by the next run or `disagg-bench history import`\): another process \(PID \d+\) holds the file/);
+    expect(readPending(`${file}.pending.jsonl`).map((e) => [e.run.id, e.record.testId])).toEqual([['imported', 'disagg_perf_model_1k1k_ccb-UCX'], ['imported', 'disagg_perf_other']]);
+    for (const h of holders.splice(0)) h.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    // Nothing named: the kept records are appended, and the pending file is gone.
+    const next = await run(out, ['history', 'import']);
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/2 record\(s\) and 6 metric value\(s\) appended/);
+    expect(existsSync(`${file}.pending.jsonl`)).toBe(false);
+    expect((await withHistory({ kind: 'duckdb', file }, (s) => s.runs())).map((r) => [r.runId, r.tests])).toEqual([['old', 1], ['imported', 2]]);
   });
 
   it('a store that cannot be written: one line at once, no retries', async () => {

@@ -1,11 +1,13 @@
 // Records a replay leaves, end to end: a real run (`vitest run --project disagg`, local scheduler,
 // stand-in serving stack) and then DEBUG_MODE=1 replays of its logs. A replay replaces each test's
-// record and CSV rows (never adds them again); a test whose log folder is gone keeps its one
+// record and CSV rows (never adds them again) and keeps its run block (else writes its own, left out
+// of the history); a test whose log folder is gone keeps its one
 // record; a job.json that is there but garbage fails its test saying so, instead of passing with
 // the state assumed COMPLETED.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import type { TestRecord } from '../../framework/results/json.ts';
 import { csvRowPrefixOf, recordOf, removeWorkDirs, runSuite, standinConfig, testIdOf, writeWorkDir, type SuiteOptions } from '../fixtures/reliability/suite-run.ts';
 
 afterAll(removeWorkDirs);
@@ -29,12 +31,21 @@ it('DEBUG_MODE replays replace records and CSV rows; a missing log folder keeps 
     expect(replay.records, `replay ${round}`).toHaveLength(3);
     expect(replay.csvRows, `replay ${round}`).toHaveLength(live.csvRows.length);
     for (const n of names) expect(recordOf(replay.records, testIdOf(n))!.jobId).toBe(recordOf(live.records, testIdOf(n))!.jobId);
+    // Each record keeps the run it came from (what `history import` keeps), naming the replay;
+    // the history holds that run already: the replay adds nothing to it.
+    for (const n of names) expect(recordOf(replay.records, testIdOf(n))!.run).toEqual({ ...recordOf(live.records, testIdOf(n))!.run, replayedBy: expect.stringMatching(/^run-/) });
+    expect(replay.output).toMatch(/history: 0 record\(s\), 0 metric value\(s\) appended/);
   }
 
   // b's logs are gone; c's job.json is garbage (its slurm-<job id>.out still names the job).
   const logDir = (n: string) => path.join(dir.outputPath, 'slurm_logs', testIdOf(n));
   rmSync(logDir('b'), { recursive: true });
   writeFileSync(path.join(logDir('c'), 'job.json'), '{"jobId": "L1-x-1", "status": {"sta');
+  // a's record lost its run block (as a version before run blocks wrote it).
+  const resultsFile = path.join(dir.outputPath, 'results.json');
+  const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as { records: TestRecord[] };
+  for (const r of results.records) if (r.testId === testIdOf('a')) delete r.run;
+  writeFileSync(resultsFile, JSON.stringify(results));
   const replay = await runSuite({ ...options, env: { DEBUG_MODE: '1' } });
   expect(replay.exitCode, replay.output).toBe(1);
   expect(replay.output).toMatch(new RegExp(`FAIL .*${testIdOf('b')}[\\s\\S]*no logs to replay[\\s\\S]*nothing was replayed: results\\.json and the CSV keep what they held`));
@@ -48,4 +59,7 @@ it('DEBUG_MODE replays replace records and CSV rows; a missing log folder keeps 
   expect(rowsOf(replay.csvRows, 'c')).toEqual([]);
   expect(rowsOf(replay.csvRows, 'a')).toHaveLength(perTest);
   expect(existsSync(logDir('b'))).toBe(false); // a replay creates nothing
+  // a's replay has no run to keep: the replay's own, which no run's end appends (its numbers are an earlier run's).
+  expect(recordOf(replay.records, testIdOf('a'))!.run).toMatchObject({ id: expect.stringMatching(/^run-/), notAppended: expect.stringMatching(/^a replay \(DEBUG_MODE\)/) });
+  expect(replay.output).toMatch(/history: 0 record\(s\), 0 metric value\(s\) appended/);
 });

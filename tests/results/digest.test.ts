@@ -59,8 +59,8 @@ describe('the run digest', () => {
     // the terminal: what a reader of the log's tail needs, the totals and the report last
     const lines = text.trimEnd().split('\n');
     expect(lines.find((l) => l.startsWith('PASSED'))).toMatch(/^PASSED\s+sweep\s+BW_GBPS\{block_size=1048576,op_type=READ\} 12\.5 GB\/s\s+\+25\.0%\s+-\s+21 s\s+0\.4 s$/);
-    expect(lines.find((l) => l.startsWith('FAILED'))).toMatch(/^FAILED\s+ct\s+AVG_LATENCY_PER_ITER_S 0\.0001235 s\s+-\s+-23\.5% REGRESSED/);
-    expect(text).toContain('REGRESSION ct: AVG_LATENCY_PER_ITER_S 0.0001235 s against baseline 0.0001 s (-23.5%, threshold 5.0%; baseline from 5 day(s) of post-merge history): failed the test');
+    expect(lines.find((l) => l.startsWith('FAILED'))).toMatch(/^FAILED\s+ct\s+AVG_LATENCY_PER_ITER_S 0\.0001235 s\s+-\s+\+23\.5% REGRESSED/); // a latency up is +, as in "vs previous"
+    expect(text).toContain("REGRESSION ct: AVG_LATENCY_PER_ITER_S 0.0001235 s against baseline 0.0001 s (-23.5% as upstream states it, positive = better; threshold 5.0%; baseline from 5 day(s) of post-merge history, upstream's rule): failed the test");
     expect(text).toContain('skipped: gpu_only: needs a GPU of H200, B200; this machine has none (GPU_TYPE unset)');
     expect(text).toMatch(/^NOT RUN\s+cut_short\s/m);
     expect(text).not.toContain('vs baseline: no figure'); // one figure has its baseline

@@ -52,6 +52,11 @@ describe('serving (disagg, wideep)', () => {
     }
   });
 
+  test('without a config (an older record whose config is gone): the same figures, never an error', async () => {
+    const { headline, metrics } = await headlineFrom(disaggType, baseConfig(), { '6_bench.log': 'serving/6_bench.log' });
+    expect(headlineMetrics(disaggType, {}, 'perf', metrics)).toEqual(headline);
+  });
+
   test('with speculative decoding the mean decoded tokens per iteration joins them (upstream adds d_al)', async () => {
     const { headline } = await headlineFrom(disaggType, baseConfig(), { '6_bench.log': 'serving/versions/v4-std-min-max-decoded-tokens.log' });
     expect(headline.filter((m) => m.name === 'SERVER_MEAN_AVG_DECODED_TOKENS_PER_ITER').map((m) => m.value)).toContain(2.41);
@@ -78,6 +83,21 @@ describe('serving (disagg, wideep)', () => {
 describe('nixl kinds', () => {
   test('every registered kind names its headline', () => {
     expect(nixlKinds.filter((k) => typeof k.headline !== 'function').map((k) => k.name)).toEqual([]);
+  });
+
+  test('without a config (an older record whose config is gone): the figures of the kind its metrics are, never an error', async () => {
+    const cases: [string, Record<string, string>][] = [
+      ['ct_seed_read_shm', { 'ct_perftest.json': 'golden/kvbench-ct-task0.log' }],
+      ['sequential_shm', { 'sequential_ct_perftest.json': 'golden/kvbench-sequential.json' }],
+      ['sweep_shm_read_write', { 'sweep.log': 'nixl/sweep-shm.log' }],
+      ['ep_shm_4ranks', { 'ep.log': 'nixl/nixl-ep-seed.log' }],
+      ['kvpipe_shm_16x8M', { 'kvpipe.log': 'nixl/kvpipe-shm.log' }],
+    ];
+    for (const [name, files] of cases) {
+      const { headline, metrics } = await headlineFrom(nixlType, example(name), files);
+      expect(headline.length, name).toBeGreaterThan(0);
+      expect(headlineMetrics(nixlType, {}, 'perf', metrics), name).toEqual(headline);
+    }
   });
 
   test('CT perftest: the average latency per iteration', async () => {

@@ -1,27 +1,34 @@
 // `disagg-bench history regressions [results.json] [--run ID|LABEL] [--json]`
-import { checkRun, ruleOf } from '../../history/check-run.ts';
+import { checkRun } from '../../history/check-run.ts';
 import { describeFinding, unmeasuredLine } from '../../history/regression.ts';
 import { resolveRun } from '../../history/run-ref.ts';
-import { gatedMetrics } from '../../history/gate-metrics.ts';
-import { RUN_KINDS, type RunKind } from '../../settings.ts';
-import type { TestRecord } from '../../results/json.ts';
+import { gatedMetrics, gateKey } from '../../history/gate-metrics.ts';
+import { gateVariablesHelp, RUN_KINDS, type RunKind } from '../../settings.ts';
+import { describeAlert } from '../../history/alert-text.ts';
+import type { RegressionFinding, TestRecord } from '../../results/json.ts';
+import type { ConfigIdentity } from '../../history/config-identity.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history regressions [results.json|folder] [--run ID|LABEL|latest] [--kind post-merge|pre-merge|local] [--all] [--json]
-  Checks one run against baselines computed from the history before it, as upstream does
-  (90 days of valid post-merge values of the run's branch, or of DISAGG_BASELINE_BRANCH for a
-  pre-merge run; per-day mean, 3-day rolling mean, P95 / P5; thresholds from the configs,
-  DISAGG_REGRESSION_THRESHOLD, else 10 % pre-merge and 5 % otherwise). Only gating metrics can
-  regress (each test type's headline metrics, as the run recorded them; DISAGG_GATE_METRICS for
-  records that carry none), and only beyond the threshold and DISAGG_GATE_NOISE_K (3) robust
-  standard deviations of the series, after DISAGG_GATE_MIN_DAYS (3) days of history. A figure
-  printed rounded to zero is no measurement: not judged, and said once; a breach that the print's
-  rounding alone could explain is no regression.
+  The gate's verdict on one run, and every alert still open. A run is judged once, when it reaches
+  the history (its end, or its import), and shown with that verdict; --kind judges it again as
+  another kind of run. The robust rule (default): each gating figure (each test type's headline
+  figures at their label sets, docs/figures.md; DISAGG_GATE_METRICS for more) against its level,
+  the median of its post-merge runs since its last acknowledged change, in its noise (the runs'
+  median absolute deviation, pooled with the run's other figures); a change alerts when it is
+  beyond the threshold (the config's, DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge, 10 %
+  pre-merge) and significant for the whole run, on one run or confirmed by the next; an alert stays
+  shown until the series comes back or is acknowledged (history alerts, history ack). A pre-merge
+  run is judged against the baseline branch's current level. DISAGG_GATE_RULE=upstream gives
+  upstream's rule instead (its threshold over the P95 / P5 of the daily means), labelled so.
+  The gate's settings:
+${gateVariablesHelp('    ')}
   The run: the latest run of the results file given, else --run, else the latest run in the history.
-  Exit 1 when any metric regressed, listing each; 0 otherwise.
-  --kind  judge as this kind of run (default: the run's own kind)
-  --all   also list the metrics that did not regress
-  --json  the findings as one JSON document`;
+  Exit 1 when a gating figure of the run regressed or is still under an open alert, listing each;
+  0 otherwise; 2 or more when the command could not judge (a usage error, a store that cannot be read).
+  --kind  judge again as this kind of run (default: the verdict the run was given)
+  --all   also list the figures that did not regress
+  --json  the findings and open alerts as one JSON document`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, { run: { type: 'string' }, kind: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } }, usage);
@@ -33,47 +40,64 @@ export async function run(argv: string[]): Promise<number> {
   return onStore(settings, async (store) => {
     const target = await resolveRun(positionals[0] ?? values.run ?? 'latest', async () => store);
     const older = target.records.some((r) => !r.run?.gate);
+    // Only records of an older version (no run context, no gate) need their configs: loading the test types costs a second.
+    const configOf = older ? await configLookup(settings.workDir, settings.history.thresholdPercent) : undefined;
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
       storedRunId: target.storedRunId,
       globalThresholdPercent: settings.history.thresholdPercent,
-      rule: ruleOf(gate),
-      baselineBranch: gate.baselineBranch,
-      fallbackGate: older ? await fallbackGate(gate.metrics) : undefined,
-      // Only records of an older version (no run context) need their configs: loading the test types costs a second.
-      identityOf: target.records.some((r) => !r.run)
-        ? (await import('../../history/config-identity.ts')).configIdentities(settings.workDir, settings.history.thresholdPercent)
-        : undefined,
+      gate,
+      fallbackGate: configOf ? await fallbackGate(gate.metrics, configOf) : undefined,
+      identityOf: target.records.some((r) => !r.run) ? configOf : undefined,
     });
     const findings = checks.flatMap((c) => c.findings.map((f) => ({ testId: c.testId, ...f })));
     const regressions = findings.filter((f) => f.regression).length;
     const unchecked = checks.filter((c) => c.findings.length === 0).length;
+    // Alerts still open that this run's findings do not show (their series was not measured in it).
+    const shownAlerts = new Set(findings.map((f) => f.alertId).filter(Boolean));
+    const openAlerts = gate.rule === 'robust' ? (await store.alerts.list({ status: ['open'] })).filter((a) => !shownAlerts.has(a.id)) : [];
     if (values.json) {
       const unmeasured = checks.flatMap((c) => (c.unmeasured ?? []).map((metric) => ({ testId: c.testId, metric })));
-      console.log(JSON.stringify({ run: target.name, store: store.description, tests: target.records.length, compared: findings.length, regressions, unchecked, findings, unmeasured }, null, 2));
+      console.log(JSON.stringify({ run: target.name, store: store.description, rule: gate.rule, tests: target.records.length, compared: findings.length, regressions, unchecked, findings, unmeasured, openAlerts }, null, 2));
       return regressions > 0 ? 1 : 0;
     }
     for (const f of findings) {
-      if (f.regression || values.all) console.log(`${f.regression ? 'REGRESSION' : 'ok'}  ${describeFinding(f.testId, f)}`);
+      if (f.regression || values.all) console.log(`${findingTag(f)}  ${describeFinding(f.testId, f)}`);
     }
     const unmeasured = unmeasuredLine(checks);
     if (unmeasured) console.log(unmeasured);
+    for (const a of openAlerts) console.log(`OPEN ALERT  ${describeAlert(a)}`);
     const shown = findings.filter((f) => f.gated === false).length;
     console.log(
-      `run ${target.name}: ${target.records.length} test(s), ${findings.length} metric(s) compared with their baselines in ${store.description} (${findings.length - shown} gating), ${regressions} regression(s)${unchecked ? `; ${unchecked} test(s) without earlier post-merge history` : ''}`,
+      `run ${target.name}: ${target.records.length} test(s), ${findings.length} metric(s) compared with their baselines in ${store.description} (${findings.length - shown} gating), ${regressions} regression(s)${openAlerts.length ? `, ${openAlerts.length} other open alert(s)` : ''}${unchecked ? `; ${unchecked} test(s) without earlier post-merge history` : ''}${gate.rule === 'upstream' ? " (upstream's rule)" : ''}`,
     );
     return regressions > 0 ? 1 : 0;
   });
 }
 
-/** For records written before the gate was kept: DISAGG_GATE_METRICS, with each type's headline metrics. */
-async function fallbackGate(setting: string[]): Promise<(record: TestRecord) => string[]> {
+/** A finding's word: REGRESSION (an alert opened), STILL REGRESSED (an alert still open), else its status. */
+const findingTag = (f: RegressionFinding) => (f.regression ? (f.status === 'still-regressed' ? 'STILL REGRESSED' : 'REGRESSION') : (f.status ?? 'ok'));
+
+/** Each test id's config under WORK_DIR, read the first time one is asked for. */
+async function configLookup(workDir: string, thresholdPercent: number | undefined): Promise<(testId: string) => ConfigIdentity | undefined> {
+  const { configIdentities } = await import('../../history/config-identity.ts');
+  let lookup: ((testId: string) => ConfigIdentity | undefined) | undefined;
+  return (testId) => (lookup ??= configIdentities(workDir, thresholdPercent))(testId);
+}
+
+/**
+ * For records written before the gate was kept: DISAGG_GATE_METRICS, with each record's headline:
+ * the one it carries, else its type's from its config under WORK_DIR, else its type's without one.
+ */
+async function fallbackGate(setting: string[], configOf: (testId: string) => ConfigIdentity | undefined): Promise<(record: TestRecord) => string[]> {
   const needsTypes = setting.includes('headline');
   const registry = needsTypes ? await import('../../types/registry.ts') : undefined;
   const { headlineMetrics } = await import('../../metrics/headline.ts');
   return (record) => {
     const type = registry?.testType(record.type);
-    const headline = type ? headlineMetrics(type, {}, record.category, record.metrics).map((m) => m.name) : [];
+    // The figures the record names as its headline (with their directions from its metrics), else its type's.
+    const named = record.headline && new Set(record.headline.map(gateKey));
+    const headline = named ? record.metrics.filter((m) => named.has(gateKey(m))) : type ? headlineMetrics(type, configOf(record.testId)?.config ?? {}, record.category, record.metrics) : [];
     return gatedMetrics(record.metrics, headline, setting);
   };
 }

@@ -1,24 +1,24 @@
 // `disagg-bench history show <test id> [--metric M] [--json]`
+import { DisaggBenchError } from '../../../runners/common/errors.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history show <test id> [--metric NAME] [--json]
   Prints the test's values over time, one block per GPU type, metric and label set: time (UTC),
   run kind, branch, run (label), value; '*' marks values that feed no baseline (pre-merge or local,
-  or a test that failed its own checks). --json: the values as one JSON array.`;
+  or a test that failed its own checks). --json: the values as one JSON array. No value of the
+  test (or metric): one line, exit 3.`;
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, { metric: { type: 'string' }, json: { type: 'boolean' } }, usage);
   if (values.help) return console.log(usage), 0;
   if (positionals.length !== 1) throw new UsageError(`name one test id\n${usage}`);
   const settings = historySettings();
-  const points = await onStore(settings, (store) => store.points({ testIds: positionals, metric: values.metric }));
+  const { points, store } = await onStore(settings, async (store) => ({ points: await store.points({ testIds: positionals, metric: values.metric }), store: store.description }));
+  // Nothing to show is no answer (exit 3, commands/history.ts), never 1: that says "a regression".
+  if (points.length === 0) throw new DisaggBenchError(`no values of ${positionals[0]}${values.metric ? ` ${values.metric}` : ''} in ${store}; \`disagg-bench history runs\` lists what it holds`);
   if (values.json) {
     console.log(JSON.stringify(points, null, 2));
-    return points.length ? 0 : 1;
-  }
-  if (points.length === 0) {
-    console.log(`no values of ${positionals[0]}${values.metric ? ` ${values.metric}` : ''} in the history`);
-    return 1;
+    return 0;
   }
   // One block per GPU type too: two GPUs' values are two series, never one line.
   const blocks = new Map<string, typeof points>();

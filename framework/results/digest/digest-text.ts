@@ -49,8 +49,18 @@ function figureGroups(figures: DigestFigure[]): string[] {
 /** Change against the previous run, as a plain change of the value. */
 const previousText = (h: DigestHeadline | undefined) => (h?.previous ? signed(h.previous.changePercent) : '-');
 
-/** Change against the baseline, positive = better (upstream's diff), with the regression mark. */
-const baselineText = (h: DigestHeadline | undefined) => (h?.baseline ? `${signed(h.baseline.diffPercent)}${h.regression ? ' REGRESSED' : ''}` : '-');
+/**
+ * Change against the level the gate judged, in the metric's own terms like "vs previous", with the
+ * gate's word: REGRESSED (an alert opened), ALERT <id> (one still open), suspect (worse, not yet
+ * significant), or why the figure is not judged.
+ */
+function baselineText(h: DigestHeadline | undefined): string {
+  const b = h?.baseline;
+  if (!b) return '-';
+  if (b.status === 'unjudged') return `not judged (${b.note?.replace(/: not judged yet$/, '') ?? 'too little history'})`;
+  const mark = b.status === 'still-regressed' ? ` ALERT ${b.alertId ?? ''}`.trimEnd() : h.regression ? ' REGRESSED' : b.status === 'suspect' ? ' suspect' : b.status === 'recovered' ? ' recovered' : '';
+  return `${signed(b.changePercent)}${mark}`;
+}
 
 function totalsLine(d: Digest): string {
   const t = d.totals;
@@ -64,8 +74,13 @@ function regressionLines(d: Digest): string[] {
   return d.regressions.map((r) => {
     const labels = labelsText(r.labels);
     const what = r.mode === 'fail' ? 'failed the test' : 'reported (DISAGG_REGRESSION=warn)';
+    if (r.rule === 'robust') {
+      const alert = r.status === 'still-regressed' ? `alert ${r.alertId} still open` : `alert opened${r.alertId ? ` ${r.alertId}` : ''}`;
+      return `${r.testId}: ${r.metric}${labels ? `{${labels}}` : ''} ${figure(r.value)} ${r.unit} against its level ${figure(r.baseline)} ${r.unit} `
+        + `(${signed((r.change ?? 0) * 100)}, noise ${((r.scale ?? 0) * 100).toFixed(1)}%, threshold ${(r.threshold * 100).toFixed(1)}%, ${r.runs ?? r.days} post-merge run(s)): ${alert}; ${what}`;
+    }
     return `${r.testId}: ${r.metric}${labels ? `{${labels}}` : ''} ${figure(r.value)} ${r.unit} against baseline ${figure(r.baseline)} ${r.unit} `
-      + `(${signed(r.diffPercent)}, threshold ${(r.threshold * 100).toFixed(1)}%; baseline from ${r.days} day(s) of post-merge history): ${what}`;
+      + `(${signed(r.diffPercent)} as upstream states it, positive = better; threshold ${(r.threshold * 100).toFixed(1)}%; baseline from ${r.days} day(s) of post-merge history, upstream's rule): ${what}`;
   });
 }
 
@@ -99,6 +114,7 @@ export function digestTerminal(d: Digest): string {
   const regressions = regressionLines(d);
   for (const r of regressions.slice(0, MAX_TERMINAL_REGRESSIONS)) out.push(`REGRESSION ${r}`);
   if (regressions.length > MAX_TERMINAL_REGRESSIONS) out.push(`REGRESSION ... and ${regressions.length - MAX_TERMINAL_REGRESSIONS} more regressed figure(s), every one in ${d.files.summaryMd}`);
+  for (const a of d.openAlerts ?? []) out.push(`OPEN ALERT ${a}`);
   for (const t of d.tests.filter((x) => x.verdict === 'skipped')) out.push(`skipped: ${t.testId}: ${t.skipReason ?? 'no reason recorded'}`);
   const notRun = d.tests.filter((x) => x.verdict === 'not run');
   if (notRun.length > 0) out.push(`not run: ${notRun.map((t) => t.testId).join(', ')}${d.resume ? `; continue with: ${d.resume}` : ''}`);
@@ -125,6 +141,7 @@ export function digestMarkdown(d: Digest): string {
   };
   section('Figures', d.tests.filter((t) => t.figures).map((t) => `${t.testId}: ${figureGroups(t.figures!).join('; ')}`));
   section('Regressions', regressionLines(d));
+  section('Open alerts (until the series comes back or `disagg-bench history ack ID --reason ...`)', d.openAlerts ?? []);
   section('Failed', d.tests.filter((t) => t.verdict === 'failed').map((t) => `${t.testId}: ${t.failures.join('; ') || 'no reason recorded'}`));
   section('Skipped', d.tests.filter((t) => t.verdict === 'skipped').map((t) => `${t.testId}: ${t.skipReason ?? 'no reason recorded'}`));
   section('Not run', d.tests.filter((t) => t.verdict === 'not run').map((t) => `${t.testId}${d.resume ? `: continue with \`${d.resume}\`` : ''}`));

@@ -36,8 +36,12 @@ export interface DigestHeadline {
   belowResolution?: boolean;
   /** The same figure in the run before this one (from the history). */
   previous?: { value: number; runId: string; changePercent: number };
-  /** The baseline the history computed for it, and the change as upstream states it (positive = better). */
-  baseline?: { value: number; diffPercent: number; thresholdPercent: number; days: number };
+  /**
+   * The level the gate judged it against: the change in the metric's own terms (as `previous`:
+   * TTFT +20 % is 20 % slower), upstream's diff beside it (positive = better), the gate's status
+   * (robust rule: ok, improved, suspect, regression, still-regressed, recovered, unjudged) and why.
+   */
+  baseline?: { value: number; changePercent: number; diffPercent: number; thresholdPercent: number; days: number; status?: string; note?: string; alertId?: string };
   regression: boolean;
 }
 
@@ -89,6 +93,8 @@ export interface Digest {
   files: { results: string; report?: string; index?: string; summaryMd: string; summaryJson: string };
   /** Lines the run wants said beside the table (the history's store, a report that failed). */
   notes: string[];
+  /** Alerts still open in the history after this run, each in one line (history alerts). */
+  openAlerts?: string[];
 }
 
 export interface DigestInput {
@@ -100,6 +106,7 @@ export interface DigestInput {
   files: Digest['files'];
   resume?: string;
   notes?: string[];
+  openAlerts?: string[];
   now?: Date;
 }
 
@@ -129,7 +136,18 @@ function headlineOf(record: TestRecord, previous: PreviousValues | undefined): D
     ...(metric.rounded !== undefined && { rounded: metric.rounded }),
     ...(below && { belowResolution: true }),
     ...(before && { previous: { ...before, changePercent: percentChange(metric.value, before.value) } }),
-    ...(finding && { baseline: { value: finding.baseline, diffPercent: finding.diffPercent, thresholdPercent: finding.threshold * 100, days: finding.days } }),
+    ...(finding && {
+      baseline: {
+        value: finding.baseline,
+        changePercent: finding.change !== undefined ? finding.change * 100 : finding.baseline ? percentChange(metric.value, finding.baseline) : 0,
+        diffPercent: finding.diffPercent,
+        thresholdPercent: finding.threshold * 100,
+        days: finding.days,
+        ...(finding.status && { status: finding.status }),
+        ...(finding.note && { note: finding.note }),
+        ...(finding.alertId && { alertId: finding.alertId }),
+      },
+    }),
     regression: !!finding?.regression,
   };
 }
@@ -197,5 +215,6 @@ export function buildDigest(input: DigestInput): Digest {
     ...(count('not run') > 0 && input.resume && { resume: input.resume }),
     files: input.files,
     notes: input.notes ?? [],
+    ...(input.openAlerts?.length && { openAlerts: input.openAlerts }),
   };
 }

@@ -3,7 +3,7 @@
 // folder), and the terminal text returned for the caller to print last. A run cancelled by a signal
 // writes it synchronously (writeRunDigestSync), without the history's figures.
 import path from 'node:path';
-import { readRecordsSync, readResults, RESULTS_JSON_FILE, type TestRecord } from '../json.ts';
+import { isRecordOfRun, readRecordsSync, readResults, RESULTS_JSON_FILE, type TestRecord } from '../json.ts';
 import { writeWhole, writeWholeSync } from '../../../runners/common/write-whole.ts';
 import { buildDigest, type Digest, type PreviousValues } from './digest.ts';
 import { digestMarkdown, digestTerminal } from './digest-text.ts';
@@ -30,6 +30,8 @@ export interface RunDigestInput {
   /** A command line that continues the interrupted tests. */
   resume?: string;
   notes?: string[];
+  /** Alerts still open in the history, one line each. */
+  openAlerts?: string[];
 }
 
 /**
@@ -38,7 +40,7 @@ export interface RunDigestInput {
  * run's result.
  */
 function recordOfRun(records: TestRecord[], testId: string, runId: string | undefined): TestRecord | undefined {
-  const mine = records.filter((r) => r.testId === testId && (!runId || !r.run || r.run.id === runId));
+  const mine = records.filter((r) => r.testId === testId && (!runId || !r.run || isRecordOfRun(r, runId)));
   return mine.sort((a, b) => a.timing.end.localeCompare(b.timing.end)).at(-1);
 }
 
@@ -58,6 +60,7 @@ function digestOf(records: TestRecord[], input: RunDigestInput): Digest {
     files,
     resume: input.resume,
     notes: input.notes,
+    openAlerts: input.openAlerts,
   });
 }
 

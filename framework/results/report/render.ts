@@ -79,6 +79,10 @@ function header(input: ReportInput, comparison: Comparison | undefined): string 
   const regressions = comparison
     ? `<span class="${comparison.regressions ? 'flag' : ''}">${comparison.regressions} regression${comparison.regressions === 1 ? '' : 's'} vs baseline</span>`
     : '';
+  // The gate's verdict, as the digest and the index count it: tests with a regressed figure.
+  const regressed = input.records.filter((r) => r.regression?.findings.some((f) => f.regression)).length;
+  const open = input.trends?.openAlerts?.length ?? 0;
+  const gate = `<span class="${regressed ? 'flag' : ''}" id="regressed-count">${regressed} regressed</span>${open ? `<span class="flag"><a href="#open-alerts">${open} open alert${open === 1 ? '' : 's'}</a></span>` : ''}`;
   return [
     `<header><h1>${escapeHtml(input.title ?? 'disagg-bench report')}</h1>`,
     input.indexLink ? `<p class="meta"><a id="index-link" href="${escapeHtml(input.indexLink)}">All runs</a></p>` : '',
@@ -87,8 +91,13 @@ function header(input: ReportInput, comparison: Comparison | undefined): string 
       `${sources ? ` from ${sources}` : ''}${hosts.length ? ` · hosts ${escapeHtml(hosts.join(', '))}` : ''}` +
       `${gpus.length ? ` · GPU ${escapeHtml(gpus.join(', '))}` : ''}</p>`,
     `<p class="counts"><span>${input.records.length} tests</span><span class="verdict-passed">${count('passed')} passed</span>` +
-      `<span class="verdict-failed">${count('failed')} failed</span><span class="verdict-skipped">${count('skipped')} skipped</span>${regressions}</p></header>`,
+      `<span class="verdict-failed">${count('failed')} failed</span><span class="verdict-skipped">${count('skipped')} skipped</span>${gate}${regressions}</p></header>`,
   ].join('\n');
+}
+
+/** The alerts still open in the history: shown until their series comes back or someone acknowledges them. */
+function openAlertsSection(lines: readonly string[]): string {
+  return `<section id="open-alerts"><h2>Open alerts</h2><p class="meta">Changes the regression gate found, open until the series comes back or \`disagg-bench history ack ID --reason ...\` accepts the new level.</p><ul>${lines.map((l) => `<li class="flag"><code>${escapeHtml(l)}</code></li>`).join('')}</ul></section>`;
 }
 
 export function renderReport(input: ReportInput): RenderedReport {
@@ -101,6 +110,7 @@ export function renderReport(input: ReportInput): RenderedReport {
   const drawable = input.trends && drawableTrends(input.trends);
   const trends = drawable ? trendPlots(drawable) : [];
   if (drawable) sections.splice(2, 0, trendSection(drawable, trends));
+  if (input.trends?.openAlerts?.length) sections.splice(2, 0, openAlertsSection(input.trends.openAlerts));
   sections.push(plotHtml.html);
   const html = pageHtml({ title: input.title ?? 'disagg-bench report', sections, data: { plots: [...plots, ...trends] } });
   return { html, plots, comparison };

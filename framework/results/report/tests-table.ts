@@ -94,7 +94,7 @@ export function testsTable(records: TestRecord[], plotAnchors: Map<string, strin
     return (
       `<tr class="row-${escapeHtml(r.verdict)}" data-test="${escapeHtml(r.testId)}" data-verdict-rank="${END_STATE_ORDER[r.verdict] ?? END_STATES.length}"${change === undefined ? '' : ` data-change="${change}"`}>` +
       `<td class="id">${id}</td><td>${escapeHtml(r.type)}</td><td>${escapeHtml(r.category)}</td>` +
-      `<td class="verdict verdict-${escapeHtml(r.verdict)}">${escapeHtml(r.verdict)}</td>` +
+      `<td class="verdict verdict-${escapeHtml(r.verdict)}">${escapeHtml(r.verdict)}${r.regression?.findings.some((f) => f.regression) ? ' <span class="flag">REGRESSED</span>' : ''}</td>` +
       `<td><code>${escapeHtml(r.jobId ?? '—')}</code></td><td>${escapeHtml(r.schedulerState ?? '—')}</td>` +
       `<td>${headlineCell(r)}${r.skipReason ? `<p class="skip-reason">${escapeHtml(r.skipReason)}</p>` : ''}</td>` +
       `<td class="num">${timesCell(r)}</td><td>${r.logDir ? `<a class="logs" href="${escapeHtml(pathToFileURL(r.logDir).href)}">logs</a>` : '—'}</td><td>${detailsCell(r)}</td></tr>`

@@ -39,6 +39,8 @@ export interface TrendInput {
   charts: TrendChart[];
   /** Why there is nothing to show, when there is not. */
   note?: string;
+  /** Alerts still open in the history after this run, one line each (history alerts). */
+  openAlerts?: string[];
 }
 
 const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');

@@ -20,7 +20,8 @@ const headlineOrder = (itl: boolean) => [...SERVING_GATED_METRICS, 'SERVER_MEDIA
  */
 export function servingHeadline(metrics: readonly Metric[], config: Record<string, unknown>, category: string): Metric[] {
   if (category === 'accuracy') return named(metrics, 'ACCURACY');
-  const override = metricsOverride(servingConfig(config));
+  // No config at hand (an older record judged without it): no override, the type's figures.
+  const override = Object.keys(config).length ? metricsOverride(servingConfig(config)) : undefined;
   if (override) return metrics.filter((m) => override.metric_names.includes(m.name));
   const concurrencies = [...new Set(metrics.map((m) => m.labels.concurrency).filter((c) => c !== undefined))];
   const order = headlineOrder((engineOf(servingConfig(config)).extraMetrics ?? []).includes('SERVER_MEDIAN_ITL'));

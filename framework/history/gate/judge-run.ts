@@ -1,0 +1,311 @@
+// The gate's verdict on one run: every series the run measured, judged together against the
+// runs before it. Pure: series in, findings out (the store reads the series, the CLI, the suite,
+// the digest and the report show the findings), so a simulation drives exactly what a run does.
+//
+// Per series, the baseline is the segment of post-merge runs since its last accepted change (an
+// acknowledged alert), without the runs of a regression still open or since fixed, and without
+// whole runs that were off together (a bad night: most of the run's series far from their levels
+// at once). Its level is the median of one value per run; its noise the MAD of the runs around it,
+// moderated toward the scale the run's other series share (scalePrior), so 14 runs of one series
+// and hundreds of the others decide its noise together.
+//
+// A run raises an alert on a gating series when the change is worse than the series' threshold
+// (upstream's fraction: the size that matters) and significant for the whole run at once: each
+// rule's tail probability is split over the run's G gating series (a Bonferroni correction of
+// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise any alert), 45 % of it to
+//  - one run: z >= t(1 - 0.45 alpha / G), when the test's history shows no wild single values;
+// and 55 % to
+//  - two runs: the previous run and this one both worse (each by half its noise or more, or where
+//    single values run wild each beyond t(1 - sqrt(0.55 alpha / G)), so one outlier never raises
+//    an alert by itself), their mean z >= t(1 - 0.55 alpha / G). The alert then starts at the
+//    previous run.
+// An open alert stays a finding of every later run until the series is back at its old level for
+// two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
+import { leaveOneOutResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, type OwnScale } from './robust.ts';
+
+/** One run's value of a series (the mean, when the run measured it more than once). */
+export interface RunPoint {
+  runId: string;
+  tsMs: number;
+  value: number;
+  commit?: string;
+}
+
+/** An alert on a series that is still open: what its later values are judged back against. */
+export interface OpenAlertState {
+  id: string;
+  /** The series' level before the change, and its noise (a fraction of the level). */
+  level: number;
+  scale: number;
+  firstRunId: string;
+  /** The previous run was already back at the old level. */
+  previousBack: boolean;
+}
+
+export interface GateSeries {
+  seriesId: number;
+  testId: string;
+  metric: string;
+  labels: Record<string, string | number>;
+  unit: string;
+  higherIsBetter: boolean;
+  /** It can fail the gate (a headline figure or opted in); others are judged and shown only. */
+  gated: boolean;
+  /** Fraction: a change smaller than this never alerts, however significant (upstream's threshold). */
+  threshold: number;
+  /** The step the value was printed to (Metric.rounded): a breach half a step undoes is none. */
+  rounded?: number;
+  value: number;
+  /** Baseline runs, oldest first: post-merge, this segment, the judged run not among them. */
+  history: RunPoint[];
+  /** The run just before the judged one, when it measured this series (inside or outside the history). */
+  previous?: RunPoint;
+  openAlert?: OpenAlertState;
+  /**
+   * A pre-merge run's series whose baseline branch has an open alert: the history is the runs
+   * since the change (the branch's current level), and the noise is the alert's, measured before
+   * it, so even one run at the new level is a level to judge against.
+   */
+  currentLevel?: { alertId: string; scale: number };
+}
+
+export interface GateOptions {
+  /** Share of unchanged runs allowed to raise any alert (DISAGG_GATE_ALPHA, default 0.05). */
+  alpha: number;
+  /** Runs a series' baseline needs before it is judged (DISAGG_GATE_MIN_RUNS, default 5). */
+  minRuns: number;
+  /** The judged run's id: the first run of an alert the one-run rule raises. */
+  runId: string;
+  /**
+   * The family size when these series are part of a larger run judged as it goes (a test of a run
+   * in progress): the correction uses the larger of this and the gating series given.
+   */
+  family?: number;
+}
+
+export type GateStatus =
+  /** Within the noise or the threshold. */
+  | 'ok'
+  /** Better than its level beyond the noise and the threshold (shown). */
+  | 'improved'
+  /** Worse, not (yet) significant for the run: the next run confirms or clears it. */
+  | 'suspect'
+  /** A new regression: an alert is opened. */
+  | 'regression'
+  /** An open alert whose series is still away from its old level. */
+  | 'still-regressed'
+  /** An open alert whose series is back at its old level: closed after two such runs. */
+  | 'recovered'
+  /** Not judged: too little history, or no usable level. */
+  | 'unjudged';
+
+export interface GateFinding {
+  seriesId: number;
+  testId: string;
+  metric: string;
+  labels: Record<string, string | number>;
+  unit: string;
+  higherIsBetter: boolean;
+  gated: boolean;
+  value: number;
+  /** The level the value is judged against (the median of the baseline runs). */
+  level: number;
+  /** Relative change, in the metric's own terms: (value - level) / level (TTFT +0.2 = 20 % slower). */
+  change: number;
+  /** The noise as a fraction of the level, and how far the value is, in that noise. */
+  scale: number;
+  z: number;
+  threshold: number;
+  status: GateStatus;
+  /** A regression (new or still open) that fails the gate: a gated series with an alert. */
+  regression: boolean;
+  /** Baseline runs the level came from. */
+  runs: number;
+  /** For a regression: the first bad run, and the last good one before it (an alert's commit range). */
+  firstRunId?: string;
+  lastGoodRunId?: string;
+  /** The one-sided tail probability of the run's evidence, corrected for the run's gating series. */
+  pValue?: number;
+  alertId?: string;
+  /** Why a change is not a regression, or how it was confirmed. */
+  note: string;
+}
+
+/** The run's verdict: every finding, and the numbers the correction used. */
+export interface RunVerdict {
+  findings: GateFinding[];
+  /** Gating series judged (the correction's family size). */
+  family: number;
+  /** Runs left out of every baseline as off together (bad nights). */
+  outlierRuns: string[];
+  /** Tests whose history shows wild single values: they alert on two runs only. */
+  heavyTailed: string[];
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+/** A distance in noise as read: beyond 1,000 it only says so (a series without noise). */
+const zText = (z: number) => (z > 1000 ? '> 1000' : z.toFixed(1));
+
+/** Worse as a positive fraction of the level, whatever the metric's direction. */
+const worseness = (value: number, level: number, up: boolean) => ((up ? level - value : value - level) / Math.abs(level));
+
+interface Prepared {
+  series: GateSeries;
+  baseline: RunPoint[];
+  level: number;
+  own: OwnScale;
+  residuals: number[];
+}
+
+/**
+ * The share of alpha the one-run rule spends; the two-run rule has the rest. The two-run rule
+ * catches the changes too small for one run (a 10 % step at 3 % noise is 3.3 noise, 4.7 over two
+ * runs), so it gets the larger share (bench/gate-simulation.ts).
+ */
+const ONE_RUN_SHARE = 0.45;
+
+/** Two-sided normal tail of |z| >= 4 happens once in 16,000 values: a test whose history has it twice or more (and in 0.5 % of values) has wild values. */
+const WILD_Z = 4;
+
+export function judgeRun(input: readonly GateSeries[], options: GateOptions): RunVerdict {
+  // 1. Levels and own scales, then the runs that were off together, then again without them.
+  let prepared = input.map((s) => prepare(s, new Set()));
+  const outlierRuns = offTogether(prepared);
+  if (outlierRuns.size > 0) prepared = input.map((s) => prepare(s, outlierRuns));
+  const prior = priorOf(prepared.filter((p) => p.baseline.length >= options.minRuns));
+  const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
+  // 2. Wild single values, per test: the history's residuals in its own moderated noise.
+  const heavy = new Set<string>();
+  const byTest = new Map<string, { wild: number; all: number }>();
+  for (const j of judged) {
+    const t = byTest.get(j.series.testId) ?? { wild: 0, all: 0 };
+    for (const r of j.residuals) {
+      t.all++;
+      if (Math.abs(r) > WILD_Z * j.moderated.scale) t.wild++;
+    }
+    byTest.set(j.series.testId, t);
+  }
+  for (const [testId, t] of byTest) if (t.wild >= 2 && t.wild > 0.005 * t.all) heavy.add(testId);
+  // 3. The family: gating series with enough history.
+  const judgeable = judged.filter((j) => j.series.gated && !j.series.openAlert && j.baseline.length >= (j.series.currentLevel ? 1 : options.minRuns) && j.level !== 0 && Number.isFinite(j.moderated.scale)).length;
+  const family = Math.max(judgeable, options.family ?? 0);
+  const findings = judged.map((j) => decide(j, j.moderated, family, heavy.has(j.series.testId), options));
+  return { findings, family, outlierRuns: [...outlierRuns], heavyTailed: [...heavy] };
+}
+
+function prepare(series: GateSeries, dropped: Set<string>): Prepared {
+  const baseline = series.history.filter((p) => !dropped.has(p.runId) && Number.isFinite(p.value));
+  const values = baseline.map((p) => p.value);
+  const level = median(values);
+  // Relative residuals, each against the median of the others (robust.ts leaveOneOutResiduals).
+  const residuals = level ? leaveOneOutResiduals(values).map((r) => r / Math.abs(level)) : [];
+  const measured = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
+  // Few runs since a change on the baseline branch: the noise its alert measured before it.
+  const known = series.currentLevel && !(residuals.length >= 5) ? { scale: series.currentLevel.scale, df: madDegreesOfFreedom(5) } : undefined;
+  return { series, baseline, level, own: known ?? measured, residuals };
+}
+
+const priorOf = (prepared: Prepared[]) => scalePrior(prepared.map((p) => p.own), prepared.flatMap((p) => p.residuals));
+
+/** Runs in which at least 3 series sit, and most of them more than 3 of their own noise, on one side. */
+function offTogether(prepared: Prepared[]): Set<string> {
+  const prior = priorOf(prepared.filter((p) => p.baseline.length >= 3));
+  const byRun = new Map<string, number[]>();
+  for (const p of prepared) {
+    const scale = moderatedScale(p.own, prior).scale;
+    if (!(scale > 0) || !p.level) continue;
+    for (const point of p.baseline) {
+      const z = (point.value - p.level) / Math.abs(p.level) / scale;
+      if (!byRun.has(point.runId)) byRun.set(point.runId, []);
+      byRun.get(point.runId)!.push(z);
+    }
+  }
+  const off = new Set<string>();
+  for (const [runId, zs] of byRun) if (zs.length >= 3 && Math.abs(median(zs)) > 3) off.add(runId);
+  return off;
+}
+
+/** The one-sided p-value of z under Student's t with df degrees of freedom (by bisection on tQuantile). */
+function tailOf(z: number, df: number): number {
+  if (!(z > 0)) return 1;
+  let lo = 1e-300;
+  let hi = 0.5;
+  for (let k = 0; k < 80; k++) {
+    const mid = Math.sqrt(lo * hi);
+    if (tQuantile(1 - mid, df) > z) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, options: GateOptions): GateFinding {
+  const s = j.series;
+  const up = s.higherIsBetter;
+  const base = { seriesId: s.seriesId, testId: s.testId, metric: s.metric, labels: s.labels, unit: s.unit, higherIsBetter: up, gated: s.gated, value: s.value, threshold: s.threshold, runs: j.baseline.length };
+  // An open alert: the value is judged back against the level the series had before the change.
+  if (s.openAlert) {
+    const a = s.openAlert;
+    const worse = worseness(s.value, a.level, up);
+    const z = a.scale > 0 ? worse / a.scale : worse > 0 ? Infinity : 0;
+    const back = worse < s.threshold / 2 && z < 1.5;
+    const change = (s.value - a.level) / Math.abs(a.level);
+    const common = { ...base, level: a.level, change, scale: a.scale, z, alertId: a.id, firstRunId: a.firstRunId };
+    if (back && a.previousBack) return { ...common, status: 'recovered', regression: false, note: `back at its level before the change for two runs: alert ${a.id} closes` };
+    if (back) return { ...common, status: 'recovered', regression: false, note: `back at its level before the change (${pct(change)}): alert ${a.id} closes if the next run is too` };
+    return { ...common, status: 'still-regressed', regression: s.gated, note: `alert ${a.id} open since run ${a.firstRunId}: ${pct(change)} against the level before it; \`disagg-bench history ack ${a.id} --reason ...\` accepts the new level` };
+  }
+  const minRuns = s.currentLevel ? 1 : options.minRuns;
+  if (j.baseline.length < minRuns || !j.level || !Number.isFinite(noise.scale)) {
+    const why = !j.level && j.baseline.length ? 'its level is 0: no relative change' : `${j.baseline.length} of ${minRuns} baseline run(s): not judged yet`;
+    const level = Number.isFinite(j.level) ? j.level : Number.NaN;
+    return { ...base, level, change: level ? (s.value - level) / Math.abs(level) : 0, scale: noise.scale, z: 0, status: 'unjudged', regression: false, note: why };
+  }
+  // The print's rounding: the value may lie half a step in the better direction.
+  const step = s.rounded ?? 0;
+  const best = s.value + (up ? step / 2 : -step / 2);
+  const scale = Math.max(noise.scale, step / 2 / Math.abs(j.level), 1e-9);
+  const worse = worseness(s.value, j.level, up);
+  const worseAtBest = worseness(best, j.level, up);
+  const z = worse / scale;
+  const change = (s.value - j.level) / Math.abs(j.level);
+  const common = { ...base, level: j.level, change, scale, z };
+  const n = Math.max(family, 1);
+  const oneRun = tQuantile(1 - (options.alpha * ONE_RUN_SHARE) / n, noise.df);
+  if (-worse > s.threshold && -z >= oneRun) return { ...common, status: 'improved', regression: false, note: `better than its level beyond the noise (${pct(-worse)})` };
+  if (worse <= 0) return { ...common, status: 'ok', regression: false, note: 'at or better than its level' };
+  const beyondThreshold = worseAtBest > s.threshold;
+  // The two-run rule: the previous run and this one, both worse, judged together against the
+  // level of the runs before them (the previous run is no baseline of itself).
+  const prev = s.previous;
+  const twoRunAlpha = (options.alpha * (1 - ONE_RUN_SHARE)) / n;
+  const each = heavy ? tQuantile(1 - Math.sqrt(twoRunAlpha), noise.df) : 0.5;
+  let twoRuns = false;
+  let meanZ = Number.NaN;
+  if (prev && z >= each && worseness(prev.value, j.level, up) / scale >= each) {
+    const before = j.baseline.filter((p) => p.runId !== prev.runId);
+    const level = median(before.map((p) => p.value));
+    const zNow = worseness(s.value, level, up) / scale;
+    const zPrev = worseness(prev.value, level, up) / scale;
+    // Both are judged against the same estimated level, so their z share its error: with a median
+    // of n runs its variance is about pi/2/n of the noise's, a correlation rho of the two z.
+    const levelShare = Math.PI / 2 / Math.max(1, before.length);
+    const rho = levelShare / (1 + levelShare);
+    meanZ = (zNow + zPrev) / Math.sqrt(2 + 2 * rho);
+    const meanWorse = (worseness(best, level, up) + worseness(prev.value, level, up)) / 2;
+    twoRuns = before.length >= options.minRuns - 1 && Math.min(zNow, zPrev) >= each && meanZ >= tQuantile(1 - twoRunAlpha, noise.df) && meanWorse > s.threshold;
+  }
+  const oneRunHit = !heavy && z >= oneRun && beyondThreshold;
+  const lastGood = [...j.baseline].reverse().find((p) => p.runId !== prev?.runId);
+  if ((oneRunHit || twoRuns) && s.gated) {
+    // Two runs worse together: the change began at the previous run; else at this one.
+    const confirmed = twoRuns ? 'two runs' : 'one run';
+    const firstRunId = twoRuns ? prev!.runId : options.runId;
+    const goodRun = twoRuns ? lastGood?.runId : (prev?.runId ?? j.baseline.at(-1)?.runId);
+    const pValue = Math.min(1, n * (twoRuns ? tailOf(meanZ, noise.df) : tailOf(z, noise.df)));
+    return { ...common, status: 'regression', regression: true, firstRunId, ...(goodRun ? { lastGoodRunId: goodRun } : {}), pValue, note: `confirmed by ${confirmed} (z ${zText(twoRuns ? meanZ : z)}, p ${pValue.toPrecision(2)} for the run)${heavy ? '; its test has wild single values: two runs needed' : ''}` };
+  }
+  if (oneRunHit || twoRuns) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse beyond the noise; not a gating figure (headline figures gate; a config or DISAGG_GATE_METRICS opts others in)` };
+  if (!beyondThreshold) return { ...common, status: 'ok', regression: false, note: step && worse > s.threshold ? `within the print's rounding: printed to ${step}, not beyond the threshold` : `${pct(worse)} worse, within the threshold (${pct(s.threshold)})` };
+  if (z >= each) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse (z ${zText(z)}), not significant for a run of ${n} gating figure(s)${heavy ? '' : ` (one run needs z ${oneRun.toFixed(1)})`}: the next run confirms or clears it` };
+  return { ...common, status: 'ok', regression: false, note: `${pct(worse)} worse, within the noise (${pct(scale)})` };
+}

@@ -1,0 +1,143 @@
+// The gate's statistics that need no store: robust location and scale, the quantiles its thresholds
+// come from, and the empirical-Bayes pooling of many short series' scales (limma's moderated
+// variance: a series with 14 runs says little about its own noise, the run's other series say
+// more, and how much more is measured from how much their scales differ).
+
+/** The median; NaN for no values. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  return sortedMedian(Float64Array.from(xs).sort());
+}
+
+const sortedMedian = (s: ArrayLike<number>) => {
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+/**
+ * 1.4826 x the median absolute deviation from `center`, with a small-sample factor (n / (n - 0.8),
+ * close to Croux and Rousseeuw's): a standard deviation for normal data that one wild value barely moves.
+ */
+export function madScale(xs: readonly number[], center = median(xs)): number {
+  if (xs.length < 2) return Number.NaN;
+  return 1.4826 * median(xs.map((x) => Math.abs(x - center))) * (xs.length / (xs.length - 0.8));
+}
+
+/** The MAD's degrees of freedom as a variance estimate: about 37 % of the sample's (its efficiency at the normal). */
+export const madDegreesOfFreedom = (n: number) => Math.max(0.5, 0.37 * (n - 1));
+
+/** The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9). */
+export function normalQuantile(p: number): number {
+  if (!(p > 0 && p < 1)) return p <= 0 ? -Infinity : Infinity;
+  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const low = 0.02425;
+  if (p < low) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - low) return -normalQuantile(1 - p);
+  const q = p - 0.5;
+  const r = q * q;
+  return ((((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q) / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+/**
+ * Student's t quantile by the Cornish-Fisher expansion around the normal one (within 1 % of the
+ * exact value from 3 degrees of freedom at the tail probabilities the gate uses); fewer degrees
+ * of freedom are treated as 3, which only makes the gate stricter than its own settings say.
+ */
+export function tQuantile(p: number, df: number): number {
+  const z = normalQuantile(p);
+  if (!Number.isFinite(df) || df > 1e6) return z;
+  const v = Math.max(3, df);
+  const z2 = z * z;
+  return (
+    z +
+    (z * (z2 + 1)) / (4 * v) +
+    (z * (5 * z2 * z2 + 16 * z2 + 3)) / (96 * v * v) +
+    (z * (3 * z2 ** 3 + 19 * z2 * z2 + 17 * z2 - 15)) / (384 * v ** 3)
+  );
+}
+
+/** The trigamma function (the variance of log chi-square draws), by recurrence and its asymptotic series. */
+export function trigamma(x: number): number {
+  let sum = 0;
+  let y = x;
+  while (y < 6) {
+    sum += 1 / (y * y);
+    y += 1;
+  }
+  const y2 = y * y;
+  return sum + 1 / y + 1 / (2 * y2) + 1 / (6 * y2 * y) - 1 / (30 * y2 * y2 * y) + 1 / (42 * y2 ** 3 * y);
+}
+
+/** A series' own scale and how many degrees of freedom it rests on. */
+export interface OwnScale {
+  scale: number;
+  df: number;
+}
+
+/** The pooled prior of many series' scales: its scale and its weight in degrees of freedom. */
+export interface ScalePrior {
+  scale: number;
+  /** Infinite when the series' scales differ no more than their sampling alone explains. */
+  df: number;
+}
+
+/**
+ * Leave-one-out residuals: each value against the median of the others. Their spread is the spread
+ * of a new value around a baseline's median, the level's own uncertainty included, which is what
+ * the gate compares a new value with.
+ */
+export function leaveOneOutResiduals(xs: readonly number[]): number[] {
+  const n = xs.length;
+  if (n < 2) return [];
+  const s = Float64Array.from(xs).sort();
+  // The others' median without a sort per value: removing the value at sorted rank i shifts the ranks above it down by one.
+  const at = (k: number, i: number) => s[k < i ? k : k + 1];
+  const rest = n - 1;
+  return xs.map((x) => {
+    const i = s.indexOf(x);
+    return x - (rest % 2 ? at((rest - 1) / 2, i) : (at(rest / 2 - 1, i) + at(rest / 2, i)) / 2);
+  });
+}
+
+/**
+ * The prior of a set of series' scales (after Smyth 2004, by moments on the log variances): the
+ * scale of all their residuals pooled (1.4826 x the median absolute residual: one wild series
+ * barely moves it), and the prior's degrees of freedom from how much more the series' log variances
+ * spread than their own sampling explains. Undefined with fewer than three usable series.
+ */
+export function scalePrior(own: readonly OwnScale[], pooledResiduals: readonly number[]): ScalePrior | undefined {
+  const usable = own.filter((o) => o.scale > 0 && Number.isFinite(o.scale) && o.df > 0);
+  if (usable.length < 3 || pooledResiduals.length === 0) return undefined;
+  const logs = usable.map((o) => Math.log(o.scale * o.scale));
+  const mean = logs.reduce((a, b) => a + b, 0) / logs.length;
+  const spread = logs.reduce((a, l) => a + (l - mean) ** 2, 0) / (logs.length - 1);
+  const sampling = usable.reduce((a, o) => a + trigamma(o.df / 2), 0) / usable.length;
+  const excess = spread - sampling;
+  const scale = 1.4826 * median(pooledResiduals.map(Math.abs));
+  if (excess <= 0) return { scale, df: Infinity };
+  // trigamma(d0 / 2) = excess, solved by bisection on a decreasing function.
+  let lo = 1e-3;
+  let hi = 1e4;
+  for (let k = 0; k < 60; k++) {
+    const mid = Math.sqrt(lo * hi);
+    if (trigamma(mid) > excess) lo = mid;
+    else hi = mid;
+  }
+  return { scale, df: 2 * Math.sqrt(lo * hi) };
+}
+
+/** A series' scale moderated toward the prior, and the degrees of freedom the two carry together. */
+export function moderatedScale(own: OwnScale, prior: ScalePrior | undefined): OwnScale {
+  // A series of identical values has no noise at all: a scale of 0 is a measurement, not a gap.
+  const ownOk = own.scale >= 0 && Number.isFinite(own.scale);
+  if (!prior) return ownOk ? own : { scale: Number.NaN, df: 0 };
+  if (!Number.isFinite(prior.df) || !ownOk) return { scale: prior.scale, df: Number.isFinite(prior.df) ? prior.df : Infinity };
+  const variance = (prior.df * prior.scale ** 2 + own.df * own.scale ** 2) / (prior.df + own.df);
+  return { scale: Math.sqrt(variance), df: prior.df + own.df };
+}

@@ -1,0 +1,170 @@
+// The robust gate's pure core (framework/history/gate/): series in, findings out. Seeded noise, so
+// every figure below is the same on every machine; each rule is shown by a case it decides.
+import { describe, expect, it } from 'vitest';
+import { judgeRun, type GateSeries, type RunPoint } from '../../framework/history/gate/judge-run.ts';
+import { madScale, normalQuantile, tQuantile } from '../../framework/history/gate/robust.ts';
+import { segment } from '../../framework/history/run-verdict.ts';
+import type { Alert } from '../../framework/history/alert-store.ts';
+
+/** mulberry32: a seeded uniform generator, and normal deviates from it (Box-Muller). */
+function rng(seed: number) {
+  let s = seed | 0;
+  const uniform = () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { uniform, normal: () => Math.sqrt(-2 * Math.log(uniform() || 1e-12)) * Math.cos(2 * Math.PI * uniform()) };
+}
+
+const OPTIONS = { alpha: 0.05, minRuns: 5, runId: 'now' };
+
+/** A nixl-like run: 13 tests, 29 gating figures and 72 shown ones, `runs` post-merge runs of history. */
+function suite(seed: number, opts: { runs?: number; noise?: (r: ReturnType<typeof rng>) => number; step?: number; stepRuns?: number; badRun?: number } = {}): GateSeries[] {
+  const r = rng(seed);
+  const runs = opts.runs ?? 14;
+  const noise = opts.noise ?? ((g) => 0.03 * g.normal());
+  const stepRuns = opts.stepRuns ?? 0;
+  return Array.from({ length: 101 }, (_, s) => {
+    const level = 10 + s;
+    const history: RunPoint[] = Array.from({ length: runs + stepRuns }, (_, k) => {
+      let value = level * (1 + noise(r));
+      if (k === opts.badRun) value *= 0.8;
+      if (s === 0 && k >= runs) value *= 1 - (opts.step ?? 0);
+      return { runId: `r${k}`, tsMs: k * 1000, value };
+    });
+    return {
+      seriesId: s,
+      testId: `test${s % 13}`,
+      metric: 'BW_GBPS',
+      labels: { block: s },
+      unit: 'GB/s',
+      higherIsBetter: true,
+      gated: s < 29,
+      threshold: 0.05,
+      value: level * (1 + noise(r)) * (s === 0 ? 1 - (opts.step ?? 0) : 1),
+      history,
+      previous: history.at(-1),
+    };
+  });
+}
+
+const alerted = (series: GateSeries[]) => judgeRun(series, OPTIONS).findings.filter((f) => f.regression);
+
+describe('robust statistics', () => {
+  it('quantiles: normal and Student t at the tails the gate uses', () => {
+    expect(normalQuantile(0.975)).toBeCloseTo(1.959964, 5);
+    expect(normalQuantile(0.001)).toBeCloseTo(-3.090232, 5);
+    expect(tQuantile(0.975, 10)).toBeCloseTo(2.228, 2);
+    expect(tQuantile(0.99, 5)).toBeCloseTo(3.365, 1);
+    expect(tQuantile(0.999, Infinity)).toBeCloseTo(3.090232, 5);
+  });
+  it('the MAD scale: one wild value barely moves it, where it multiplies the standard deviation', () => {
+    const calm = [1, -1, 0.5, -0.5, 0.2, -0.2, 0.8, -0.8, 0.1];
+    const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + x * x, 0) / (xs.length - 1));
+    expect(madScale([...calm, 50], 0) / madScale([...calm, 0.3], 0)).toBeLessThan(1.5);
+    expect(sd([...calm, 50]) / sd([...calm, 0.3])).toBeGreaterThan(10);
+  });
+});
+
+describe('the gate on a whole run', () => {
+  it('noise alone raises an alert in at most the share alpha allows, though 29 figures gate', () => {
+    const trials = 300;
+    let runs = 0;
+    for (let seed = 1; seed <= trials; seed++) if (alerted(suite(seed)).length > 0) runs++;
+    // alpha = 5 % for the whole run; a per-figure rule at 5 % would flag most runs
+    expect(runs / trials).toBeLessThanOrEqual(0.07);
+  });
+
+  it('a 15 % step in one headline figure alerts on its first run, with this run as its first bad run', () => {
+    let caught = 0;
+    for (let seed = 1; seed <= 100; seed++) {
+      const hit = alerted(suite(seed, { step: 0.15 })).find((f) => f.seriesId === 0);
+      if (hit) {
+        caught++;
+        // first bad: this run, last good the one before; or both, when the run before was worse too
+        expect([hit.firstRunId, hit.lastGoodRunId]).toEqual(hit.firstRunId === 'now' ? ['now', 'r13'] : ['r13', 'r12']);
+        expect(hit.change).toBeLessThan(-0.05);
+      }
+    }
+    expect(caught).toBeGreaterThanOrEqual(90);
+  });
+
+  it('a 10 % step too small for one run is confirmed by the next: the alert starts at the earlier run', () => {
+    // One run of history exactly at the level, then two runs 10 % down: z about 3.3 each, 4.7 together.
+    const series = suite(7, { step: 0.1, stepRuns: 1 });
+    const found = judgeRun(series, OPTIONS).findings.find((f) => f.seriesId === 0)!;
+    expect(found.status).toBe('regression');
+    if (found.note.includes('two runs')) expect(found.firstRunId).toBe('r14');
+  });
+
+  it('one bad night in the history (every figure 20 % off) is left out instead of widening the noise', () => {
+    const verdict = judgeRun(suite(3, { step: 0.15, badRun: 5 }), OPTIONS);
+    expect(verdict.outlierRuns).toEqual(['r5']);
+    expect(verdict.findings.find((f) => f.seriesId === 0)?.regression).toBe(true);
+    expect(verdict.findings.find((f) => f.seriesId === 1)!.scale).toBeLessThan(0.05);
+  });
+
+  it('where single values run wild (1 in 20 off by 20 %), one wild value never alerts: two runs must agree', () => {
+    const heavy = (g: ReturnType<typeof rng>) => (g.uniform() < 0.05 ? (g.uniform() < 0.5 ? 0.2 : -0.2) : 0.03 * g.normal());
+    let noisy = 0;
+    for (let seed = 1; seed <= 200; seed++) if (alerted(suite(seed, { noise: heavy, runs: 30 })).length > 0) noisy++;
+    expect(noisy / 200).toBeLessThanOrEqual(0.12);
+    // a lone 20 % drop on a heavy-tailed test: suspect, not an alert
+    const series = suite(11, { noise: heavy, runs: 30 });
+    const verdict = judgeRun(series, OPTIONS);
+    if (verdict.heavyTailed.includes('test0')) {
+      series[0] = { ...series[0], value: 10 * 0.8, previous: { runId: 'r29', tsMs: 29_000, value: 10 } };
+      expect(judgeRun(series, OPTIONS).findings[0].regression).toBe(false);
+    }
+  });
+
+  it('an open alert stays a regression of every run until its series is back, then recovers', () => {
+    const base = suite(5)[0];
+    const open = { id: 'a1', level: 10, scale: 0.03, firstRunId: 'r10', previousBack: false };
+    const still = judgeRun([{ ...base, value: 8, openAlert: open }], OPTIONS).findings[0];
+    expect(still).toMatchObject({ status: 'still-regressed', regression: true, alertId: 'a1', firstRunId: 'r10' });
+    const back = judgeRun([{ ...base, value: 10.05, openAlert: open }], OPTIONS).findings[0];
+    expect(back).toMatchObject({ status: 'recovered', regression: false });
+    expect(back.note).toMatch(/closes if the next run is too/);
+    expect(judgeRun([{ ...base, value: 10.05, openAlert: { ...open, previousBack: true } }], OPTIONS).findings[0].note).toMatch(/for two runs: alert a1 closes/);
+  });
+
+  it('a figure that does not gate is shown, never an alert; too little history is said, not judged', () => {
+    const series = suite(9, { step: 0.3 });
+    series[0] = { ...series[0], gated: false };
+    const f = judgeRun(series, OPTIONS).findings[0];
+    expect(f).toMatchObject({ status: 'suspect', regression: false });
+    const young = judgeRun([{ ...series[1], history: series[1].history.slice(0, 3), previous: undefined }], OPTIONS).findings[0];
+    expect(young).toMatchObject({ status: 'unjudged', regression: false });
+    expect(young.note).toMatch(/3 of 5 baseline run\(s\)/);
+  });
+
+  it('the direction comes from the metric: a latency 20 % up is worse, 20 % down is better', () => {
+    const series = suite(13).map((s) => ({ ...s, higherIsBetter: false }));
+    const up = judgeRun([{ ...series[0], value: series[0].value * 1.3 }, ...series.slice(1)], OPTIONS).findings[0];
+    expect(up.regression).toBe(true);
+    expect(up.change).toBeGreaterThan(0);
+    const down = judgeRun([{ ...series[0], value: series[0].value * 0.7 }, ...series.slice(1)], OPTIONS).findings[0];
+    expect(down).toMatchObject({ status: 'improved', regression: false });
+  });
+});
+
+describe('the baseline segment', () => {
+  const points: RunPoint[] = Array.from({ length: 10 }, (_, k) => ({ runId: `r${k}`, tsMs: k * 10, value: k < 5 ? 100 : 80 }));
+  const alert = (over: Partial<Alert>): Alert =>
+    ({ id: 'a1', seriesId: 1, testId: 't', metric: 'm', labels: {}, unit: '', higherIsBetter: true, status: 'open', levelBefore: 100, scaleBefore: 0.03, change: -0.2, confirmedBy: 'one run', firstRunId: 'r5', firstTsMs: 50, openedRunId: 'r5', backRuns: 0, ...over }) as Alert;
+  it('an open alert: the runs before it, and its state; a pre-merge run: the current level after it', () => {
+    const post = segment(points, [alert({})], false);
+    expect(post.history.map((p) => p.runId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(post.openAlert?.level).toBe(100);
+    const pre = segment(points, [alert({})], true);
+    expect(pre.history.map((p) => p.value)).toEqual([80, 80, 80, 80, 80]);
+    expect(pre.openAlert).toBeUndefined();
+  });
+  it('acknowledged: the new level is the baseline; closed by itself: its runs are left out', () => {
+    expect(segment(points, [alert({ status: 'acked' })], false).history.map((p) => p.runId)).toEqual(['r5', 'r6', 'r7', 'r8', 'r9']);
+    expect(segment(points, [alert({ status: 'closed', closedTsMs: 80 })], false).history.map((p) => p.runId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r8', 'r9']);
+  });
+});
