@@ -35,6 +35,11 @@ export class LlamaRuntime {
 
   constructor(modelFile: string, readonly options: RuntimeOptions) {
     this.lib = llama();
+    if (options.gpuLayers !== undefined && options.gpuLayers !== 0 && this.lib.gpuDevices === 0) {
+      throw new LlamaError(`n_gpu_layers ${options.gpuLayers} asks for a GPU, but the llama.cpp library in ${this.lib.dir} has no GPU backend`, {
+        expected: 'LLAMA_CPP_LIB_DIR naming a CUDA build (scripts/build-llama-cuda.sh), or n_gpu_layers 0',
+      });
+    }
     this.model = this.lib.loadModel(modelFile, options.gpuLayers);
     this.vocab = this.lib.vocabSize(this.model);
     this.eos = this.lib.eosToken(this.model);

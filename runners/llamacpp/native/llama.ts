@@ -40,6 +40,8 @@ export interface LlamaBatch {
 export interface LlamaLibrary {
   /** The folder the libraries came from. */
   dir: string;
+  /** Devices of ggml's backends that are GPUs (0 in a CPU-only build). */
+  gpuDevices: number;
   loadModel(file: string, gpuLayers?: number): bigint;
   freeModel(model: bigint): void;
   createContext(model: bigint, options: { nCtx: number; nBatch: number; nSeqMax: number; threads: number }): bigint;
@@ -96,6 +98,12 @@ function bind(dir: string): LlamaLibrary {
   const lib = koffi.load(libraryFile(dir, 'libllama'));
   // The CPU (and GPU) backends are plugins next to libggml: load every one found there.
   (ggml.func('void ggml_backend_load_all_from_path(const char *dir)') as Fn)(dir);
+  const devCount = ggml.func('size_t ggml_backend_dev_count(void)') as Fn;
+  const devGet = ggml.func('void *ggml_backend_dev_get(size_t index)') as Fn;
+  // enum ggml_backend_dev_type: CPU 0, GPU 1, IGPU 2, ACCEL 3.
+  const devType = ggml.func('int ggml_backend_dev_type(void *device)') as Fn;
+  let gpuDevices = 0;
+  for (let i = 0; i < Number(devCount()); i++) if ([1, 2].includes(devType(devGet(i)) as number)) gpuDevices++;
   (lib.func('void llama_backend_init(void)') as Fn)();
 
   const Params = koffi.struct('llama_params_blob', { bytes: koffi.array('uint8_t', PARAMS_BYTES) });
@@ -137,6 +145,7 @@ function bind(dir: string): LlamaLibrary {
 
   return {
     dir,
+    gpuDevices,
     loadModel(file, gpuLayers) {
       let params = fn.modelDefaults() as { bytes: Uint8Array };
       // n_gpu_layers follows two pointers in llama_model_params.
