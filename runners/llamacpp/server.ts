@@ -104,9 +104,11 @@ export async function run(argv: string[]): Promise<number> {
   });
   console.log(`llama-server ${role}${role === 'agg' ? '' : `_${index}`} listening on ${host}:${port}`);
 
+  // Stopping never waits on peers that are gone: the transfer world gets 2 s to close.
   const stop = async (code: number) => {
     server.close();
-    await state.link?.close();
+    server.closeAllConnections();
+    await Promise.race([state.link?.close(), new Promise((resolve) => setTimeout(resolve, 2000))]);
     process.exit(code);
   };
   process.on('SIGTERM', () => void stop(143));
