@@ -2,6 +2,15 @@
 // OpenAI-style error.
 import type http from 'node:http';
 
+/**
+ * Keep-alive longer than clients keep an idle connection (Node's default, 5 s, closes a socket a
+ * client may be writing its next request into: the request fails with "other side closed").
+ */
+export function keepConnections(server: http.Server): void {
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 125_000;
+}
+
 export function readBody(req: http.IncomingMessage, limit = 64 << 20): Promise<string> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { readArgs } from '../common/args/read-args.ts';
 import { DisaggBenchError, UsageError } from '../common/errors.ts';
 import { readClusterFile, httpUrl } from './cluster-file.ts';
-import { readBody, sendError, sendJson } from './http-json.ts';
+import { keepConnections, readBody, sendError, sendJson } from './http-json.ts';
 
 export const usage = `usage: disagg-bench llama-router --config DEPLOYMENT.yaml [--host H] [--port P]
 
@@ -119,6 +119,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const { host } = values;
   const port = values.port ?? cluster.port;
+  keepConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);

@@ -13,7 +13,7 @@ import { resolveModel } from './model-file.ts';
 import { ServeLoop } from './serve-loop.ts';
 import { readWorkerOptions, type WorkerOptions } from './worker-options.ts';
 import { handleCompletion, type ServerState } from './server-requests.ts';
-import { readBody, sendError, sendJson } from './http-json.ts';
+import { keepConnections, readBody, sendError, sendJson } from './http-json.ts';
 
 export const usage = `usage: disagg-bench llama-server --role agg|ctx|gen --model PATH|dummy:SHAPE [--host H] [--port P]
                                  [--config WORKER.yaml] [--cluster DEPLOYMENT.yaml] [--index N]
@@ -98,6 +98,7 @@ export async function run(argv: string[]): Promise<number> {
     sendError(res, 404, `no route ${req.method} ${url}`);
   });
   const { host, port } = values;
+  keepConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
