@@ -5,7 +5,10 @@
 // brings up, etcd, PostgreSQL, Chromium, UCX, child runs of the suite). `npm test` runs both.
 // This file names test files only as paths: it imports nothing from tests/.
 import { configDefaults, defineConfig } from 'vitest/config';
-import { testTypeNames } from './framework/contract/names.ts';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { allTestTypeNames } from './framework/contract/extension-types.ts';
 import SlowestFirstSequencer from './scripts/test-sequencer.ts';
 import { runsTestTypes, watchLauncherOnce } from './framework/suite/cancellation.ts';
 
@@ -24,26 +27,37 @@ const UNIT_TESTS = [
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
-  'tests/history/{baseline,bisect-search,gate-judge,regression-config}.test.ts',
+  'tests/history/{baseline,bisect-search,bisect-statistics,gate-judge,regression-config}.test.ts',
   'tests/jobs/{batch-manager,judge-unit,resume-unit,session-unit}.test.ts',
   'tests/lint/*.test.ts',
   'tests/llamacpp/gguf.test.ts',
   'tests/metrics/**/*.test.ts',
   'tests/nixl/kvbench-commands.test.ts',
-  'tests/results/{json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
-  'tests/scheduler/{launchers,local-env,slurm-status,states,watcher}.test.ts',
+  'tests/results/{digest-gate,json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
+  'tests/scheduler/{gridengine-status,launchers,local-env,registry,slurm-status,states,watcher}.test.ts',
   'tests/select/{gpu-skip,gpu,planned-state}.test.ts',
+  'tests/run/profile-words.test.ts',
   'tests/setup/sequencer.test.ts',
   'tests/suite/run-tests.test.ts',
   'tests/trtllm/serve-bench/{options,prompts,sse-lines,statistics}.test.ts',
   'tests/trtllm/upstream-shapes.test.ts',
-  'tests/types/{llamacpp-rules,module-boundaries,nixl-gpu-placement,registry,serving-metrics,serving-overrides,serving-rules}.test.ts',
+  'tests/types/{llamacpp-rules,module-boundaries,nixl-gpu-placement,nixl-node-fit,registry,serving-metrics,serving-overrides,serving-rules}.test.ts',
   'tests/types/{nixl,serving}/job/job-script-golden.test.ts',
   'tests/xfer/{bench-reports,cuda-copies,cuda-copy-options,cuda-gate,device-copy,matgen,matrix,pattern-buffers,pattern-memory,rank,traffic-pattern,ucx-options}.test.ts',
   'tests/xfer/benches/{ep,kvpipe,sweep-nixlbench-flags}.test.ts',
 ];
 
 const suite = 'framework/suite/suite.test.ts';
+
+/**
+ * Every test type is a project: the built-in ones, and those the extensions named in
+ * WORK_DIR/disagg-bench.yaml register (framework/config/extensions.ts), loaded only when the file is there.
+ */
+async function testTypeProjects(): Promise<string[]> {
+  const workDir = process.env.WORK_DIR || fileURLToPath(new URL('.', import.meta.url));
+  if (existsSync(path.join(workDir, 'disagg-bench.yaml'))) await (await import('./framework/config/extensions.ts')).loadExtensions(workDir);
+  return allTestTypeNames();
+}
 
 /**
  * How many test files run at once (DISAGG_TEST_WORKERS, default 4). Much of the suite waits on
@@ -101,7 +115,7 @@ export default defineConfig({
           hookTimeout: 180_000,
         },
       },
-      ...testTypeNames.map((type) => ({
+      ...(await testTypeProjects()).map((type) => ({
         extends: true as const,
         test: {
           name: type,

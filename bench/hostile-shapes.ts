@@ -37,4 +37,8 @@ export const shapes: Record<string, (bytes: number) => string> = {
   'tabs (errors)': (b) => lines(b, 'a:\n', (i) => `\tk${i}: 1\n`),
   'duplicate keys': (b) => lines(b, 'a:\n', () => '  k: 1\n'),
   'blank lines': (b) => fill(b, 'a: 1\n', '\n'),
+  // Many nestings each within the depth allowed (100): the parser's nodes for every level of each.
+  'many 99-deep flow lists': (b) => lines(b, '', (i) => `k${i}: ${'['.repeat(99)}${']'.repeat(99)}\n`),
+  'many 99-deep flow maps': (b) => lines(b, '', (i) => `k${i}: ${'{a: '.repeat(99)}1${'}'.repeat(99)}\n`),
+  'many 50-deep block lists': (b) => lines(b, '', (i) => `k${i}:\n${Array.from({ length: 50 }, (_, d) => `${' '.repeat(2 * d)}- ${d === 49 ? '1' : ''}\n`).join('')}`),
 };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_TIMER_SECONDS, TIMER_REASON } from '../runners/common/number-bounds.ts';
 import { DisaggBenchError } from '../runners/common/errors.ts';
+import type { ErrorCategory } from '../runners/common/errors.ts';
 
 /** The package root (where package.json, runners/ and bin/ are). */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,6 +23,8 @@ export interface Settings {
   debugJobId?: string;
   /** RESUME=1: pick up jobs of an interrupted run from the ledger instead of submitting again. */
   resume: boolean;
+  /** DISAGG_FAIL_UNFIT=1: a config the jobs' nodes cannot hold runs (and fails) instead of being skipped. */
+  failUnfit: boolean;
   /**
    * SCHEDULER: a registered scheduler's name (scheduler/registry.ts checks it); undefined = the
    * first available one (slurm when sbatch is on PATH, else local).
@@ -155,6 +158,9 @@ export const PROGRESS_MODES = ['plain', 'live', 'off'] as const;
  * its value and what is expected. Raised before anything is submitted.
  */
 export class SettingsError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'usage';
+  }
   override name = 'SettingsError';
   constructor(readonly problems: string[]) {
     // Each line names its variable and value and says what is expected; the first variable is the place.
@@ -315,6 +321,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     debugMode: read.flag(SETTING_VARIABLES.debugMode),
     debugJobId: env.DEBUG_JOB_ID || undefined,
     resume: read.flag(SETTING_VARIABLES.resume),
+    failUnfit: read.flag('DISAGG_FAIL_UNFIT'),
     // Checked against the scheduler registry by the run's environment check (suite/env-check.ts).
     scheduler: env[SETTING_VARIABLES.scheduler]?.trim() || undefined,
     testList: env[SETTING_VARIABLES.testList] || undefined,

@@ -15,7 +15,7 @@ import * as alerts from './history/alerts.ts';
 import * as ack from './history/ack.ts';
 import { DisaggBenchError, UsageError } from '../../runners/common/errors.ts';
 import { SettingsError } from '../settings.ts';
-import { EXIT_USAGE } from './support/exit-code.ts';
+import { EXIT_INCONCLUSIVE, EXIT_USAGE } from './support/exit-code.ts';
 
 /**
  * What a `history` command exits with when it could not do its work (an unreadable file or store,
@@ -51,7 +51,7 @@ export const usage = [
   '',
   ...Object.entries(subcommands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
   '',
-  `Exit codes: 0 done; 1 a regression listed (regressions) or the default backend slower (compare-backends); ${EXIT_USAGE} a usage error; ${EXIT_HISTORY_FAILED} the command could not do its work (one line says why).`,
+  `Exit codes: 0 done; 1 a regression listed (regressions) or the default backend slower (compare-backends); ${EXIT_USAGE} a usage error; ${EXIT_HISTORY_FAILED} the command could not do its work (one line says why); ${EXIT_INCONCLUSIVE} bisect inconclusive (it says what would decide it).`,
   'The store: DISAGG_HISTORY unset = OUTPUT_PATH/history.duckdb; a file = DuckDB; postgres://user@host:port/db = PostgreSQL.',
 ].join('\n');
 

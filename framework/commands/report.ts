@@ -23,13 +23,16 @@ import { INDEX_FILE, indexRootOf } from '../results/index/run-index.ts';
 import { readRunFacts } from '../results/run-facts.ts';
 import { printJson } from './support/json-output.ts';
 import { existsSync } from 'node:fs';
+import { RESULTS_JSON_FILE } from '../results/json.ts';
+import { runFolderOf } from '../run/run-folder.ts';
 
 const { outputPath: OUTPUT_PATH, history: DISAGG_HISTORY } = SETTING_VARIABLES;
 
 export const usage = `usage: disagg-bench report [results.json|folder ...] [--output report.html] [--baseline old.json]
        [--threshold 5] [--fail-on-regression]
        disagg-bench report --index [folder] [--json]
-  inputs        results.json files or folders holding one (default: ${OUTPUT_PATH})
+  inputs        results.json files or folders holding one (default: ${OUTPUT_PATH}, or, when it holds
+                no results.json, the folder of the run ${OUTPUT_PATH}/latest names)
   --output      report file (default: report.html next to the first input)
   --baseline    previous results to compare with (repeatable); regressions are marked
   --threshold   percent a metric may worsen before it counts as a regression (default 5)
@@ -46,6 +49,15 @@ export const usage = `usage: disagg-bench report [results.json|folder ...] [--ou
 async function folderOf(input: string): Promise<string> {
   const info = await stat(input).catch(() => undefined);
   return info?.isDirectory() ? input : path.dirname(input);
+}
+
+/**
+ * With no input: OUTPUT_PATH's results.json (a run of plain Vitest), else the folder of the run
+ * `latest` names (disagg-bench run keeps each run in OUTPUT_PATH/runs/<run id>/).
+ */
+function defaultInput(outputPath: string): string {
+  if (existsSync(path.join(outputPath, RESULTS_JSON_FILE))) return outputPath;
+  return runFolderOf(outputPath) ?? outputPath;
 }
 
 /** '5' -> 0.05; an error naming the option otherwise. */
@@ -107,7 +119,7 @@ export async function run(argv: string[]): Promise<number> {
     return runIndex(settings, positionals, values.json === true);
   }
   if (values.json) throw new UsageError('--json goes with --index (a report is a page, not a listing)', 'json');
-  const inputs = positionals.length ? positionals : [settings.outputPath];
+  const inputs = positionals.length ? positionals : [defaultInput(settings.outputPath)];
   const folder = await folderOf(inputs[0]);
   const output = values.output ?? path.join(folder, REPORT_FILE);
   const trends = await historyTrends(settings, inputs);

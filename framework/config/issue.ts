@@ -1,6 +1,7 @@
 // A problem found in a config file, located as file:line:col and key path.
 import type { KeyPath } from '../contract/test-type.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export interface ConfigIssue {
   /** Path as the user should see it (relative to WORK_DIR when inside it). */
@@ -30,6 +31,9 @@ export function formatKeyPath(path: KeyPath): string {
 
 /** An error that carries every issue of a config, shown one per line. */
 export class ConfigError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(readonly issues: ConfigIssue[]) {
     // The file and place of the first issue (every issue says its own on its line).
     const first = issues[0];

@@ -122,8 +122,22 @@ export interface TestType {
    * plan skips such a config, as it skips a config for another GPU.
    */
   unavailableHere?(config: Record<string, unknown>): string | undefined;
+  /**
+   * Why the nodes the run's jobs get cannot hold this (valid) config (more GPUs or tasks per node
+   * than a node has), or undefined (also when their size is unknown). The plan skips such a
+   * config, saying why, unless DISAGG_FAIL_UNFIT=1 asks for it to run and fail.
+   */
+  cannotHold?(config: Record<string, unknown>, node: NodeSize): string | undefined;
   /** How the test's CSV rows are named and which metrics they hold (results/csv.ts). */
   csvInfo?(config: Record<string, unknown>, category: string, testId: string): CsvInfo;
+}
+
+/** What one node of the run's jobs holds, as far as it is known, and which node that is (for messages). */
+export interface NodeSize {
+  cpus?: number;
+  gpus?: number;
+  /** `node vm` (this machine), `the nodes of SLURM partition debug`. */
+  where: string;
 }
 
 export interface CsvInfo {

@@ -7,6 +7,8 @@ import type { AlertFinding } from './alert-store.ts';
 import { labelsKey, casePrefix, seriesId } from './series-key.ts';
 import type { HistoryStore } from './store.ts';
 import { checkRun } from './check-run.ts';
+import { olderRecordsGate } from './older-records-gate.ts';
+import { minOf } from '../../runners/common/stats.ts';
 
 /** The robust findings of a run's records as the alert store takes them. */
 function alertFindings(records: readonly TestRecord[]): AlertFinding[] {
@@ -61,10 +63,16 @@ export async function judgeStoredRuns(store: HistoryStore, runIds: readonly stri
   const records = await store.records([...runIds]);
   const byRun = new Map<string, TestRecord[]>();
   for (const r of records) if (r.run) byRun.set(r.run.id, [...(byRun.get(r.run.id) ?? []), r]);
-  const ordered = [...byRun.entries()].sort(([, a], [, b]) => Math.min(...a.map(startOf)) - Math.min(...b.map(startOf)));
+  const ordered = [...byRun.entries()].sort(([, a], [, b]) => minOf(a.map(startOf)) - minOf(b.map(startOf)));
   for (const [runId, runRecords] of ordered) {
     if (runRecords.some((r) => r.regression?.findings.some((f) => f.rule === 'robust'))) continue;
-    const checks = await checkRun(store, runRecords, { storedRunId: runId, gate: settings.history.gate, globalThresholdPercent: settings.history.thresholdPercent, judgeAgain: true });
+    const checks = await checkRun(store, runRecords, {
+      storedRunId: runId,
+      gate: settings.history.gate,
+      globalThresholdPercent: settings.history.thresholdPercent,
+      judgeAgain: true,
+      ...(await olderRecordsGate(settings, runRecords)),
+    });
     const mode = settings.history.regression;
     for (const record of runRecords) {
       const check = checks.find((c) => c.testId === record.testId);

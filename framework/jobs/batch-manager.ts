@@ -2,7 +2,7 @@
 // of the run's ordered tests (size 0 = one batch with everything). The first test that needs a batch
 // submits all of it; batch k+1 is submitted as soon as every job of batch k has ended, so at most
 // `size` jobs are in flight and no test ever sleeps.
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InternalError } from '../../runners/common/errors.ts';
 
 export interface BatchSubmitter {
   /** Builds and submits one test's job; resolves to the job id. */
@@ -43,7 +43,7 @@ export class BatchManager {
 
   batchOf(testId: string): number {
     const batch = this.batchIndex.get(testId);
-    if (batch === undefined) throw new DisaggBenchError(`test ${testId} is not part of this run's batches`);
+    if (batch === undefined) throw new InternalError(`test ${testId} is not part of this run's batches`);
     return batch;
   }
 

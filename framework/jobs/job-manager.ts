@@ -1,6 +1,7 @@
 // One test's job from start to verdict: write the resolved config, build the job through the test
 // type, submit, wait (with the test's timeout), record the final status, judge from BOTH the
 // scheduler's final state and the logs.
+import { JOB_SECRET_VARIABLE, newJobSecret } from '../../runners/common/job-secret.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { dumpYamlForPyYaml } from '../../runners/common/yaml-dump.ts';
@@ -18,7 +19,7 @@ import { defaultLauncher } from '../scheduler/registry.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { recordCancelled } from './leftover-jobs.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { DisaggBenchError, InternalError, type ErrorCategory } from '../../runners/common/errors.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -39,6 +40,9 @@ export interface SubmittedJob {
 
 /** The run was interrupted (Ctrl-C, SIGTERM, the Vitest main process gone): nothing more goes out. */
 export class RunInterruptedError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'interrupted';
+  }
   override name = 'RunInterruptedError';
   /** `testId`: the test that was not submitted, or whose job was cancelled as it was. */
   constructor(message: string, testId: string) {
@@ -94,7 +98,9 @@ export class JobManager {
         launcher: defaultLauncher(scheduler.name),
       });
       for (const note of built.notes ?? []) this.options.log?.(`${test.id}: ${note}`);
-      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env: built.env };
+      // Each job its own secret, in its environment only: its processes prove it to each other (common/job-secret.ts).
+      const env = { ...built.env, [JOB_SECRET_VARIABLE]: newJobSecret() };
+      request = { name: test.id, scriptPath: built.scriptPath, logDir, workDir: settings.workDir, resources: built.resources, env };
     }
     this.refuseIfInterrupted(test.id);
     const jobId = await scheduler.submit(request);
@@ -104,7 +110,7 @@ export class JobManager {
     } catch (error) {
       // A job the ledger does not know could outlive a crash unseen: it does not run at all.
       await scheduler.cancel([jobId]).catch(() => undefined);
-      throw new DisaggBenchError(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`);
+      throw new RunInterruptedError(`job ${jobId} of ${test.id} was cancelled as it was submitted: ${(error as Error).message}`, test.id);
     }
     if (this.interruption) {
       // sbatch was already under way when the run was interrupted: this job must not outlive it.
@@ -161,7 +167,7 @@ export class JobManager {
     this.owned.delete(job.jobId);
     const { scheduler, settings, ledger, watcher } = this.options;
     // Stop watching a job that the timeout or an abort ended; the watcher may still hold it.
-    watcher.forget(job.jobId, new DisaggBenchError('no longer watched'));
+    watcher.forget(job.jobId, new InternalError('no longer watched'));
     // Interrupted: the ledger already says the job was cancelled by it (RESUME submits it again).
     if (this.interruption) return { passed: false, failures: [this.interruption], metrics: [], status };
     ledger.record({ test: test.id, job: job.jobId, state: status.state, terminal: true, reason: status.reason });
@@ -181,7 +187,7 @@ export class JobManager {
     if (jobs.length === 0) return [];
     const { scheduler, watcher, ledger } = this.options;
     await scheduler.cancel(jobs.map((j) => j.job));
-    for (const { job } of jobs) watcher.forget(job, new DisaggBenchError('the run was aborted; job cancelled'));
+    for (const { job, test } of jobs) watcher.forget(job, new RunInterruptedError('the run was aborted; job cancelled', test));
     this.owned.clear();
     recordCancelled(ledger.outputPath, jobs.map((j) => ({ ...j, run: ledger.run })), ledger.scheduler, reason);
     return jobs.map((j) => j.job);

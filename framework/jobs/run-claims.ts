@@ -8,7 +8,7 @@
 // says) or, for a run on another host sharing the folder, while it refreshes the claim's time
 // (every HEARTBEAT_MS; a claim not refreshed for STALE_MS is taken for a run that died).
 // A run killed with SIGKILL leaves a claim that is stale at once on its host.
-import { readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { processStat } from '../../runners/common/proc.ts';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -90,29 +90,38 @@ export class RunClaim {
     const folder = path.join(outputPath, CLAIMS_FOLDER);
     const file = path.join(folder, `${run}.${testType}.json`.replace(/[^A-Za-z0-9_.-]/g, '_'));
     const refused = new Map<string, ClaimHolder>();
-    await withFileLock(path.join(folder, 'claims'), async () => {
-      let names: string[] = [];
+    // The folder goes when its last claim is released (release()); one removed under this take is made again.
+    for (let attempt = 1; ; attempt++) {
       try {
-        names = readdirSync(folder).filter((n) => n.endsWith('.json'));
-      } catch {
-        // no claims yet
+        await withFileLock(path.join(folder, 'claims'), async () => {
+          let names: string[] = [];
+          try {
+            names = readdirSync(folder).filter((n) => n.endsWith('.json'));
+          } catch {
+            // no claims yet
+          }
+          for (const name of names) {
+            const other = path.join(folder, name);
+            const claim = readClaim(other);
+            if (!claim || claim.run === run) continue;
+            if (!isLive(claim, other)) {
+              rmSync(other, { force: true });
+              continue;
+            }
+            for (const test of claim.tests) if (!refused.has(test)) refused.set(test, { run: claim.run, pid: claim.pid, host: claim.host, startedAt: claim.startedAt });
+          }
+          const mine: RunClaimFile = {
+            run, testType, pid: process.pid, pidStart: processStat(process.pid)?.start, host: hostname(), startedAt: new Date().toISOString(),
+            tests: tests.filter((t) => !refused.has(t)),
+          };
+          writeWholeSync(file, `${JSON.stringify(mine, null, 2)}\n`);
+        });
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw error;
+        refused.clear();
       }
-      for (const name of names) {
-        const other = path.join(folder, name);
-        const claim = readClaim(other);
-        if (!claim || claim.run === run) continue;
-        if (!isLive(claim, other)) {
-          rmSync(other, { force: true });
-          continue;
-        }
-        for (const test of claim.tests) if (!refused.has(test)) refused.set(test, { run: claim.run, pid: claim.pid, host: claim.host, startedAt: claim.startedAt });
-      }
-      const mine: RunClaimFile = {
-        run, testType, pid: process.pid, pidStart: processStat(process.pid)?.start, host: hostname(), startedAt: new Date().toISOString(),
-        tests: tests.filter((t) => !refused.has(t)),
-      };
-      writeWholeSync(file, `${JSON.stringify(mine, null, 2)}\n`);
-    });
+    }
     for (const test of [...refused.keys()]) if (!tests.includes(test)) refused.delete(test);
     return { claim: new RunClaim(file), refused };
   }
@@ -120,5 +129,11 @@ export class RunClaim {
   release(): void {
     clearInterval(this.heartbeat);
     rmSync(this.file, { force: true });
+    // The last claim out removes the folder: a finished run leaves no empty runs/ in its folder.
+    try {
+      rmdirSync(path.dirname(this.file));
+    } catch {
+      // another run's claim (or its lock) is still there
+    }
   }
 }

@@ -18,7 +18,7 @@ import { describeResume, planResume, type ResumeAction } from './resume.ts';
 import { openProgressBoard } from '../results/progress-stream.ts';
 import { describeHolder, RunClaim } from './run-claims.ts';
 import type { ProgressBoard } from '../results/progress.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InternalError } from '../../runners/common/errors.ts';
 
 export interface TestRun extends JobOutcome {
   jobId?: string;
@@ -157,7 +157,7 @@ export class RunSession {
 
   /** Submits the test's batch if needed, waits for its job and judges it. */
   async run(test: PlannedTest): Promise<TestRun> {
-    if (!this.batches) throw new DisaggBenchError('RunSession.plan() must come before run()');
+    if (!this.batches) throw new InternalError('RunSession.plan() must come before run()');
     const startedAt = Date.now();
     const held = this.heldElsewhere.get(test.id);
     if (held) {

@@ -6,7 +6,7 @@
 // it is reported, not used for the verdict. Every run of every configured dataset must pass.
 import type { Metric } from './metric.ts';
 import { ACCURACY_METRIC } from './extractors/lm-eval.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 export interface HypothesisParams {
   alpha: number;
@@ -54,7 +54,7 @@ const poly = (coefficients: number[], x: number) => coefficients.reduceRight((ac
 
 /** The standard normal quantile: the z with P(Z <= z) = p. */
 export function inverseNormalCdf(p: number): number {
-  if (!(p >= 0 && p <= 1)) throw new DisaggBenchError(`inverseNormalCdf: p must lie in [0, 1], got ${p}`);
+  if (!(p >= 0 && p <= 1)) throw new InputError(`inverseNormalCdf: p must lie in [0, 1], got ${p}`);
   if (p === 0) return -Infinity;
   if (p === 1) return Infinity;
   const q = p - 0.5;

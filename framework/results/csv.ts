@@ -20,6 +20,7 @@ import { splitCsvRecords } from './csv-read.ts';
 import type { TestTiming } from './test-timing.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { pythonFloatRepr } from './python-float.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export const PERF_CSV_FILE = 'perf_script_test_results.csv';
 
@@ -128,6 +129,9 @@ export function csvMetrics(metrics: Metric[], names: string[] | undefined, extra
 }
 
 export class CsvHeaderMismatchError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(
     override readonly file: string,
     override readonly expected: string,

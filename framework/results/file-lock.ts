@@ -4,8 +4,12 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export class FileLockError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'environment';
+  }
   constructor(
     override readonly file: string,
     readonly reason: string,

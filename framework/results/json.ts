@@ -16,6 +16,7 @@ import { writeWhole } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFile, readTextFileSync } from '../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 import { recordProblem } from './record-check.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export const RESULTS_JSON_FILE = 'results.json';
 export const RESULTS_JSON_VERSION = 1;
@@ -166,6 +167,9 @@ export interface NotRunTest {
 }
 
 export class ResultsFileError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(
     override readonly file: string,
     reason: string,
@@ -173,6 +177,19 @@ export class ResultsFileError extends DisaggBenchError {
     super(`${file}: ${reason}; the file was not modified (move it aside to start a new one)`, { file });
     this.name = 'ResultsFileError';
   }
+}
+
+/** Why results.json's `notRun` is not a list of tests not run (undefined when it is, or is absent). */
+function notRunListProblem(notRun: unknown): string | undefined {
+  if (notRun === undefined) return undefined;
+  if (!Array.isArray(notRun)) return `notRun is ${JSON.stringify(notRun)}: expected a list of {testId, run, why}`;
+  for (const [k, entry] of notRun.entries()) {
+    const e = entry as Partial<NotRunTest> | null;
+    if (!e || typeof e !== 'object' || typeof e.testId !== 'string' || typeof e.why !== 'string' || (e.run !== undefined && typeof e.run !== 'string')) {
+      return `notRun[${k}] is ${JSON.stringify(entry)}: expected {testId, run, why} with text values`;
+    }
+  }
+  return undefined;
 }
 
 export function parseResults(file: string, text: string): ResultsFile {
@@ -189,6 +206,10 @@ export function parseResults(file: string, text: string): ResultsFile {
   if (parsed.version !== RESULTS_JSON_VERSION) {
     throw new ResultsFileError(file, `version ${String(parsed.version)} is not the supported version ${RESULTS_JSON_VERSION}`);
   }
+  // Every part a writer reads back, not only the records: a run that cannot add to the file finds out before it submits.
+  if (parsed.updated !== undefined && typeof parsed.updated !== 'string') throw new ResultsFileError(file, `updated is ${JSON.stringify(parsed.updated)}: expected a date as text`);
+  const notRunProblem = notRunListProblem(parsed.notRun);
+  if (notRunProblem) throw new ResultsFileError(file, notRunProblem);
   return parsed as ResultsFile;
 }
 

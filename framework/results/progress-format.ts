@@ -94,7 +94,10 @@ export function formatChangeLine(t: TestProgress, now: number, startedAt: number
   return `${formatElapsed(Math.max(0, now - startedAt) / 1000)} ${formatTestLine(t, now)}`;
 }
 
-/** '[12m 05s] jobs 8 submitted, 3 queued, 4 running, 1 done | tests 12: 2 passed, 1 failed, 5 waiting'. */
+/**
+ * '[12m 05s] jobs 8 submitted, 3 queued, 4 running, 1 done | tests 12: 2 passed, 1 failed, 3 queued, 4 running, 2 waiting':
+ * the tests' counts add up to their total (a test whose job is queued or running is counted there).
+ */
 export function formatSummaryLine(s: ProgressSummary): string {
   const tests = [
     `${s.passed} passed`,
@@ -102,6 +105,8 @@ export function formatSummaryLine(s: ProgressSummary): string {
     s.skipped ? `${s.skipped} skipped` : '',
     s['not run'] ? `${s['not run']} not run` : '',
     s.parsing ? `${s.parsing} parsing` : '',
+    s.queued ? `${s.queued} queued` : '',
+    s.running ? `${s.running} running` : '',
     `${s.waiting} waiting`,
   ].filter(Boolean);
   return (

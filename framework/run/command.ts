@@ -9,12 +9,16 @@ import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
 import { UsageError } from '../../runners/common/errors.ts';
 import { takeSignalsForRun } from '../suite/cancellation.ts';
-import { packageRoot, readSettings } from '../settings.ts';
+import { packageRoot, SettingsError, type Settings } from '../settings.ts';
+import { checkRunEnvironment, isUserInputError } from '../suite/env-check.ts';
 import { testTypeNames } from '../contract/names.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { optionSpelling, RUN_OPTIONS } from './options.ts';
-import { loadProfile, PROFILE_FILE, type Profile } from './profile.ts';
-import { describeSources, resolveRun, type CommandLineSettings } from './resolve.ts';
+import { loadProfile, PROFILE_FILE, ProfileError, type Profile } from './profile.ts';
+import { describeSources, inUsersWords, resolveRun, type CommandLineSettings, type SettingSource } from './resolve.ts';
+import { outputFileOption, takeOutputFiles } from './reporter-files.ts';
 import { appendToCumulativeCsv, openRunFolder, runFolderEnv } from './run-folder.ts';
+import { loadExtensions } from '../config/extensions.ts';
 
 /** The reporter that appends the history and writes report.html at the run's end. */
 export const PROJECT_REPORTER = './framework/suite/reporter.ts';
@@ -28,6 +32,8 @@ export const usage = `usage: disagg-bench run [TYPE...] [options]
 ${RUN_OPTIONS.map((o) => `  ${optionSpelling(o).padEnd(width)}  ${o.help}${o.env ? ` (${o.env})` : ''}`).join('\n')}
   ${'--profile NAME'.padEnd(width)}  the settings of profile NAME in WORK_DIR/${PROFILE_FILE}
   ${'--reporter NAME'.padEnd(width)}  a Vitest reporter (repeatable); the history and report.html are written all the same
+  ${'--outputFile.NAME=FILE'.padEnd(width)}  where reporter NAME writes (Vitest's option; --outputFile FILE: every such reporter);
+  ${''.padEnd(width)}  default for junit and json: junit.xml, vitest-report.json in the run's folder
   Precedence: the command line, then the environment, then the profile, then the default.`;
 
 const spec = {
@@ -58,21 +64,47 @@ function commandLineSettings(values: Record<string, unknown>): CommandLineSettin
   return settings;
 }
 
+/** The profile asked for; its file's problems are a usage error (exit 2), as a bad option is. */
+function profileOrUsageError(workDir: string, name: string): Profile {
+  try {
+    return loadProfile(workDir, name);
+  } catch (error) {
+    if (error instanceof ProfileError) throw new SettingsError(error.message.split('\n'));
+    throw error;
+  }
+}
+
+/** The run's settings, checked as the global setup checks them; a problem is a SettingsError in the user's words. */
+async function checkedSettings(sources: readonly SettingSource[]): Promise<Settings> {
+  try {
+    return (await checkRunEnvironment(process.env)).settings;
+  } catch (error) {
+    if (!isUserInputError(error)) throw error;
+    const lines = error instanceof SettingsError ? error.problems : [error.message];
+    throw new SettingsError(lines.map((line) => inUsersWords(line, sources)));
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = readArgs(argv, spec);
+  const outputFiles = takeOutputFiles(argv);
+  const { values, positionals } = readArgs(outputFiles.rest, spec);
+  const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
+  // WORK_DIR's extensions first: a test type, --scheduler and a profile may name what one registers.
+  await loadExtensions(workDir);
   for (const type of positionals) {
-    if (!(testTypeNames as readonly string[]).includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${testTypeNames.join(', ')}`);
+    if (!allTestTypeNames().includes(type)) throw new UsageError(`unknown test type ${JSON.stringify(type)}: expected ${allTestTypeNames().join(', ')}`);
   }
   const commandLine = commandLineSettings(values);
-  const workDir = path.resolve(process.env.WORK_DIR || packageRoot);
-  const profile: Profile | undefined = typeof values.profile === 'string' ? loadProfile(workDir, values.profile) : undefined;
+  const profile: Profile | undefined = typeof values.profile === 'string' ? profileOrUsageError(workDir, values.profile) : undefined;
   const resolved = resolveRun(commandLine, process.env, profile);
   // Up to here bin's early handler answered a signal (nothing has been made yet); from here this run's.
   takeSignalsForRun();
   Object.assign(process.env, resolved.env);
   for (const line of describeSources(resolved.sources)) console.log(line);
-  // Every variable checked before a folder is made (one line per problem, SettingsError).
-  const settings = readSettings();
+  // Everything the run takes checked before a folder is made or `latest` moves (a refused command
+  // leaves OUTPUT_PATH as it was): the variables, GPU type, test list, OUTPUT_PATH; each problem in
+  // the words the user gave it (--gpu-type, not GPU_TYPE), exit 2.
+  const settings = await checkedSettings(resolved.sources);
   const run = openRunFolder(settings.outputPath, settings.resume ? '--resume' : settings.debugMode ? '--replay' : undefined);
   Object.assign(process.env, runFolderEnv(run, process.env));
   console.log(`disagg-bench run: run ${run.runId}, folder ${run.folder}`);
@@ -85,19 +117,24 @@ export async function run(argv: string[]): Promise<number> {
     }
   });
 
+  // Piped into a CI log, no colour codes (Vitest colours whenever CI is set); FORCE_COLOR keeps them.
+  if (!process.stdout.isTTY && process.env.FORCE_COLOR === undefined) process.env.NO_COLOR ??= '1';
   const { startVitest } = await import('vitest/node');
   const given = (values.reporter as string[] | undefined) ?? [];
+  const outputFile = outputFileOption(given, outputFiles, run.folder);
+  for (const [reporter, file] of Object.entries(outputFile ?? {})) console.log(`disagg-bench run: the ${reporter} reporter writes ${file}`);
   const vitest = await startVitest('test', [], {
     root: packageRoot,
     config: path.join(packageRoot, 'vitest.config.ts'),
     run: true,
     watch: false,
-    project: positionals.length > 0 ? positionals : [...testTypeNames],
+    project: positionals.length > 0 ? positionals : allTestTypeNames(),
     ...(resolved.testNamePattern !== undefined ? { testNamePattern: resolved.testNamePattern } : {}),
     ...(resolved.tagsFilter ? { tagsFilter: resolved.tagsFilter } : {}),
     // Reporters named here replace the config's, as on Vitest's command line; the project's own is
     // added back, so the history and report.html never depend on which reporters a CI names.
     ...(given.length > 0 ? { reporters: [...given, PROJECT_REPORTER] } : {}),
+    ...(outputFile ? { outputFile } : {}),
   });
   const code = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
   // What Vitest's own command line does after a run: whatever still holds the event loop open (a

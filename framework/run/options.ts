@@ -2,6 +2,7 @@
 // that a variable also sets names it: the command line and the profile set that variable for the
 // run, so everything downstream (framework/settings.ts, the Vitest workers) reads the environment
 // exactly as under `npx vitest run`. Rows without a variable are Vitest's own options.
+import { schedulerHelp, schedulerNameProblem } from '../scheduler/create.ts';
 import { parsePythonInt, REGRESSION_MODES, RUN_KINDS, SETTING_VARIABLES as VARIABLE } from '../settings.ts';
 
 export interface RunOption {
@@ -33,7 +34,13 @@ export const RUN_OPTIONS: readonly RunOption[] = [
     name: 'batch-size', kind: 'value', env: VARIABLE.batchSize, arg: 'N', help: 'jobs per batch (default 5; 0 = all at once)',
     check: (v) => (parsePythonInt(v) === undefined ? 'expected a whole number of jobs per batch (0 = all at once)' : undefined),
   },
-  { name: 'scheduler', kind: 'value', env: VARIABLE.scheduler, arg: 'NAME', help: 'slurm or local (default: slurm when sbatch is on PATH)', check: oneOf(['slurm', 'local']) },
+  {
+    name: 'scheduler', kind: 'value', env: VARIABLE.scheduler, arg: 'NAME', check: schedulerNameProblem,
+    // Read when --help is printed: schedulers registered after this module loads are listed too.
+    get help() {
+      return schedulerHelp();
+    },
+  },
   { name: 'output', kind: 'value', env: VARIABLE.outputPath, arg: 'DIR', help: 'results, logs, the ledger and the history (default <package>/results)' },
   { name: 'replay', kind: 'switch', env: VARIABLE.debugMode, envOn: '1', help: 'submit nothing: replay the logs of the run in the output folder' },
   { name: 'resume', kind: 'switch', env: VARIABLE.resume, envOn: '1', help: 'continue an interrupted run: adopt its jobs, keep its results' },

@@ -78,3 +78,18 @@ export function describeSources(sources: readonly SettingSource[]): string[] {
   const width = sources.reduce((w, s) => Math.max(w, s.setting.length), 0);
   return ['disagg-bench run: settings that are not their default:', ...sources.map((s) => `  ${s.setting.padEnd(width)}  ${s.value}  (${s.from})`)];
 }
+
+/**
+ * A message about a setting, in the words the user gave it: `GPU_TYPE="x"` becomes `--gpu-type "x"`
+ * when the command line set it, `gpu-type (profile P in FILE) "x"` when a profile did.
+ */
+export function inUsersWords(message: string, sources: readonly SettingSource[]): string {
+  let out = message;
+  for (const source of sources) {
+    const option = RUN_OPTIONS.find((o) => o.name === source.setting);
+    if (!option?.env || source.from.startsWith('environment')) continue;
+    const words = source.from === 'command line' ? `--${option.name} ` : `${option.name} (${source.from}) `;
+    out = out.replaceAll(`set ${option.env}=`, `use ${words}`).replaceAll(`${option.env}=`, words);
+  }
+  return out;
+}

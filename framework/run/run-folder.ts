@@ -4,14 +4,14 @@
 // across runs stays at OUTPUT_PATH: the history store (DISAGG_HISTORY's default) and upstream's
 // cumulative perf_script_test_results.csv, to which each run's rows are appended as upstream does.
 // --resume and --replay continue or replay the run `latest` names, in its folder, under its id.
-import { appendFileSync, existsSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PERF_CSV_FILE } from '../results/csv.ts';
 import { RUNS_FOLDER } from '../results/index/runs-folder.ts';
 import { HISTORY_FILE } from '../settings.ts';
 import { makeFolders } from '../suite/output-path.ts';
 import { newRunId } from '../suite/run-id.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 /** One name for runs/, shared with the index of runs that links into it (results/index/). */
 export { RUNS_FOLDER } from '../results/index/runs-folder.ts';
@@ -34,12 +34,36 @@ export function latestRun(root: string): string | undefined {
   }
 }
 
+/**
+ * The folder of run `id` under `root` (runs/<id>/), or of the run `latest` names when no id is
+ * given: where `cleanup` and `report` find a run of `disagg-bench run`. Undefined when there is none.
+ */
+export function runFolderOf(root: string, id?: string): string | undefined {
+  const runId = id ?? latestRun(root);
+  if (!runId || runId.includes('/') || runId.startsWith('.')) return undefined;
+  const folder = path.join(root, RUNS_FOLDER, runId);
+  try {
+    return statSync(folder).isDirectory() ? folder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every run folder under root/runs/, oldest name first (run ids sort by their start). */
+export function allRunFolders(root: string): string[] {
+  try {
+    return readdirSync(path.join(root, RUNS_FOLDER)).sort().map((id) => runFolderOf(root, id)).filter((f): f is string => f !== undefined);
+  } catch {
+    return [];
+  }
+}
+
 /** The folder of a new run, or (continuing: --resume, --replay) of the run `latest` names; `latest` points to it. */
 export function openRunFolder(root: string, continuing: string | undefined): RunFolder {
   let runId = newRunId();
   if (continuing) {
     const latest = latestRun(root);
-    if (!latest) throw new DisaggBenchError(`${continuing}: ${path.join(root, LATEST_LINK)} names no run to continue; \`disagg-bench run\` keeps each run in ${path.join(root, RUNS_FOLDER)}/<run id>/ and \`latest\` names the last`, { file: root });
+    if (!latest) throw new InputError(`${continuing}: ${path.join(root, LATEST_LINK)} names no run to continue; \`disagg-bench run\` keeps each run in ${path.join(root, RUNS_FOLDER)}/<run id>/ and \`latest\` names the last`, { file: root });
     runId = latest;
   }
   const folder = path.join(root, RUNS_FOLDER, runId);

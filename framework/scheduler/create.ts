@@ -1,9 +1,9 @@
 // Which scheduler a run uses: replay in DEBUG_MODE, else the one SCHEDULER names, else the first
-// registered scheduler that is available on this host (schedulers.ts: slurm, then local).
+// scheduler available on this host, in the order the registrations' autoSelect ranks say.
 import type { Settings } from '../settings.ts';
 import type { Scheduler } from './scheduler.ts';
 import { ReplayScheduler } from './replay.ts';
-import { findScheduler, registeredSchedulers, schedulerDefinition, type SchedulerDefinition } from './registry.ts';
+import { autoSelectOrder, autoSelectWords, findScheduler, schedulerDefinition, schedulerNames, type SchedulerDefinition } from './registry.ts';
 import type { PartitionGpus } from './slurm-gpus.ts';
 import './schedulers.ts';
 
@@ -17,7 +17,7 @@ export function schedulerKind(settings: Pick<Settings, 'debugMode' | 'scheduler'
 
 function chosen(settings: Pick<Settings, 'scheduler'>, env: NodeJS.ProcessEnv): SchedulerDefinition {
   if (settings.scheduler) return schedulerDefinition(settings.scheduler);
-  const found = registeredSchedulers().find((d) => d.available?.(env));
+  const found = autoSelectOrder().find((d) => d.autoSelect.available(env));
   // No scheduler available: schedulerDefinition('') throws the registry's error naming every one.
   return found ?? schedulerDefinition('', 'SCHEDULER (unset, and no registered scheduler is available here)');
 }
@@ -28,10 +28,25 @@ function chosen(settings: Pick<Settings, 'scheduler'>, env: NodeJS.ProcessEnv): 
  */
 export function schedulerProblem(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const raw = env.SCHEDULER?.trim();
-  if (!raw || findScheduler(raw)) return undefined;
-  const all = registeredSchedulers();
-  const auto = all.filter((d) => d.availableWhen).map((d) => `${d.name} when ${d.availableWhen}`).join(', then ');
-  return `SCHEDULER=${JSON.stringify(raw)}: expected ${all.map((d) => d.name).join(' or ')} (the scheduler${auto ? `; unset: ${auto}` : ''})`;
+  if (!raw) return undefined;
+  const problem = schedulerNameProblem(raw);
+  return problem && `SCHEDULER=${JSON.stringify(raw)}: ${problem} (the scheduler${unsetWords()})`;
+}
+
+/** A scheduler's name checked against the registry (`--scheduler NAME`): `expected slurm or local`, or undefined. */
+export function schedulerNameProblem(name: string): string | undefined {
+  return findScheduler(name) ? undefined : `expected ${schedulerNames().join(' or ')}`;
+}
+
+/** What --scheduler's help says: every registered name and the choice made without one. */
+export function schedulerHelp(): string {
+  const auto = autoSelectWords();
+  return `${schedulerNames().join(' or ')}${auto ? ` (default: ${auto})` : ''}`;
+}
+
+function unsetWords(): string {
+  const auto = autoSelectWords();
+  return auto ? `; unset: ${auto}` : '';
 }
 
 export async function createScheduler(settings: RunSettings, env: NodeJS.ProcessEnv = process.env): Promise<Scheduler> {

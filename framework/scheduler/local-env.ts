@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JobRequest } from './scheduler.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 /** The folder holding the srun/scontrol/scancel shims; first on a local job's PATH. */
 export const localBinDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'local-bin');
@@ -24,7 +24,7 @@ export const selfCancelMarker = 'cancel-requested';
  */
 export function defaultVirtualNodeNames(count: number, nodeName: string): string[] {
   if (count <= 1) return [nodeName];
-  if (count > 254) throw new DisaggBenchError(`a local job can have at most 254 virtual nodes, asked ${count}`);
+  if (count > 254) throw new InputError(`a local job can have at most 254 virtual nodes, asked ${count}`);
   return Array.from({ length: count }, (_, i) => `127.0.0.${i + 1}`);
 }
 

@@ -22,7 +22,7 @@ import { batchEnvironment, defaultVirtualNodeNames, detectGpuIds, splitGpusOverN
 import { LocalJobProcess, type LocalJobEnd } from './local-job.ts';
 import { redactEnv } from '../secrets.ts';
 import { jobOutputFiles } from './log-folder.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 export interface LocalSchedulerOptions {
   /** CPUs jobs may hold at once (default: os.availableParallelism()). */
@@ -78,7 +78,7 @@ process.on('exit', () => {
 });
 
 function positiveInteger(value: number, what: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new DisaggBenchError(`${what} must be a whole number >= 1, got ${value}`);
+  if (!Number.isInteger(value) || value < 1) throw new InputError(`${what} must be a whole number >= 1, got ${value}`);
   return value;
 }
 
@@ -309,7 +309,8 @@ export const localDefinition: SchedulerDefinition = {
   capabilities,
   // Job scripts written for srun run unchanged: local-bin/srun starts a step's tasks on this host.
   launcher: 'srun',
-  available: () => true,
+  // Last: a cluster's scheduler, when one is here, is what a run means.
+  autoSelect: { rank: 100, available: () => true },
   jobsRunHere: true,
   create: ({ settings, env }) => new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler'), env }),
 };

@@ -25,12 +25,10 @@ export interface SchedulerDefinition {
    */
   launcher: string;
   /**
-   * True when this host can submit to it (its submit command is on PATH...): with SCHEDULER unset,
-   * a run takes the first registered scheduler that is available. Absent: never chosen by itself.
+   * Whether a run with SCHEDULER unset may choose it by itself, and before which others. Absent:
+   * it runs only when SCHEDULER names it.
    */
-  available?: (env: NodeJS.ProcessEnv) => boolean;
-  /** When `available` says yes, in words for messages ("sbatch is on PATH"); absent: always. */
-  availableWhen?: string;
+  autoSelect?: AutoSelect;
   /** A new scheduler. Synchronous, so that a signal handler can make one to cancel with. */
   create: (context: SchedulerContext) => Scheduler;
   /**
@@ -43,6 +41,19 @@ export interface SchedulerDefinition {
    * theirs, so no GPU type is assumed for a host without one.
    */
   jobsRunHere?: boolean;
+}
+
+/** A scheduler's place in the choice a run makes when SCHEDULER is unset. */
+export interface AutoSelect {
+  /**
+   * Lower ranks are tried first (SLURM 10, Grid Engine 20, this host 100): the order is this
+   * number, never the order modules happened to register in.
+   */
+  rank: number;
+  /** True when this host can submit to it (its submit command is on PATH...). */
+  available: (env: NodeJS.ProcessEnv) => boolean;
+  /** When `available` says yes, in words for messages ("sbatch is on PATH"); absent: always. */
+  when?: string;
 }
 
 const definitions = new Map<string, SchedulerDefinition>();
@@ -58,6 +69,10 @@ export function registerScheduler(definition: SchedulerDefinition): void {
   if (known && known !== definition) {
     throw new SchedulerError(`a scheduler named ${definition.name} is registered already (${known.description})`, 'registerScheduler');
   }
+  const rank = definition.autoSelect?.rank;
+  if (rank !== undefined && !Number.isFinite(rank)) {
+    throw new SchedulerError(`scheduler ${definition.name}: autoSelect.rank ${rank} is not a number`, 'registerScheduler');
+  }
   definitions.set(definition.name, definition);
 }
 
@@ -66,9 +81,29 @@ export function unregisterScheduler(name: string): void {
   definitions.delete(name);
 }
 
-/** Every registered scheduler, in registration order (the order SCHEDULER=unset tries them in). */
+/** Every registered scheduler, in registration order. */
 export function registeredSchedulers(): SchedulerDefinition[] {
   return [...definitions.values()];
+}
+
+/** The names SCHEDULER may take, in registration order: for --help, checks and messages. */
+export function schedulerNames(): string[] {
+  return [...definitions.keys()];
+}
+
+/**
+ * The schedulers a run with SCHEDULER unset may choose, in the order it tries them (by
+ * `autoSelect.rank`; a tie keeps registration order).
+ */
+export function autoSelectOrder(): Array<SchedulerDefinition & { autoSelect: AutoSelect }> {
+  return registeredSchedulers()
+    .filter((d): d is SchedulerDefinition & { autoSelect: AutoSelect } => d.autoSelect !== undefined)
+    .sort((a, b) => a.autoSelect.rank - b.autoSelect.rank);
+}
+
+/** The choice SCHEDULER=unset makes, in words: `slurm when sbatch is on PATH, then local`. */
+export function autoSelectWords(): string {
+  return autoSelectOrder().map((d) => (d.autoSelect.when ? `${d.name} when ${d.autoSelect.when}` : d.name)).join(', then ');
 }
 
 export function findScheduler(name: string): SchedulerDefinition | undefined {

@@ -2,6 +2,7 @@
 // register themselves the same way: registry.ts).
 // Nothing above this layer shells out to SLURM or spawns job scripts itself.
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 /** Job states, SLURM's vocabulary; states.ts maps raw scheduler output onto these once. */
 export type JobState =
@@ -138,6 +139,9 @@ export interface Scheduler {
 
 /** A scheduler command failed in a way that retrying will not fix (bad partition, bad account...). */
 export class SchedulerError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'environment';
+  }
   constructor(
     message: string,
     readonly command: string,

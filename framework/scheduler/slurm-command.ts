@@ -68,6 +68,10 @@ const TRANSIENT_PATTERNS: readonly RegExp[] = [
   /backup controller in standby mode/i,
   /unable to establish controller machine/i,
   /Munge (?:encode|decode) failed: .*(?:socket|connect)/i,
+  // Grid Engine's clients (qsub, qdel) when the qmaster is restarting or busy.
+  /unable to contact qmaster/i,
+  /commlib error: (?:can't connect|got read error|got select error)/i,
+  /failed receiving gdi request/i,
 ];
 
 export function isTransientFailure(outcome: CommandOutcome): boolean {

@@ -12,12 +12,15 @@ export interface PartitionGpus {
   untypedNodes: string[];
   /** Nodes of the partition. */
   nodes: number;
+  /** What the smallest of its nodes holds (sinfo's %c and gres counts): where a job's tasks per node must fit. */
+  cpusPerNode?: number;
+  gpusPerNode?: number;
 }
 
-const SINFO_ARGS = ['--noheader', '--Node', '--format=%N|%P|%G'];
+const SINFO_ARGS = ['--noheader', '--Node', '--format=%N|%P|%G|%c'];
 
 /** GPU gres items of one `%G` cell: `gpu:h200:8(S:0-1),shard:8` -> [{ type: 'h200' }]. */
-export function gresGpuItems(cell: string): Array<{ type?: string }> {
+export function gresGpuItems(cell: string): Array<{ type?: string; count: number }> {
   if (cell.trim() === '(null)') return [];
   return cell
     .replace(/\([^)]*\)/g, '') // socket bindings: (S:0-1), (S:0,1)
@@ -27,7 +30,9 @@ export function gresGpuItems(cell: string): Array<{ type?: string }> {
     .map((parts) => {
       // gpu:<type>:<count>, gpu:<count>, gpu:<type>, gpu
       const type = parts.length >= 3 ? parts[1] : parts.length === 2 && !/^\d+$/.test(parts[1]) ? parts[1] : undefined;
-      return type ? { type } : {};
+      const counted = parts.length >= 3 ? parts[2] : parts.length === 2 && /^\d+$/.test(parts[1]) ? parts[1] : '1';
+      const count = /^\d+$/.test(counted) ? Number(counted) : 1;
+      return type ? { type, count } : { count };
     });
 }
 
@@ -40,20 +45,27 @@ export function parsePartitionGpus(stdout: string, partition?: string): Partitio
   const rows = stdout
     .split('\n')
     .map((line) => line.trim().split('|'))
-    .filter((cells) => cells.length === 3);
+    .filter((cells) => cells.length === 3 || cells.length === 4);
   const mine = rows.filter(([, p]) => (partition ? p.replace(/\*$/, '') === partition : p.endsWith('*')));
   if (mine.length === 0) return undefined;
   const types = new Set<string>();
   const untyped = new Set<string>();
   const nodes = new Set<string>();
-  for (const [node, , gres] of mine) {
+  let cpus: number | undefined;
+  let gpus: number | undefined;
+  for (const [node, , gres, cpuCell] of mine) {
     nodes.add(node);
+    let nodeGpus = 0;
     for (const item of gresGpuItems(gres)) {
       if (item.type) types.add(item.type);
       else untyped.add(node);
+      nodeGpus += item.count;
     }
+    gpus = Math.min(gpus ?? nodeGpus, nodeGpus);
+    if (cpuCell !== undefined && /^\d+$/.test(cpuCell.trim())) cpus = Math.min(cpus ?? Number(cpuCell), Number(cpuCell));
   }
-  return { partition: mine[0][1].replace(/\*$/, ''), types: [...types].sort(), untypedNodes: [...untyped].sort(), nodes: nodes.size };
+  const sizes = mine[0].length === 4 ? { ...(cpus !== undefined && { cpusPerNode: cpus }), gpusPerNode: gpus ?? 0 } : {};
+  return { partition: mine[0][1].replace(/\*$/, ''), types: [...types].sort(), untypedNodes: [...untyped].sort(), nodes: nodes.size, ...sizes };
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 import { isStepId, parseJobId } from './states.ts';
 import { filledValue } from '../../runners/common/placeholder.ts';
 import { jobOutputFiles, sbatchOutputPatterns } from './log-folder.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 /** Where job states come from: sacct (accounting) or squeue plus the jobcomp file (no accounting). */
 export type StatusSource = 'sacct' | 'squeue';
@@ -49,7 +49,7 @@ const SACCT_SINCE_SLACK_MS = 10 * 60_000;
 
 /** `sbatch --time` from seconds: `[D-]HH:MM:SS`. */
 export function formatTimeLimit(seconds: number): string {
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new DisaggBenchError(`time limit must be a positive number of seconds, got ${seconds}`);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new InputError(`time limit must be a positive number of seconds, got ${seconds}`);
   const total = Math.ceil(seconds);
   const days = Math.floor(total / 86_400);
   const two = (n: number) => String(n).padStart(2, '0');
@@ -61,14 +61,14 @@ export function formatTimeLimit(seconds: number): string {
 export function sbatchArgs(request: JobRequest): string[] {
   const r = request.resources;
   const positive = (name: string, n: number | undefined) => {
-    if (n !== undefined && (!Number.isInteger(n) || n < 1)) throw new DisaggBenchError(`${name} must be a positive integer, got ${n}`);
+    if (n !== undefined && (!Number.isInteger(n) || n < 1)) throw new InputError(`${name} must be a positive integer, got ${n}`);
   };
   positive('nodes', r.nodes);
   positive('ntasks', r.ntasks);
   positive('ntasksPerNode', r.ntasksPerNode);
   positive('cpusPerTask', r.cpusPerTask);
   if (r.gpusPerNode !== undefined && (!Number.isInteger(r.gpusPerNode) || r.gpusPerNode < 0)) {
-    throw new DisaggBenchError(`gpusPerNode must be a non-negative integer, got ${r.gpusPerNode}`);
+    throw new InputError(`gpusPerNode must be a non-negative integer, got ${r.gpusPerNode}`);
   }
   // A blank or unfilled `<partition>` / `<account>` means the cluster's default, not one by that name.
   const partition = filledValue(r.partition);
@@ -283,8 +283,7 @@ export const slurmDefinition: SchedulerDefinition = {
   description: 'SLURM: sbatch, one sacct or squeue per poll, scancel',
   capabilities,
   launcher: 'srun',
-  available: slurmAvailable,
-  availableWhen: 'sbatch is on PATH',
+  autoSelect: { rank: 10, available: slurmAvailable, when: 'sbatch is on PATH' },
   create: () => new SlurmScheduler(),
   gpuProbe: (env) => {
     const partition = filledValue(env.SLURM_PARTITION);

@@ -1,6 +1,7 @@
-// The one place SLURM's state vocabulary is mapped: raw states (with suffixes and squeue's short
-// codes), terminal or not, job ids in their array/het/step forms, exit codes, and the pending
-// reasons that mean a job can never start. Pure functions; every backend reports JobState.
+// The one place the workload managers' state vocabularies are mapped onto JobState: SLURM's raw
+// states (with suffixes and squeue's short codes), terminal or not, job ids in their
+// array/het/step forms, exit codes, and the pending reasons that mean a job can never start; Grid
+// Engine's qstat state letters and its accounting's end of a job. Pure functions.
 import type { JobState } from './scheduler.ts';
 
 /** States after which a job can no longer change (PREEMPTED depends on a setting, see isTerminal). */
@@ -193,4 +194,47 @@ export function neverStartReason(reason: string | undefined, extra: Iterable<str
   if (NEVER_START_REASONS.has(code) || NEVER_START_PATTERN.test(code)) return code;
   for (const site of extra) if (site === code) return code;
   return undefined;
+}
+
+/**
+ * A Grid Engine job as qstat shows it (`qw`, `hqw`, `r`, `t`, `Rr`, `s`, `dr`, `Eqw`...): its
+ * letters combine, and the strongest decides. Deletion under way: COMPLETING; an error state (E):
+ * PENDING, since Grid Engine keeps it queued until someone clears it (the caller says why).
+ */
+export function gridEngineState(letters: string): JobState {
+  const has = (letter: string) => letters.includes(letter);
+  if (has('d')) return 'COMPLETING';
+  if (has('E')) return 'PENDING';
+  if (has('s') || has('S') || has('T')) return 'SUSPENDED';
+  if (has('t')) return 'CONFIGURING';
+  if (has('r')) return 'RUNNING';
+  if (has('q') || has('w') || has('h')) return 'PENDING';
+  return 'UNKNOWN';
+}
+
+/** A finished Grid Engine job's accounting record, as much as its end needs. */
+export interface GridEngineEnd {
+  failed: number;
+  exitStatus: number;
+  wallclockSec: number;
+  /** Its h_rt, when this process submitted it. */
+  timeLimitSec?: number;
+  /** This process asked qdel to end it. */
+  cancelledHere: boolean;
+}
+
+/** How a Grid Engine job ended, from its accounting record's `failed`, `exit_status` and wall clock. */
+export function gridEngineEndState(end: GridEngineEnd): ParsedExit & { state: JobState } {
+  // exit_status above 128 is 128 + the signal that ended the job script (qdel and h_rt: SIGKILL).
+  const signal = end.exitStatus > 128 ? end.exitStatus - 128 : undefined;
+  const exit = signal !== undefined ? { exitCode: 0, signal } : { exitCode: end.exitStatus };
+  if (end.failed === 0 && end.exitStatus === 0) return { state: 'COMPLETED', ...exit };
+  if (end.cancelledHere && (end.failed !== 0 || signal !== undefined)) return { state: 'CANCELLED', ...exit };
+  // 37: the qmaster enforced h_rt; 100 with SIGKILL: killed on its node, by its h_rt or by a qdel.
+  if (end.failed === 37) return { state: 'TIMEOUT', ...exit };
+  if (end.failed === 100 && signal === 9) {
+    const overTime = end.timeLimitSec !== undefined && end.wallclockSec >= end.timeLimitSec;
+    return { state: overTime ? 'TIMEOUT' : 'CANCELLED', ...exit };
+  }
+  return { state: 'FAILED', ...exit };
 }

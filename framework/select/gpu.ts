@@ -2,6 +2,8 @@
 // (a login node has no GPU to ask), else what NVML says on this node, else none (a test type may
 // then assume one: upstream's GB200 for the serving types). What the Python framework keeps per GPU
 // type (extra sbatch arguments, --segment, locked clocks for the CSV) is config/gpu-resources.ts.
+import { hostname } from 'node:os';
+import type { NodeSize } from '../contract/test-type.ts';
 
 /** GPU types recognised in names (NVML's, GPU_TYPE's, SLURM gres types'). */
 export const knownGpuTypes: readonly string[] = ['GB200', 'GB300', 'B200', 'B300', 'H200', 'H100', 'A100'];
@@ -42,6 +44,10 @@ export interface GpuDetection {
   detail?: string;
   /** The jobs run on this host (the local scheduler): no GPU found here means none, nothing is assumed. */
   here?: boolean;
+  /** What one node of the run's jobs holds, where SLURM (sinfo) or NVML (this machine) told it. */
+  node?: NodeSize;
+  /** GPU_TYPE set but empty: upstream filters nothing (`if gpu_type and ...`), so every config runs. */
+  everyConfig?: boolean;
 }
 
 export type GpuNameProbe = () => Promise<string[]>;
@@ -53,6 +59,8 @@ export interface SlurmGpuAnswer {
   types: string[];
   /** Nodes declaring GPUs without a type. */
   untypedNodes: string[];
+  cpusPerNode?: number;
+  gpusPerNode?: number;
 }
 
 export type SlurmGpuProbe = () => Promise<SlurmGpuAnswer>;
@@ -94,11 +102,17 @@ export async function detectGpuType(
   options: { jobsRunHere?: boolean } = {},
 ): Promise<GpuDetection> {
   if (env.GPU_TYPE) return { ...gpuTypeFromEnv(env.GPU_TYPE), source: 'GPU_TYPE' };
+  if (env.GPU_TYPE === '') return { gpuType: undefined, source: 'GPU_TYPE', everyConfig: true, detail: 'GPU_TYPE is set but empty' };
   const reasons: string[] = [];
+  // The size of the jobs' nodes: SLURM's, when the run submits there; else this machine's GPUs (the local scheduler runs here).
+  let node: NodeSize | undefined;
   if (slurm) {
     try {
-      const found = typeFromSlurm(await slurm());
-      if ('gpuType' in found) return { gpuType: found.gpuType, source: 'slurm', detail: found.detail };
+      const answer = await slurm();
+      const sized = answer.cpusPerNode !== undefined || answer.gpusPerNode !== undefined;
+      if (sized) node = { cpus: answer.cpusPerNode, gpus: answer.gpusPerNode, where: `the nodes of SLURM partition ${answer.partition}` };
+      const found = typeFromSlurm(answer);
+      if ('gpuType' in found) return { gpuType: found.gpuType, source: 'slurm', detail: found.detail, node };
       reasons.push(found.reason);
     } catch (err) {
       reasons.push(`SLURM: ${(err as Error).message}`);
@@ -106,12 +120,13 @@ export async function detectGpuType(
   }
   try {
     const names = await probe();
-    if (names.length > 0) return { gpuType: gpuTypeFromName(names[0]), source: 'nvml' };
+    node ??= slurm ? undefined : { gpus: names.length, where: `node ${hostname()}` };
+    if (names.length > 0) return { gpuType: gpuTypeFromName(names[0]), source: 'nvml', ...(node && { node }) };
     reasons.push('NVML found no GPU');
   } catch (err) {
     reasons.push((err as Error).message);
   }
-  return { gpuType: undefined, source: 'none', detail: reasons.join('; '), ...(options.jobsRunHere ? { here: true } : {}) };
+  return { gpuType: undefined, source: 'none', detail: reasons.join('; '), ...(node && { node }), ...(options.jobsRunHere ? { here: true } : {}) };
 }
 
 /**
@@ -119,12 +134,13 @@ export async function detectGpuType(
  * GPU_TYPE default, GB200, for the serving types); a type that assumes none sees none.
  */
 export function gpuForType(detection: GpuDetection, assumedGpuType: string | undefined): GpuDetection {
-  if (detection.gpuType || !assumedGpuType || detection.here) return detection;
+  if (detection.gpuType || !assumedGpuType || detection.everyConfig || detection.here) return detection;
   return { gpuType: assumedGpuType, source: 'assumed', detail: detection.detail };
 }
 
 /** The one line a run prints about its GPU, for one test type (undefined when there is nothing to say). */
 export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuType: string | undefined): string | undefined {
+  if (detection.everyConfig) return `GPU_TYPE is set but empty: every ${typeName} config runs, whatever its supported_gpus (upstream filters nothing then); unset GPU_TYPE to detect the GPU`;
   if (detection.gpuType) return detection.source === 'slurm' ? `GPU type ${detection.gpuType} from ${detection.detail}` : undefined;
   if (assumedGpuType && !detection.here) {
     return `No GPU found and GPU_TYPE unset (${detection.detail}): ${typeName} configs run as ${assumedGpuType}, upstream's default GPU_TYPE; set GPU_TYPE to choose.`;
@@ -138,7 +154,7 @@ export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuT
  * in metadata.supported_gpus as written (`gb200` or `GB200_LYRIS` there never matches GB200).
  */
 export function gpuSkipReason(supported: string[] | undefined, detection: GpuDetection): string | undefined {
-  if (supported === undefined) return undefined;
+  if (supported === undefined || detection.everyConfig) return undefined;
   const gpuType = detection.gpuType;
   if (!gpuType) {
     return `needs a GPU (${supported.join(', ')}) but none was detected and GPU_TYPE is unset`;

@@ -44,7 +44,7 @@ export interface PlanOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS.ProcessEnv): PlannedTest {
+export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS.ProcessEnv, options: { failUnfit?: boolean } = {}): PlannedTest {
   const type = testType(file.testType);
   const parsed = readYamlFileCached(file.absFile, file.displayFile);
   const test: PlannedTest = { ...file, issues: [...parsed.issues] };
@@ -62,6 +62,8 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
   test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
   test.skipReason ??= type.unavailableHere?.(parsed.data as Record<string, unknown>);
+  // A config the jobs' nodes cannot hold is skipped with why, as one for another GPU; DISAGG_FAIL_UNFIT=1 runs it to fail.
+  if (gpu.node && !options.failUnfit) test.skipReason ??= type.cannotHold?.(parsed.data as Record<string, unknown>, gpu.node);
   test.config = parsed.data as Record<string, unknown>;
   test.resolved = resolveConfig(test.config, type.envOverrides, env);
   return test;
@@ -100,7 +102,7 @@ export function planRun(options: PlanOptions): Plan {
   }
   if (options.testType) files = files.filter((f) => f.testType === options.testType);
   openParseCache(`${settings.workDir}\u0000${options.testType ?? '*'}`);
-  const tests = files.map((f) => loadPlannedTest(f, options.gpu, env));
+  const tests = files.map((f) => loadPlannedTest(f, options.gpu, env, { failUnfit: settings.failUnfit }));
   flushParseCache();
   return { tests, unknownListedIds, testList, notices };
 }

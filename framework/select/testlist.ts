@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseTestListEntry, pytestFunctionOf, type TestListEntry } from '../config/ids.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export interface TestList {
   file: string;
@@ -18,6 +19,9 @@ export interface TestList {
 }
 
 export class TestListError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   /** `file`: the list's path as read (WORK_DIR applied). */
   constructor(message: string, file: string) {
     super(message, { file, place: 'DISAGG_TEST_LIST', expected: 'one test id per line' });

@@ -24,8 +24,8 @@
 // its own module runner and `disagg-bench run` through the CLI bundle, so this file has two
 // instances in one process, and both must see the same owner and the same end.
 import { readdirSync } from 'node:fs';
-import { constants } from 'node:os';
 import { processStat } from '../../runners/common/proc.ts';
+import { signalExitCode } from '../../runners/common/exit-codes.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { RUN_ENDING_SIGNAL } from '../jobs/run-ending-signal.ts';
 import { watchLauncher } from './launcher-watch.ts';
@@ -33,7 +33,7 @@ import { watchLauncher } from './launcher-watch.ts';
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */
 export const RUN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-export const exitCodeOf = (signal: NodeJS.Signals) => 128 + constants.signals[signal];
+export const exitCodeOf = signalExitCode;
 
 /** bin/disagg-bench.js's handler for a signal that comes while the CLI loads. */
 const EARLY_SIGNALS = Symbol.for('disagg-bench.early-signals');
@@ -138,6 +138,7 @@ const CANCEL_REASONS: Record<string, string> = { 'test-failure': 'a test failed 
  * worker's cancel hook hears every cancellation, the one this worker asked for included.
  */
 export function onVitestCancel(interrupt: (why: string) => void): void {
+  // Vitest's private worker hook, for the reason above: the public `signal` misses such tests.
   const worker = (globalThis as { __vitest_worker__?: { onCancel?: (fn: (reason: string) => void) => void } }).__vitest_worker__;
   worker?.onCancel?.((reason) => interrupt(`Vitest cancelled the run: ${CANCEL_REASONS[reason] ?? reason}`));
 }
@@ -145,7 +146,11 @@ export function onVitestCancel(interrupt: (why: string) => void): void {
 /** How long workers get to cancel their jobs and exit before SIGKILL. */
 export const WORKER_GRACE_MS = 2_500;
 
-/** This process's live children (zombies are gone: nobody reaps them while we block). */
+/**
+ * This process's live children (zombies are gone: nobody reaps them while we block). Read from
+ * /proc because Vitest's Node API names no worker process (its pool is private) and this runs in a
+ * signal handler that must finish synchronously, where cancelCurrentRun's promise would never settle.
+ */
 function children(): number[] {
   let entries: string[];
   try {

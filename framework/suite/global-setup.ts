@@ -6,15 +6,18 @@
 // teardown cancels what the run's ledger still lists, the backstop for workers that died before
 // they could cancel their jobs, and makes the end-of-run writes if no reporter did (run-end.ts).
 import type { TestProject } from 'vitest/node';
-import { readSettings } from '../settings.ts';
+import { packageRoot, readSettings } from '../settings.ts';
 import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
 import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
-import { testTypeNames } from '../contract/names.ts';
+import { EXIT_USAGE } from '../../runners/common/exit-codes.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { endInterruptedRun } from './main-interrupt.ts';
 import { takeSignalsForVitest } from './cancellation.ts';
 import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
 import { newRunId } from './run-id.ts';
+import { loadExtensions } from '../config/extensions.ts';
+import { InputError } from '../../runners/common/errors.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? newRunId();
 process.env.DISAGG_RUN_ID = runId;
@@ -46,11 +49,14 @@ function endRun(why: string, exitCode: number): void {
 /** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
 async function checkEnvironmentOrExit(): Promise<void> {
   try {
+    // WORK_DIR's extensions first: SCHEDULER may name a scheduler one of them registers.
+    await loadExtensions(process.env.WORK_DIR || packageRoot);
     for (const warning of (await checkRunEnvironment()).warnings) console.warn(`disagg-bench: warning: ${warning}`);
   } catch (err) {
-    if (!isUserInputError(err)) throw err;
+    if (!isUserInputError(err) && !(err instanceof InputError)) throw err;
     for (const line of err.message.split('\n')) process.stderr.write(`disagg-bench: error: ${line}\n`);
-    process.exit(2);
+    // A setting the run cannot take, as the command line's: the usage exit code.
+    process.exit(EXIT_USAGE);
   }
 }
 
@@ -59,7 +65,9 @@ export default async function setup(project: TestProject) {
   // The test-type projects this invocation runs (after --project), in order: the first reports
   // what concerns the whole run (unknown test-list ids, configs of no test type).
   const running = new Set(project.vitest.projects.map((p) => p.name));
-  project.provide('runProjects', testTypeNames.filter((name) => running.has(name)));
+  // WORK_DIR's extensions first: their test types are projects of the run too.
+  await loadExtensions(process.env.WORK_DIR || packageRoot);
+  project.provide('runProjects', allTestTypeNames().filter((name) => running.has(name)));
   if (!announced) await checkEnvironmentOrExit();
   const settings = readSettings();
   if (!announced) {

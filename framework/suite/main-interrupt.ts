@@ -11,6 +11,7 @@ import { cancelLeftoversNow, describeLeftovers } from '../jobs/leftover-jobs.ts'
 import { describeNotRun, withoutResultOfRun, type RunTests } from './run-tests.ts';
 import { recordNotRunSync, whyNotRun } from './not-run.ts';
 import { endWorkers, WORKER_GRACE_MS } from './cancellation.ts';
+import { indexRootOf } from '../results/index/runs-folder.ts';
 
 /**
  * Ends the run now. `said` prints one line (to stderr: stdout may be a closed pipe by now).
@@ -30,7 +31,11 @@ export function endInterruptedRun(outputPath: string, runId: string, reason: str
     said(describeNotRun(notRun, `${reason}; no result recorded`));
     const problem = recordNotRunSync(outputPath, runId, ids, whyNotRun(notRun, outputPath, runId, reason, at));
     said(problem ?? `results.json and summary.json in ${outputPath} name them`);
-    said(`to continue: the same command with --resume (disagg-bench run) or RESUME=1 (npx vitest run), OUTPUT_PATH=${outputPath}`);
+    // A run of `disagg-bench run` writes into OUTPUT_PATH/runs/<id>/; --resume reads `latest` in OUTPUT_PATH.
+    const root = indexRootOf(outputPath, runId);
+    said(root === outputPath
+      ? `to continue: the same command with RESUME=1 (npx vitest run) or --resume (disagg-bench run), OUTPUT_PATH=${outputPath}`
+      : `to continue: the same command with --resume (disagg-bench run), OUTPUT_PATH=${root}`);
   }
   else if (collected === 0) said(`no test had been collected yet: none ran (${reason})`);
 }

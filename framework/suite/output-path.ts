@@ -10,9 +10,13 @@ import { JOBS_FILE, LEDGER_FILE } from '../jobs/ledger.ts';
 import { CLAIMS_FOLDER } from '../jobs/run-claims.ts';
 import { LOG_FOLDERS } from '../scheduler/log-folder.ts';
 import { REPORT_FILE } from '../results/report/report-file.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { DisaggBenchError, EnvironmentError } from '../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../runners/common/errors.ts';
 
 export class OutputPathError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'environment';
+  }
   override name = 'OutputPathError';
   /** `outputPath`: OUTPUT_PATH's folder, the place of every problem. */
   constructor(message: string, outputPath: string) {
@@ -46,7 +50,7 @@ export function makeFolders(target: string): void {
   for (let p = path.resolve(target); ; p = path.dirname(p)) {
     try {
       if (statSync(p).isDirectory()) break;
-      throw Object.assign(new DisaggBenchError(`${p} is a file, not a folder`), { code: 'ENOTDIR' });
+      throw Object.assign(new EnvironmentError(`${p} is a file, not a folder`), { code: 'ENOTDIR' });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
@@ -60,7 +64,7 @@ export function makeFolders(target: string): void {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' && statSync(folder).isDirectory()) continue;
       if (code === 'ENOENT') {
-        throw Object.assign(new DisaggBenchError(`${path.dirname(folder)} takes no new folders (mkdir ${folder}: ENOENT although its parent exists; a file system such as /proc)`), { code: 'ENOENT' });
+        throw Object.assign(new EnvironmentError(`${path.dirname(folder)} takes no new folders (mkdir ${folder}: ENOENT although its parent exists; a file system such as /proc)`), { code: 'ENOENT' });
       }
       throw error;
     }
@@ -120,7 +124,7 @@ export function checkOutputPath(outputPath: string): void {
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     const blocker = err.code === 'ENOTDIR' || err.code === 'EEXIST' ? fileInTheWay(outputPath) : undefined;
-    const why = blocker ? `${blocker} is a file, not a folder` : err.code === 'ENOENT' ? err.message : `${err.code ?? 'error'}: ${err.message}`;
+    const why = blocker ? `${blocker} is a file, not a folder` : err.code === 'ENOENT' || (err.code && err.message.startsWith(`${err.code}:`)) ? err.message : `${err.code ?? 'error'}: ${err.message}`;
     throw new OutputPathError(
       `OUTPUT_PATH=${outputPath} cannot be written: ${why}. Results, logs and the job ledger go there; ` +
         'point OUTPUT_PATH to a writable folder.',

@@ -11,7 +11,7 @@ export default class DisaggReporter implements Reporter {
   async onTestRunEnd(testModules: ReadonlyArray<TestModule>): Promise<void> {
     const rows: MetricsRow[] = [];
     for (const module of testModules) {
-      if (!isRunProject(module.project.name)) continue;
+      if (!isRunProject(module.project)) continue;
       for (const test of module.children.allTests()) {
         const meta = test.meta().disagg;
         if (meta) rows.push({ id: test.name, state: meta.notRun ? 'not run' : test.result().state, jobState: meta.state, metrics: meta.metrics });

@@ -42,7 +42,7 @@ export function runEndTests(modules: ReadonlyArray<TestModule>, settings: Settin
   const { ids: testIds, unfinished: pending, cutShort } = runTests(modules);
   const interrupted = new Map<string, string>();
   for (const module of modules) {
-    if (!isRunProject(module.project.name)) continue;
+    if (!isRunProject(module.project)) continue;
     for (const test of module.children.allTests()) {
       const notRun = test.meta().disagg?.notRun;
       if (notRun) interrupted.set(test.name, notRun);
@@ -97,6 +97,8 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
     report = (await buildReport({ inputs: [outputPath], output, trends: history?.trends, facts, indexLink })).file;
   } catch (err) {
     notes.push(`report.html could not be written: ${(err as Error).message}`);
+    // A run whose report is missing did not do all it was asked: it does not end 0.
+    process.exitCode = process.exitCode || 1;
   }
   let text: string | undefined;
   try {
@@ -119,6 +121,7 @@ export async function writeRunEnd(runId: string | undefined, collect: () => RunE
     for (const note of notes) process.stdout.write(`${note}\n`);
     if (report) process.stdout.write(`report: ${report}\n`);
     process.stderr.write(`the run digest could not be written: ${(err as Error).message}\n`);
+    process.exitCode = process.exitCode || 1;
   }
   // After the digest: the index reads this run's summary.json for its skipped tests.
   const indexed = index ? await writeIndexFromHistory(settings, indexRoot).catch((err: Error) => ({ file: undefined, message: `index: not written: ${err.message}` })) : undefined;

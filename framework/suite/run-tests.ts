@@ -2,13 +2,16 @@
 // (`--reporter=junit` replaces ours): collected, and which have not reached their end. Read by
 // the reporter at the run's end and by an interruption (main-interrupt.ts) in the middle of it.
 import type { TestModule } from 'vitest/node';
-import { testTypeNames } from '../contract/names.ts';
 import { readLedger } from '../jobs/ledger.ts';
 import { readRecordsSync } from '../results/json.ts';
 
-/** Only the config tests of test-type projects count (not the project's own unit tests). */
-export function isRunProject(project: string): boolean {
-  return (testTypeNames as readonly string[]).includes(project);
+/**
+ * Only the config tests of test-type projects count (not the project's own unit tests): a
+ * test-type project, a built-in type's or an extension's, is the one vitest.config.ts gives its
+ * type's name in DISAGG_BENCH_TEST_TYPE (read from the project, so no registry need be loaded here).
+ */
+export function isRunProject(project: { name: string; config: { env?: Record<string, unknown> } }): boolean {
+  return project.config.env?.DISAGG_BENCH_TEST_TYPE === project.name;
 }
 
 export interface RunTests {
@@ -36,7 +39,7 @@ export function isListing(argv: readonly string[] = process.argv): boolean {
 }
 
 export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
-  const tests = modules.filter((m) => isRunProject(m.project.name)).flatMap((m) => [...m.children.allTests()]);
+  const tests = modules.filter((m) => isRunProject(m.project)).flatMap((m) => [...m.children.allTests()]);
   const cutShort = tests.flatMap((t) => {
     const result = t.result();
     return result.state === 'skipped' && CANCELLED_NOTE.test(result.note ?? '') ? [{ id: t.name, why: result.note! }] : [];
@@ -49,7 +52,7 @@ export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
 
 /** Whether any config test of the run got as far as a result of its own (a job judged, a record written). */
 export function anyTestRecorded(modules: ReadonlyArray<TestModule>): boolean {
-  return modules.some((m) => isRunProject(m.project.name) && [...m.children.allTests()].some((t) => t.meta().disagg !== undefined));
+  return modules.some((m) => isRunProject(m.project) && [...m.children.allTests()].some((t) => t.meta().disagg !== undefined));
 }
 
 /** One line naming tests that did not run to their end (the first 20, then a count). */

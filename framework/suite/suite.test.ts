@@ -10,14 +10,17 @@ import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
 import { onVitestCancel } from './cancellation.ts';
-import { testTypeNames } from '../contract/names.ts';
+import { allTestTypeNames } from '../contract/extension-types.ts';
 import { isTestTypeName, testType } from '../types/registry.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { FailureError, InputError, UsageError } from '../../runners/common/errors.ts';
+import { loadExtensions } from '../config/extensions.ts';
 
 const typeName = process.env.DISAGG_BENCH_TEST_TYPE;
-if (!typeName) throw new DisaggBenchError('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
+if (!typeName) throw new UsageError('DISAGG_BENCH_TEST_TYPE is unset: run this file through a test-type project (vitest --project <type>)');
 
 const settings = readSettings();
+// WORK_DIR's extensions (their schedulers, launchers, extractors), before anything asks a registry.
+await loadExtensions(settings.workDir);
 // GPU_TYPE, else asked of SLURM, else of NVML; the schedulers' modules load only to ask SLURM.
 const schedulers = process.env.GPU_TYPE ? undefined : await import('../scheduler/create.ts');
 const gpu = await detectGpuType(process.env, undefined, schedulers?.slurmGpuProbe(settings), { jobsRunHere: schedulers?.jobsRunHere(settings) });
@@ -102,8 +105,8 @@ describe(typeName, { concurrent: true }, () => {
   const recordedWithoutJob = async (planned: PlannedTest) => {
     const failure = await noJobRecords;
     if (!failure) return;
-    if (planned.skipReason) throw new DisaggBenchError(`${planned.id}: skipped (${planned.skipReason}), and its record could not be written: ${failure}`);
-    throw new DisaggBenchError(`${planned.id}: its record could not be written: ${failure}; the config's issues:\n${new ConfigError(planned.issues).message}`);
+    if (planned.skipReason) throw new FailureError(`${planned.id}: skipped (${planned.skipReason}), and its record could not be written: ${failure}`);
+    throw new FailureError(`${planned.id}: its record could not be written: ${failure}; the config's issues:\n${new ConfigError(planned.issues).message}`);
   };
 
   const defineTest = (planned: PlannedTest) => {
@@ -125,7 +128,7 @@ describe(typeName, { concurrent: true }, () => {
       const notRun = run.interrupted ?? run.notRun;
       if (notRun) {
         ctx.task.meta.disagg = { jobId: run.jobId, state: run.interrupted ? 'CANCELLED' : 'NOT SUBMITTED', metrics: [], files: [], notRun };
-        throw new DisaggBenchError(`${planned.id}: not run: ${notRun}; no result recorded`);
+        throw new FailureError(`${planned.id}: not run: ${notRun}; no result recorded`);
       }
       // RESUME: an earlier run recorded this job's result; writing it again would duplicate it.
       // DEBUG_MODE without a job to replay judged nothing: the job's earlier record stays the one.
@@ -138,13 +141,13 @@ describe(typeName, { concurrent: true }, () => {
       const saved = nothingToSave ? [] : await saveTestResult({ settings, gpu, test: planned, run, history }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.
         const why = run.passed ? '' : `\n- ${run.failures.filter((f) => f !== err.message).join('\n- ')}`;
-        throw new DisaggBenchError(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
+        throw new FailureError(`${planned.id}: its result could not be saved: ${err.message}${why.trim() === '-' ? '' : why}`);
       });
       ctx.task.meta.disagg = { jobId: run.jobId, state: run.status.state, metrics: run.metrics, files: saved };
       const earlier = run.alreadyRecorded ? ` (result of job ${run.jobId}, recorded by an earlier run)` : '';
       const failures = [...run.failures, ...(history?.failures ?? [])];
       if (failures.length > 0) {
-        throw new DisaggBenchError(`${planned.id} failed${earlier}:\n- ${failures.join('\n- ')}`);
+        throw new FailureError(`${planned.id} failed${earlier}:\n- ${failures.join('\n- ')}`);
       }
     });
   };
@@ -161,12 +164,12 @@ describe(typeName, { concurrent: true }, () => {
   // What concerns the run as a whole (listed ids that match no config, configs of no test type) is
   // reported once, by the first test-type project of this invocation, whatever `--project` chose
   // (global-setup.ts provides the list); a run of one project still hears of every unknown id.
-  const runProjects = inject('runProjects') ?? [...testTypeNames];
-  const reportsRunWide = (runProjects[0] ?? testTypeNames[0]) === typeName;
+  const runProjects = inject('runProjects') ?? allTestTypeNames();
+  const reportsRunWide = (runProjects[0] ?? allTestTypeNames()[0]) === typeName;
   const unknownIds = reportsRunWide ? plan.unknownListedIds : [];
   if (unknownIds.length > 0) {
     test(`test list ${plan.testList!.file}: unknown ids`, () => {
-      throw new DisaggBenchError(describeUnknownIds(plan.testList!, unknownIds));
+      throw new InputError(describeUnknownIds(plan.testList!, unknownIds));
     });
   }
   // Configs under a folder that names no test type belong to no project (`vitest --project bogus`

@@ -2,6 +2,7 @@
 // and adapters for the real NIXL tools), one module per kind (nixl/kinds.ts). This module owns
 // what all kinds share: the common sections and rules, metrics overrides and the generic
 // verdict; its job (ranks under srun) is built in nixl/job/. The config layout is in nixl/kind.ts's header.
+import { nixlCannotHold } from './nixl/node-fit.ts';
 import path from 'node:path';
 import type { RuleViolation, TestType, Verdict, VerdictContext } from '../contract/test-type.ts';
 import { kindOf, nixlKinds } from './nixl/kinds.ts';
@@ -73,6 +74,7 @@ export const nixlType: TestType = {
   },
   // the engine's kinds on UCX or libfabric need that library here (the real tools bring their own)
   unavailableHere: (config) => (kindOf(config).externalTool ? undefined : missingTransportReason(nixlConfig(config).benchmark.backend)),
+  cannotHold: nixlCannotHold,
   csvInfo: (config) => ({ command: `disagg-bench ${nixlConfig(config).benchmark.kind}` }),
 };
 

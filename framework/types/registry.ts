@@ -8,7 +8,8 @@
 // error and says so, never "unknown type"; whether a name is a type at all is isTestTypeName's answer.
 import type { TestType } from '../contract/test-type.ts';
 import { testTypeNames, type TestTypeName } from '../contract/names.ts';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { allTestTypeNames, extensionTestType } from '../contract/extension-types.ts';
+import { InternalError } from '../../runners/common/errors.ts';
 
 const loaders: Record<TestTypeName, () => Promise<TestType>> = {
   disagg: async () => (await import('./disagg.ts')).disaggType,
@@ -18,20 +19,23 @@ const loaders: Record<TestTypeName, () => Promise<TestType>> = {
 
 const loaded = new Map<string, TestType>();
 
-export function isTestTypeName(name: string): name is TestTypeName {
-  return (testTypeNames as readonly string[]).includes(name);
+const isBuiltIn = (name: string): name is TestTypeName => (testTypeNames as readonly string[]).includes(name);
+
+/** A built-in test type's name, or one an extension registered (framework/config/extensions.ts). */
+export function isTestTypeName(name: string): boolean {
+  return isBuiltIn(name) || extensionTestType(name) !== undefined;
 }
 
-/** The types this process loads at start: its project's own in a test-type worker, else all. */
+/** The built-in types this process loads at start: its project's own in a built-in type's worker, else all. */
 function typesAtStart(env: NodeJS.ProcessEnv): readonly TestTypeName[] {
   const own = env.DISAGG_BENCH_TEST_TYPE;
-  return own !== undefined && isTestTypeName(own) ? [own] : testTypeNames;
+  return own !== undefined && isBuiltIn(own) ? [own] : testTypeNames;
 }
 
 async function load(names: readonly TestTypeName[]): Promise<void> {
   const types = await Promise.all(names.map((name) => loaders[name]()));
   types.forEach((type, i) => {
-    if (type.name !== names[i]) throw new DisaggBenchError(`test type module for '${names[i]}' registers itself as '${type.name}'`);
+    if (type.name !== names[i]) throw new InternalError(`test type module for '${names[i]}' registers itself as '${type.name}'`);
     loaded.set(type.name, type);
   });
 }
@@ -40,12 +44,12 @@ await load(typesAtStart(process.env));
 
 /** The type of that name; undefined when no type has that name. */
 export function testType(name: string): TestType | undefined {
-  const type = loaded.get(name);
-  if (type || !isTestTypeName(name)) return type;
-  throw new DisaggBenchError(`test type '${name}' is not loaded in this process, which runs only '${process.env.DISAGG_BENCH_TEST_TYPE}' (registry.ts)`);
+  const type = loaded.get(name) ?? extensionTestType(name);
+  if (type || !isBuiltIn(name)) return type;
+  throw new InternalError(`test type '${name}' is not loaded in this process, which runs only '${process.env.DISAGG_BENCH_TEST_TYPE}' (registry.ts)`);
 }
 
-/** Every registered type, in names.ts's order (all are loaded outside a test-type worker). */
+/** Every registered type, built-in ones in names.ts's order, then extensions' (all are loaded outside a test-type worker). */
 export function allTestTypes(): TestType[] {
-  return testTypeNames.map((name) => testType(name) as TestType);
+  return allTestTypeNames().map((name) => testType(name) as TestType);
 }

@@ -3,6 +3,7 @@
 // reader never finds half a CSV row or half a ledger line; the error says which file and why.
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { DisaggBenchError } from './errors.ts';
+import type { ErrorCategory } from './errors.ts';
 
 const REASONS: Record<string, string> = {
   ENOSPC: 'no space left on device (the file system of OUTPUT_PATH is full)',
@@ -15,6 +16,9 @@ const REASONS: Record<string, string> = {
 };
 
 export class OutputWriteError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'environment';
+  }
   override name = 'OutputWriteError';
   constructor(
     override readonly file: string,

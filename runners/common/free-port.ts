@@ -16,7 +16,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DisaggBenchError } from './errors.ts';
+import { EnvironmentError } from './errors.ts';
 
 /** Where the search starts: above the local clusters' ports. */
 const LOWEST = 22_000;
@@ -48,7 +48,7 @@ export async function freePortRange(count: number, host = '127.0.0.1'): Promise<
     release(leased);
   }
   if (count === 1) return kernelPort(host);
-  throw new DisaggBenchError(`no ${count} consecutive free TCP ports found on ${host} in ${ATTEMPTS} tries between ${low} and ${high}`);
+  throw new EnvironmentError(`no ${count} consecutive free TCP ports found on ${host} in ${ATTEMPTS} tries between ${low} and ${high}`);
 }
 
 /** Whether `port` can be listened on at `host` now. */

@@ -1,7 +1,7 @@
 // SLURM host lists (`gpu[01-03,07],login1`, `r[1-2]-n[1-2]`) expanded to plain node names, in the
 // order `scontrol show hostnames` gives them. Read by the scheduler (squeue's node lists) and inside
 // allocations (SLURM_STEP_NODELIST: rank 0's node, the nodes of an EP run, a NIXL tool's master).
-import { DisaggBenchError } from './errors.ts';
+import { InputError } from './errors.ts';
 
 /** What SLURM prints where a job has no nodes (yet). */
 const EMPTY_LISTS = new Set(['', '(null)', 'None', 'None assigned', 'N/A']);
@@ -25,13 +25,13 @@ function splitTopLevel(list: string): string[] {
     const ch = list[i];
     if (ch === '[' || ch === ']') {
       depth += ch === '[' ? 1 : -1;
-      if (depth < 0 || depth > 1) throw new DisaggBenchError(`host list "${list}" has an unexpected "${ch}" at character ${i + 1}`);
+      if (depth < 0 || depth > 1) throw new InputError(`host list "${list}" has an unexpected "${ch}" at character ${i + 1}`);
     } else if (ch === ',' && depth === 0) {
       parts.push(list.slice(start, i));
       start = i + 1;
     }
   }
-  if (depth !== 0) throw new DisaggBenchError(`host list "${list}" has a "[" without its "]"`);
+  if (depth !== 0) throw new InputError(`host list "${list}" has a "[" without its "]"`);
   parts.push(list.slice(start));
   return parts.map((part) => part.trim()).filter(Boolean);
 }
@@ -46,9 +46,9 @@ function expandPattern(pattern: string, list: string): string[] {
   const names: string[] = [];
   for (const range of pattern.slice(open + 1, close).split(',')) {
     const bounds = /^(\d+)(?:-(\d+))?$/.exec(range.trim());
-    if (!bounds) throw new DisaggBenchError(`bad host range "${range}" in host list "${list}" (expected N or N-M)`);
+    if (!bounds) throw new InputError(`bad host range "${range}" in host list "${list}" (expected N or N-M)`);
     const [, first, last = first] = bounds;
-    if (Number(last) < Number(first)) throw new DisaggBenchError(`host range "${range}" in host list "${list}" runs backwards`);
+    if (Number(last) < Number(first)) throw new InputError(`host range "${range}" in host list "${list}" runs backwards`);
     const width = first.length; // n[01-10] keeps the zero padding
     for (let n = Number(first); n <= Number(last); n++) {
       const index = String(n).padStart(width, '0');
@@ -64,6 +64,6 @@ export function slurmStepNodes(env: Record<string, string | undefined>): string[
   try {
     return expandHostlist(env[name]);
   } catch (err) {
-    throw new DisaggBenchError(`environment variable ${name}: ${(err as Error).message}`);
+    throw new InputError(`environment variable ${name}: ${(err as Error).message}`);
   }
 }

@@ -6,9 +6,13 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { DisaggBenchError } from './errors.ts';
+import type { ErrorCategory } from './errors.ts';
 
 /** Why a file cannot be read: `reason` completes "<file> ..." as one sentence without the file. */
 export class FileReadError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'FileReadError';
   constructor(
     override readonly file: string,

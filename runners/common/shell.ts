@@ -2,7 +2,8 @@
 // splitter, so no config value can ever become shell syntax in a generated script. It lives with
 // the types because the serving and the nixl types (and their runners) all write job scripts, and
 // no runner may depend on another.
-import { DisaggBenchError } from './errors.ts';
+import { DisaggBenchError, InputError } from './errors.ts';
+import type { ErrorCategory } from './errors.ts';
 
 /** Characters that need no quoting anywhere in a bash word (no `=`: it could start an assignment). */
 const SAFE_WORD = /^[A-Za-z0-9_/.,:@%+-]+$/;
@@ -20,6 +21,9 @@ export function shellJoin(words: Array<string | number>): string {
 }
 
 export class ShellWordsError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'ShellWordsError';
   /** `text`: the line or word refused, as the message quotes it. */
   constructor(message: string, text: string) {
@@ -100,7 +104,7 @@ export function envFromMapping(mapping: Record<string, unknown>): EnvAssignment[
 /** A value known only when the job runs (a node name...): expands a script variable, quoted. */
 export class ShellVar {
   constructor(readonly name: string) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?$/.test(name)) throw new DisaggBenchError(`not a shell variable name: ${name}`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?$/.test(name)) throw new InputError(`not a shell variable name: ${name}`);
   }
 }
 

@@ -53,6 +53,8 @@ export const MAX_ALIAS_EXPANSION = 100_000;
  * up near 1,000, PyYAML near Python's recursion limit).
  */
 export const MAX_NESTING = 100;
+/** The most flow collections (and one-line sequence levels) a text may open: memory stays bounded at any size allowed. */
+export const MAX_FLOW_COLLECTIONS = 20_000;
 
 /** C0 controls but tab, LF, CR; DEL: bytes YAML (and PyYAML) refuse in a text. */
 const NOT_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
@@ -126,7 +128,10 @@ export function loadYaml(source: string): LoadedYaml {
   // A lone CR is a line break to PyYAML (and the YAML spec), not to the `yaml` library's lexer.
   // Same length, so every offset stays where it was.
   const text = source.replace(/\r(?!\n)/g, '\n');
-  const deep = tooDeepAt(text, MAX_NESTING);
+  const deep = tooDeepAt(text, MAX_NESTING, MAX_FLOW_COLLECTIONS);
+  if (deep?.tooMany) {
+    return nothing([{ line: deep.line, col: deep.col, message: `opens more than ${MAX_FLOW_COLLECTIONS} flow lists or mappings ([ ], { }, '- - ' lines; a config holds a few dozen)` }]);
+  }
   if (deep) return nothing([{ ...deep, message: `nested more than ${MAX_NESTING} lists or mappings deep (a config nests a few levels)` }]);
   const lineCounter = new LineCounter();
   const position = (offset: number): YamlPosition => lineCounter.linePos(offset);

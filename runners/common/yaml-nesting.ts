@@ -9,13 +9,20 @@
 export interface NestingProblem {
   line: number;
   col: number;
+  /** Past the count of collections (`most`), not the depth: each nesting legal, too many of them. */
+  tooMany?: boolean;
 }
 
 const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
 const isBreak = (c: string | undefined) => c === '\n' || c === '\r';
 
-/** The first place where lists and mappings nest more than `max` deep, or undefined. */
-export function tooDeepAt(text: string, max: number): NestingProblem | undefined {
+/**
+ * The first place where lists and mappings nest more than `max` deep, or where the text opens its
+ * `most`+1-th flow collection or one-line sequence (each level costs the YAML library kilobytes:
+ * a file of many legal 99-deep nestings took 337 MB), or undefined.
+ */
+export function tooDeepAt(text: string, max: number, most = Number.POSITIVE_INFINITY): NestingProblem | undefined {
+  let opened = 0;
   let line = 1;
   let lineStart = 0;
   let flow = 0;
@@ -48,6 +55,8 @@ export function tooDeepAt(text: string, max: number): NestingProblem | undefined
       while (text[j] === '-' && isBlank(text[j + 1])) {
         dashes++;
         if (flow + dashes + 1 > max) return { line, col: j - lineStart + 1 };
+        // The line's first dash is an item of a list opened before; each further one opens a list.
+        if (dashes > 1 && ++opened > most) return { line, col: j - lineStart + 1, tooMany: true };
         j += 2;
         while (isBlank(text[j])) j++;
       }
@@ -86,6 +95,7 @@ export function tooDeepAt(text: string, max: number): NestingProblem | undefined
     if ((c === '[' || c === '{') && (tokenStart || flow > 0)) {
       flow++;
       if (flow + dashes + 1 > max) return { line, col: i - lineStart + 1 };
+      if (++opened > most) return { line, col: i - lineStart + 1, tooMany: true };
       tokenStart = true;
       continue;
     }

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { reachableHost } from './etcd.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { FailureError } from '../common/errors.ts';
 import { freePort } from '../common/free-port.ts';
 
 /** Written by the listening task: `address:port`. */
@@ -83,9 +83,9 @@ export async function awaitAsioEndpoint(logDir: string, task: number, listener: 
       return { address: text.slice(0, at), port: Number(text.slice(at + 1)) };
     }
     const ended = listenerEnded();
-    if (ended) throw new DisaggBenchError(`task ${task}: ${ended} without listening on its ASIO port; not started (see its log)`);
+    if (ended) throw new FailureError(`task ${task}: ${ended} without listening on its ASIO port; not started (see its log)`);
     if (Date.now() > deadline) {
-      throw new DisaggBenchError(`task ${task}: task ${listener} did not listen on its ASIO port within ${timeoutS} s (did it fail? see its log)`);
+      throw new FailureError(`task ${task}: task ${listener} did not listen on its ASIO port within ${timeoutS} s (did it fail? see its log)`);
     }
     await sleep(100);
   }

@@ -12,8 +12,12 @@ import { execa } from 'execa';
 import { READ_LIMITS, readTailSync, readTextFileSync } from '../common/read-file.ts';
 import { DisaggBenchError, type ErrorPlace } from '../common/errors.ts';
 import { freePort } from '../common/free-port.ts';
+import type { ErrorCategory } from '../common/errors.ts';
 
 export class EtcdError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'environment';
+  }
   override name = 'EtcdError';
   constructor(message: string, where: ErrorPlace = {}) {
     super(message, where);

@@ -3,7 +3,7 @@
 // the installed tool's --help which names it knows, then passes the words that mean what the
 // config asked for in that version. A tool that knows neither name fails the task with one sentence.
 import { spawn } from 'node:child_process';
-import { DisaggBenchError } from '../common/errors.ts';
+import { EnvironmentError } from '../common/errors.ts';
 
 /** One setting, spelled per version: `newer` / `older` are the flags whose presence in --help identifies it. */
 export interface FlagChoice {
@@ -33,7 +33,7 @@ export function pickFlagWords(help: string, choices: FlagChoice[], tool: string)
     if (helpHas(help, c.newer)) return c.newerWords;
     if (helpHas(help, c.older)) return c.olderWords;
     if (c.newerWords.length === 0 && c.olderWords.length === 0) return [];
-    throw new DisaggBenchError(`${tool}: its --help names neither ${c.newer} nor ${c.older}, so ${c.meaning} cannot be asked for (is it the NIXL EP test?)`);
+    throw new EnvironmentError(`${tool}: its --help names neither ${c.newer} nor ${c.older}, so ${c.meaning} cannot be asked for (is it the NIXL EP test?)`);
   });
 }
 
@@ -44,10 +44,10 @@ export function runHelp(command: string[], env: NodeJS.ProcessEnv, timeoutMs = 6
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c));
     child.stderr.on('data', (c: Buffer) => (out += c));
-    child.once('error', (err) => reject(new DisaggBenchError(`${command.join(' ')}: ${err.message}`)));
+    child.once('error', (err) => reject(new EnvironmentError(`${command.join(' ')}: ${err.message}`)));
     child.once('close', (code, signal) => {
       if (code === 0) resolve(out);
-      else reject(new DisaggBenchError(`${command.join(' ')} ended with ${signal ?? `exit code ${code}`}: ${out.trim().split('\n').slice(-3).join(' | ')}`));
+      else reject(new EnvironmentError(`${command.join(' ')} ended with ${signal ?? `exit code ${code}`}: ${out.trim().split('\n').slice(-3).join(' | ')}`));
     });
   });
 }

@@ -2,7 +2,7 @@
 // read by every task (`disagg-bench nixl-tool run <spec>`) and by the job's report step.
 import type { FlagProbe } from './flag-probe.ts';
 import { READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { InputError } from '../common/errors.ts';
 
 export const TOOL_SPEC_FILE = 'nixl-tool-spec.json';
 
@@ -48,7 +48,7 @@ export function readToolSpec(file: string): ToolSpec {
   try {
     return JSON.parse(readTextFileSync(file, READ_LIMITS.record)) as ToolSpec;
   } catch (err) {
-    throw new DisaggBenchError(`cannot read the tool spec ${file}: ${(err as Error).message}`);
+    throw new InputError(`cannot read the tool spec ${file}: ${(err as Error).message}`);
   }
 }
 

@@ -11,7 +11,7 @@ import { endpointOf, etcdctl } from './etcd.ts';
 import { collectNodeArtefacts } from './node-artefacts.ts';
 import { pickFlagWords, runHelp } from './flag-probe.ts';
 import { fillPlaceholders, readToolSpec, taskLog, taskStatus, TOOL_SPEC_FILE, type ToolSpec } from './tool-spec.ts';
-import { DisaggBenchError } from '../common/errors.ts';
+import { FailureError } from '../common/errors.ts';
 import { announceWhenListening, awaitAsioEndpoint, pickAsioEndpoint, type AsioEndpoint } from './asio-turn.ts';
 
 type Env = NodeJS.ProcessEnv;
@@ -46,7 +46,7 @@ export async function runToolTask(specFile: string, env: Env = process.env): Pro
   const spec = readToolSpec(specFile);
   const { task, world, localId, node } = taskOf(env);
   if (world !== spec.commands.length) {
-    throw new DisaggBenchError(`the spec has commands for ${spec.commands.length} task(s) but this job step has ${world}`);
+    throw new FailureError(`the spec has commands for ${spec.commands.length} task(s) but this job step has ${world}`);
   }
   if (localId === 0) await collectNodeArtefacts(spec.logDir, node);
   const endpoint = spec.etcd ? (spec.etcd.mode === 'private' ? endpointOf(spec.etcd.dir!) : spec.etcd.endpoints) : undefined;
@@ -97,7 +97,7 @@ async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | unde
     await sleep(position * ordering.seconds * 1000);
     return undefined;
   }
-  if (!endpoint) throw new DisaggBenchError('registration order needs the job\'s etcd');
+  if (!endpoint) throw new FailureError('registration order needs the job\'s etcd');
   console.log(`nixl-tool: task ${task} starts after ${position} registration(s) under ${ordering.sizeKey} (the tool ranks processes by arrival)`);
   const deadline = Date.now() + ordering.timeoutS * 1000;
   const before = spec.startOrder.slice(0, position);
@@ -105,9 +105,9 @@ async function waitForTurn(spec: ToolSpec, task: number, endpoint: string | unde
     const value = (await etcdctl(endpoint, ['get', ordering.sizeKey, '--print-value-only'])).trim();
     if (Number(value || 0) >= position) return undefined;
     const ended = endedTask(spec, before);
-    if (ended) throw new DisaggBenchError(`task ${task}: ${ended} before ${position} task(s) had registered under ${ordering.sizeKey}; not started (see its log)`);
+    if (ended) throw new FailureError(`task ${task}: ${ended} before ${position} task(s) had registered under ${ordering.sizeKey}; not started (see its log)`);
     if (Date.now() > deadline) {
-      throw new DisaggBenchError(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered under ${ordering.sizeKey} within ${ordering.timeoutS} s (did they fail? see their logs)`);
+      throw new FailureError(`task ${task}: only ${value || 0} of the ${position} task(s) before it registered under ${ordering.sizeKey} within ${ordering.timeoutS} s (did they fail? see their logs)`);
     }
     await sleep(200);
   }

@@ -2,7 +2,8 @@
 // which ranks, which offset. Callers match on the class, people read the message. XferError sits
 // under the project's one root, DisaggBenchError (runners/common, the one layer the engine may
 // import), so a caller that catches "any error of ours" catches the engine's too.
-import { DisaggBenchError } from '../common/errors.ts';
+import { categoryOf, DisaggBenchError, type ErrorCategory } from '../common/errors.ts';
+import { EXIT_PEER_DIED } from '../common/exit-codes.ts';
 
 export class XferError extends DisaggBenchError {
   override name = 'XferError';
@@ -10,6 +11,9 @@ export class XferError extends DisaggBenchError {
 
 /** A native library could not be loaded (not installed, wrong version, no device). */
 export class LibraryUnavailableError extends XferError {
+  override get category(): ErrorCategory {
+    return 'environment';
+  }
   override name = 'LibraryUnavailableError';
   constructor(
     readonly library: string,
@@ -47,6 +51,9 @@ export class StoreTimeoutError extends XferError {
 
 /** One or more ranks died (their store connection dropped) while others waited on them. */
 export class RankDeadError extends XferError {
+  override get category(): ErrorCategory {
+    return 'peer-died';
+  }
   override name = 'RankDeadError';
   constructor(
     message: string,
@@ -59,6 +66,10 @@ export class RankDeadError extends XferError {
 /** A transfer failed or did not complete in time; `deadRanks`: ranks the store saw die by then (the likely cause). */
 export class TransferError extends XferError {
   override name = 'TransferError';
+  /** A transfer that failed with a rank the store saw die is that rank's death, not its own fault. */
+  override get category(): ErrorCategory {
+    return this.deadRanks.length > 0 ? 'peer-died' : super.category;
+  }
   constructor(
     message: string,
     readonly backend: string,
@@ -87,11 +98,11 @@ export class VerificationError extends XferError {
  * name the rank that failed on its own, not one of these. Ranks that all die together are reaped in
  * no particular order, so which exit is seen first says nothing about which came first.
  */
-export const PEER_DIED_EXIT_CODE = 75;
+export const PEER_DIED_EXIT_CODE = EXIT_PEER_DIED;
 
 /** Whether `err` says a rank failed because another rank died: a RankDeadError, or a TransferError with a rank the store saw die. */
 export function isPeerDeath(err: unknown): boolean {
-  return err instanceof RankDeadError || (err instanceof TransferError && err.deadRanks.length > 0);
+  return categoryOf(err) === 'peer-died';
 }
 
 /** Formats a rank list for messages: "rank 3" or "ranks 2, 5". */

@@ -7,24 +7,15 @@ import os from 'node:os';
 import { readArgs } from '../common/args/read-args.ts';
 import { cudart } from './native/cudart.ts';
 import { UsageError, intOption } from './benches/common/options.ts';
+import { gpuShortfall, type GpuAsk } from './gpu-fit.ts';
 
-export interface GpuAsk {
-  gpusPerNode: number;
-  ranksPerNode: number;
-  mayShare: boolean;
-}
+export type { GpuAsk } from './gpu-fit.ts';
 
 /** Why this node cannot run the job as asked, or undefined. `visible`: the GPUs CUDA sees here. */
 export function nodeGpuProblem(ask: GpuAsk, visible: number, node: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const where = `node ${node} has ${visible} GPU(s)${env.CUDA_VISIBLE_DEVICES !== undefined ? ` visible (CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES})` : ''}`;
-  if (ask.gpusPerNode > visible) {
-    return `the config asks for ${ask.gpusPerNode} GPU(s) per node (benchmark.gpus_per_node) but ${where}: refused before any rank starts`;
-  }
-  const gpus = Math.min(visible, ask.gpusPerNode || visible);
-  if (ask.ranksPerNode > gpus && !ask.mayShare) {
-    return `${ask.ranksPerNode} ranks per node would share ${gpus} GPU(s) (${where}); set benchmark.ranks_may_share_gpu: true to allow it`;
-  }
-  return undefined;
+  const problem = gpuShortfall(ask, visible, where);
+  return problem && ask.gpusPerNode > visible ? `${problem}: refused before any rank starts` : problem;
 }
 
 export const usage = `usage: disagg-bench gpu-check --gpus-per-node G --ranks-per-node R [--ranks-may-share-gpu]

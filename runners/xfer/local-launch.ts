@@ -1,5 +1,6 @@
 // `--ranks N` on one machine: start N rank processes of an entry script with torchrun's variables,
 // prefix their output with "[rank k]", and fail fast: when one rank fails, stop the others.
+import { JOB_SECRET_VARIABLE, jobSecretOf, newJobSecret } from '../common/job-secret.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { totalmem } from 'node:os';
@@ -76,7 +77,18 @@ export function localRankEnv(rank: number, worldSize: number, job: string): Reco
     MASTER_ADDR: '127.0.0.1',
     MASTER_PORT: undefined,
     XFER_JOB_ID: job,
+    // Its ranks read torchrun's variables, whatever launcher started this process.
+    XFER_RANK_VARIABLES: 'torchrun',
+    // The job's secret, or one for this launch: the store admits these ranks only.
+    [JOB_SECRET_VARIABLE]: jobSecretOf() ?? launchSecret(),
   };
+}
+
+let ownSecret: string | undefined;
+/** One secret for the ranks this process starts, when it was given none. */
+function launchSecret(): string {
+  ownSecret ??= newJobSecret();
+  return ownSecret;
 }
 
 /** A job id unique to this launch: the store's candidate ports derive from it. */
@@ -120,6 +132,7 @@ export function nodeRankEnv(rank: number, worldSize: number, node: NodeOfWorld):
     MASTER_ADDR: node.host,
     MASTER_PORT: node.port === undefined ? undefined : String(node.port),
     XFER_JOB_ID: node.job,
+    XFER_RANK_VARIABLES: 'torchrun',
   };
 }
 

@@ -6,10 +6,14 @@
 import { sizeValue } from '../common/size.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../common/read-file.ts';
 import { XferError } from './errors.ts';
+import type { ErrorCategory } from '../common/errors.ts';
 
 export type TransferMatrix = number[][];
 
 export class MatrixError extends XferError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(
     message: string,
     override readonly file: string,
@@ -40,42 +44,146 @@ export interface ParsedMatrix {
   truncation?: MatrixTruncation;
 }
 
-export function parseMatrixText(text: string, file: string, expectedRanks?: number): ParsedMatrix {
-  const rows: TransferMatrix = [];
-  const rowLines: number[] = [];
+/** The lines of `text` holding cells (comments cut, blank lines skipped), one at a time: no copy of the whole text is split. */
+function* cellLines(text: string): Generator<{ content: string; line: number }> {
+  let line = 0;
+  for (let at = 0; at <= text.length; ) {
+    let end = text.indexOf('\n', at);
+    if (end < 0) end = text.length;
+    line++;
+    const raw = text.slice(at, end);
+    at = end + 1;
+    const hash = raw.indexOf('#');
+    const content = hash < 0 ? raw : raw.slice(0, hash);
+    if (content.trim()) yield { content, line };
+    if (end === text.length) break;
+  }
+}
+
+const SPACE = 32;
+const TAB = 9;
+const CR = 13;
+
+/** The cells of one line: each token with where it starts (1-based column). */
+function* tokens(content: string): Generator<{ token: string; col: number }> {
+  for (const match of content.matchAll(/\S+/g)) yield { token: match[0], col: match.index! + 1 };
+}
+
+/** Whether a line is plain ASCII (its blanks are spaces, tabs, CR): the fast path reads it char by char. */
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const isBlank = (c: number) => c === SPACE || c === TAB || c === CR || c === 11 || c === 12;
+
+const countTokens = (content: string): number => {
+  if (!ASCII_ONLY.test(content)) {
+    let n = 0;
+    for (const _ of tokens(content)) n++;
+    return n;
+  }
+  let n = 0;
+  let inToken = false;
+  for (let i = 0; i < content.length; i++) {
+    const blank = isBlank(content.charCodeAt(i));
+    if (!blank && !inToken) n++;
+    inToken = !blank;
+  }
+  return n;
+};
+
+/**
+ * The cells of an ASCII line, each a token with its column: a run of at most 15 digits is read
+ * here without making a string of it (what a matrix is made of, millions of times in a large file);
+ * anything else goes through parseMatrixCell.
+ */
+function forEachCell(content: string, visit: (token: () => string, col: number, digits: number | undefined) => void): void {
+  if (!ASCII_ONLY.test(content)) {
+    for (const { token, col } of tokens(content)) visit(() => token, col, undefined);
+    return;
+  }
+  for (let i = 0; i < content.length; ) {
+    while (i < content.length && isBlank(content.charCodeAt(i))) i++;
+    if (i >= content.length) break;
+    const start = i;
+    let value = 0;
+    let digitsOnly = true;
+    for (; i < content.length && !isBlank(content.charCodeAt(i)); i++) {
+      const c = content.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) digitsOnly = false;
+      else if (digitsOnly) value = value * 10 + c;
+    }
+    const end = i;
+    visit(() => content.slice(start, end), start + 1, digitsOnly && end - start <= 15 ? value : undefined);
+  }
+}
+
+/** Rows of the matrix counted without reading a cell (for a message about its shape). */
+function countRows(text: string): number {
+  let n = 0;
+  for (const _ of cellLines(text)) n++;
+  return n;
+}
+
+/**
+ * Reads a matrix row by row and stops at the first row that cannot belong to a square matrix of
+ * the run's ranks (or of its first row's length): a file of millions of one-cell lines is refused
+ * after two rows, not held whole. `keep` false checks without holding a cell (validation).
+ */
+function scanMatrix(text: string, file: string, expectedRanks: number | undefined, keep: boolean): { rows: number; matrix: TransferMatrix; truncation?: MatrixTruncation } {
+  const matrix: TransferMatrix = [];
   let truncation: MatrixTruncation | undefined;
-  text.split(/\r?\n/).forEach((line, index) => {
-    const content = line.replace(/#.*$/, '');
-    if (!content.trim()) return;
+  let size: number | undefined;
+  let rows = 0;
+  // The shape's problem in the words of the whole file: its row count is read only then.
+  const shapeError = (row: number, cells: number, line: number): MatrixError => {
+    const total = countRows(text);
+    if (cells !== total) return new MatrixError(`row ${row} has ${cells} cells; a ${total}-row matrix must be square`, file, line, 1);
+    if (expectedRanks !== undefined && total !== expectedRanks) return new MatrixError(`the matrix is ${total} x ${total} but the run has ${expectedRanks} ranks`, file);
+    const first = cellLines(text).next().value!;
+    return new MatrixError(`row 0 has ${size} cells; a ${total}-row matrix must be square`, file, first.line, 1);
+  };
+  for (const { content, line } of cellLines(text)) {
+    const cells = countTokens(content);
+    size ??= expectedRanks ?? cells;
+    if (cells !== size || rows >= size) throw shapeError(rows, cells, line);
     const row: number[] = [];
-    for (const match of content.matchAll(/\S+/g)) {
-      const at = { row: rows.length, col: row.length };
+    let col = 0;
+    forEachCell(content, (token, at, digits) => {
       let cell: { bytes: number; dropped: number };
-      try {
-        cell = parseMatrixCell(match[0]);
-      } catch (err) {
-        throw new MatrixError(`${(err as Error).message} (row ${at.row}, column ${at.col})`, file, index + 1, match.index! + 1);
+      if (digits !== undefined) cell = { bytes: digits, dropped: 0 };
+      else {
+        try {
+          cell = parseMatrixCell(token());
+        } catch (err) {
+          throw new MatrixError(`${(err as Error).message} (row ${rows}, column ${col})`, file, line, at);
+        }
       }
       if (cell.dropped > 0) {
-        truncation ??= { cells: 0, droppedBytes: 0, first: { token: match[0], ...at, value: cell.bytes + cell.dropped } };
+        truncation ??= { cells: 0, droppedBytes: 0, first: { token: token(), row: rows, col, value: cell.bytes + cell.dropped } };
         truncation.cells++;
         truncation.droppedBytes += cell.dropped;
       }
-      row.push(cell.bytes);
-    }
-    rows.push(row);
-    rowLines.push(index + 1);
-  });
-  if (rows.length === 0) throw new MatrixError('the matrix is empty', file);
-  rows.forEach((row, i) => {
-    if (row.length !== rows.length) {
-      throw new MatrixError(`row ${i} has ${row.length} cells; a ${rows.length}-row matrix must be square`, file, rowLines[i], 1);
-    }
-  });
-  if (expectedRanks !== undefined && rows.length !== expectedRanks) {
-    throw new MatrixError(`the matrix is ${rows.length} x ${rows.length} but the run has ${expectedRanks} ranks`, file);
+      if (keep) row.push(cell.bytes);
+      col++;
+    });
+    if (keep) matrix.push(row);
+    rows++;
   }
-  return { matrix: rows, truncation };
+  if (rows === 0) throw new MatrixError('the matrix is empty', file);
+  if (rows !== size) {
+    // Fewer rows than cells in a row (or than the run's ranks).
+    const first = cellLines(text).next().value!;
+    throw shapeError(0, countTokens(first.content), first.line);
+  }
+  return { rows, matrix, truncation };
+}
+
+export function parseMatrixText(text: string, file: string, expectedRanks?: number): ParsedMatrix {
+  const { matrix, truncation } = scanMatrix(text, file, expectedRanks, true);
+  return { matrix, truncation };
+}
+
+/** Checks a matrix's text as parseMatrixText reads it, holding none of its cells; returns its size. */
+export function checkMatrixText(text: string, file: string, expectedRanks?: number): number {
+  return scanMatrix(text, file, expectedRanks, false).rows;
 }
 
 export function parseMatrix(text: string, file: string, expectedRanks?: number): TransferMatrix {

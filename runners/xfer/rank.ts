@@ -1,11 +1,12 @@
 // Who this process is: rank, world size, local rank, node, and where the rendezvous store lives.
-// Read from the launcher's environment: SLURM (srun), torchrun, mpirun (Open MPI), or the local
-// launcher (local-launch.ts), which sets torchrun's variables.
+// Read from the variables its launcher sets, as the launcher declares them (runners/common/
+// rank-variables.ts: srun, torchrun and the local launcher, Open MPI, PMI, Grid Engine, Flux).
 import os from 'node:os';
-import { slurmStepNodes } from '../common/hostlist.ts';
+import { RANK_VARIABLES, rankVariablesNamed, rankVariablesSet, type RankVariables } from '../common/rank-variables.ts';
 import { XferError } from './errors.ts';
 
-export type Launcher = 'slurm' | 'torchrun' | 'mpirun' | 'single';
+/** The launcher family whose variables named this rank (a row of RANK_VARIABLES), or 'single'. */
+export type Launcher = string;
 
 export interface RankInfo {
   rank: number;
@@ -35,63 +36,50 @@ const DERIVED_PORT_CANDIDATES = 8;
 
 export function rankFromEnv(env: Env = process.env): RankInfo {
   const nodeOverride = env.XFER_NODE; // lets tests pretend ranks sit on different nodes
-  if (env.RANK !== undefined && env.WORLD_SIZE !== undefined) {
-    const rank = int(env, 'RANK');
-    const worldSize = int(env, 'WORLD_SIZE');
-    return check({
-      rank,
-      worldSize,
-      localRank: env.LOCAL_RANK !== undefined ? int(env, 'LOCAL_RANK') : rank,
-      localWorldSize: env.LOCAL_WORLD_SIZE !== undefined ? int(env, 'LOCAL_WORLD_SIZE') : worldSize,
+  const variables = launcherVariables(env);
+  if (!variables) {
+    return {
+      rank: 0,
+      worldSize: 1,
+      localRank: 0,
+      localWorldSize: 1,
       node: nodeOverride ?? os.hostname(),
-      storeHosts: [env.MASTER_ADDR ?? '127.0.0.1'],
-      storePorts: storePorts(env, env.XFER_JOB_ID ?? `${env.MASTER_ADDR}:${env.MASTER_PORT}`),
-      job: env.XFER_JOB_ID ?? `torchrun:${env.MASTER_ADDR ?? ''}:${env.MASTER_PORT ?? ''}:${worldSize}`,
-      launcher: 'torchrun',
-    });
+      storeHosts: ['127.0.0.1'],
+      storePorts: storePorts(env, `single:${process.pid}`),
+      job: `single:${process.pid}`,
+      launcher: 'single',
+    };
   }
-  if (env.SLURM_PROCID !== undefined && env.SLURM_NTASKS !== undefined) {
-    const job = `slurm:${env.SLURM_JOB_ID ?? '?'}.${env.SLURM_STEP_ID ?? '0'}`;
-    const nodes = slurmStepNodes(env);
-    return check({
-      rank: int(env, 'SLURM_PROCID'),
-      worldSize: int(env, 'SLURM_NTASKS'),
-      localRank: env.SLURM_LOCALID !== undefined ? int(env, 'SLURM_LOCALID') : 0,
-      localWorldSize: localTasks(env),
-      node: nodeOverride ?? env.SLURMD_NODENAME ?? os.hostname(),
-      storeHosts: env.MASTER_ADDR ? [env.MASTER_ADDR] : nonEmpty([nodes[0], env.SLURM_LAUNCH_NODE_IPADDR], '127.0.0.1'),
-      storePorts: storePorts(env, job),
-      job,
-      launcher: 'slurm',
-    });
+  const rank = int(env, variables.rank);
+  const worldSize = int(env, variables.size);
+  const job = `${variables.name}:${variables.job.map((name) => env[name] ?? '?').join('.')}`;
+  const given = variables.storeHosts?.(env) ?? [];
+  return check({
+    rank,
+    worldSize,
+    localRank: variables.localRank && env[variables.localRank] !== undefined ? int(env, variables.localRank) : 0,
+    localWorldSize: variables.localSize && env[variables.localSize] !== undefined ? int(env, variables.localSize) : (variables.localTasks?.(env) ?? worldSize),
+    node: nodeOverride ?? (variables.node ? env[variables.node] : undefined) ?? os.hostname(),
+    storeHosts: env.MASTER_ADDR ? [env.MASTER_ADDR] : given.length > 0 ? given : ['127.0.0.1'],
+    storePorts: storePorts(env, job),
+    job,
+    launcher: variables.name,
+  });
+}
+
+/**
+ * The variables of the launcher that started this process: the row XFER_RANK_VARIABLES names (the
+ * job script exports its launcher's), else the first row whose rank and size are set.
+ */
+function launcherVariables(env: Env): RankVariables | undefined {
+  const named = env.XFER_RANK_VARIABLES;
+  if (named === undefined || named === '') return rankVariablesSet(env);
+  const row = rankVariablesNamed(named);
+  if (!row) throw new XferError(`rank: XFER_RANK_VARIABLES='${named}' names no launcher's variables; expected one of ${RANK_VARIABLES.map((v) => v.name).join(', ')}`);
+  if (env[row.rank] === undefined || env[row.size] === undefined) {
+    throw new XferError(`rank: the ${row.name} launcher (${row.setBy}) sets ${row.rank} and ${row.size}, and this process has ${env[row.rank] === undefined ? row.rank : row.size} unset: was it started by that launcher?`);
   }
-  if (env.OMPI_COMM_WORLD_RANK !== undefined && env.OMPI_COMM_WORLD_SIZE !== undefined) {
-    const worldSize = int(env, 'OMPI_COMM_WORLD_SIZE');
-    const job = `mpirun:${env.OMPI_MCA_orte_hnp_uri ?? env.PMIX_NAMESPACE ?? env.OMPI_COMM_WORLD_SIZE}`;
-    return check({
-      rank: int(env, 'OMPI_COMM_WORLD_RANK'),
-      worldSize,
-      localRank: env.OMPI_COMM_WORLD_LOCAL_RANK !== undefined ? int(env, 'OMPI_COMM_WORLD_LOCAL_RANK') : 0,
-      localWorldSize: env.OMPI_COMM_WORLD_LOCAL_SIZE !== undefined ? int(env, 'OMPI_COMM_WORLD_LOCAL_SIZE') : worldSize,
-      node: nodeOverride ?? os.hostname(),
-      // mpirun gives no address for rank 0: it must be passed as MASTER_ADDR on multi-node runs
-      storeHosts: [env.MASTER_ADDR ?? '127.0.0.1'],
-      storePorts: storePorts(env, job),
-      job,
-      launcher: 'mpirun',
-    });
-  }
-  return {
-    rank: 0,
-    worldSize: 1,
-    localRank: 0,
-    localWorldSize: 1,
-    node: nodeOverride ?? os.hostname(),
-    storeHosts: ['127.0.0.1'],
-    storePorts: storePorts(env, `single:${process.pid}`),
-    job: `single:${process.pid}`,
-    launcher: 'single',
-  };
+  return row;
 }
 
 /** MASTER_PORT when given; otherwise candidates derived from the job id, the same on every rank. */
@@ -101,24 +89,6 @@ function storePorts(env: Env, job: string): number[] {
   for (let i = 0; i < job.length; i++) hash = Math.imul(hash ^ job.charCodeAt(i), 16777619) >>> 0;
   const first = DERIVED_PORT_BASE + (hash % DERIVED_PORT_SPAN);
   return Array.from({ length: DERIVED_PORT_CANDIDATES }, (_, i) => first + i);
-}
-
-/** SLURM_TASKS_PER_NODE looks like "4(x2),3": the count for this node is enough here. */
-function localTasks(env: Env): number {
-  const perNode = env.SLURM_TASKS_PER_NODE;
-  if (!perNode || env.SLURM_NODEID === undefined) return env.SLURM_NTASKS_PER_NODE ? Number(env.SLURM_NTASKS_PER_NODE) : 1;
-  const counts: number[] = [];
-  for (const part of perNode.split(',')) {
-    const m = /^(\d+)(?:\(x(\d+)\))?$/.exec(part.trim());
-    if (!m) return 1;
-    for (let i = 0; i < Number(m[2] ?? 1); i++) counts.push(Number(m[1]));
-  }
-  return counts[Number(env.SLURM_NODEID)] ?? 1;
-}
-
-function nonEmpty(hosts: (string | undefined)[], fallback: string): string[] {
-  const list = hosts.filter((h): h is string => !!h);
-  return list.length > 0 ? list : [fallback];
 }
 
 function int(env: Env, name: string): number {

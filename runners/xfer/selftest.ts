@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { openStore } from './store.ts';
 import { rankFromEnv } from './rank.ts';
 import { XferEngine } from './engine.ts';
-import { PEER_DIED_EXIT_CODE, VerificationError, isPeerDeath } from './errors.ts';
+import { VerificationError } from './errors.ts';
 import { checkPattern, describeMismatch, fillPattern, poisonPattern } from './pattern.ts';
 import { seededRandom } from '../common/random.ts';
 import { matrixRequests, sliceOffsets } from './matrix-requests.ts';
@@ -17,6 +17,7 @@ import { backendNames, type BackendName, type XferOp } from './backends/types.ts
 import type { MemoryKind } from './memory.ts';
 import { parseCudaCopyPath, type CudaCopyPath } from './device-copy/copy-path.ts';
 import { UsageError } from '../common/errors.ts';
+import { EXIT_OK, exitCodeOfError } from '../common/exit-codes.ts';
 
 export interface SelftestOptions {
   backend: BackendName;
@@ -151,10 +152,10 @@ function parseSelftestArgs(argv: string[]): SelftestOptions {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   runSelftest(parseSelftestArgs(process.argv.slice(2))).then(
-    () => process.exit(0),
+    () => process.exit(EXIT_OK),
     (err: Error) => {
       console.error(`rank ${process.env.RANK ?? process.env.SLURM_PROCID ?? '?'}: ${err.name}: ${err.message}`);
-      process.exit(isPeerDeath(err) ? PEER_DIED_EXIT_CODE : 1); // the launchers' protocol: 75 names a rank that lost a peer
+      process.exit(exitCodeOfError(err)); // the launchers' protocol: 75 names a rank that lost a peer
     },
   );
 }

@@ -2,6 +2,9 @@
 import type { RankInfo } from './rank.ts';
 import { StoreClient } from './store/client.ts';
 import { StoreServer } from './store/server.ts';
+import { jobSecretOf } from '../common/job-secret.ts';
+
+const LOOPBACK = '127.0.0.1';
 
 export { StoreClient, type WaitOptions } from './store/client.ts';
 export { StoreServer } from './store/server.ts';
@@ -29,16 +32,22 @@ export interface StoreOptions {
 /** Connects this rank to the store; rank 0 starts the server first and stops it on close(). */
 export async function openStore(info: RankInfo, options: StoreOptions = {}): Promise<Store> {
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs();
+  const secret = jobSecretOf();
+  // Every rank on this node: the store listens on loopback only; across nodes, everywhere, and the job's secret admits.
+  const oneNode = info.localWorldSize === info.worldSize;
   const server =
-    (options.serve ?? info.rank === 0) ? await StoreServer.start({ worldSize: info.worldSize, job: info.job, ports: info.storePorts }) : undefined;
+    (options.serve ?? info.rank === 0)
+      ? await StoreServer.start({ worldSize: info.worldSize, job: info.job, ports: info.storePorts, host: oneNode ? LOOPBACK : undefined, secret })
+      : undefined;
   try {
     const store = await StoreClient.connect({
       rank: info.rank,
       worldSize: info.worldSize,
       job: info.job,
       endpoints: server
-        ? [{ host: '127.0.0.1', port: server.port }]
-        : info.storeHosts.flatMap((host) => info.storePorts.map((port) => ({ host, port }))),
+        ? [{ host: LOOPBACK, port: server.port }]
+        : (oneNode ? [LOOPBACK] : info.storeHosts).flatMap((host) => info.storePorts.map((port) => ({ host, port }))),
+      secret,
       connectTimeoutMs: options.connectTimeoutMs ?? secondsFromEnv('XFER_CONNECT_TIMEOUT_S') ?? Math.max(timeoutMs, 60_000),
       timeoutMs,
     });

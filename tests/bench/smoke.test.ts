@@ -29,6 +29,7 @@ const BENCHMARKS: Record<string, { needs?: () => string | undefined }> = {
   'engine-gpu': { needs: () => (existsSync('/dev/nvidia0') ? undefined : 'needs an NVIDIA GPU (/dev/nvidia0)') },
   startup: {},
   'gate-simulation': {},
+  'bisect-simulation': {},
   'hostile-input': {},
   cancel: {},
   'run-overhead': {},

@@ -455,9 +455,9 @@ describe('the other commands', () => {
     expect(unfinishedJobs(ledger, 'B').map((e) => e.job)).toEqual(['2']);
   });
 
-  it("history: every option of every history command is exercised by tests/history/cli.test.ts", () => {
+  it("history: every option of every history command is exercised by tests/history/cli.test.ts or alerts.test.ts", () => {
     const root = path.resolve(import.meta.dirname, '../..');
-    const tests = fs.readFileSync(path.join(root, 'tests/history/cli.test.ts'), 'utf8');
+    const tests = ['cli', 'alerts'].map((name) => fs.readFileSync(path.join(root, `tests/history/${name}.test.ts`), 'utf8')).join('\n');
     const dir = path.join(root, 'framework/commands/history');
     const options = fs.readdirSync(dir).filter((f) => f !== 'common.ts').flatMap((f) => [...fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/'?([a-z][a-z0-9-]*)'?: \{ type: '(?:string|boolean)'/g)].map((m) => `--${m[1]}`));
     expect(options.length).toBeGreaterThan(15);

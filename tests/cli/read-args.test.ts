@@ -45,8 +45,8 @@ describe("the 'node' style (node's parseArgs)", () => {
       caught = err;
     }
     expect((caught as UsageError).option).toBe('out');
-    const mine = new Error('--zz is a flag of the other tool');
-    expect(() => readArgs(['--zz'], { options, unknown: (name) => (name === 'zz' ? mine : new Error('other')) })).toThrow(mine);
+    const mine = new UsageError('--zz is a flag of the other tool', 'zz');
+    expect(() => readArgs(['--zz'], { options, unknown: (name) => (name === 'zz' ? mine : new UsageError('other')) })).toThrow(mine);
   });
 });
 

@@ -7,7 +7,7 @@ import { GitError } from '../../framework/history/bisect/revisions.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DisaggBenchError, withPlace, type ErrorPlace } from '../../runners/common/errors.ts';
+import { DisaggBenchError, EnvironmentError, FailureError, InputError, InternalError, withPlace, type ErrorPlace } from '../../runners/common/errors.ts';
 import { TransferError } from '../../runners/xfer/errors.ts';
 import { SettingsError } from '../../framework/settings.ts';
 import { RunInterruptedError } from '../../framework/jobs/job-manager.ts';
@@ -125,6 +125,10 @@ const ROWS: Row[] = [
   [ProfileError, () => new ProfileError('--profile nightly: /w/disagg-bench.yaml has no profile of that name (it has smoke)', '/w/disagg-bench.yaml'), { file: '/w/disagg-bench.yaml' }],
   [EtcdError, () => new EtcdError('/run/etcd/etcd.env names no ETCD_ENDPOINTS', { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }), { file: '/run/etcd/etcd.env', expected: 'ETCD_ENDPOINTS' }],
   [GitError, () => new GitError('git rev-list 1a2b..3c4d: unknown revision'), carriesNothing],
+  [InputError, () => new InputError("job_time \"1h\" is not HH:MM:SS or D-HH:MM:SS", { place: 'slurm.job_time' }), { place: 'slurm.job_time' }],
+  [EnvironmentError, () => new EnvironmentError('cannot read node_modules/chart.js/dist/chart.umd.js', { file: 'node_modules/chart.js/dist/chart.umd.js' }), { file: 'node_modules/chart.js/dist/chart.umd.js' }],
+  [InternalError, () => new InternalError('RunSession.plan() must come before run()'), carriesNothing],
+  [FailureError, () => new FailureError('disagg_perf_a failed:\n- job 12 ended FAILED', { place: 'disagg_perf_a' }), { place: 'disagg_perf_a' }],
 ];
 
 describe('one error hierarchy', () => {

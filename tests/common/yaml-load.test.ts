@@ -2,7 +2,7 @@
 // SafeConstructor.flatten_mapping resolves them (each expected value below is what PyYAML 6.0's
 // yaml.safe_load returns for the same text), and a located sentence for what cannot be data.
 import { describe, expect, it } from 'vitest';
-import { decodeYamlBytes, loadYaml, MAX_ALIAS_EXPANSION, MAX_NESTING } from '../../runners/common/yaml-load.ts';
+import { decodeYamlBytes, loadYaml, MAX_ALIAS_EXPANSION, MAX_FLOW_COLLECTIONS, MAX_NESTING } from '../../runners/common/yaml-load.ts';
 
 const data = (text: string) => {
   const loaded = loadYaml(text);
@@ -133,6 +133,16 @@ describe('what cannot be data is one located sentence', () => {
     expect(problems(`a:\n${'- '.repeat(MAX_NESTING)}1\n`)[0]).toMatchObject({ line: 2, col: 2 * (MAX_NESTING - 1) + 1 });
     const text = `a: "${many}"\nb: '${many}'\n# ${many}\nc: |\n  ${many}\n  ${many}\nd: x${many}\ne: [1, "${many}", {f: '${many}'}]\n`;
     expect(data(text)).toEqual({ a: many, b: many, c: `${many}\n${many}\n`, d: `x${many}`, e: [1, many, { f: many }] });
+  });
+
+  it('many legal nestings: past MAX_FLOW_COLLECTIONS flow lists or mappings, refused before the parse at the one past it; block list items are not counted', () => {
+    const lines = (n: number, depth: number) => Array.from({ length: n }, (_, i) => `k${i}: ${'['.repeat(depth)}${']'.repeat(depth)}\n`).join('');
+    const per = 99;
+    const fits = Math.floor(MAX_FLOW_COLLECTIONS / per);
+    expect(data(lines(fits, per))).toBeDefined();
+    expect(problems(lines(fits + 1, per))).toEqual([{ line: fits + 1, col: 4 + String(fits).length + MAX_FLOW_COLLECTIONS - fits * per, message: `opens more than ${MAX_FLOW_COLLECTIONS} flow lists or mappings ([ ], { }, '- - ' lines; a config holds a few dozen)` }]);
+    // A long block list, one item a line, opens one list.
+    expect(data(`a:\n${'- 1\n'.repeat(MAX_FLOW_COLLECTIONS + 10)}`)).toEqual({ a: Array(MAX_FLOW_COLLECTIONS + 10).fill(1) });
   });
 
   it('a key that is a list or a mapping is refused (PyYAML: unhashable key)', () => {

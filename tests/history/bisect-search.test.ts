@@ -1,9 +1,9 @@
 // The parts of `history bisect` that decide, without running anything: the search (how many steps,
-// skipped candidates, a bad end that does not reproduce), the step's verdict by the gate's rule
-// with the noise of the repeats, and how the metric and values-given ends are read.
+// skipped candidates, a bad end that does not reproduce, a step that cannot tell), the noise of the
+// repeats, and how the metric and values-given ends are read (the statistics: bisect-statistics.test.ts).
 import { describe, expect, it } from 'vitest';
 import { search, type Mark } from '../../framework/history/bisect/search.ts';
-import { judgeStep, pooledSd } from '../../framework/history/bisect/step-verdict.ts';
+import { pooledNoise } from '../../framework/history/bisect/step-verdict.ts';
 import { parseMetricRef } from '../../framework/history/bisect/metric-ref.ts';
 import { valuesReference } from '../../framework/history/bisect/references.ts';
 import { testNamePattern, metricValueOf } from '../../framework/history/bisect/step-run.ts';
@@ -40,6 +40,20 @@ describe('the bisection search', () => {
     expect((await searchFor(6, 0, false)).firstBad).toBe(0);
   });
 
+  it('stops at a step that cannot tell, naming the range the first bad one is still in', async () => {
+    const unsure = await search({ count: 15, lastIsBad: true, lastMeasured: true, test: async (k): Promise<Mark> => (k === 4 ? 'unsure' : k >= 5 ? 'bad' : 'good') });
+    expect(unsure.firstBad).toBeUndefined();
+    // 6 is bad, 2 good, 4 cannot tell: the first bad one is after 2 and at or before 6.
+    expect(unsure.measured).toEqual([6, 2, 4]);
+    expect(unsure.unsure).toEqual({ index: 4, after: 2, upTo: 6 });
+  });
+
+  it('does not measure a bad end again that was measured already', async () => {
+    const found = await search({ count: 15, lastIsBad: true, lastMeasured: true, test: async () => 'good' });
+    expect(found.firstBad).toBe(14);
+    expect(found.measured).not.toContain(14);
+  });
+
   it('steps around a candidate that cannot be measured, and names the skipped ones that may be first', async () => {
     const around = await searchFor(15, 9, true, [10]);
     expect(around).toMatchObject({ firstBad: 9, maybe: [] });
@@ -48,25 +62,13 @@ describe('the bisection search', () => {
   });
 });
 
-describe("a step's verdict", () => {
-  const rule = { threshold: 0.05, noiseK: 2.75 };
-
-  it('is bad beyond the threshold and the noise, good within either', () => {
-    expect(judgeStep([150, 151], [100, 101], [150, 149], false, rule)).toMatchObject({ bad: true, mean: 150.5 });
-    expect(judgeStep([101, 102], [100, 101], [150, 149], false, rule).bad).toBe(false);
-    // 8 % worse, but the repeats spread by 5: within 2.75 standard deviations.
-    const noisy = judgeStep([108, 108], [95, 105, 100], [150, 140], false, rule);
-    expect(noisy.bad).toBe(false);
-    expect(noisy.note).toMatch(/within the noise/);
-    // Higher is better: a drop is bad, a rise is not.
-    expect(judgeStep([80], [100], [80], true, rule).bad).toBe(true);
-    expect(judgeStep([120], [100], [80], true, rule).bad).toBe(false);
-    expect(judgeStep([80], [100], [80], true, rule).diffPercent).toBeCloseTo(-20);
-  });
-
+describe('the noise', () => {
   it('pools the spread of each group around its own mean (a slowdown between groups is no noise)', () => {
-    expect(pooledSd([[100], [150]])).toBeUndefined();
-    expect(pooledSd([[99, 101], [149, 151]])).toBeCloseTo(Math.SQRT2);
+    expect(pooledNoise([[100], [150]])).toEqual({ sd: 0, freedom: 0 });
+    expect(pooledNoise([[99, 101], [149, 151]]).sd).toBeCloseTo(Math.SQRT2);
+    expect(pooledNoise([[99, 101], [149, 151]]).freedom).toBe(2);
+    // A print rounded to 1: no spread below what the rounding hides.
+    expect(pooledNoise([[100, 100], [150, 150]], 1 / Math.sqrt(12)).sd).toBeCloseTo(0.2887, 4);
   });
 });
 

@@ -53,7 +53,7 @@ describe('disagg-bench history bisect', () => {
     git(planted.repo, 'checkout', '--quiet', 'main');
   }, 600_000);
 
-  it('names the commit of a planted slowdown among 16 in at most 5 steps, and leaves the repository as it was', { timeout: 900_000 }, async () => {
+  it('names the commit of a planted slowdown among 16 in at most 4 steps, and leaves the repository as it was', { timeout: 900_000 }, async () => {
     const { repo, commits } = planted;
     // The user's work in progress: an uncommitted change and an untracked file.
     writeFileSync(path.join(repo, 'notes.txt'), 'edited, not committed\n');
@@ -63,13 +63,14 @@ describe('disagg-bench history bisect', () => {
     const r = await bisect(repo, ['--good', goodRun, '--bad', badRun, '--repeat', '2', '--json']);
     expect(r.exitCode, `${r.stderr}\n${r.stdout}`).toBe(0);
     const result = JSON.parse(r.stdout);
-    expect(result).toMatchObject({ test: BISECT_TEST, metric: BISECT_METRIC, higherIsBetter: false, candidates: 15, found: true, maybe: [] });
+    expect(result).toMatchObject({ test: BISECT_TEST, metric: BISECT_METRIC, higherIsBetter: false, candidates: 15, outcome: 'found', found: true, maybe: [] });
     expect(result.firstBad.commit).toBe(commits[10]);
     expect(result.firstBad.subject).toBe('commit 11: the planted slowdown');
     expect(result.firstBad.values).toHaveLength(2);
     for (const v of result.firstBad.values) expect(v).toBeGreaterThan(140);
     expect(result.steps.length).toBeGreaterThan(0);
-    expect(result.steps.length).toBeLessThanOrEqual(5);
+    // The bad commit was measured as an end: it is no step.
+    expect(result.steps.length).toBeLessThanOrEqual(4);
     for (const step of result.steps) {
       const position = commits.indexOf(step.commit);
       expect(step.verdict, JSON.stringify(step)).toBe(position >= 10 ? 'bad' : 'good');
@@ -92,14 +93,17 @@ describe('disagg-bench history bisect', () => {
     git(repo, 'checkout', '--quiet', 'main');
     const none = await bisect(repo, ['--good', goodRun, '--bad', unchanged, '--json']);
     expect(none.exitCode, none.stderr).toBe(0);
-    expect(JSON.parse(none.stdout)).toMatchObject({ found: false, firstBad: null, steps: [], reason: expect.stringMatching(/not a regression .*nothing to search/) });
+    const nothing = JSON.parse(none.stdout);
+    expect(nothing).toMatchObject({ outcome: 'nothing', found: false, firstBad: null, steps: [], reason: expect.stringMatching(/^nothing to search: bad is [-+][\d.]+% against good/) });
+    // Both ends measured again (at least 3 runs each), beside the values the history holds.
+    expect(nothing.good.measured.length).toBeGreaterThanOrEqual(3);
+    expect(nothing.bad.measured.length).toBeGreaterThanOrEqual(3);
 
-    // Bad values claimed for commit 5 that do not reproduce: every step is good, commit 5 measured again is good.
+    // Bad values claimed for commit 5 that do not reproduce: commit 5 measured again is as good as commit 1.
     const claimed = await bisect(repo, ['--good', goodRun, '--bad', `${commits[4]}:150,151`]);
     expect(claimed.exitCode, claimed.stderr).toBe(0);
-    expect(claimed.stdout).toMatch(/^no bad candidate found: no candidate measured bad: the bad values were not reproduced$/m);
+    expect(claimed.stdout).toMatch(/^nothing to search: bad is .*; the values given for bad \(150\.00, 151\.00\) were not reproduced$/m);
     expect(claimed.stderr).not.toMatch(/-> bad/);
-    expect(claimed.stderr).toMatch(new RegExp(`step \\d+/~\\d+ {2}${commits[4].slice(0, 7)}\\w* commit 5: [\\d.]+ -> good`));
   });
 
   it('on SIGTERM stops the step in flight, removes its work tree and exits 143', { timeout: 300_000 }, async () => {
@@ -107,8 +111,8 @@ describe('disagg-bench history bisect', () => {
     const before = stateOf(repo);
     const kept = path.join(scratch, 'kept');
     const child = bisect(repo, ['--good', goodRun, '--bad', `${commits[15]}:150,151`, '--output', kept]);
-    // The first step's run has opened its folder: its job is being submitted or running.
-    const started = path.join(kept, 'step-1', 'run-1', 'latest');
+    // The first run (of the good end) has opened its folder: its job is being submitted or running.
+    const started = path.join(kept, 'good', 'run-1', 'latest');
     const deadline = Date.now() + 120_000;
     while (!existsSync(started) && child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(existsSync(started)).toBe(true);
@@ -137,10 +141,11 @@ describe('disagg-bench history bisect', () => {
     for (const ledger of ledgers) expect(ledger).toMatch(/"scheduler":"slurm"/);
   });
 
-  it('refuses --images after the first step when the job does not start in the image', { timeout: 300_000 }, async () => {
+  it('refuses --images after the first run when the job does not start in the image', { timeout: 300_000 }, async () => {
     // The stand-in config starts its steps without srun (launch.launcher: direct): no image is used.
-    const image = 'registry.example/engine:bisect-b';
-    const r = await bisect(planted.repo, ['--good', 'registry.example/engine:bisect-a:100,101', '--bad', `${image}:150,151`, '--images', image]);
+    // The first run is the good end's, measured again in its image.
+    const image = 'registry.example/engine:bisect-a';
+    const r = await bisect(planted.repo, ['--good', `${image}:100,101`, '--bad', 'registry.example/engine:bisect-b:150,151', '--images', 'registry.example/engine:bisect-b']);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(
       `disagg-bench history bisect: --images: the job of ${BISECT_TEST} does not start in the image ${image} (its job script names no container image), so an image changes nothing it runs; bisect commits or --refs instead`,

@@ -14,6 +14,7 @@ import type { TestRecord } from '../../framework/results/json.ts';
 import { documentId } from '../../framework/history/opensearch.ts';
 import { parseRowName } from '../../framework/history/upstream-csv.ts';
 import { subcommands } from '../../framework/commands/history.ts';
+import { schedulerNameProblem } from '../../framework/scheduler/create.ts';
 import { DAY0, DAY_MS, record } from '../fixtures/history/records.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -101,6 +102,9 @@ describe('disagg-bench history', () => {
     expect(runs.stdout).toMatch(/6 run\(s\)/);
     expect(runs.stdout).toMatch(/ H100 .* latest {2}label=candidate/);
     const runsJson = JSON.parse((await cli(['runs', '--json'], env)).stdout);
+    const extra = await cli(['runs', 'extra-arg'], env);
+    expect(extra.exitCode).toBe(2);
+    expect(extra.stderr).toMatch(/unexpected argument extra-arg: history runs takes none/);
     expect(runsJson).toHaveLength(6);
     expect(runsJson[5]).toMatchObject({ runId: 'latest', label: 'candidate', kind: 'post-merge', gpuTypes: 'H100', tests: 1 });
     const showJson = JSON.parse((await cli(['show', 'disagg_perf_model_1k1k_ccb-UCX', '--metric', 'SERVER_MEDIAN_TTFT', '--json'], env)).stdout);
@@ -165,6 +169,10 @@ describe('disagg-bench history', () => {
     expect(pairs.stdout).toMatch(/^test_benchmark\[disagg_perf_m_ccb-NIXL\]_con:4,test_benchmark\[disagg_perf_m_ccb-UCX\]_con:4,SERVER_MEDIAN_TTFT,30,25,20,20,Fail$/m);
     expect(readFileSync(path.join(scratch, 'backends.html'), 'utf8')).toMatch(/<td class="fail">Fail<\/td>/);
     expect((await cli(['compare-backends', '--csv-path', csv, '--threshold', '25'], env)).exitCode).toBe(0);
+    // --json: the same comparison as one object, nothing else on stdout; the same exit code
+    const asJson = await cli(['compare-backends', '--csv-path', csv, '--json'], env);
+    expect(asJson.exitCode).toBe(1);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ threshold: 5, defaultBackend: 'NIXL', failed: 2, pairs: expect.arrayContaining([expect.objectContaining({ metric: 'SERVER_MEDIAN_TTFT', status: 'Fail' })]) });
     // as upstream: with UCX as the default backend its rows are compared with themselves
     expect((await cli(['compare-backends', '--csv-path', csv, '--default-backend', 'UCX'], env)).exitCode).toBe(0);
     // the history as the source: the latest record of each test (NIXL 32 ms on day 2 against UCX 25 ms)
@@ -313,9 +321,11 @@ describe('disagg-bench history', () => {
   it('bisect: each option refused in one line, exit 2', { timeout: 300_000 }, async () => {
     const ends = ['disagg_perf_x', '--metric', 'SERVER_MEDIAN_TTFT', '--good', 'no-such-ref:20,21', '--bad', 'nor-this-one:30'];
     const cases: [string[], RegExp][] = [
-      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs per step >= 1/],
+      [[...ends, '--repeat', '0'], /--repeat "0": expected a whole number of runs >= 1/],
+      [[...ends, '--max-step-runs', 'x'], /--max-step-runs "x": expected a whole number of runs >= 1/],
+      [[...ends, '--max-runs', '0'], /--max-runs "0": expected a whole number of runs >= 1/],
       [[...ends, '--refs', 'a,b', '--images', 'c,d'], /--refs and --images are two ways to list the candidates: give one/],
-      [[...ends, '--scheduler', 'bogus'], /--scheduler "bogus": expected slurm or local/],
+      [[...ends, '--scheduler', 'bogus'], new RegExp(`--scheduler "bogus": ${schedulerNameProblem('bogus')}`)],
       [[...ends, '--threshold', 'abc'], /--threshold "abc": expected a percentage >= 0/],
       [[...ends.slice(0, 5), '--bad', 'no-such-ref:20,21'], /--good and --bad are both 'no-such-ref:20,21'/],
       [['disagg_perf_x', '--metric', 'A[b]', '--good', 'a:1', '--bad', 'b:2'], /--metric "A\[b\]": label 'b' is not label=value/],

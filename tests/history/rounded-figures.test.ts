@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRecord, unmeasuredLine } from '../../framework/history/regression.ts';
 import type { SeriesStats } from '../../framework/history/gate.ts';
-import { judgeStep } from '../../framework/history/bisect/step-verdict.ts';
+import { judgeEnds, pooledNoise } from '../../framework/history/bisect/step-verdict.ts';
 import { metricValueOf } from '../../framework/history/bisect/step-run.ts';
 import { describeReference, runReference } from '../../framework/history/bisect/references.ts';
 import { compareRuns, unmeasuredComparisonLine } from '../../framework/history/compare-runs.ts';
@@ -100,11 +100,12 @@ describe('bisect and a rounded figure', () => {
     expect(metricValueOf(record({ runId: 'c', day: 1, extra: [bandwidth(0.5)] }), { name: 'BW_GBPS' })).toEqual({ value: 0.5, higherIsBetter: true, rounded: 0.01 });
   });
 
-  it('judges a step as the gate does: a change within the rounding is not bad', () => {
-    const rule = { threshold: 0.05, noiseK: 3 };
-    expect(judgeStep([0.09], [0.1], [0.09], true, rule).bad).toBe(true);
-    const rounded = judgeStep([0.09], [0.1], [0.09], true, { ...rule, rounded: 0.01 });
-    expect(rounded).toMatchObject({ bad: false, note: expect.stringContaining("within the print's rounding") });
+  it('judges the ends of a bisection as the gate does: a change within the rounding is no regression', () => {
+    const [good, bad] = [[0.1, 0.1, 0.1], [0.09, 0.09, 0.09]];
+    const noise = pooledNoise([good, bad]);
+    expect(judgeEnds(good, bad, noise, true, 0.05).kind).toBe('regression');
+    const rounded = judgeEnds(good, bad, noise, true, 0.05, 0.01);
+    expect(rounded).toMatchObject({ kind: 'none', why: expect.stringContaining("within the print's rounding") });
   });
 
   it('refuses a run whose figure is a print of zero as an end, and leaves such repeats out, said once', async () => {

@@ -31,11 +31,11 @@ describe('disagg-bench cleanup without a ledger', () => {
     const outputPath = path.join(scratch(), 'mistyped');
     const missing = await cli(['cleanup'], { OUTPUT_PATH: outputPath });
     expect(missing.exitCode, missing.all).toBe(1);
-    expect(missing.all).toContain(`the ledger ${path.join(outputPath, 'ledger.jsonl')} does not exist: no run has written to OUTPUT_PATH=${outputPath}`);
+    expect(missing.all).toContain(`no ledger: ${path.join(outputPath, 'ledger.jsonl')} does not exist and ${path.join(outputPath, 'latest')} names no run; no run has written to OUTPUT_PATH=${outputPath}`);
     expect(missing.all).not.toMatch(/nothing to cancel/);
     const ok = await cli(['cleanup', '--missing-ok'], { OUTPUT_PATH: outputPath });
     expect(ok.exitCode, ok.all).toBe(0);
-    expect(ok.all).toMatch(/does not exist.*--missing-ok: nothing to cancel/);
+    expect(ok.all).toMatch(/names no run.*--missing-ok: nothing to cancel/);
   });
 });
 

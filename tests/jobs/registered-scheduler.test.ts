@@ -20,7 +20,7 @@ import { Ledger, readLedger } from '../../framework/jobs/ledger.ts';
 import { cancelLeftovers, cancelLeftoversNow, leftoverJobs } from '../../framework/jobs/leftover-jobs.ts';
 import { planResume } from '../../framework/jobs/resume.ts';
 import { JOB_SCRIPT_FILE, testLogDir } from '../../framework/scheduler/log-folder.ts';
-import { FluxScheduler, fluxDefinition } from '../fixtures/schedulers/flux.ts';
+import { FLUX_FIXTURE, FluxScheduler, fluxDefinition } from '../fixtures/schedulers/flux.ts';
 import { fluxRunLauncher } from '../fixtures/schedulers/flux-run.ts';
 import { GOLDEN_NIXLBENCH_LOG, NIXLBENCH_LOG, NO_GPU, lastLedgerLine, plannedTests, scratch, settingsFor, writeConfigs, type Scratch } from '../fixtures/jobs/run-harness.ts';
 
@@ -41,8 +41,8 @@ afterEach(async () => {
   await Promise.all(sessions.splice(0).map((s) => s.close()));
 });
 afterAll(() => {
-  unregisterScheduler('flux');
-  unregisterLauncher('flux-run');
+  unregisterScheduler(FLUX_FIXTURE);
+  unregisterLauncher(fluxRunLauncher.name);
   vi.unstubAllEnvs();
   for (const s of scratches) s.remove();
 });
@@ -62,7 +62,7 @@ function workWith(names: string[], scripts: Record<string, object>): Scratch {
 const fluxCalls = () => readFileSync(path.join(standinDir, 'calls.log'), 'utf8').trim().split('\n');
 
 async function open(work: Scratch, env: Record<string, string> = {}) {
-  const settings = settingsFor(work, { SCHEDULER: 'flux', ...env });
+  const settings = settingsFor(work, { SCHEDULER: FLUX_FIXTURE, ...env });
   const tests = plannedTests(settings);
   // No scheduler handed in: the session makes one from SCHEDULER through the registry.
   const session = await RunSession.open({ settings, gpu: NO_GPU, runId: 'run-flux', log: () => {}, stuckAfterInterruptMs: 0 });
@@ -72,18 +72,18 @@ async function open(work: Scratch, env: Record<string, string> = {}) {
 }
 
 describe('a scheduler registered from outside framework/scheduler', () => {
-  it('SCHEDULER=flux chooses it; with SCHEDULER unset it is chosen only where its command is found', () => {
-    expect(schedulerKind({ debugMode: false, scheduler: 'flux' })).toBe('flux');
+  it('SCHEDULER=<its name> chooses it; with SCHEDULER unset it is chosen only where its command is found', () => {
+    expect(schedulerKind({ debugMode: false, scheduler: FLUX_FIXTURE })).toBe(FLUX_FIXTURE);
     expect(schedulerKind({ debugMode: false, scheduler: undefined }, { PATH: '/nonexistent' })).toBe('local');
   });
 
-  it('runs tests to their verdicts: one passes with its metrics, one fails with its stderr; the ledger names flux', async () => {
+  it('runs tests to their verdicts: one passes with its metrics, one fails with its stderr; the ledger names it', async () => {
     const work = workWith(['ok', 'bad'], {
       ok: { states: ['SCHED', 'RUN', completed], files: { [NIXLBENCH_LOG]: GOLDEN_NIXLBENCH_LOG } },
       bad: { states: ['SCHED', 'RUN', { state: 'INACTIVE', result: 'FAILED', returncode: 1 }], stderr: 'rank 1: CUDA error: an illegal memory access\n' },
     });
     const { session, byName, settings } = await open(work);
-    expect(session.scheduler.name).toBe('flux');
+    expect(session.scheduler.name).toBe(FLUX_FIXTURE);
     const [ok, bad] = await Promise.all([session.run(byName('ok')), session.run(byName('bad'))]);
     expect(ok.failures).toEqual([]);
     expect(ok.passed).toBe(true);
@@ -93,7 +93,7 @@ describe('a scheduler registered from outside framework/scheduler', () => {
     expect(bad.status).toMatchObject({ state: 'FAILED', exitCode: 1 });
     expect(bad.failures.join('\n')).toContain('an illegal memory access');
     const ledger = readLedger(settings.outputPath);
-    expect(new Set(ledger.map((e) => e.scheduler))).toEqual(new Set(['flux']));
+    expect(new Set(ledger.map((e) => e.scheduler))).toEqual(new Set([FLUX_FIXTURE]));
     expect(lastLedgerLine(settings.outputPath, byName('ok').id)).toMatchObject({ state: 'COMPLETED', terminal: true });
     // Submitted with Flux's flags; one `flux jobs` asks about every job in flight.
     expect(fluxCalls().filter((c) => c.startsWith('submit '))).toHaveLength(2);
@@ -119,14 +119,14 @@ describe('a scheduler registered from outside framework/scheduler', () => {
     const result = await run;
     expect(result.interrupted).toMatch(/^the run was interrupted \(the Vitest main process is gone/);
     expect(fluxCalls()).toContain(`cancel ${result.jobId}`);
-    expect(lastLedgerLine(settings.outputPath, byName('long').id)).toMatchObject({ scheduler: 'flux', state: 'CANCELLED', interrupted: true });
+    expect(lastLedgerLine(settings.outputPath, byName('long').id)).toMatchObject({ scheduler: FLUX_FIXTURE, state: 'CANCELLED', interrupted: true });
   });
 
   it('a killed run\'s jobs: RESUME adopts the one still running; cleanup cancels through the registry and RESUME then submits again', async () => {
     const work = workWith([], { held: { states: ['SCHED', 'RUN'] }, held2: { states: ['SCHED', 'RUN'] } });
     const { outputPath } = work;
     const flux = new FluxScheduler();
-    const ledger = new Ledger(outputPath, 'run-killed', 'flux');
+    const ledger = new Ledger(outputPath, 'run-killed', FLUX_FIXTURE);
     const jobs: Record<string, string> = {};
     for (const test of ['nixl_perf_held', 'nixl_perf_held2']) {
       const logDir = testLogDir(outputPath, test);
@@ -136,7 +136,7 @@ describe('a scheduler registered from outside framework/scheduler', () => {
     }
     // Flux's jobs outlive their run (its capabilities), so they are leftovers and RESUME adopts them.
     expect(leftoverJobs(outputPath).map((e) => e.job).sort()).toEqual(Object.values(jobs).sort());
-    expect((await planResume(outputPath, 'flux', ['nixl_perf_held'])).get('nixl_perf_held')).toMatchObject({ kind: 'adopt', job: jobs.nixl_perf_held });
+    expect((await planResume(outputPath, FLUX_FIXTURE, ['nixl_perf_held'])).get('nixl_perf_held')).toMatchObject({ kind: 'adopt', job: jobs.nixl_perf_held });
 
     // Vitest's main process on a signal (synchronous), then `disagg-bench cleanup`: no scheduler handed in.
     const now = cancelLeftoversNow(outputPath, 'run-killed', 'interrupted by a test');
@@ -145,7 +145,7 @@ describe('a scheduler registered from outside framework/scheduler', () => {
     expect(fluxCalls()).toContain(`cancel ${Object.values(jobs).join(' ')}`);
     expect(leftoverJobs(outputPath)).toEqual([]);
     expect(await cancelLeftovers(outputPath, { reason: 'cleanup by a test' })).toMatchObject({ cancelled: [], ended: [] });
-    const resume = await planResume(outputPath, 'flux', ['nixl_perf_held']);
+    const resume = await planResume(outputPath, FLUX_FIXTURE, ['nixl_perf_held']);
     expect(resume.get('nixl_perf_held')).toMatchObject({ kind: 'submit', note: expect.stringMatching(/was cancelled when run run-killed was interrupted/) });
   });
 });

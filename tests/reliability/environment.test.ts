@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkRunEnvironment } from '../../framework/suite/env-check.ts';
 import { readSettings } from '../../framework/settings.ts';
+import { schedulerProblem } from '../../framework/scheduler/create.ts';
 import { repoRoot, removeWorkDirs, runSuite, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
 
 afterAll(removeWorkDirs);
@@ -18,12 +19,15 @@ function readmeVariables(): string[] {
   return table.split('\n').slice(2).flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]));
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** A wrong value and the line it must produce; or why any value is taken as it is. */
 type Case = { bad: string; says: RegExp } | { free: string };
 const cases: Record<string, Case> = {
   WORK_DIR: { bad: '/nonexistent/work', says: /^WORK_DIR="\/nonexistent\/work": does not exist; expected the folder that holds test_configs\/ and testlist\/$/ },
   OUTPUT_PATH: { bad: '/proc/version/results', says: /^OUTPUT_PATH=\/proc\/version\/results cannot be written: \/proc\/version is a file, not a folder\./ },
-  SCHEDULER: { bad: 'bogus', says: /^SCHEDULER="bogus": expected slurm or local/ },
+  // The registry's words: every registered scheduler and the order a run with SCHEDULER unset tries them in.
+  SCHEDULER: { bad: 'bogus', says: new RegExp(`^${escapeRegExp(schedulerProblem({ SCHEDULER: 'bogus' })!)}$`) },
   DISAGG_BATCH_SIZE: { free: 'an invalid value warns and means 5, as in the Python framework (tested below)' },
   DISAGG_TEST_LIST: { bad: 'testlist/missing.txt', says: /^DISAGG_TEST_LIST="testlist\/missing\.txt" \(.*\) cannot be read: no such file \(ENOENT\); expected a file with one test id per line/ },
   GPU_TYPE: { bad: 'bogus', says: /^GPU_TYPE="bogus": bogus is no known GPU type \(GB200, .*\) and no config lists it in metadata\.supported_gpus; every config that needs a GPU would be skipped$/ },
@@ -121,7 +125,7 @@ describe('environment mistakes, end to end', () => {
     const run = await runSuite({ workDir, outputPath, scheduler: 'bogus' as 'local', project: 'nixl' });
     expect(run.exitCode, run.output).toBe(2);
     expect(errorLines(run.output)).toEqual([
-      'disagg-bench: error: SCHEDULER="bogus": expected slurm or local (the scheduler; unset: slurm when sbatch is on PATH)',
+      `disagg-bench: error: ${schedulerProblem({ SCHEDULER: 'bogus' })}`,
     ]);
     noStack(run.output);
     expect(existsSync(outputPath)).toBe(false);

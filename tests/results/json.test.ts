@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { holdsResult, readResults, RESULTS_JSON_FILE, ResultsFileError, saveTestRecord, saveTestRecords, type TestRecord } from '../../framework/results/json.ts';
+import { checkResultsText, holdsResult, readResults, RESULTS_JSON_FILE, ResultsFileError, saveTestRecord, saveTestRecords, type TestRecord } from '../../framework/results/json.ts';
 
 const record = (testId: string, jobId: string | null, verdict: TestRecord['verdict'] = 'passed'): TestRecord => ({
   testId,
@@ -26,6 +26,22 @@ beforeEach(async () => {
 afterEach(() => rm(out, { recursive: true, force: true }));
 
 describe('results.json', () => {
+  it('a file whose records are valid but whose notRun or updated is not what writers read back is refused before anything runs, naming the part', () => {
+    const valid = { version: 1, updated: '2026-01-01T00:00:00.000Z', records: [record('a', '101')] };
+    expect(() => checkResultsText('r.json', JSON.stringify(valid))).not.toThrow();
+    expect(() => checkResultsText('r.json', JSON.stringify({ ...valid, notRun: [{ testId: 'b', run: 'run-1', why: 'cancelled' }] }))).not.toThrow();
+    const cases: Array<[unknown, RegExp]> = [
+      [{ ...valid, notRun: 7 }, /^r\.json: notRun is 7: expected a list of \{testId, run, why\}/],
+      [{ ...valid, notRun: [{ testId: 'b' }] }, /^r\.json: notRun\[0\] is \{"testId":"b"\}: expected/],
+      [{ ...valid, notRun: ['b'] }, /notRun\[0\] is "b"/],
+      [{ ...valid, updated: 5 }, /^r\.json: updated is 5: expected a date as text/],
+    ];
+    for (const [file, expected] of cases) {
+      expect(() => checkResultsText('r.json', JSON.stringify(file))).toThrow(ResultsFileError);
+      expect(() => checkResultsText('r.json', JSON.stringify(file))).toThrow(expected);
+    }
+  });
+
   it('starts empty and keeps every record with its metrics', async () => {
     expect((await readResults(out)).records).toEqual([]);
     await saveTestRecord(out, record('a', '101'));

@@ -47,8 +47,11 @@ describe('progress lines', () => {
     ];
     const summary = summarize(tests, at(725), T0);
     expect(summary).toMatchObject({ tests: 8, waiting: 1, queued: 2, running: 1, parsing: 1, passed: 1, failed: 1, skipped: 1, jobsSubmitted: 6, jobsDone: 3 });
+    // The tests' counts add up to their total.
+    const counted = [...formatSummaryLine(summary).split('| tests ')[1].matchAll(/(\d+) [a-z]/g)].reduce((a, m) => a + Number(m[1]), 0);
+    expect(counted).toBe(summary.tests);
     expect(formatSummaryLine(summary)).toBe(
-      '[12m 05s] jobs 6 submitted, 2 queued, 1 running, 3 done | tests 8: 1 passed, 1 failed, 1 skipped, 1 parsing, 1 waiting',
+      '[12m 05s] jobs 6 submitted, 2 queued, 1 running, 3 done | tests 8: 1 passed, 1 failed, 1 skipped, 1 parsing, 2 queued, 1 running, 1 waiting',
     );
   });
 
@@ -118,7 +121,7 @@ describe('ProgressBoard in a CI log (not a TTY)', () => {
         '[5s] QUEUED   a  job 4711, queue 0s',
         '[5s] QUEUED   a  job 4711 (Priority), queue 0s',
         '[20s] RUNNING  a  job 4711 on gb-07, run 2s',
-        '[31s] jobs 1 submitted, 0 queued, 1 running, 0 done | tests 2: 0 passed, 0 failed, 1 waiting',
+        '[31s] jobs 1 submitted, 0 queued, 1 running, 0 done | tests 2: 0 passed, 0 failed, 1 running, 1 waiting',
         '[31s] PARSING  a  job 4711 ended, reading its logs',
         '[31s] FAILED   a  job 4711: concurrency 64: no result',
         '[31s] jobs 1 submitted, 0 queued, 0 running, 1 done | tests 2: 0 passed, 1 failed, 1 waiting',

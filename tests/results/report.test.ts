@@ -155,3 +155,29 @@ describe('comparison with a baseline', () => {
     expect(loose.html).toContain('worse by more than 20% in its better direction');
   });
 });
+
+describe("the gate's verdict in the report", () => {
+  const records = fixtureRecords();
+  const regressed: TestRecord = {
+    ...records[0],
+    regression: {
+      mode: 'warn',
+      findings: [{ metric: 'X', labels: {}, unit: 'ms', value: 30, baseline: 20, threshold: 0.05, diffPercent: -50, regression: true, days: 8, gated: true, rule: 'robust', status: 'regression', change: 0.5, alertId: 'a1234abcd' }],
+    },
+  };
+  const { html } = renderReport({
+    records: [regressed, ...records.slice(1)],
+    trends: { store: 'the DuckDB history h.duckdb', charts: [], openAlerts: ['a1234abcd  t X: +50.0% against 20 ms ...; open'] },
+  });
+  it('counts the regressed tests as the digest does, marks their rows, and lists the open alerts', () => {
+    expect(html).toMatch(/<span class="flag" id="regressed-count">1 regressed<\/span>/);
+    expect(html).toMatch(/<a href="#open-alerts">1 open alert<\/a>/);
+    expect(html).toMatch(new RegExp(`data-test="${records[0].testId}"[\\s\\S]*?REGRESSED`));
+    expect(html).toMatch(/<section id="open-alerts"><h2>Open alerts<\/h2>[\s\S]*a1234abcd/);
+  });
+  it('says 0 regressed, and no alert section, when the gate found none', () => {
+    const quiet = renderReport({ records }).html;
+    expect(quiet).toMatch(/id="regressed-count">0 regressed</);
+    expect(quiet).not.toMatch(/id="open-alerts"/);
+  });
+});

@@ -13,19 +13,21 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   HOST_VARIABLES, readOutputs, recordOf, release, releaseFile, removeWorkDirs, repoRoot, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
 } from '../fixtures/reliability/suite-run.ts';
+import { schedulerNameProblem } from '../../framework/scheduler/create.ts';
+import { testTypeNames } from '../../framework/contract/names.ts';
 
 afterAll(removeWorkDirs);
 
 /** A bound on hanging, with room for a loaded machine: not a measurement. */
 const ENDS_WITHIN_MS = 30_000;
 
-function startRun(args: string[], dir: { workDir: string }, mark: string, env: Record<string, string> = {}) {
+function startRun(args: string[], dir: { workDir: string }, mark: string, env: Record<string, string | undefined> = {}) {
   const base: Record<string, string | undefined> = { ...process.env };
   for (const name of [...HOST_VARIABLES, 'OUTPUT_PATH', 'SCHEDULER', 'DISAGG_BATCH_SIZE', 'DISAGG_RUN_LABEL']) delete base[name];
   // DISAGG_BIN=tsx: the sources of this checkout, whichever CLI bundle a shared install holds.
   return execa('node', [path.join(repoRoot, 'bin/disagg-bench.js'), 'run', ...args], {
     cwd: path.dirname(dir.workDir),
-    env: { ...base, DISAGG_BIN: 'tsx', WORK_DIR: dir.workDir, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_RUN_MARK: mark, ...env },
+    env: Object.fromEntries(Object.entries({ ...base, DISAGG_BIN: 'tsx', WORK_DIR: dir.workDir, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_RUN_MARK: mark, ...env }).filter(([, v]) => v !== undefined)),
     extendEnv: false, all: true, reject: false, stdin: 'ignore', timeout: 240_000,
   });
 }
@@ -64,10 +66,13 @@ describe('disagg-bench run', () => {
     const dir = writeWorkDir({ a: await standinConfig({ client: 'ok' }), b: await standinConfig({ client: 'ok' }) }, 'run-cmd-');
     writeFileSync(path.join(dir.workDir, 'disagg-bench.yaml'), 'profiles:\n  smoke:\n    scheduler: local\n    label: smoke-run\n    batch-size: 1\n');
     const mark = newMark();
-    const args = ['disagg', '--profile', 'smoke', '--batch-size', '0', '--output', 'out', '--reporter=junit'];
-    const result = await startRun(args, dir, mark);
+    // The README's JUnit line, as a CI names it: the XML goes to the file named (relative to where the command runs), not onto stdout.
+    const args = ['disagg', '--profile', 'smoke', '--batch-size', '0', '--output', 'out', '--reporter=default', '--reporter=junit', '--outputFile.junit=ci/junit.xml'];
+    // As in CI: output piped, CI set, no NO_COLOR: no colour codes in the log.
+    const result = await startRun(args, dir, mark, { CI: 'true', NO_COLOR: undefined, FORCE_COLOR: undefined });
     const output = String(result.all);
     expect(result.exitCode, output).toBe(0);
+    expect(output).not.toMatch(/\u001b\[/);
     const settingLines = output.split('\n').filter((l) => /^ {2}\S/.test(l) && /\((command line|profile|environment)/.test(l)).map((l) => l.trim().replace(/\s+/g, ' '));
     const profileFile = path.join(dir.workDir, 'disagg-bench.yaml');
     expect(settingLines).toEqual(expect.arrayContaining([
@@ -79,12 +84,17 @@ describe('disagg-bench run', () => {
     ]));
     expect(output.match(/settings that are not their default/g)).toHaveLength(1);
     // --reporter=junit replaced the reporters: the JUnit XML is there, and so are the history and the report.
-    expect(output).toMatch(/<testsuites name="vitest tests" tests="2" failures="0"/);
+    const junit = path.join(path.dirname(dir.workDir), 'ci', 'junit.xml');
+    expect(readFileSync(junit, 'utf8')).toMatch(/<testsuites name="vitest tests" tests="2" failures="0"/);
+    expect(output).not.toMatch(/<testsuites/);
+    expect(output).toContain(`the junit reporter writes ${junit}`);
     expect(output).toMatch(/history: 2 record\(s\), \d+ metric value\(s\) appended/);
     const first = readlinkSync(path.join(dir.outputPath, 'latest'));
     expect(first).toMatch(/^runs\/run-/);
     const firstDir = path.join(dir.outputPath, first);
     expect(existsSync(path.join(firstDir, 'report.html'))).toBe(true);
+    // The run's claims went with it: no empty runs/ inside its folder.
+    expect(existsSync(path.join(firstDir, 'runs'))).toBe(false);
     const { records, ledger } = readOutputs(firstDir);
     expect(records.map((r) => r.verdict)).toEqual(['passed', 'passed']);
     expect(new Set(ledger.map((e) => e.scheduler))).toEqual(new Set(['local']));
@@ -93,12 +103,15 @@ describe('disagg-bench run', () => {
     expect(runProcesses(mark)).toEqual([]);
 
     // A second run into the same OUTPUT_PATH: its own folder and report; the history and upstream's CSV accumulate at OUTPUT_PATH.
-    const again = await startRun(args, dir, mark);
+    // --reporter=junit alone: the XML in the run's folder, the run's output free of it.
+    const again = await startRun(args.filter((a) => !a.startsWith('--reporter=default') && !a.startsWith('--outputFile')), dir, mark);
     expect(again.exitCode, String(again.all)).toBe(0);
     const second = readlinkSync(path.join(dir.outputPath, 'latest'));
     expect(second).not.toBe(first);
     expect(readdirSync(path.join(dir.outputPath, 'runs')).sort()).toEqual([path.basename(first), path.basename(second)].sort());
     expect(readOutputs(path.join(dir.outputPath, second)).records).toHaveLength(2);
+    expect(readFileSync(path.join(dir.outputPath, second, 'junit.xml'), 'utf8')).toMatch(/<testsuites name="vitest tests" tests="2" failures="0"/);
+    expect(String(again.all)).not.toMatch(/<testsuites/);
     expect(readOutputs(firstDir).records).toHaveLength(2);
     const ownRows = (folder: string) => readOutputs(folder).csvRows;
     expect(readOutputs(dir.outputPath).csvRows).toEqual([...ownRows(firstDir), ...ownRows(path.join(dir.outputPath, second))]);
@@ -127,7 +140,8 @@ describe('disagg-bench run', () => {
     const output = String(result.all);
     expect(result.exitCode, output).toBe(143);
     expect(output).toMatch(/1 test\(s\) not run \(the run was interrupted \(SIGTERM received by disagg-bench run\); no result recorded\): disagg_perf_slow/);
-    expect(output).toMatch(/to continue: the same command with --resume/);
+    // OUTPUT_PATH as given, where `latest` is: the run's folder copied into --resume would name no run.
+    expect(output.split('\n').filter((l) => l.includes('to continue:')).map((l) => l.replace(/^.*to continue: /, ''))).toContain(`the same command with --resume (disagg-bench run), OUTPUT_PATH=${dir.outputPath}`);
     await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
     expect(readOutputs(runDir).ledger.at(-1)).toMatchObject({ test: testIdOf('slow'), state: 'CANCELLED', terminal: true, interrupted: true });
     expect(readOutputs(runDir).records).toEqual([]);
@@ -164,8 +178,8 @@ describe('disagg-bench run', () => {
     const dir = writeWorkDir({ a: await standinConfig({ client: 'ok' }) }, 'run-bad-');
     writeFileSync(path.join(dir.workDir, 'disagg-bench.yaml'), 'profiles:\n  nightly:\n    batchsize: 0\n');
     const cases: [string[], RegExp][] = [
-      [['bogus'], /^disagg-bench run: unknown test type "bogus": expected disagg, wideep, nixl/],
-      [['--scheduler', 'pbs'], /^disagg-bench run: --scheduler "pbs": expected slurm or local/],
+      [['bogus'], new RegExp(`^disagg-bench run: unknown test type "bogus": expected ${testTypeNames.join(', ')}`)],
+      [['--scheduler', 'pbs'], new RegExp(`^disagg-bench run: --scheduler "pbs": ${schedulerNameProblem('pbs')}`)],
       [['--profile', 'nightly'], /disagg-bench\.yaml:3:5 profiles\.nightly\.batchsize: unknown setting/],
       [['--frobnicate'], /^disagg-bench run: unknown option "--frobnicate"/],
     ];

@@ -9,6 +9,7 @@ import { loadProfile, ProfileError, PROFILE_FILE } from '../../framework/run/pro
 import { describeSources, resolveRun, type CommandLineSettings } from '../../framework/run/resolve.ts';
 import { RUN_OPTIONS, runOption } from '../../framework/run/options.ts';
 import { RUN_KINDS } from '../../framework/settings.ts';
+import { schedulerNames } from '../../framework/scheduler/registry.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -106,7 +107,8 @@ describe('every option of disagg-bench run', () => {
   });
 
   it('a value an option cannot take is refused with what it expects', () => {
-    expect(runOption('scheduler')!.check!('pbs')).toBe('expected slurm or local');
+    expect(runOption('scheduler')!.check!('pbs')).toBe(`expected ${schedulerNames().join(' or ')}`);
+    for (const name of schedulerNames()) expect(runOption('scheduler')!.check!(name), name).toBeUndefined();
     expect(runOption('run-kind')!.check!('nightly')).toBe(`expected ${RUN_KINDS.join(' or ')}`);
     expect(runOption('regression')!.check!('loud')).toBe('expected fail or warn or off');
     expect(runOption('batch-size')!.check!('1e3')).toMatch(/expected a whole number/);

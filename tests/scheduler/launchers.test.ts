@@ -10,6 +10,7 @@ import { registerLauncher, unregisterLauncher } from '../../framework/scheduler/
 import { defaultLauncher, registeredSchedulers } from '../../framework/scheduler/registry.ts';
 import '../../framework/scheduler/schedulers.ts';
 import { renderWords, ShellVar } from '../../runners/common/shell.ts';
+import { RANK_VARIABLES } from '../../runners/common/rank-variables.ts';
 import { planServingJob } from '../../framework/types/serving/job/job-plan.ts';
 import { renderJobScript } from '../../framework/types/serving/job/job-script.ts';
 import { servingConfig } from '../../framework/types/serving/serving-config.ts';
@@ -46,7 +47,15 @@ describe('the built-in launchers', () => {
     const other = { ...launcherNamed('srun'), description: 'another srun' };
     expect(() => registerLauncher(other)).toThrow(/a launcher named srun is registered already/);
     expect(() => registerLauncher({ ...other, name: 'Bad Name' })).toThrow(/expected lower-case letters/);
-    expect(() => launcherNamed('pbsdsh', 'launch.launcher')).toThrow(/launch.launcher: no launcher is registered as "pbsdsh"; expected one of srun, local, mpirun/);
+    expect(() => launcherNamed('pbsdsh', 'launch.launcher')).toThrow(`launch.launcher: no launcher is registered as "pbsdsh"; expected one of ${launcherNames().join(', ')}`);
+  });
+
+  it('every launcher that starts tasks says how they learn their rank, from the table the ranks read', () => {
+    for (const name of launcherNames()) {
+      const launcher = launcherNamed(name);
+      if (launcher.startsTasks) expect(RANK_VARIABLES.map((v) => v.name), name).toContain(launcher.rankVariables);
+    }
+    expect(() => registerLauncher({ name: 'pbsdsh', description: 'x', startsTasks: true, containers: false, rankVariables: 'pbs', prefix: () => [] })).toThrow(/rankVariables "pbs" names no row/);
   });
 
   it('every built-in scheduler names a registered launcher; one not registered runs srun', () => {
@@ -78,7 +87,7 @@ describe('a serving job through its launcher', () => {
     const issues = (launcher: string) => servingRules(baseConfig({ launch: { launcher } })).map((v) => `${v.path.join('.')}: ${v.message}`);
     expect(issues('mpirun')).toEqual([]);
     expect(issues('direct')).toEqual([]);
-    expect(issues('pbsdsh')).toEqual(['launch.launcher: no launcher is registered as "pbsdsh"; expected direct or one of srun, local, mpirun']);
+    expect(issues('pbsdsh')).toEqual([`launch.launcher: no launcher is registered as "pbsdsh"; expected direct or one of ${launcherNames().join(', ')}`]);
     registerLauncher({ name: 'pbsdsh', description: 'a test launcher', startsTasks: true, containers: false, prefix: () => ['pbsdsh'] });
     try {
       expect(issues('pbsdsh')).toEqual([]);

@@ -22,11 +22,11 @@ const noNvml = async (): Promise<string[]> => {
 
 describe('sinfo gres', () => {
   it('every form of a gres cell: typed, untyped, socket bindings, other gres, (null)', () => {
-    expect(gresGpuItems('gpu:h200:8(S:0-1)')).toEqual([{ type: 'h200' }]);
-    expect(gresGpuItems('gpu:nvidia_h100_80gb_hbm3:8(S:0,1),shard:8')).toEqual([{ type: 'nvidia_h100_80gb_hbm3' }]);
-    expect(gresGpuItems('gpu:4')).toEqual([{}]);
-    expect(gresGpuItems('gpu:a100:4,gpu:h100:2')).toEqual([{ type: 'a100' }, { type: 'h100' }]);
-    expect(gresGpuItems('gpu:gb200')).toEqual([{ type: 'gb200' }]);
+    expect(gresGpuItems('gpu:h200:8(S:0-1)')).toEqual([{ type: 'h200', count: 8 }]);
+    expect(gresGpuItems('gpu:nvidia_h100_80gb_hbm3:8(S:0,1),shard:8')).toEqual([{ type: 'nvidia_h100_80gb_hbm3', count: 8 }]);
+    expect(gresGpuItems('gpu:4')).toEqual([{ count: 4 }]);
+    expect(gresGpuItems('gpu:a100:4,gpu:h100:2')).toEqual([{ type: 'a100', count: 4 }, { type: 'h100', count: 2 }]);
+    expect(gresGpuItems('gpu:gb200')).toEqual([{ type: 'gb200', count: 1 }]);
     expect(gresGpuItems('(null)')).toEqual([]);
     expect(gresGpuItems('mps:100')).toEqual([]);
   });
@@ -37,6 +37,12 @@ describe('sinfo gres', () => {
     expect(parsePartitionGpus(out, 'cpu')).toEqual({ partition: 'cpu', types: [], untypedNodes: [], nodes: 1 });
     expect(parsePartitionGpus(out, 'mixed')).toEqual({ partition: 'mixed', types: ['b200'], untypedNodes: ['c1'], nodes: 2 });
     expect(parsePartitionGpus(out, 'nope')).toBeUndefined();
+  });
+
+  it('with sinfo\'s CPU column: the smallest node\'s CPUs and GPUs, what a job\'s tasks per node must fit', () => {
+    const out = ['a1|gpu*|gpu:h200:8(S:0-1)|64', 'a2|gpu*|gpu:h200:4|32', 'b1|cpu|(null)|4'].join('\n');
+    expect(parsePartitionGpus(out)).toMatchObject({ partition: 'gpu', cpusPerNode: 32, gpusPerNode: 4 });
+    expect(parsePartitionGpus(out, 'cpu')).toMatchObject({ partition: 'cpu', cpusPerNode: 4, gpusPerNode: 0 });
   });
 });
 
@@ -61,7 +67,7 @@ describeCluster('the shared local cluster', () => {
   it('its fake GPUs have no gres type: SLURM has nothing to say, and says so', async () => {
     const env = clusterEnv();
     const found = await partitionGpus(undefined, env);
-    expect(found).toMatchObject({ partition: 'debug', types: [], untypedNodes: ['n1', 'n2', 'n3', 'n4'] });
+    expect(found).toMatchObject({ partition: 'debug', types: [], untypedNodes: ['n1', 'n2', 'n3', 'n4'], cpusPerNode: 4, gpusPerNode: 4 });
     expect((await partitionGpus('small', env)).untypedNodes).toEqual(['n1', 'n2']);
     await expect(partitionGpus('nope', env)).rejects.toThrow('sinfo lists no partition nope');
     const detection = await detectGpuType({}, noNvml, () => partitionGpus(undefined, env));
@@ -98,7 +104,7 @@ describeCluster('a cluster whose GPUs have a gres type (its own)', () => {
   }, 300_000);
 
   it('sinfo says h200; `disagg-bench list` with GPU_TYPE unset runs the H200 configs and skips the GB200-only one, naming where the type came from', async () => {
-    expect(await partitionGpus(undefined, { SLURM_CONF: cluster.conf })).toEqual({ partition: 'debug', types: ['h200'], untypedNodes: [], nodes: 1 });
+    expect(await partitionGpus(undefined, { SLURM_CONF: cluster.conf })).toMatchObject({ partition: 'debug', types: ['h200'], untypedNodes: [], nodes: 1 });
     const dir = path.join(scratch, 'test_configs/disagg/perf');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'on_h200.yaml'), stringify(baseConfig({ metadata: { supported_gpus: ['H200', 'GB200'] } })));

@@ -1,9 +1,10 @@
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
-import { detectGpuType, gpuSkipReason, gpuTypeFromName, resourceTypeOf } from '../../framework/select/gpu.ts';
+import { detectGpuType, gpuForType, gpuNotice, gpuSkipReason, gpuTypeFromName, resourceTypeOf } from '../../framework/select/gpu.ts';
 import { gpuTypeProblem } from '../../framework/select/plan.ts';
 import { readSettings } from '../../framework/settings.ts';
 import { gpuResources } from '../../framework/config/gpu-resources.ts';
@@ -19,6 +20,15 @@ describe('GPU type', () => {
     expect(gpuTypeFromName('NVIDIA L40S')).toBe('L40S');
   });
 
+  it('GPU_TYPE set but empty filters nothing, as upstream (`if gpu_type and ...`): every config runs, and the run says so', async () => {
+    const probe = async () => ['NVIDIA H200'];
+    const empty = await detectGpuType({ GPU_TYPE: '' }, probe);
+    expect(empty).toMatchObject({ gpuType: undefined, source: 'GPU_TYPE', everyConfig: true });
+    expect(gpuSkipReason(['GB200'], empty)).toBeUndefined();
+    expect(gpuSkipReason(['H100', 'B200'], gpuForType(empty, 'GB200'))).toBeUndefined();
+    expect(gpuNotice(empty, 'disagg', 'GB200')).toMatch(/^GPU_TYPE is set but empty: every disagg config runs/);
+  });
+
   it('prefers GPU_TYPE, then NVML, and says why there is none', async () => {
     const probe = async () => ['NVIDIA H200', 'NVIDIA H200'];
     expect(await detectGpuType({ GPU_TYPE: 'GB300' }, probe)).toEqual({ gpuType: 'GB300', source: 'GPU_TYPE' });
@@ -26,7 +36,8 @@ describe('GPU type', () => {
     const lyris = await detectGpuType({ GPU_TYPE: 'GB200_LYRIS' }, probe);
     expect(lyris).toEqual({ gpuType: 'GB200', resourceType: 'GB200_LYRIS', source: 'GPU_TYPE' });
     expect(resourceTypeOf(lyris)).toBe('GB200_LYRIS');
-    expect(await detectGpuType({}, probe)).toEqual({ gpuType: 'H200', source: 'nvml' });
+    // NVML also says how many GPUs this machine has: what a config run here by the local scheduler must fit.
+    expect(await detectGpuType({}, probe)).toEqual({ gpuType: 'H200', source: 'nvml', node: { gpus: 2, where: `node ${hostname()}` } });
     const none = await detectGpuType({}, async () => {
       throw new Error('libnvidia-ml.so.1: cannot open shared object file');
     });

@@ -1,8 +1,9 @@
 // Vitest globalSetup of the cluster project. Before anything starts, it marks the run's processes
 // (leak-check.ts). It brings up the real local SLURM cluster (scripts/slurm-local.sh up) and hands
-// its SLURM_CONF to the tests. At the end it stops the cluster if it started it (not when it found
-// the cluster up, nor with DISAGG_KEEP_SLURM=1), then fails the run if any process the run started
-// is still alive (naming and killing each).
+// its SLURM_CONF to the tests, and, beside it, the local Grid Engine cell (scripts/gridengine-local.sh
+// up; DISAGG_NO_GRIDENGINE=1 leaves it off). At the end it stops each if it started it (not when it
+// found it up, nor with DISAGG_KEEP_SLURM=1 / DISAGG_KEEP_GRIDENGINE=1), then fails the run if any
+// process the run started is still alive (naming and killing each).
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
@@ -12,6 +13,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** The local cluster's slurm.conf; '' when DISAGG_NO_SLURM=1. */
     slurmConf: string;
+    /** The local Grid Engine cell is up; false with DISAGG_NO_GRIDENGINE=1. */
+    gridEngine: boolean;
   }
 }
 
@@ -19,6 +22,24 @@ const script = fileURLToPath(new URL('../../scripts/slurm-local.sh', import.meta
 
 const slurmLocal = (verb: string, timeoutMs = 600_000) =>
   execa('bash', [script, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs });
+
+const gridEngineScript = fileURLToPath(new URL('../../scripts/gridengine-local.sh', import.meta.url));
+const gridEngineLocal = (verb: string, timeoutMs = 600_000) =>
+  execa('bash', [gridEngineScript, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs });
+
+/** Brings the Grid Engine cell up; says whether this run started it. */
+async function bringUpGridEngine(): Promise<{ startedHere: boolean }> {
+  const wasUp = (await gridEngineLocal('status', 60_000)).exitCode === 0;
+  const up = await gridEngineLocal('up');
+  if (up.failed) {
+    const tail = String(up.all ?? '').trim().split('\n').slice(-40).join('\n');
+    throw new Error(
+      `could not bring up the local Grid Engine cell (bash ${gridEngineScript} up: ${up.timedOut ? 'timed out' : `exit code ${up.exitCode}`}).\n` +
+        `${tail}\nFix the cause above, or set DISAGG_NO_GRIDENGINE=1 to skip the tests that need it.`,
+    );
+  }
+  return { startedHere: !wasUp };
+}
 
 /** Brings the cluster up; says whether this run started it (false: it was already up). */
 async function bringUpCluster(): Promise<{ startedHere: boolean; slurmConf: string }> {
@@ -47,6 +68,9 @@ export default async function setup(project: TestProject) {
   const setupStart = Date.now();
   const suiteId = markSuiteProcesses();
   let cluster: { startedHere: boolean; slurmConf: string } | undefined;
+  // The cell comes up while SLURM does: it adds little to the setup's time.
+  const gridEngineUp = process.env.DISAGG_NO_GRIDENGINE === '1' ? undefined : bringUpGridEngine();
+  gridEngineUp?.catch(() => {}); // awaited below, after SLURM's outcome
   if (process.env.DISAGG_NO_SLURM === '1') {
     project.provide('slurmConf', '');
   } else {
@@ -55,6 +79,8 @@ export default async function setup(project: TestProject) {
     process.env.SLURM_CONF = cluster.slurmConf;
     project.provide('slurmConf', cluster.slurmConf);
   }
+  const gridEngine = await gridEngineUp;
+  project.provide('gridEngine', gridEngine !== undefined);
   // The suite's duration table (bench/suite-durations.ts) reads these two lines.
   console.log(`global setup: ${seconds(setupStart)} s (${cluster ? (cluster.startedHere ? 'started the local SLURM cluster' : 'found the local SLURM cluster up') : 'no cluster: DISAGG_NO_SLURM=1'})`);
 
@@ -73,6 +99,18 @@ export default async function setup(project: TestProject) {
       }
     } else if (cluster) {
       for (const pid of await clusterDaemonPids()) keep.add(pid);
+    }
+    if (gridEngine?.startedHere && process.env.DISAGG_KEEP_GRIDENGINE !== '1') {
+      const down = await gridEngineLocal('down', 180_000);
+      if (down.failed) console.error(`could not stop the local Grid Engine cell this run started (bash ${gridEngineScript} down):\n${down.all}`);
+      else console.log('local Grid Engine cell stopped (this run started it; DISAGG_KEEP_GRIDENGINE=1 keeps it)');
+      const outlived = outlivedWarning(String(down.all ?? ''));
+      if (outlived) {
+        console.error(`leak check: ${outlived}`);
+        process.exitCode = 1;
+      }
+    } else if (gridEngine) {
+      for (const line of String((await gridEngineLocal('pids', 60_000)).stdout ?? '').split('\n')) if (/^\d+$/.test(line.trim())) keep.add(Number(line));
     }
     // DISAGG_LEAK_GRACE_MS: how long processes get to end after the last hook (tests of the check shorten it).
     const leaks = await collectLeaks(suiteId, { exclude: keep, graceMs: Number(process.env.DISAGG_LEAK_GRACE_MS) || 30_000 });

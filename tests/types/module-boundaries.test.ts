@@ -10,56 +10,18 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { architecture, layerOf as layerOfTable, parseLayers } from '../../scripts/layer-table.ts';
+import { BOUNDARIES_FILE, boundariesFileText } from '../../scripts/lint-boundaries.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-interface Layer {
-  name: string;
-  /** Repo-relative folders (ending in `/`) and files of the layer. */
-  paths: string[];
-  mayImport: Set<string>;
-  /** Layers it may import only with `import type` (erased when the code runs). */
-  typesOnly: Set<string>;
-}
+const { layers, exceptions } = architecture();
 
 interface Edge {
   file: string;
   target: string;
   typeOnly: boolean;
 }
-
-/** Rows of the markdown table whose header row starts with `| <firstHeader> |`, in the section after `heading`. */
-function tableRows(markdown: string, heading: string, firstHeader: string): string[][] {
-  const section = markdown.slice(markdown.indexOf(heading));
-  const lines = section.split('\n');
-  const start = lines.findIndex((l) => l.startsWith(`| ${firstHeader} |`));
-  if (start < 0) throw new Error(`no table "| ${firstHeader} |" after "${heading}"`);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((c) => c.trim()));
-  }
-  return rows;
-}
-
-const backticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
-const names = (list: string) => list.split(',').map((s) => s.trim()).filter(Boolean);
-
-function parseLayers(markdown: string, heading: string): Layer[] {
-  return tableRows(markdown, heading, 'Layer').map(([name, folders, , may]) => {
-    const [plain, typesPart] = may.split(';');
-    return {
-      name,
-      paths: backticked(folders),
-      mayImport: new Set(names(plain ?? '')),
-      typesOnly: new Set(typesPart ? names(typesPart.replace(/^\s*types only:/, '')) : []),
-    };
-  });
-}
-
-const architecture = readFileSync(path.join(root, 'docs/architecture.md'), 'utf8');
-const layers = parseLayers(architecture, '## The layers');
-const exceptions = tableRows(architecture, '### Exceptions', 'From').map(([from, to]) => ({ from: backticked(from)[0], to: backticked(to)[0] }));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
@@ -118,6 +80,7 @@ const COMPUTED = '<computed>';
 /** The computed imports that must be: the file, and why. */
 const COMPUTED_ALLOWED: Record<string, string> = {
   'bin/disagg-bench.js': 'loads the CLI bundle it has just built or found, a path known only at run time',
+  'framework/config/extensions.ts': 'loads the extension modules WORK_DIR/disagg-bench.yaml names, paths known only at run time',
 };
 
 /** Repo-relative targets of a file's imports that name a file of this repository (relative specifiers). */
@@ -140,18 +103,7 @@ function outsideProduct(e: Edge): string | undefined {
   return into ? `${show(e)}: product code imports ${into}` : undefined;
 }
 
-/** The layer of a repo-relative file: the row naming the file itself, else the longest folder that holds it. */
-function layerOf(file: string): Layer | undefined {
-  let best: { layer: Layer; length: number } | undefined;
-  for (const layer of layers) {
-    for (const p of layer.paths) {
-      const holds = p.endsWith('/') ? file.startsWith(p) : file === p;
-      const length = p.endsWith('/') ? p.length : Infinity;
-      if (holds && (!best || length > best.length)) best = { layer, length };
-    }
-  }
-  return best?.layer;
-}
+const layerOf = (file: string) => layerOfTable(layers, file);
 
 const show = (e: Pick<Edge, 'file' | 'target'>) => `${e.file} -> ${e.target}`;
 const files = [...sourceFiles('framework'), ...sourceFiles('runners')];
@@ -207,6 +159,16 @@ describe('module boundaries: the layer table of docs/architecture.md', () => {
   it('needs every exception it lists', () => {
     const unused = exceptions.filter((x) => !edges.some((e) => e.file === x.from && e.target === x.to && breaksLayers(e)));
     expect(unused.map((x) => `${x.from} -> ${x.to}`)).toEqual([]);
+  });
+
+  it('is the linter\'s too: biome.boundaries.jsonc holds the table as restricted imports (npm run lint fails an upward import)', () => {
+    expect(readFileSync(path.join(root, BOUNDARIES_FILE), 'utf8'), 'run: node --import tsx scripts/lint-boundaries.ts').toBe(boundariesFileText());
+    const biome = readFileSync(path.join(root, 'biome.jsonc'), 'utf8');
+    expect(biome).toContain(`"extends": ["./${BOUNDARIES_FILE}"]`);
+    // The scheduler's files may not name the jobs layer, in the words their imports would use.
+    const scheduler = boundariesFileText().split('\n').find((l) => l.includes('"framework/scheduler/*.ts"'));
+    expect(scheduler).toContain('"../jobs/**"');
+    expect(scheduler).not.toContain('"../../runners/common/**"');
   });
 
   it('would refuse an upward import', () => {

@@ -1,7 +1,8 @@
 // A matrix file that changes between validation (when the run is planned) and the job's build
 // (when its batch is submitted, possibly hours later): what the job runs is checked as it is
 // copied into the log folder, so a file that no longer passes fails the test, naming the rule it
-// breaks now, and nothing is submitted with it; one that still passes runs as it is now.
+// breaks now, and nothing is submitted with it; one that still passes but is not the text that was
+// validated fails naming the change: what runs is what was checked.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,14 +35,22 @@ describe('a matrix file changed after validation', () => {
     );
   });
 
-  it('still passing: the job runs the file as it is now, and that text is the one checked', async () => {
+  it('still passing but not the text validated: the build fails naming the change; nothing runs that was not checked', async () => {
     cpSync(path.join(repo, 'test_configs/nixl/perf/matrices/seed-example.txt'), matrix);
     const planned = plan();
     expect(planned.issues).toEqual([]);
-    const now = '0 0 2M 2M\n0 0 2M 2M\n0 0 0 7K\n0 0 0 7K\n';
-    writeFileSync(matrix, now);
-    await build(planned.resolved!.config, 'good');
-    expect(readFileSync(path.join(workDir, 'good', 'ct_matrix.txt'), 'utf8')).toBe(now);
+    // Every cell doubled: a valid 4 x 4 matrix that moves twice the bytes of the one validated.
+    const doubled = readFileSync(matrix, 'utf8').replace(/(\d+(?:\.\d+)?)([KMG]?)/g, (_m, n: string, u: string) => `${Number(n) * 2}${u}`);
+    writeFileSync(matrix, doubled);
+    await expect(build(planned.resolved!.config, 'changed')).rejects.toThrow(
+      /ct_perftest\.traffic_pattern\.matrix_file: .*seed-example\.txt is not the text validated \(sha-256 [0-9a-f]{12}\.\.\. then, [0-9a-f]{12}\.\.\. now, \d+ bytes\); what runs must be what was checked: start the run again to validate it .*; not run$/,
+    );
+    expect(() => readFileSync(path.join(workDir, 'changed', 'ct_matrix.txt'))).toThrow(/ENOENT/);
+    // Validated again (a new plan), the same text runs.
+    const again = plan();
+    expect(again.issues).toEqual([]);
+    await build(again.resolved!.config, 'good');
+    expect(readFileSync(path.join(workDir, 'good', 'ct_matrix.txt'), 'utf8')).toBe(doubled);
   });
 
   it('the copy is checked as it is read: a change after the rules looked is refused there too', () => {

@@ -232,7 +232,20 @@ describe("matgen takes what kvbench's matgen takes (inference_workload_matgen.py
       const dir = mkdtempSync(path.join(tmpdir(), 'matgen-empty-'));
       expect(readFileSync(writePatterns(dir, patterns, {}, format), 'utf8'), format).toBe('traffic_patterns: []\n');
     }
-    expect(() => parseMatgenArgs([...base, '--num-user-requests', '-1'])).toThrow(/--num-user-requests takes a whole number >= 0/);
+    // below 0 as kvbench takes it: range(-1) is empty too
+    expect(parseMatgenArgs([...base, '--num-user-requests', '-3']).options.numUserRequests).toBe(0);
+  });
+
+  it("takes the ints kvbench's click takes (int(): 1_500, 0, -3) and refuses what click refuses in click's words", () => {
+    expect(parseMatgenArgs([...base, '--num-user-requests', '1_500']).options.numUserRequests).toBe(1500);
+    const zero = parseMatgenArgs([...base, '--batch-size', '0', '--num-user-requests', '3']).options;
+    expect(zero.batchSize).toBe(0);
+    // every request closes its batch, as with 1 (kvbench: len(batch) >= batch_size)
+    expect(generatePatterns(zero)).toHaveLength(generatePatterns({ ...zero, batchSize: 1 }).length);
+    expect(parseMatgenArgs([...base, '--isl-mean', '0']).options.islMean).toBe(0);
+    for (const raw of ['nan', 'inf', '1.5', '1__0']) {
+      expect(() => parseMatgenArgs([...base, '--isl-mean', raw])).toThrow(`Invalid value for '--isl-mean': '${raw}' is not a valid integer.`);
+    }
   });
 
   it('--min-isl above --max-isl: every ISL is --max-isl, as kvbench clips; --max-batch-mem 0: one request per batch', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseMatrix, parseMatrixText, readMatrix, formatMatrix, rowSum, colSum, senders, truncationNote } from '../../runners/xfer/matrix.ts';
+import { checkMatrixText, parseMatrix, parseMatrixText, readMatrix, formatMatrix, rowSum, colSum, senders, truncationNote } from '../../runners/xfer/matrix.ts';
 
 /**
  * Cells and the bytes kvbench's parse_size gives them (NIXL benchmark/kvbench/main.py at
@@ -16,6 +16,14 @@ const KVBENCH_CELL_BYTES: Record<string, number> = {
 };
 
 describe('transfer matrices', () => {
+  it('a matrix is checked row by row: its size without holding a cell, and a file of millions of rows refused at the first that cannot fit', () => {
+    expect(checkMatrixText('0 1M\n2K 0\n', 'm.txt', 2)).toBe(2);
+    const ones = '0\n'.repeat(1 << 20);
+    expect(() => checkMatrixText(ones, 'm.txt', 4)).toThrow(`m.txt:1:1 row 0 has 1 cells; a ${1 << 20}-row matrix must be square`);
+    expect(() => checkMatrixText('0 0\n0 0\n'.repeat(1 << 18), 'm.txt', 2)).toThrow(`m.txt:3:1 row 2 has 2 cells; a ${1 << 19}-row matrix must be square`);
+    expect(() => checkMatrixText(`${'0 '.repeat(1 << 20)}\n`, 'm.txt')).toThrow(`m.txt:1:1 row 0 has ${1 << 20} cells; a 1-row matrix must be square`);
+  });
+
   it('reads the seed example with binary units', () => {
     const m = parseMatrix('0 0 1M 1M\n0 0 1M 1M\n0 0 0 5K\n0 0 0 5K\n', 'seed.txt', 4);
     expect(m[0]).toEqual([0, 0, 1048576, 1048576]);

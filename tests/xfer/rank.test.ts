@@ -2,6 +2,7 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
+import { RANK_VARIABLES } from '../../runners/common/rank-variables.ts';
 
 describe('rankFromEnv', () => {
   it('reads srun: rank, world, local rank, node, first node of the step as store host', () => {
@@ -42,7 +43,24 @@ describe('rankFromEnv', () => {
 
   it('reads mpirun (Open MPI) variables', () => {
     const info = rankFromEnv({ OMPI_COMM_WORLD_RANK: '2', OMPI_COMM_WORLD_SIZE: '4', OMPI_COMM_WORLD_LOCAL_RANK: '0', OMPI_COMM_WORLD_LOCAL_SIZE: '2' });
-    expect(info).toMatchObject({ rank: 2, worldSize: 4, localRank: 0, localWorldSize: 2, launcher: 'mpirun' });
+    expect(info).toMatchObject({ rank: 2, worldSize: 4, localRank: 0, localWorldSize: 2, launcher: 'openmpi' });
+  });
+
+  it('reads every launcher family of the table by its own variables, and the one XFER_RANK_VARIABLES names first', () => {
+    for (const row of RANK_VARIABLES) {
+      const env = { ...Object.fromEntries(row.job.filter((name) => !name.startsWith('MASTER_')).map((name, i) => [name, String(4000 + i)])), [row.rank]: '1', [row.size]: '3', ...(row.localRank ? { [row.localRank]: '1' } : {}) };
+      const info = rankFromEnv({ ...env, XFER_RANK_VARIABLES: row.name });
+      expect(info, row.name).toMatchObject({ rank: 1, worldSize: 3, localRank: row.localRank ? 1 : 0, launcher: row.name });
+      // Every rank of the step agrees on the store's ports; a rank of another step derives others.
+      expect(rankFromEnv({ ...env, [row.rank]: '0', XFER_RANK_VARIABLES: row.name }).storePorts, row.name).toEqual(info.storePorts);
+      expect(rankFromEnv({ ...env, [row.job[0]]: '4999', XFER_RANK_VARIABLES: row.name }).storePorts, row.name).not.toEqual(info.storePorts);
+    }
+    // Named, a launcher's row wins over another's variables in the same environment (a torchrun child of an srun task).
+    const both = { RANK: '0', WORLD_SIZE: '2', SLURM_PROCID: '3', SLURM_NTASKS: '4' };
+    expect(rankFromEnv({ ...both, XFER_RANK_VARIABLES: 'slurm' })).toMatchObject({ rank: 3, worldSize: 4, launcher: 'slurm' });
+    expect(rankFromEnv(both)).toMatchObject({ rank: 0, worldSize: 2, launcher: RANK_VARIABLES[0].name });
+    expect(() => rankFromEnv({ XFER_RANK_VARIABLES: 'pbs' })).toThrow(/XFER_RANK_VARIABLES='pbs' names no launcher's variables; expected one of torchrun, slurm/);
+    expect(() => rankFromEnv({ XFER_RANK_VARIABLES: 'gridengine', JOB_ID: '7' })).toThrow(/the gridengine launcher .* sets DISAGG_TASK_RANK and DISAGG_TASK_COUNT, and this process has DISAGG_TASK_RANK unset/);
   });
 
   it('is a world of one without a launcher', () => {

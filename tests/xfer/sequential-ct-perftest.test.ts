@@ -195,7 +195,9 @@ describe('matgen CLI', () => {
     expect(await error(['--model', 'llama-405b', '--decode-pp', '2', ...base])).toMatch(/^disagg-bench matgen: pipeline parallelism must be 1/m);
     // kvbench clips every ISL to --max-isl then: taken, and said
     expect(await error(['--model', 'llama-405b', '--min-isl', '500', '--max-isl', '100', '--num-user-requests', '2', ...base])).toMatch(/^matgen: note: --min-isl 500 is above --max-isl 100: as kvbench clips .*every ISL is 100$/m);
-    expect(await error(['--model', 'llama-405b', '--batch-size', '0', ...base])).toMatch(/--batch-size takes a whole number >= 1, got '0'/);
+    // kvbench takes a batch size of 0 (every request closes its batch): taken, and said; what click refuses, in click's words
+    expect(await error(['--model', 'llama-405b', '--batch-size', '0', '--num-user-requests', '2', ...base])).toMatch(/^matgen: note: --batch-size 0: every request closes its batch/m);
+    expect(await error(['--model', 'llama-405b', '--batch-size', 'two', ...base])).toMatch(/Invalid value for '--batch-size': 'two' is not a valid integer\./);
     expect(await error(['--model', 'llama-405b', '--mem-type', 'hbm', ...base])).toMatch(/--mem-type must be one of cuda, vram, cpu, dram, got 'hbm'/);
   });
 });

@@ -1,51 +1,72 @@
-// `disagg-bench history bisect TEST --metric M --good G --bad B [--repeat N] [--refs A,B | --images A,B]`:
-// names the first commit (or ref, or container image) at which a test's metric went bad, rerunning
-// the test at the candidates between a good and a bad state (framework/history/bisect/).
+// `disagg-bench history bisect TEST --metric M --good G --bad B [--repeat N] [--max-step-runs N]
+// [--max-runs N] [--refs A,B | --images A,B]`: names the first commit (or ref, or container image)
+// at which a test's metric went bad, rerunning the test at the candidates between a good and a bad
+// state (framework/history/bisect/), or says it cannot tell. What to search (test, metric, ends) is
+// a BisectTarget: the command line's (targetOfArgs), or any other source's, given to bisectTarget
+// with the rest of the options.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bisect, fixed, roughSteps, type BisectPlan, type BisectResult, type Candidate } from '../../history/bisect/bisect.ts';
+import { bisect, roughSteps, type BisectPlan, type Candidate } from '../../history/bisect/bisect.ts';
+import { budgetProblem, DEFAULT_BUDGET, endRuns, type Budget } from '../../history/bisect/budget.ts';
+import { metricDirection } from '../../history/bisect/direction.ts';
 import { parseMetricRef, type MetricRef } from '../../history/bisect/metric-ref.ts';
 import { describeReference, runReference, valuesReference, type End, type Reference } from '../../history/bisect/references.ts';
 import { commitOf, commitsBetween, describeCommit, repositoryOf, StepWorktree, type Repository } from '../../history/bisect/revisions.ts';
 import { labelsText, StepRun } from '../../history/bisect/step-run.ts';
-import { mean } from '../../history/bisect/step-verdict.ts';
+import { ENDS_ALPHA, STEP_ALPHA } from '../../history/bisect/step-verdict.ts';
 import { metricThresholds } from '../../metrics/regression-thresholds.ts';
 import { testType } from '../../types/registry.ts';
 import { testTypeNames } from '../../contract/names.ts';
 import { runOption } from '../../run/options.ts';
 import { maxOf } from '../../../runners/common/stats.ts';
+import { signalExitCode } from '../../../runners/common/exit-codes.ts';
 import type { Settings } from '../../settings.ts';
+import { EXIT_INCONCLUSIVE, EXIT_OK } from '../support/exit-code.ts';
+import { report } from './bisect-report.ts';
 import { historySettings, onStore, parseOptions, percentOption, UsageError } from './common.ts';
 
-export const usage = `usage: disagg-bench history bisect TEST_ID --metric NAME[LABELS] --good G --bad B [--repeat N] [--refs A,B,...|--images A,B,...] [--scheduler NAME] [--threshold PCT] [--output DIR] [--json]
+export const usage = `usage: disagg-bench history bisect (TEST_ID --metric NAME[LABELS] --good G --bad B | --alert ID) [--repeat N] [--max-step-runs N] [--max-runs N] [--refs A,B,...|--images A,B,...] [--scheduler NAME] [--threshold PCT] [--output DIR] [--json]
   Names the first commit at which TEST_ID's metric went bad: reruns the test (disagg-bench run, on
   the local or SLURM scheduler) at the commits between a good and a bad state, halving the range
-  at each step as git bisect does, and judges each step by the regression gate's rule: bad when its
-  mean is worse than the good values' mean beyond the threshold and by more than
-  DISAGG_GATE_NOISE_K (2.75) standard deviations of the run-to-run noise (the pooled spread of the
-  good, bad and step values' repeats). The repository of WORK_DIR is left as it was: the steps
-  check out their commits in a work tree of their own in a temporary folder, removed at the end.
+  at each step as git bisect does, with a verdict at each step that is significant or says so.
+  First both ends are measured again (at least ${endRuns(DEFAULT_BUDGET)} runs each) until the bad one is significantly
+  worse than the good one beyond the threshold (one-sided t-test at ${ENDS_ALPHA * 100}%), else there is nothing
+  to search. Each step then runs until its mean is significantly nearer the good level or the bad
+  one (a sequential likelihood-ratio test: one level ${Math.round((1 - STEP_ALPHA) / STEP_ALPHA)} times likelier than the other; an
+  end is run again when that narrows the verdict more), or the budget is spent: then the answer
+  is "inconclusive", naming the range left and the flag and value that would decide it. Which way is worse comes from
+  the metric's definition (the runs' records, the test's config, the serving metric's name), never
+  from the values. The repository of WORK_DIR is left as it was: the steps check out their commits
+  in a work tree of their own in a temporary folder, removed at the end.
   --good G, --bad B  a run of the history (id, label, latest, previous): its value and those of the
                      history's other runs at the same commit; or values measured elsewhere,
                      REF:V1,V2,... (REF a commit or ref; with --images, an image)
   --metric NAME      the metric; NAME[label=value,...] when the test yields it for several label sets
-  --repeat N         runs per step (default 1); their spread joins the noise
+  --alert ID         an alert of the history (history alerts): its test, metric and label set, from
+                     its last good run to its first bad one, instead of TEST_ID --metric --good --bad
+  --repeat N         runs of each step before it is judged (default ${DEFAULT_BUDGET.repeat})
+  --max-step-runs N  most runs of one step or end (default ${DEFAULT_BUDGET.maxStepRuns})
+  --max-runs N       most runs of the whole bisection, ends included (default ${DEFAULT_BUDGET.maxRuns})
   --refs A,B,...     the candidates, in order, instead of the commits from good to bad
   --images A,B,...   container images, in order (CONTAINER_IMAGE of each step's run): only for test
                      types whose jobs run in the config's container image
   --scheduler NAME   the steps' scheduler (default: SCHEDULER, else slurm when sbatch is on PATH)
-  --threshold PCT    the threshold (default: the config's post-merge one, DISAGG_REGRESSION_THRESHOLD, else 5)
-  --output DIR       keep each step's run folders under DIR (default: a temporary folder, removed)
+  --threshold PCT    a smaller change is no regression (default: the config's post-merge threshold, DISAGG_REGRESSION_THRESHOLD, else 5)
+  --output DIR       keep each run's folders under DIR (default: a temporary folder, removed)
   --json             the result as one JSON document
-  Exit 0 with the first bad candidate named, or none found; 2 on a usage error; 1 on an error.
-  Ctrl-C or SIGTERM stops the step's run (its jobs cancelled) and removes the work tree.`;
+  Exit ${EXIT_OK} with the first bad candidate named, or with nothing to search or none found; ${EXIT_INCONCLUSIVE} when
+  inconclusive; 2 on a usage error; 3 when it could not do its work (git, the store). Ctrl-C or
+  SIGTERM stops the step's run (its jobs cancelled) and removes the work tree.`;
 
 const OPTIONS = {
+  alert: { type: 'string' },
   metric: { type: 'string' },
   good: { type: 'string' },
   bad: { type: 'string' },
   repeat: { type: 'string' },
+  'max-step-runs': { type: 'string' },
+  'max-runs': { type: 'string' },
   refs: { type: 'string' },
   images: { type: 'string' },
   scheduler: { type: 'string' },
@@ -53,6 +74,18 @@ const OPTIONS = {
   output: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
+
+/**
+ * What a bisection searches: a test's metric between a good and a bad state, each a run of the
+ * history, `latest`/`previous`, or `REF:V1,V2,...`. The command line gives it (targetOfArgs); so
+ * may anything else that knows a regression's range.
+ */
+export interface BisectTarget {
+  testId: string;
+  metric: MetricRef;
+  good: string;
+  bad: string;
+}
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -64,27 +97,67 @@ function required(values: Record<string, unknown>, name: string): string {
 
 const list = (text: string | undefined) => (text ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
+type Values = Record<string, string | boolean | undefined>;
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseOptions(argv, OPTIONS, usage);
   if (values.help) return console.log(usage), 0;
+  return bisectTarget(values.alert !== undefined ? await targetOfAlert(String(values.alert), values, positionals) : targetOfArgs(values, positionals), values);
+}
+
+/** The target an alert names: its series, from its last good run to its first bad one (both runs of the history). */
+async function targetOfAlert(id: string, values: Values, positionals: string[]): Promise<BisectTarget> {
+  const given = ['metric', 'good', 'bad'].filter((name) => values[name] !== undefined);
+  if (positionals.length || given.length) throw new UsageError(`--alert names the test, metric and range itself: give it without ${[...(positionals.length ? ['TEST_ID'] : []), ...given.map((n) => `--${n}`)].join(', ')}`, 'alert');
+  const settings = historySettings();
+  const alert = await onStore(settings, (store) => store.alerts.get(id));
+  if (!alert) throw new UsageError(`no alert ${JSON.stringify(id)} in the history (history alerts --all lists them)`, 'alert');
+  if (!alert.lastGoodRunId) throw new UsageError(`alert ${id} has no good run before it in the history: name --good yourself (TEST_ID --metric --good --bad)`, 'alert');
+  const labels = Object.entries(alert.labels).map(([k, v]) => `${k}=${v}`).join(',');
+  return { testId: alert.testId, metric: parseMetricRef(labels ? `${alert.metric}[${labels}]` : alert.metric), good: alert.lastGoodRunId, bad: alert.firstRunId };
+}
+
+/** The target the command line names: TEST_ID --metric --good --bad. */
+export function targetOfArgs(values: Values, positionals: string[]): BisectTarget {
   if (positionals.length !== 1) throw new UsageError(`name one test id (got ${positionals.length})\n${usage}`);
-  const testId = positionals[0];
-  const metric = parseMetricRef(required(values, 'metric'));
-  const [goodText, badText] = [required(values, 'good'), required(values, 'bad')];
-  if (goodText.trim() === badText.trim()) throw new UsageError(`--good and --bad are both '${goodText}': name a good and a different, bad state`, 'bad');
-  const repeat = Number(values.repeat ?? '1');
-  if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError(`--repeat ${JSON.stringify(values.repeat)}: expected a whole number of runs per step >= 1`, 'repeat');
+  return { testId: positionals[0], metric: parseMetricRef(required(values, 'metric')), good: required(values, 'good'), bad: required(values, 'bad') };
+}
+
+/** --repeat, --max-step-runs, --max-runs: whole numbers >= 1, defaults from budget.ts. */
+function budgetOfArgs(values: Values): Budget {
+  const count = (name: string, fallback: number) => {
+    const raw = values[name];
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (typeof raw !== 'string' || raw.trim() === '' || !Number.isInteger(n) || n < 1) throw new UsageError(`--${name} ${JSON.stringify(raw)}: expected a whole number of runs >= 1`, name);
+    return n;
+  };
+  const budget = { repeat: count('repeat', DEFAULT_BUDGET.repeat), maxStepRuns: count('max-step-runs', DEFAULT_BUDGET.maxStepRuns), maxRuns: count('max-runs', DEFAULT_BUDGET.maxRuns) };
+  const problem = budgetProblem(budget);
+  if (problem) throw new UsageError(problem, 'max-runs');
+  return budget;
+}
+
+/** Bisects `target` with the command line's other options; the exit code. */
+export async function bisectTarget(target: BisectTarget, values: Values): Promise<number> {
+  const { testId, metric } = target;
+  if (target.good.trim() === target.bad.trim()) throw new UsageError(`--good and --bad are both '${target.good}': name a good and a different, bad state`, 'bad');
+  const budget = budgetOfArgs(values);
   if (values.refs !== undefined && values.images !== undefined) throw new UsageError('--refs and --images are two ways to list the candidates: give one', 'images');
   // The steps' `disagg-bench run --scheduler` would refuse it at every step: refused once, here.
-  const schedulerProblem = values.scheduler !== undefined ? runOption('scheduler')?.check?.(values.scheduler) : undefined;
-  if (schedulerProblem) throw new UsageError(`--scheduler ${JSON.stringify(values.scheduler)}: ${schedulerProblem}`, 'scheduler');
+  const named = values.scheduler;
+  const scheduler = typeof named === 'string' ? named : undefined;
+  const schedulerProblem = scheduler !== undefined ? runOption('scheduler')?.check?.(scheduler) : undefined;
+  if (schedulerProblem) throw new UsageError(`--scheduler ${JSON.stringify(scheduler)}: ${schedulerProblem}`, 'scheduler');
   const settings = historySettings();
 
-  const [good, bad] = await references(settings, [['good', goodText], ['bad', badText]], testId, metric);
+  const [good, bad] = await references(settings, [['good', target.good], ['bad', target.bad]], testId, metric);
   const type = good.testType ?? bad.testType ?? typeOfTestId(testId);
-  const higherIsBetter = good.higherIsBetter ?? bad.higherIsBetter ?? mean(bad.values) < mean(good.values);
+  const imagesWhy = values.images !== undefined ? imagesRefusal(type) : undefined;
+  if (imagesWhy) throw new UsageError(`--images: ${imagesWhy}`, 'images');
+  const direction = metricDirection(metric, [good, bad], { workDir: settings.workDir, testId, testType: type });
   const threshold = values.threshold !== undefined
-    ? percentOption('threshold', values.threshold, 5) / 100
+    ? percentOption('threshold', String(values.threshold), 5) / 100
     : good.threshold ?? bad.threshold ?? metricThresholds(undefined, metric.name, settings.history.thresholdPercent).postMerge;
 
   const scratch = mkdtempSync(path.join(tmpdir(), 'disagg-bisect-'));
@@ -99,23 +172,26 @@ export async function run(argv: string[]): Promise<number> {
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
   try {
-    const candidates = candidatesOf(values, settings, good, bad, type);
+    const candidates = candidatesOf(values, settings, good, bad);
     const repo = candidates.repo;
-    if (repo && candidates.list.length > 0) worktree = StepWorktree.create(repo, path.join(scratch, 'tree'), candidates.list[0].commit!);
+    const first = candidates.ends.good?.commit ?? candidates.list[0]?.commit;
+    if (repo && first) worktree = StepWorktree.create(repo, path.join(scratch, 'tree'), first);
     const plan: BisectPlan = {
       testId,
       testType: type,
       metric,
       good,
       bad,
-      higherIsBetter,
-      rule: { threshold, noiseK: settings.history.gate.noiseK, ...roundedOf(good, bad) },
+      higherIsBetter: direction.higherIsBetter,
+      threshold,
+      ...roundedOf(good, bad),
       candidates: candidates.list,
       lastIsBad: candidates.lastIsBad,
-      repeat,
-      outputRoot: values.output ? path.resolve(values.output) : path.join(scratch, 'runs'),
+      endStates: candidates.ends,
+      budget,
+      outputRoot: values.output ? path.resolve(String(values.output)) : path.join(scratch, 'runs'),
       env: {
-        ...(values.scheduler ? { SCHEDULER: values.scheduler } : {}),
+        ...(scheduler ? { SCHEDULER: scheduler } : {}),
         ...(!process.env.GPU_TYPE && (good.gpuType ?? bad.gpuType) ? { GPU_TYPE: (good.gpuType ?? bad.gpuType)! } : {}),
       },
       prepare: (c): Record<string, string> => {
@@ -125,13 +201,15 @@ export async function run(argv: string[]): Promise<number> {
       },
     };
     const progress = (line: string) => process.stderr.write(`bisect: ${line}\n`);
-    progress(`${testId} ${metric.name}${metric.labels ? labelsText(metric.labels) : ''} (${higherIsBetter ? 'higher' : 'lower'} is better, threshold ${(threshold * 100).toFixed(2)}%, k ${settings.history.gate.noiseK})`);
+    progress(`${testId} ${metric.name}${metric.labels ? labelsText(metric.labels) : ''} (${direction.higherIsBetter ? 'higher' : 'lower'} is better, ${direction.from}; threshold ${(threshold * 100).toFixed(2)}%)`);
     progress(describeReference(good, metric));
     progress(describeReference(bad, metric));
-    progress(`${plan.candidates.length} candidate(s), roughly ${roughSteps(plan.lastIsBad ? plan.candidates.length - 1 : plan.candidates.length)} step(s) of ${repeat} run(s)`);
+    const steps = roughSteps(plan.lastIsBad && plan.endStates.bad ? plan.candidates.length - 1 : plan.candidates.length);
+    progress(`${plan.candidates.length} candidate(s), roughly ${steps} step(s); each end run at least ${endRuns(budget)} time(s), each step ${budget.repeat}, at most ${budget.maxStepRuns} each and ${budget.maxRuns} in all`);
     const result = await bisect(plan, runner, progress, () => signal);
     report(plan, result, Boolean(values.json));
-    return result.interrupted ? 128 + constants.signals[result.interrupted] : 0;
+    const { outcome } = result;
+    return outcome.kind === 'interrupted' ? signalExitCode(outcome.signal) : outcome.kind === 'inconclusive' ? EXIT_INCONCLUSIVE : EXIT_OK;
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, onSignal);
     try {
@@ -166,13 +244,22 @@ function typeOfTestId(testId: string): string {
   return type;
 }
 
-function candidatesOf(values: Record<string, unknown>, settings: Settings, good: Reference, bad: Reference, type: string): { list: Candidate[]; lastIsBad: boolean; repo?: Repository } {
+interface Candidates {
+  list: Candidate[];
+  lastIsBad: boolean;
+  /** The ends' states, where the bisection can measure them again. */
+  ends: { good?: Candidate; bad?: Candidate };
+  repo?: Repository;
+}
+
+function candidatesOf(values: Values, settings: Settings, good: Reference, bad: Reference): Candidates {
   if (values.images !== undefined) {
-    const why = imagesRefusal(type);
-    if (why) throw new UsageError(`--images: ${why}`, 'images');
     const images = list(values.images as string);
     if (images.length === 0) throw new UsageError('--images: name at least one image', 'images');
-    return { list: images.map((image) => ({ name: image, image })), lastIsBad: images.at(-1) === bad.ref };
+    const image = (ref: string | undefined): Candidate | undefined => (ref ? { name: ref, image: ref } : undefined);
+    const lastIsBad = images.at(-1) === bad.ref;
+    const steps = images.map((i) => image(i)!);
+    return { list: steps, lastIsBad, ends: { ...(good.ref && { good: image(good.ref) }), ...(bad.ref && { bad: lastIsBad ? steps.at(-1) : image(bad.ref) }) } };
   }
   const repo = repositoryOf(settings.workDir);
   const named = (commit: string): Candidate => {
@@ -183,15 +270,18 @@ function candidatesOf(values: Record<string, unknown>, settings: Settings, good:
     const refs = list(values.refs as string);
     if (refs.length === 0) throw new UsageError('--refs: name at least one ref', 'refs');
     const commits = refs.map((ref) => commitOf(repo, ref, 'refs'));
-    const badCommit = bad.ref ? tryCommit(repo, bad.ref) : undefined;
-    return { list: commits.map(named), lastIsBad: badCommit !== undefined && commits.at(-1) === badCommit, repo };
+    const [goodCommit, badCommit] = [good.ref ? tryCommit(repo, good.ref) : undefined, bad.ref ? tryCommit(repo, bad.ref) : undefined];
+    const steps = commits.map(named);
+    const lastIsBad = badCommit !== undefined && commits.at(-1) === badCommit;
+    return { list: steps, lastIsBad, ends: { ...(goodCommit && { good: named(goodCommit) }), ...(badCommit && { bad: lastIsBad ? steps.at(-1) : named(badCommit) }) }, repo };
   }
   const commitOfEnd = (r: Reference) => {
     if (!r.ref) throw new UsageError(`--${r.end} ${r.given}: the run recorded no git commit (WORK_DIR was not a git work tree when it ran): give --${r.end} COMMIT:V1,V2,...`, r.end);
     return commitOf(repo, r.ref, r.end);
   };
-  const commits = commitsBetween(repo, commitOfEnd(good), commitOfEnd(bad));
-  return { list: commits.map(named), lastIsBad: true, repo };
+  const goodCommit = commitOfEnd(good);
+  const steps = commitsBetween(repo, goodCommit, commitOfEnd(bad)).map(named);
+  return { list: steps, lastIsBad: true, ends: { good: named(goodCommit), ...(steps.length > 0 && { bad: steps.at(-1) }) }, repo };
 }
 
 function tryCommit(repo: Repository, ref: string): string | undefined {
@@ -210,49 +300,6 @@ export function imagesRefusal(type: string): string | undefined {
     return `${type} tests have no container image setting (their jobs run this host's disagg-bench and libraries), so an image would change nothing; bisect commits or --refs instead`;
   }
   return undefined;
-}
-
-function report(plan: BisectPlan, result: BisectResult, json: boolean): void {
-  const metric = `${plan.metric.name}${plan.metric.labels ? labelsText(plan.metric.labels) : ''}`;
-  const found = result.firstBad;
-  const reason = !result.regressed
-    ? `the bad values are not a regression against the good ones by the gate's rule (${result.endsVerdict.diffPercent.toFixed(2)}%${result.endsVerdict.note ? `: ${result.endsVerdict.note}` : ''}): nothing to search`
-    : result.interrupted
-      ? `interrupted (${result.interrupted}) after ${result.steps.length} step(s)`
-      : found
-        ? undefined
-        : 'no candidate measured bad: the bad values were not reproduced';
-  if (json) {
-    const candidate = (c: Candidate) => ({ name: c.name, ...(c.commit ? { commit: c.commit } : {}), ...(c.subject !== undefined ? { subject: c.subject } : {}), ...(c.image ? { image: c.image } : {}) });
-    const end = (r: Reference) => ({ given: r.given, ref: r.ref ?? null, runs: r.runIds, values: r.values, mean: mean(r.values) });
-    console.log(JSON.stringify({
-      test: plan.testId,
-      metric,
-      higherIsBetter: plan.higherIsBetter,
-      threshold: plan.rule.threshold,
-      noiseK: plan.rule.noiseK,
-      repeat: plan.repeat,
-      good: end(plan.good),
-      bad: end(plan.bad),
-      candidates: plan.candidates.length,
-      found: !!found,
-      firstBad: found ? { ...candidate(found.candidate), values: found.values, mean: mean(found.values), fromBadValues: 'fromBadReference' in found } : null,
-      maybe: result.maybe.map(candidate),
-      steps: result.steps.map((s) => ({ step: s.step, ...candidate(s.candidate), values: s.values, verdict: s.verdict, mean: s.mean ?? null, diffPercent: s.diffPercent ?? null, ...(s.note ? { note: s.note } : {}) })),
-      ...(reason ? { reason } : {}),
-      ...(result.interrupted ? { interrupted: result.interrupted } : {}),
-    }, null, 2));
-    return;
-  }
-  if (found) {
-    const values = found.values.map(fixed).join(', ');
-    const how = 'fromBadReference' in found ? ' (by the bad values given; it was not measured again)' : '';
-    console.log(`first bad: ${found.candidate.name}: ${metric} ${values} (mean ${fixed(mean(found.values))}) against good ${fixed(mean(plan.good.values))}${how}`);
-    if (result.maybe.length) console.log(`  or one of the skipped candidates before it: ${result.maybe.map((c) => c.name).join('; ')}`);
-  } else {
-    console.log(`no bad candidate found: ${reason}`);
-  }
-  console.log(`${result.steps.length} step(s)${result.steps.length ? `: ${result.steps.map((s) => `${s.candidate.name.split(' ')[0]} ${s.verdict}`).join(', ')}` : ''}`);
 }
 
 /** The coarser step the ends' figures were printed rounded to, when either was (a change within it is no news). */

@@ -3,7 +3,7 @@ import { configIdentities } from '../../history/config-identity.ts';
 import { readImportFile, type ImportedFile } from '../../history/import.ts';
 import { clearPending, keepAside, pendingFileOf, readPending } from '../../history/pending.ts';
 import { isHistoryStoreError } from '../../history/errors.ts';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { EnvironmentError } from '../../../runners/common/errors.ts';
 import { RUN_KINDS, type RunKind } from '../../settings.ts';
 import { judgeStoredRuns } from '../../history/alert-run.ts';
 import { alertsLine } from '../../history/run-end.ts';
@@ -56,7 +56,7 @@ export async function run(argv: string[]): Promise<number> {
   ).catch((error: unknown) => {
     if (!isHistoryStoreError(error)) throw error;
     // The pending records are still in their file; the files' join them when the store is only busy or out of reach.
-    throw new DisaggBenchError(keepAside(error, settings.history.target, pendingFile, fromFiles));
+    throw new EnvironmentError(keepAside(error, settings.history.target, pendingFile, fromFiles));
   });
   clearPending(pendingFile);
   if (pending.length) console.log(`${pendingFile}: ${pending.length} pending record(s)`);

@@ -2,11 +2,10 @@
 import { checkRun } from '../../history/check-run.ts';
 import { describeFinding, unmeasuredLine } from '../../history/regression.ts';
 import { resolveRun } from '../../history/run-ref.ts';
-import { gatedMetrics, gateKey } from '../../history/gate-metrics.ts';
 import { gateVariablesHelp, RUN_KINDS, type RunKind } from '../../settings.ts';
 import { describeAlert } from '../../history/alert-text.ts';
-import type { RegressionFinding, TestRecord } from '../../results/json.ts';
-import type { ConfigIdentity } from '../../history/config-identity.ts';
+import type { RegressionFinding } from '../../results/json.ts';
+import { olderRecordsGate } from '../../history/older-records-gate.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history regressions [results.json|folder] [--run ID|LABEL|latest] [--kind post-merge|pre-merge|local] [--all] [--json]
@@ -39,16 +38,12 @@ export async function run(argv: string[]): Promise<number> {
   const gate = settings.history.gate;
   return onStore(settings, async (store) => {
     const target = await resolveRun(positionals[0] ?? values.run ?? 'latest', async () => store);
-    const older = target.records.some((r) => !r.run?.gate);
-    // Only records of an older version (no run context, no gate) need their configs: loading the test types costs a second.
-    const configOf = older ? await configLookup(settings.workDir, settings.history.thresholdPercent) : undefined;
     const checks = await checkRun(store, target.records, {
       runKind: values.kind as RunKind | undefined,
       storedRunId: target.storedRunId,
       globalThresholdPercent: settings.history.thresholdPercent,
       gate,
-      fallbackGate: configOf ? await fallbackGate(gate.metrics, configOf) : undefined,
-      identityOf: target.records.some((r) => !r.run) ? configOf : undefined,
+      ...(await olderRecordsGate(settings, target.records)),
     });
     const findings = checks.flatMap((c) => c.findings.map((f) => ({ testId: c.testId, ...f })));
     const regressions = findings.filter((f) => f.regression).length;
@@ -78,26 +73,3 @@ export async function run(argv: string[]): Promise<number> {
 /** A finding's word: REGRESSION (an alert opened), STILL REGRESSED (an alert still open), else its status. */
 const findingTag = (f: RegressionFinding) => (f.regression ? (f.status === 'still-regressed' ? 'STILL REGRESSED' : 'REGRESSION') : (f.status ?? 'ok'));
 
-/** Each test id's config under WORK_DIR, read the first time one is asked for. */
-async function configLookup(workDir: string, thresholdPercent: number | undefined): Promise<(testId: string) => ConfigIdentity | undefined> {
-  const { configIdentities } = await import('../../history/config-identity.ts');
-  let lookup: ((testId: string) => ConfigIdentity | undefined) | undefined;
-  return (testId) => (lookup ??= configIdentities(workDir, thresholdPercent))(testId);
-}
-
-/**
- * For records written before the gate was kept: DISAGG_GATE_METRICS, with each record's headline:
- * the one it carries, else its type's from its config under WORK_DIR, else its type's without one.
- */
-async function fallbackGate(setting: string[], configOf: (testId: string) => ConfigIdentity | undefined): Promise<(record: TestRecord) => string[]> {
-  const needsTypes = setting.includes('headline');
-  const registry = needsTypes ? await import('../../types/registry.ts') : undefined;
-  const { headlineMetrics } = await import('../../metrics/headline.ts');
-  return (record) => {
-    const type = registry?.testType(record.type);
-    // The figures the record names as its headline (with their directions from its metrics), else its type's.
-    const named = record.headline && new Set(record.headline.map(gateKey));
-    const headline = named ? record.metrics.filter((m) => named.has(gateKey(m))) : type ? headlineMetrics(type, configOf(record.testId)?.config ?? {}, record.category, record.metrics) : [];
-    return gatedMetrics(record.metrics, headline, setting);
-  };
-}

@@ -1,13 +1,14 @@
 // `disagg-bench history runs [--json]`
-import { historySettings, onStore, parseOptions } from './common.ts';
+import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history runs [--json]
   Lists the runs the history holds, oldest first: end time (UTC), kind, tests, GPU type(s), branch,
   id, label, commit. --json: the same as one JSON array.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseOptions(argv, { json: { type: 'boolean' } }, usage);
+  const { values, positionals } = parseOptions(argv, { json: { type: 'boolean' } }, usage);
   if (values.help) return console.log(usage), 0;
+  if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}: history runs takes none\n${usage}`);
   const settings = historySettings();
   const runs = await onStore(settings, (store) => store.runs());
   if (values.json) return console.log(JSON.stringify(runs, null, 2)), 0;

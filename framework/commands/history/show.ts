@@ -1,5 +1,5 @@
 // `disagg-bench history show <test id> [--metric M] [--json]`
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { InputError } from '../../../runners/common/errors.ts';
 import { historySettings, onStore, parseOptions, UsageError } from './common.ts';
 
 export const usage = `usage: disagg-bench history show <test id> [--metric NAME] [--json]
@@ -15,7 +15,7 @@ export async function run(argv: string[]): Promise<number> {
   const settings = historySettings();
   const { points, store } = await onStore(settings, async (store) => ({ points: await store.points({ testIds: positionals, metric: values.metric }), store: store.description }));
   // Nothing to show is no answer (exit 3, commands/history.ts), never 1: that says "a regression".
-  if (points.length === 0) throw new DisaggBenchError(`no values of ${positionals[0]}${values.metric ? ` ${values.metric}` : ''} in ${store}; \`disagg-bench history runs\` lists what it holds`);
+  if (points.length === 0) throw new InputError(`no values of ${positionals[0]}${values.metric ? ` ${values.metric}` : ''} in ${store}; \`disagg-bench history runs\` lists what it holds`);
   if (values.json) {
     console.log(JSON.stringify(points, null, 2));
     return 0;

@@ -2,7 +2,8 @@
 // `latest`, `previous`) or values the user measured elsewhere, `REF:V1,V2,...` (REF a commit, a
 // ref, or an image). A run's values are its own and those of every other run of the history at the
 // same commit (the repeats of that state), of the same test, GPU type and config identity, that
-// passed; their spread is the noise the steps are judged with. A value printed rounded to zero is
+// passed. An end the bisection can check out is measured again beside the steps and judged by
+// those runs; the values given judge an end it cannot (bisect.ts). A value printed rounded to zero is
 // no measurement: a run of it cannot be an end, and a repeat of it is left out (said once).
 import type { HistoryStore, RunSummary } from '../store.ts';
 import type { TestRecord } from '../../results/json.ts';

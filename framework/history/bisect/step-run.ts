@@ -1,5 +1,5 @@
-// One measurement of a bisection step: `disagg-bench run <type> -t <test>` in a process of its own,
-// with WORK_DIR pointing at the step's checkout (or the step's container image set), its own output
+// One run of a bisection, of an end or a step: `disagg-bench run <type> -t <test>` in a process of
+// its own, with WORK_DIR pointing at the step's checkout (or the step's container image set), its own output
 // folder and no history (a step measures an old state: it is no run of the project's history), then
 // the metric's value read back from the run's results.json. The child runs in its own process
 // group, so a Ctrl-C at the terminal reaches the bisection alone, which passes exactly one signal

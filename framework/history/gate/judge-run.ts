@@ -5,7 +5,7 @@
 // Per series, the baseline is the segment of post-merge runs since its last accepted change (an
 // acknowledged alert), without the runs of a regression still open or since fixed, and without
 // whole runs that were off together (a bad night: most of the run's series far from their levels
-// at once). Its level is the median of one value per run; its noise the MAD of the runs around it,
+// at once). Its level is the 10 %-trimmed mean of one value per run; its noise the MAD of the runs around it,
 // moderated toward the scale the run's other series share (scalePrior), so 14 runs of one series
 // and hundreds of the others decide its noise together.
 //
@@ -21,7 +21,7 @@
 //    previous run.
 // An open alert stays a finding of every later run until the series is back at its old level for
 // two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
-import { leaveOneOutResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, type OwnScale } from './robust.ts';
+import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
 
 /** One run's value of a series (the mean, when the run measured it more than once). */
 export interface RunPoint {
@@ -196,9 +196,9 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
 function prepare(series: GateSeries, dropped: Set<string>): Prepared {
   const baseline = series.history.filter((p) => !dropped.has(p.runId) && Number.isFinite(p.value));
   const values = baseline.map((p) => p.value);
-  const level = median(values);
-  // Relative residuals, each against the median of the others (robust.ts leaveOneOutResiduals).
-  const residuals = level ? leaveOneOutResiduals(values).map((r) => r / Math.abs(level)) : [];
+  const level = trimmedMean(values);
+  // Relative residuals, each against the level of the others (robust.ts leaveOneOutResiduals).
+  const residuals = level ? leaveOneOutTrimmedResiduals(values).map((r) => r / Math.abs(level)) : [];
   const measured = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
   // Few runs since a change on the baseline branch: the noise its alert measured before it.
   const known = series.currentLevel && !(residuals.length >= 5) ? { scale: series.currentLevel.scale, df: madDegreesOfFreedom(5) } : undefined;
@@ -283,12 +283,12 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   let meanZ = Number.NaN;
   if (prev && z >= each && worseness(prev.value, j.level, up) / scale >= each) {
     const before = j.baseline.filter((p) => p.runId !== prev.runId);
-    const level = median(before.map((p) => p.value));
+    const level = trimmedMean(before.map((p) => p.value));
     const zNow = worseness(s.value, level, up) / scale;
     const zPrev = worseness(prev.value, level, up) / scale;
-    // Both are judged against the same estimated level, so their z share its error: with a median
-    // of n runs its variance is about pi/2/n of the noise's, a correlation rho of the two z.
-    const levelShare = Math.PI / 2 / Math.max(1, before.length);
+    // Both are judged against the same estimated level, so their z share its error (its variance
+    // a share of one run's: robust.ts trimmedMeanVarianceShare), a correlation rho of the two z.
+    const levelShare = trimmedMeanVarianceShare(before.length);
     const rho = levelShare / (1 + levelShare);
     meanZ = (zNow + zPrev) / Math.sqrt(2 + 2 * rho);
     const meanWorse = (worseness(best, level, up) + worseness(prev.value, level, up)) / 2;

@@ -1,6 +1,8 @@
 // The registry of extractors by the name a MetricSpec gives. A new log format is a new module in
-// this folder plus one line here.
+// this folder plus one line here, or a registerExtractor call (an extension from outside the
+// checkout: framework/config/extensions.ts).
 import type { ExtractResult, MetricSpec } from '../metric.ts';
+import { InputError } from '../../../runners/common/errors.ts';
 import { extractLmEvalMetrics } from './lm-eval.ts';
 import { extractRegexMetrics } from './regex.ts';
 import { extractServingMetrics } from './serving.ts';
@@ -20,7 +22,7 @@ import { extractKvHandoverMetrics } from './kv-handover.ts';
  */
 export type Extractor = (text: string, spec: MetricSpec, file?: string) => ExtractResult;
 
-export const extractors: Readonly<Record<string, Extractor>> = {
+const extractors: Record<string, Extractor> = {
   serving: extractServingMetrics,
   'lm-eval': extractLmEvalMetrics,
   regex: extractRegexMetrics,
@@ -44,6 +46,16 @@ export type Completer = (result: ExtractResult, logDir: string, file: string) =>
 export const completers: Readonly<Record<string, Completer>> = {
   serving: exactServingFigures,
 };
+
+const EXTRACTOR_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** Registers an extractor under a new name; a registered name or a malformed one is refused. */
+export function registerExtractor(name: string, extractor: Extractor): void {
+  if (!EXTRACTOR_NAME.test(name)) throw new InputError(`extractor name ${JSON.stringify(name)}: expected lower-case letters, digits and dashes`);
+  const known = extractors[name];
+  if (known && known !== extractor) throw new InputError(`an extractor named ${name} is registered already`);
+  extractors[name] = extractor;
+}
 
 export function extractorNames(): string[] {
   return Object.keys(extractors);

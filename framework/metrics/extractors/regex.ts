@@ -6,7 +6,7 @@
 // Matching is always global and multi-line (^ and $ at line ends), as the Python version used it.
 // A named group whose name is not a metric name is a label, e.g. `(?P<concurrency>\d+)`.
 import type { ExtractResult, Metric, MetricSpec } from '../metric.ts';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { InternalError } from '../../../runners/common/errors.ts';
 
 /** A config's own metrics (`benchmark.metrics`), the shape every test type that offers them takes. */
 export interface MetricsOverride {
@@ -86,7 +86,7 @@ export function compileMetricPattern(pattern: string): CompiledMetricPattern {
   // The parenthesis scan must agree with the engine's own count (an empty alternative always matches).
   const engineCount = new RegExp(`${source}|`).exec('')!.length - 1;
   if (engineCount !== groups.length) {
-    throw new DisaggBenchError(`could not map the ${engineCount} capture groups of /${source}/ to names`);
+    throw new InternalError(`could not map the ${engineCount} capture groups of /${source}/ to names`);
   }
   return { regex, groups };
 }

@@ -26,6 +26,8 @@ const BANNER = /^=+ Serving Benchmark Result =+\s*$/;
 const CLOSING = /^={10,}\s*$/;
 const FAILED_BANNER = /^=+!(FAILED REQUESTS|CHECK LOG FOR ERRORS)!=+\s*$/;
 const TOTAL_FAILED = /^Total failed requests:\s*(\d+)\s*$/;
+/** `Total failed requests: N` (the !FAILED REQUESTS! banner, the SA script's line), as its own metric. */
+export const TOTAL_FAILED_METRIC = 'SERVER_TOTAL_FAILED_REQUESTS';
 const MAX_CONCURRENCY = /^Maximum request concurrency:\s*(\d+)\s*$/;
 const UCX_WARMUP = /^warming up ucx connections with small requests\.\.\. (\d+)/;
 const UCX_WARMUP_DONE = /^UCX warmup done/;
@@ -128,6 +130,8 @@ function blockMetrics(block: Block, concurrency: number, problems: string[]): Me
     const rounded = field.raw.includes('.') ? printedStep(field.raw) : undefined;
     metrics.push({ ...meta, value, labels: { concurrency }, ...(rounded !== undefined && { rounded }) });
   }
+  // The log's own line, recorded under the name releases have recorded it by, whatever decides the verdict.
+  if (block.totalFailed !== undefined) metrics.push({ name: TOTAL_FAILED_METRIC, unit: 'count', higherIsBetter: false, value: block.totalFailed, labels: { concurrency } });
   if (!metrics.some((m) => m.name === 'SERVER_FAILED_REQUESTS')) {
     const total = metrics.find((m) => m.name === 'SERVER_TOTAL_REQUESTS')?.value;
     const successful = metrics.find((m) => m.name === 'SERVER_SUCCESSFUL_REQUESTS')?.value;

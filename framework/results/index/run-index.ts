@@ -8,9 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPORT_FILE } from '../report/render.ts';
 import { SUMMARY_JSON_FILE } from '../digest/write-digest.ts';
-import { INDEX_FILE, RUNS_FOLDER } from './runs-folder.ts';
+import { INDEX_FILE, indexRootOf, RUNS_FOLDER } from './runs-folder.ts';
 
-export { INDEX_FILE, RUNS_FOLDER };
+export { INDEX_FILE, indexRootOf, RUNS_FOLDER };
 
 /** One run as the history lists it (framework/history/store.ts RunSummary has this shape). */
 export interface HistoryRun {
@@ -64,15 +64,6 @@ function readSummary(folder: string): SummaryTotals | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Where the index of the run writing into `outputPath` goes: the folder above runs/<id>/ for a run
- * of `disagg-bench run` (its OUTPUT_PATH is that folder), else OUTPUT_PATH itself.
- */
-export function indexRootOf(outputPath: string, runId: string | undefined): string {
-  const parent = path.dirname(outputPath);
-  return runId && path.basename(outputPath) === runId && path.basename(parent) === RUNS_FOLDER ? path.dirname(parent) : outputPath;
 }
 
 /** The rows of the index in `root`, newest first. */

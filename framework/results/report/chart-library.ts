@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { EnvironmentError } from '../../../runners/common/errors.ts';
 
 export const CHART_LIBRARY_PACKAGE = 'chart.js';
 const UMD_FILE = 'chart.umd.min.js';
@@ -18,7 +18,7 @@ export function chartLibrarySource(): string {
   try {
     entry = createRequire(import.meta.url).resolve(CHART_LIBRARY_PACKAGE);
   } catch (error) {
-    throw new DisaggBenchError(
+    throw new EnvironmentError(
       `the report's charting library '${CHART_LIBRARY_PACKAGE}' is not installed (${(error as Error).message}); run npm ci`,
     );
   }
@@ -27,7 +27,7 @@ export function chartLibrarySource(): string {
   try {
     source = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new DisaggBenchError(`cannot read ${file}, the ${CHART_LIBRARY_PACKAGE} UMD build the report inlines: ${(error as Error).message}`);
+    throw new EnvironmentError(`cannot read ${file}, the ${CHART_LIBRARY_PACKAGE} UMD build the report inlines: ${(error as Error).message}`);
   }
   // '</script' inside the code would end the element early; '<\/' means the same to JavaScript.
   cached = source.replace(/<\/(script)/gi, '<\\/$1');

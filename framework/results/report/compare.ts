@@ -6,7 +6,7 @@ import type { Metric } from '../../metrics/metric.ts';
 import type { TestRecord, TestVerdict } from '../json.ts';
 import { latestPerTest } from './load.ts';
 import { metricKey } from './metric-key.ts';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { InputError } from '../../../runners/common/errors.ts';
 
 export const DEFAULT_REGRESSION_THRESHOLD = 0.05;
 
@@ -55,7 +55,7 @@ export function changeStatus(baseline: number, current: number, higherIsBetter: 
 
 /** Compares the latest record of each test id in `current` with the baseline's. */
 export function compareResults(current: TestRecord[], baseline: TestRecord[], threshold = DEFAULT_REGRESSION_THRESHOLD): Comparison {
-  if (!(threshold >= 0)) throw new DisaggBenchError(`regression threshold must be a fraction >= 0, got ${threshold}`);
+  if (!(threshold >= 0)) throw new InputError(`regression threshold must be a fraction >= 0, got ${threshold}`);
   const now = latestPerTest(current);
   const before = latestPerTest(baseline);
   const metrics: MetricComparison[] = [];

@@ -8,9 +8,13 @@ import { holdsResult, RESULTS_JSON_FILE, RESULTS_JSON_VERSION, type TestRecord }
 import { FileReadError, READ_LIMITS, readTextFile } from '../../../runners/common/read-file.ts';
 import { DisaggBenchError } from '../../../runners/common/errors.ts';
 import { recordProblem } from '../record-check.ts';
+import type { ErrorCategory } from '../../../runners/common/errors.ts';
 
 /** A results file the report cannot read, with the file and what is wrong in it. */
 export class ResultsInputError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   constructor(
     override readonly file: string,
     readonly reason: string,

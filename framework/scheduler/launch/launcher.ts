@@ -64,6 +64,13 @@ export interface Launcher {
    * node itself, and the job starts no container.
    */
   readonly containers: boolean;
+  /**
+   * How each task it starts learns its rank and world size: the row of runners/common/
+   * rank-variables.ts naming the variables it sets (slurm, openmpi, pmi, gridengine, flux...).
+   * Absent: it starts one task, which is a world of one. Job scripts export it as
+   * XFER_RANK_VARIABLES, which the engine's ranks read (runners/xfer/rank.ts).
+   */
+  readonly rankVariables?: string;
   /** The words that go before a step's command: `srun --nodes 2 ...`; none for a command run as it is. */
   prefix(step: LaunchStep): Word[];
 }

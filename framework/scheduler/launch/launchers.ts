@@ -5,9 +5,11 @@ import { registerLauncher } from './registry.ts';
 import { srunLauncher } from './srun.ts';
 import { localLauncher } from './local.ts';
 import { mpirunLauncher } from './mpirun.ts';
+import { gridEngineLauncher } from './gridengine.ts';
 
 registerLauncher(srunLauncher);
 registerLauncher(localLauncher);
 registerLauncher(mpirunLauncher);
+registerLauncher(gridEngineLauncher);
 
 export { findLauncher, launcherNamed, launcherNames } from './registry.ts';

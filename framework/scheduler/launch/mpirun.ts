@@ -8,6 +8,7 @@ export const mpirunLauncher: Launcher = {
   description: 'mpirun (Open MPI): -np tasks, so many per node, on the step\'s hosts',
   startsTasks: true,
   containers: false,
+  rankVariables: 'openmpi',
   prefix: (step) => [
     'mpirun', '-np', step.tasks, '--map-by', `ppr:${step.tasksPerNode}:node`,
     ...(step.nodeList !== undefined ? ['--host', step.nodeList] : []),

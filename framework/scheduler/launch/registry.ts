@@ -3,6 +3,7 @@
 // stand-in) calls registerLauncher before the run builds its jobs.
 import { SchedulerError } from '../scheduler.ts';
 import type { Launcher } from './launcher.ts';
+import { RANK_VARIABLES, rankVariablesNamed } from '../../../runners/common/rank-variables.ts';
 
 const launchers = new Map<string, Launcher>();
 
@@ -12,6 +13,12 @@ const NAME = /^[a-z][a-z0-9-]*$/;
 export function registerLauncher(launcher: Launcher): void {
   if (!NAME.test(launcher.name)) {
     throw new SchedulerError(`launcher name ${JSON.stringify(launcher.name)}: expected lower-case letters, digits and dashes`, 'registerLauncher');
+  }
+  if (launcher.rankVariables !== undefined && !rankVariablesNamed(launcher.rankVariables)) {
+    throw new SchedulerError(
+      `launcher ${launcher.name}: rankVariables ${JSON.stringify(launcher.rankVariables)} names no row of runners/common/rank-variables.ts; expected one of ${RANK_VARIABLES.map((v) => v.name).join(', ')}`,
+      'registerLauncher',
+    );
   }
   const known = launchers.get(launcher.name);
   if (known && known !== launcher) {

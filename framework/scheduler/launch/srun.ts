@@ -20,6 +20,7 @@ export const srunLauncher: Launcher = {
   description: 'srun: a step of the SLURM job (pyxis for containers)',
   startsTasks: true,
   containers: true,
+  rankVariables: 'slurm',
   prefix: (step) => [
     'srun',
     // Servers keep their resources while clients run beside them.

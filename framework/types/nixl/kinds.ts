@@ -9,7 +9,7 @@ import { epKind } from './kinds/ep.ts';
 import { kvpipeKind } from './kinds/kvpipe.ts';
 import { cacheEngineKind } from './kinds/cache-engine.ts';
 import { kvbenchKind, lmcacheKind, nixlEpPerfKind, nixlbenchKind } from './kinds/tool.ts';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { InputError } from '../../../runners/common/errors.ts';
 
 export const nixlKinds: NixlKind[] = [
   ctPerftestKind,
@@ -33,6 +33,6 @@ export function nixlKind(name: string): NixlKind | undefined {
 export function kindOf(config: Record<string, unknown>): NixlKind {
   const name = nixlConfig(config).benchmark.kind;
   const kind = nixlKind(name);
-  if (!kind) throw new DisaggBenchError(`benchmark.kind '${name}' is not a registered nixl kind (known: ${nixlKinds.map((k) => k.name).join(', ')})`);
+  if (!kind) throw new InputError(`benchmark.kind '${name}' is not a registered nixl kind (known: ${nixlKinds.map((k) => k.name).join(', ')})`);
   return kind;
 }

@@ -3,6 +3,7 @@
 import type { AccuracyDatasetConfig } from '../../metrics/accuracy.ts';
 import type { MetricsOverride } from '../../metrics/extractors/regex.ts';
 import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../../runners/common/errors.ts';
 
 export type BenchmarkMode = 'e2e' | 'gen_only' | 'gen_only_no_context';
 export const benchmarkModes: readonly BenchmarkMode[] = ['e2e', 'gen_only', 'gen_only_no_context'];
@@ -119,6 +120,9 @@ export function servingConfig(config: Record<string, unknown>): ServingConfig {
 }
 
 export class ConcurrencyListError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'ConcurrencyListError';
 }
 

@@ -12,7 +12,7 @@ import { servingRules } from './rules.ts';
 import { servingEnvOverrides } from './overrides.ts';
 import { servingHeadline } from './headline.ts';
 import { expectedPerfMetrics, servingMetricSpecs, servingVerdict } from './metrics.ts';
-import { DisaggBenchError } from '../../../runners/common/errors.ts';
+import { InputError } from '../../../runners/common/errors.ts';
 
 /** What upstream's config_loader assumes when metadata.supported_gpus is missing. */
 export const UPSTREAM_DEFAULT_GPUS = ['GB200', 'GB300', 'H100', 'B200', 'B300'];
@@ -41,7 +41,7 @@ async function buildJob(ctx: JobBuildContext) {
   try {
     return await buildServingJob(ctx, { gpu: ctx.gpuType === undefined ? undefined : { name: ctx.gpuType, ...gpuResources(ctx.gpuType) } });
   } catch (error) {
-    if (error instanceof UnresolvedPlaceholderError) throw new DisaggBenchError(placeholderMessage(error), {}, { cause: error });
+    if (error instanceof UnresolvedPlaceholderError) throw new InputError(placeholderMessage(error), {}, { cause: error });
     throw error;
   }
 }

@@ -13,6 +13,7 @@ import { asksForHelp } from '../../common/args/read-args.ts';
 import { generatePrompts } from './prompts.ts';
 import { resultJson, writeResultJson } from './result-json.ts';
 import { summarizeRun } from './summarize.ts';
+import { EXIT_OK, exitCodeOfError } from '../../common/exit-codes.ts';
 
 export interface ServeBenchIo {
   stdout(text: string): void;
@@ -81,17 +82,17 @@ async function run(options: ServeBenchOptions, io: ServeBenchIo): Promise<number
       await writeResultJson(options.saveResult, resultJson(options, seed, summary, startedAt));
     } catch (error) {
       io.stderr(`serve-bench: cannot write the result file ${options.saveResult}: ${(error as Error).message}\n`);
-      return 1;
+      return exitCodeOfError(error);
     }
   }
-  return 0;
+  return EXIT_OK;
 }
 
 /** Entry point of `disagg-bench serve-bench <args>`; resolves with the process exit code. */
 export async function serveBenchMain(argv: string[], io: ServeBenchIo = processIo): Promise<number> {
   if (asksForHelp(argv, serveBenchArgSpec)) {
     io.stdout(`${serveBenchUsage}\n`);
-    return 0;
+    return EXIT_OK;
   }
   let options: ServeBenchOptions;
   try {
@@ -99,13 +100,13 @@ export async function serveBenchMain(argv: string[], io: ServeBenchIo = processI
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr(`serve-bench: ${error.message}\n\n${serveBenchUsage}\n`);
-    return 2;
+    return exitCodeOfError(error);
   }
   try {
     return await run(options, io);
   } catch (error) {
     io.stderr(`serve-bench: the benchmark could not run: ${(error as Error).stack ?? String(error)}\n`);
-    return 1;
+    return exitCodeOfError(error);
   }
 }
 

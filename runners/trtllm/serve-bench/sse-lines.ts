@@ -2,10 +2,14 @@
 // between events, `data: [DONE]` at the end. Only `data:` matters; comments and other SSE fields
 // are skipped; anything else is a malformed stream.
 import { DisaggBenchError } from '../../common/errors.ts';
+import type { ErrorCategory } from '../../common/errors.ts';
 
 export type SseData = { done: true } | { done: false; json: unknown };
 
 export class MalformedStreamError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'MalformedStreamError';
 }
 

@@ -69,17 +69,24 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
     if (raw === undefined) return fallback;
     return integer ? intOption(name, raw, min) : numberOption(name, raw, min);
   };
+  /** An int option kvbench takes as click's INT takes any (int(): `1_500`, `-3`, `0`), with its default. */
+  const anyInt = (name: keyof typeof values & string, fallback: number) => {
+    const raw = values[name] as string | undefined;
+    return raw === undefined ? fallback : clickInt(name, raw);
+  };
   const options: MatgenOptions = {
     ...MATGEN_DEFAULTS,
-    // 0 as kvbench takes it: no batches, a metadata.yaml with no patterns
-    numUserRequests: n('num-user-requests', MATGEN_DEFAULTS.numUserRequests, 0),
-    batchSize: n('batch-size', MATGEN_DEFAULTS.batchSize),
+    // 0 or less as kvbench takes it (range(n) is empty): no batches, a metadata.yaml with no patterns
+    numUserRequests: Math.max(0, anyInt('num-user-requests', MATGEN_DEFAULTS.numUserRequests)),
+    // 0 or less as kvbench takes it: `len(batch) >= batch_size` closes every batch at its first request
+    batchSize: anyInt('batch-size', MATGEN_DEFAULTS.batchSize),
     prefillNodes: required('num-prefill-nodes'),
     decodeNodes: required('num-decode-nodes'),
     prefill: { tp: n('prefill-tp', 1), pp: n('prefill-pp', 1), cp: n('prefill-cp', 1) },
     decode: { tp: n('decode-tp', 1), pp: n('decode-pp', 1), cp: n('decode-cp', 1) },
     model: modelShape(values, fail),
-    islMean: n('isl-mean', MATGEN_DEFAULTS.islMean, 1, false),
+    // any int, as kvbench: the normal sample is clipped to [min-isl, max-isl]
+    islMean: anyInt('isl-mean', MATGEN_DEFAULTS.islMean),
     islScale: islScale(values['isl-scale'] as string | undefined),
     islMin: n('min-isl', MATGEN_DEFAULTS.islMin),
     islMax: n('max-isl', MATGEN_DEFAULTS.islMax),
@@ -104,8 +111,17 @@ export function parseMatgenArgs(argv: string[]): MatgenCommand {
 function inputNotes(o: MatgenOptions): string[] {
   const notes = shortWorkerNotes(o);
   if (o.islMin > o.islMax) notes.push(`--min-isl ${o.islMin} is above --max-isl ${o.islMax}: as kvbench clips (min(max(min_isl, isl), max_isl)), every ISL is ${o.islMax}`);
-  if (o.numUserRequests === 0) notes.push('--num-user-requests 0: no batches, so metadata.yaml lists no traffic patterns (as kvbench writes it)');
+  if (o.numUserRequests === 0) notes.push('--num-user-requests 0 or less: no batches, so metadata.yaml lists no traffic patterns (as kvbench writes it)');
+  if (o.batchSize < 1) notes.push(`--batch-size ${o.batchSize}: every request closes its batch (kvbench's len(batch) >= batch_size), as with 1`);
   return notes;
+}
+
+/** click's INT: what Python's int() takes (blanks, one sign, digits with single underscores), else click's own words. */
+function clickInt(name: string, raw: string): number {
+  if (!/^\s*[+-]?\d(?:_?\d)*\s*$/.test(raw)) throw new UsageError(`Invalid value for '--${name}': '${raw}' is not a valid integer.`);
+  const n = Number(raw.replace(/_/g, '').trim());
+  if (!Number.isSafeInteger(n)) throw new UsageError(`--${name} ${raw}: beyond 2^53 - 1, not held exactly`);
+  return n;
 }
 
 /** The ISLs' normal scale: numpy's normal() refuses a negative one ("scale < 0"), so is it refused here. */

@@ -5,11 +5,15 @@
 import { FileReadError, READ_LIMITS, readRegularFileSync } from '../../common/read-file.ts';
 import { decodeYamlBytes, loadYaml } from '../../common/yaml-load.ts';
 import { XferError } from '../errors.ts';
+import type { ErrorCategory } from '../../common/errors.ts';
 
 export type KeyPath = (string | number)[];
 
 /** A benchmark config that cannot be used; the message names file, line, column and key. */
 export class BenchConfigError extends XferError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'BenchConfigError';
 }
 

@@ -3,7 +3,8 @@
 import net from 'node:net';
 import { monoNs, estimateOffset, sleep, type ClockOffset, type ClockSample } from '../clock.ts';
 import { RankDeadError, StoreTimeoutError, XferError } from '../errors.ts';
-import { encodeLine, formatSeconds, readLines, type CollectiveKind, type Reply, type Request, type WireError } from './protocol.ts';
+import { jobProof } from '../../common/job-secret.ts';
+import { encodeLine, formatSeconds, helloContext, readLines, type CollectiveKind, type Reply, type Request, type WireError } from './protocol.ts';
 
 type RequestBody = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
@@ -17,6 +18,8 @@ export interface ConnectOptions {
   connectTimeoutMs: number;
   /** Default timeout of every wait. */
   timeoutMs: number;
+  /** The job's secret, proven in the hello (the store refuses a hello without it when it has one). */
+  secret?: string;
 }
 
 export interface WaitOptions {
@@ -276,7 +279,8 @@ async function tryHello(
     socket.once('error', (err) => give(err.message));
     socket.once('close', () => give('connection closed before hello was answered'));
     socket.once('connect', () => {
-      socket.write(encodeLine({ id: 0, op: 'hello', rank: options.rank, worldSize: options.worldSize, job: options.job, attempt }));
+      const proof = options.secret === undefined ? undefined : jobProof(options.secret, helloContext(options));
+      socket.write(encodeLine({ id: 0, op: 'hello', rank: options.rank, worldSize: options.worldSize, job: options.job, attempt, ...(proof ? { proof } : {}) }));
     });
     let buffered = '';
     const onData = (chunk: Buffer) => {

@@ -5,8 +5,11 @@ import type { Socket } from 'node:net';
 export type CollectiveKind = 'barrier' | 'gather' | 'alltoall';
 
 export type Request =
-  /** `attempt` counts the rank's hellos (1, 2, ...): a retry supersedes an earlier one, never the reverse. */
-  | { id: number; op: 'hello'; rank: number; worldSize: number; job: string; attempt?: number }
+  /**
+   * `attempt` counts the rank's hellos (1, 2, ...): a retry supersedes an earlier one, never the reverse.
+   * `proof`: the job's secret proven for this hello (helloContext), where the job has one.
+   */
+  | { id: number; op: 'hello'; rank: number; worldSize: number; job: string; attempt?: number; proof?: string }
   /**
    * The rank took the hello's answer and keeps this connection; no reply. Until it arrives, the
    * connection closing is a hello the rank gave up on (it retries), not the rank dying.
@@ -96,4 +99,9 @@ export function collectiveLabel(kind: CollectiveKind, name: string): string {
 
 export function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** What a hello's proof of the job's secret is made over: who says hello, in which job. */
+export function helloContext(hello: { job: string; rank: number; worldSize: number }): string {
+  return `xfer-store-hello\u0000${hello.job}\u0000${hello.rank}\u0000${hello.worldSize}`;
 }

@@ -3,8 +3,10 @@
 // once when a rank it needs drops, and a timeout names the ranks that never arrived.
 import net from 'node:net';
 import { describeRanks, XferError } from '../errors.ts';
+import { JOB_SECRET_VARIABLE, provesJobSecret } from '../../common/job-secret.ts';
 import {
   collectiveLabel,
+  helloContext,
   encodeLine,
   formatSeconds,
   readLines,
@@ -39,7 +41,10 @@ export interface StoreServerOptions {
   job: string;
   /** Ports to try in order; the first free one is used. */
   ports: number[];
+  /** Where to listen (default 0.0.0.0): loopback when every rank is on this node. */
   host?: string;
+  /** The job's secret (common/job-secret.ts): a hello that does not prove it is refused. Undefined: the job id alone admits. */
+  secret?: string;
 }
 
 export class StoreServer {
@@ -125,7 +130,13 @@ export class StoreServer {
 
   private hello(socket: net.Socket, hello: Extract<Request, { op: 'hello' }>): number {
     const waiter = { socket, id: hello.id };
-    const { worldSize, job } = this.options;
+    const { worldSize, job, secret } = this.options;
+    // Before anything else is answered: a job id alone (squeue shows it to everyone) admits no one.
+    if (secret !== undefined && !provesJobSecret(secret, helloContext(hello), hello.proof)) {
+      this.fail(waiter, { kind: 'invalid', message: `store: this hello does not carry job ${job}'s secret (${JOB_SECRET_VARIABLE} of the job's environment); refused` });
+      socket.end();
+      return -1;
+    }
     if (hello.job !== job || hello.worldSize !== worldSize) {
       this.fail(waiter, { kind: 'invalid', message: `store of job '${job}' (${worldSize} ranks), not '${hello.job}' (${hello.worldSize} ranks)` });
       socket.end();

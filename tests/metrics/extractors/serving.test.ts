@@ -29,6 +29,7 @@ describe('serving extractor on a complete 6_bench.log', () => {
       'SERVER_TOTAL_TOKEN_THROUGHPUT',
       'SERVER_USER_THROUGHPUT',
       ...['TTFT', 'TPOT', 'ITL', 'E2EL'].flatMap((x) => [`SERVER_MEAN_${x}`, `SERVER_MEDIAN_${x}`, `SERVER_STD_${x}`, `SERVER_P99_${x}`]),
+      'SERVER_TOTAL_FAILED_REQUESTS', // the log's `Total failed requests:` line, a metric of its own
     ]);
     expect(c8.find((m) => m.name === 'SERVER_MEDIAN_TTFT')).toEqual({
       name: 'SERVER_MEDIAN_TTFT',
@@ -79,6 +80,16 @@ describe('serving extractor on damaged logs', () => {
     const { metrics, problems } = extractServingMetrics(`Benchmarking with concurrency 8 ... 80 prompts\n${old}Benchmark with concurrency 8 done\n`);
     expect(problems).toEqual([]);
     expect(value(metrics, 'SERVER_FAILED_REQUESTS', 8)).toBe(2);
+    expect(value(metrics, 'SERVER_TOTAL_FAILED_REQUESTS', 8)).toBe(2);
+  });
+
+  it('records "Total failed requests" as SERVER_TOTAL_FAILED_REQUESTS beside a block\'s Failed line, and not when the log has none', () => {
+    const withTotal = c8Block.replace(/^User throughput.*\n/m, (l) => `${l}Total failed requests: 3\n`);
+    const { metrics, problems } = extractServingMetrics(`Benchmarking with concurrency 8 ... 80 prompts\n${withTotal}Benchmark with concurrency 8 done\n`);
+    expect(problems).toEqual([]);
+    expect(value(metrics, 'SERVER_TOTAL_FAILED_REQUESTS', 8)).toBe(3);
+    const plain = extractServingMetrics(`Benchmarking with concurrency 8 ... 80 prompts\n${c8Block}Benchmark with concurrency 8 done\n`);
+    expect(plain.metrics.filter((m) => m.name === 'SERVER_TOTAL_FAILED_REQUESTS')).toEqual([]);
   });
 
   it('labels a block without markers from "Maximum request concurrency", with a problem', () => {

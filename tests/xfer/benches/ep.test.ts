@@ -192,6 +192,21 @@ describe("the EP tests' argparse: choices and allow_abbrev (test_control_plane.p
     expect(expandEpAbbreviations(['--bogus'])).toEqual(['--bogus']);
   });
 
+  it("decides a prefix by the option table of the test the command line runs, as that test's argparse does", () => {
+    // The data-plane test: --num-processes is its only --nu..., --use-etcd its only --u...
+    expect(expandEpAbbreviations(['--nu', '4'])).toEqual(['--num-processes', '4']);
+    expect(expandEpAbbreviations(['--num', '4'])).toEqual(['--num-processes', '4']);
+    expect(expandEpAbbreviations(['--u'])).toEqual(['--use-etcd']);
+    expect(expandEpAbbreviations(['--use'])).toEqual(['--use-etcd']);
+    expect(() => expandEpAbbreviations(['--m', '10.0.0.1'])).toThrow(/^ambiguous option: --m could match --mode, .*--master-addr/);
+    // The control-plane test: --master-addr is its only --m...; --num-processes and --num-tokens share --nu, as there.
+    expect(expandEpAbbreviations(['--control-plane', '--m', '10.0.0.1', '--use'])).toEqual(['--control-plane', '--master-addr', '10.0.0.1', '--use-etcd']);
+    expect(expandEpAbbreviations(['--test', 'connect', '--m=10.0.0.1'])).toEqual(['--test', 'connect', '--master-addr=10.0.0.1']);
+    expect(() => expandEpAbbreviations(['--control-plane', '--nu', '4'])).toThrow(/^ambiguous option: --nu could match --num-tokens, --num-processes/);
+    // --use is --use-etcd there, which the engine refuses in one sentence
+    expect(() => parseEpArgs(expandEpAbbreviations(['--control-plane', '--use']))).toThrow(/^--use-etcd: the engine's ranks exchange their metadata through its own TCP store/);
+  });
+
   it("refuses a prefix several options share, naming them, in argparse's words", () => {
     expect(() => expandEpAbbreviations(['--to', '5'])).toThrow('ambiguous option: --to could match --tokens, --topk');
     expect(() => expandEpAbbreviations(['--t=5'])).toThrow(/^ambiguous option: --t could match --test, --tokens, --topk, --timeout/);

@@ -270,7 +270,7 @@ describe("nixlbench's reading of numbers, --use_hugepages and its check order (u
     // 3 MiB with 3 threads divides evenly, but rounded to 4 MiB it does not: nixlbench refuses it
     expect(parseSweepArgs(['--total_buffer_size', '3145728', '--num_threads', '3', '--max_block_size', '64K']).totalBufferSize).toBe(3145728);
     expect(() => parseSweepArgs(['--total_buffer_size', '3145728', '--num_threads', '3', '--max_block_size', '64K', '--use_hugepages'])).toThrow(
-      "Total_buffer_size must be divisible by the product of num_threads and num_initiator_dev, next such value is 4194306 (nixlbench's check)",
+      "Rounding total_buffer_size from 3145728 to 4194304 for 2MB hugepage alignment.\nTotal_buffer_size must be divisible by the product of num_threads and num_initiator_dev, next such value is 4194306 (nixlbench's check)",
     );
     expect(hugepageRounding(4194304, true)).toEqual({ totalBufferSize: 4194304 });
   });

@@ -7,8 +7,9 @@ import { kindOf } from '../kinds.ts';
 import { nixlConfig } from '../common.ts';
 import { JOB_SCRIPT_FILE } from '../../../scheduler/log-folder.ts';
 import { formatKeyPath } from '../../../config/issue.ts';
-import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import { InputError } from '../../../../runners/common/errors.ts';
 import { nixlResources, renderNixlJobScript } from './job-script.ts';
+import { recheckAgainstValidation } from '../kinds/traffic-patterns.ts';
 
 export const NIXL_TYPE = 'nixl';
 
@@ -23,10 +24,10 @@ export async function buildNixlJob(ctx: JobBuildContext): Promise<BuiltJob> {
   const configDir = nixlConfigDir(ctx.workDir, ctx.category);
   // The config was validated when the run was planned; the files it names (matrices) are read
   // again now, and what the job runs is checked again as it is copied (kinds/traffic-patterns.ts).
-  const problems = kind.rules(ctx.config, configDir);
+  const problems = recheckAgainstValidation(() => kind.rules(ctx.config, configDir));
   if (problems.length > 0) {
     const found = problems.map((p) => `${formatKeyPath(p.path)}: ${p.message}`).join('; ');
-    throw new DisaggBenchError(`the job cannot be built (config folder ${configDir}): ${found} (a file the config names changed since the config was validated); not run`, { file: configDir });
+    throw new InputError(`the job cannot be built (config folder ${configDir}): ${found} (a file the config names changed since the config was validated); not run`, { file: configDir });
   }
   const rank = kind.rankCommand({ config: ctx.config, configDir, logDir: ctx.logDir, packageRoot: ctx.packageRoot });
   await mkdir(ctx.logDir, { recursive: true });

@@ -12,7 +12,7 @@ import { SHARE_GPU_ENV } from '../../../../runners/xfer/gpu-share-env.ts';
 import { PEER_DIED_EXIT_CODE } from '../../../../runners/xfer/errors.ts';
 import type { RankCommand } from '../kind.ts';
 import { ucxSectionEnv } from '../ucx-section.ts';
-import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import { InputError } from '../../../../runners/common/errors.ts';
 
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
 export const FAILURE_TAIL_LINES = 40;
@@ -56,11 +56,13 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
   const launch = rank.external ? join(rank.argv) : disaggBenchCommand(plan.packageRoot, rank.argv);
   const launcher = launcherNamed(plan.launcher ?? 'srun', 'the launcher of the ranks');
   if (!launcher.startsTasks && ranks > 1) {
-    throw new DisaggBenchError(`the launcher ${launcher.name} runs a command once, and the ranks are ${ranks}: use a launcher that starts tasks (srun, mpirun)`, { place: 'benchmark.ranks' });
+    throw new InputError(`the launcher ${launcher.name} runs a command once, and the ranks are ${ranks}: use a launcher that starts tasks (srun, mpirun)`, { place: 'benchmark.ranks' });
   }
   // A failed rank ends the others: they would wait for their peer until the transfer times out.
   const ranksStep: LaunchStep = { nodes, tasks: ranks, tasksPerNode: ranks / nodes, endsOnTaskFailure: true };
   const env: Record<string, string> = {
+    // How each rank learns its rank and world size: from its launcher's variables (runners/xfer/rank.ts).
+    ...(launcher.rankVariables !== undefined ? { XFER_RANK_VARIABLES: launcher.rankVariables } : {}),
     ...(timeout_s !== undefined ? { XFER_TIMEOUT_S: String(timeout_s) } : {}),
     ...(config.benchmark.fi_provider !== undefined ? { FI_PROVIDER: config.benchmark.fi_provider } : {}),
     ...(config.benchmark.ranks_may_share_gpu ? { [SHARE_GPU_ENV]: '1' } : {}),
@@ -140,6 +142,6 @@ function oneLine(text: string): string {
 }
 
 function checkedName(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new DisaggBenchError(`not a valid environment variable name: ${JSON.stringify(name)}`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new InputError(`not a valid environment variable name: ${JSON.stringify(name)}`);
   return name;
 }

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { JsonSchema, KeyPath, RuleViolation } from '../../../contract/test-type.ts';
 import type { Metric, MetricSpec } from '../../../metrics/metric.ts';
 import { named } from '../../../metrics/headline-picks.ts';
-import { MatrixError, parseMatrixText, readMatrix } from '../../../../runners/xfer/matrix.ts';
+import { createHash } from 'node:crypto';
+import { checkMatrixText, MatrixError } from '../../../../runners/xfer/matrix.ts';
 import { matrixFileNote, MatrixFileNotFound, resolveMatrixFile } from '../../../../runners/xfer/benches/matrix-file.ts';
 import { memoryOf, memTypes, type MemType } from '../../../../runners/xfer/benches/traffic-pattern.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../../../../runners/common/read-file.ts';
@@ -111,10 +112,56 @@ export function checkSequentialRunOptions(o: SequentialRunOptions, section: stri
   return [{ path: [section, 'share_buffers'], message: 'shared buffers put every pattern in the same window, so verify_buffers cannot check them: drop one' }];
 }
 
+/**
+ * What each matrix file held when a config naming it was last validated in this process (sha-256
+ * of its bytes, by resolved path): the job runs that text or fails naming the change.
+ */
+const validated = new Map<string, string>();
+let rechecking = false;
+/** The text's sha-256, fed a MiB at a time: a matrix of the largest size allowed is not copied whole. */
+function digest(text: string): string {
+  const hash = createHash('sha256');
+  for (let at = 0; at < text.length; at += 1 << 20) hash.update(text.slice(at, at + (1 << 20)));
+  return hash.digest('hex');
+}
+
+/**
+ * Runs `check` (a kind's rules, again at the job's build) comparing each matrix file with what was
+ * validated instead of taking it as the new validated text.
+ */
+export function recheckAgainstValidation<T>(check: () => T): T {
+  rechecking = true;
+  try {
+    return check();
+  } finally {
+    rechecking = false;
+  }
+}
+
+/** Why `text` of `file` is not what was validated, or undefined (the same, or never validated here). */
+function changeSinceValidation(file: string, text: string): string | undefined {
+  const before = validated.get(file);
+  const now = digest(text);
+  if (before === undefined || before === now) return undefined;
+  return `${file} is not the text validated (sha-256 ${before.slice(0, 12)}... then, ${now.slice(0, 12)}... now, ${Buffer.byteLength(text)} bytes); what runs must be what was checked: start the run again to validate it`;
+}
+
 /** A matrix file (relative: the config's folder, else the working directory) that exists, parses, and is ranks x ranks. */
 export function checkMatrixFile(configDir: string, file: string, ranks: number, at: KeyPath): RuleViolation[] {
   try {
-    readMatrix(resolveMatrixFile(configDir, file).file, ranks);
+    const resolved = resolveMatrixFile(configDir, file).file;
+    let text: string;
+    try {
+      text = readTextFileSync(resolved, READ_LIMITS.matrix);
+    } catch (err) {
+      if (err instanceof FileReadError) return [{ path: at, message: `${resolved}: the matrix file ${err.reason}` }];
+      throw err;
+    }
+    // Checked without holding its cells: a file of the largest size allowed costs its text alone.
+    checkMatrixText(text, resolved, ranks);
+    const changed = rechecking ? changeSinceValidation(resolved, text) : undefined;
+    if (changed) return [{ path: at, message: changed }];
+    if (!rechecking) validated.set(resolved, digest(text));
     return [];
   } catch (err) {
     if (err instanceof MatrixError || err instanceof MatrixFileNotFound) return [{ path: at, message: err.message }];
@@ -135,7 +182,8 @@ export function checkMemType(backend: string, memType: string | undefined, at: K
 /**
  * A matrix file's text for the job's artefacts, checked again as it is read: the file may have
  * changed since the config was validated, and what runs must be what was checked. A file that no
- * longer passes fails the test before anything is submitted, with the rule it breaks now.
+ * longer passes fails the test before anything is submitted, with the rule it breaks now; one that
+ * passes but is not the text validated fails naming the change.
  */
 export function matrixText(configDir: string, file: string, ranks: number, at: KeyPath): string {
   const fail = (reason: string): never => {
@@ -156,11 +204,13 @@ export function matrixText(configDir: string, file: string, ranks: number, at: K
     throw err;
   }
   try {
-    parseMatrixText(text, resolved, ranks);
+    checkMatrixText(text, resolved, ranks);
   } catch (err) {
     if (err instanceof MatrixError) return fail(err.message);
     throw err;
   }
+  const changed = changeSinceValidation(resolved, text);
+  if (changed) throw new ConfigError([{ file, path: formatKeyPath(at), message: `the matrix file changed since the config was validated: ${changed}; not run` }]);
   return text;
 }
 

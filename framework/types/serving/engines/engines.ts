@@ -5,7 +5,7 @@ import type { ServingEngine } from './engine.ts';
 import { trtllmEngine } from './trtllm.ts';
 import { llamacppEngine } from './llamacpp.ts';
 import type { ServingConfig } from '../serving-config.ts';
-import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import { InputError } from '../../../../runners/common/errors.ts';
 
 const engines: ServingEngine[] = [trtllmEngine, llamacppEngine];
 
@@ -20,5 +20,5 @@ export function engineOf(config: ServingConfig): ServingEngine {
   if (name === undefined) return engines[0];
   const found = engines.find((e) => e.name === name);
   if (found) return found;
-  throw new DisaggBenchError(`launch.engine: no serving engine is named ${JSON.stringify(name)}`, { place: 'launch.engine', expected: engineNames().join(', ') });
+  throw new InputError(`launch.engine: no serving engine is named ${JSON.stringify(name)}`, { place: 'launch.engine', expected: engineNames().join(', ') });
 }

@@ -4,6 +4,7 @@
 import { launchesContextServers, worldSize, type ServingConfig } from '../serving-config.ts';
 import { DisaggBenchError } from '../../../../runners/common/errors.ts';
 import { engineOf } from '../engines/engines.ts';
+import type { ErrorCategory } from '../../../../runners/common/errors.ts';
 
 export type Role = 'CTX' | 'GEN';
 
@@ -50,6 +51,9 @@ export function configPorts(config: ServingConfig): { base: number; router: numb
 }
 
 export class AllocationError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'AllocationError';
 }
 

@@ -4,6 +4,7 @@
 import { JoinedWord, splitShellWords, type Word } from '../../../../runners/common/shell.ts';
 import type { CommandTemplate } from '../serving-config.ts';
 import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../../../runners/common/errors.ts';
 
 /** A list value expands to several words, allowed only where the placeholder is a whole word. */
 export type TemplateValue = Word | Array<string | number>;
@@ -14,6 +15,9 @@ const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
 const WHOLE_PLACEHOLDER = /^\{([a-z][a-z0-9_]*)\}$/;
 
 export class CommandTemplateError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'CommandTemplateError';
   /** `what`: the command the template is for, as the message starts with it. */
   constructor(message: string, what: string) {

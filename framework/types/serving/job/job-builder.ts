@@ -16,6 +16,7 @@ import { engineOf } from '../engines/engines.ts';
 import { jobTimeSeconds } from '../../../../runners/common/job-time.ts';
 import { splitShellWords } from '../../../../runners/common/shell.ts';
 import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import type { ErrorCategory } from '../../../../runners/common/errors.ts';
 
 /**
  * The run's GPU type and what upstream keeps for it (GPU_RESOURCE_CONFIG, see
@@ -33,6 +34,9 @@ export interface ServingJobOptions {
 
 /** The job needs values that are still `<placeholders>`: nothing is submitted. */
 export class UnresolvedPlaceholderError extends DisaggBenchError {
+  override get category(): ErrorCategory {
+    return 'input';
+  }
   override name = 'UnresolvedPlaceholderError';
   constructor(readonly unresolved: Unresolved[]) {
     super(`the job needs values that are still placeholders: ${unresolved.map((u) => `${u.path} = ${u.value}`).join(', ')}`, {

@@ -6,7 +6,7 @@ import { renderWords, shellQuote, type EnvAssignment } from '../../../../runners
 import { launcherNamed } from '../../../scheduler/launch/launchers.ts';
 import { launchWords, type CommandStep, type Launcher } from '../../../scheduler/launch/launcher.ts';
 import type { ExactWarmup } from './warmup.ts';
-import { DisaggBenchError } from '../../../../runners/common/errors.ts';
+import { InputError } from '../../../../runners/common/errors.ts';
 
 export interface StepPlan {
   /** CTX_0, ROUTER, client c=8... */
@@ -96,7 +96,7 @@ function stepLine(fn: 'start_server' | 'run_step', step: StepPlan, launcher: Lau
 
 /** The health URL, inside double quotes after ${ROUTER_URL}: an engine's path is plain URL characters. */
 function healthUrl(path: string): string {
-  if (!/^\/[A-Za-z0-9/._~-]*$/.test(path)) throw new DisaggBenchError(`the engine's health path ${JSON.stringify(path)}: expected a URL path of plain characters`, { place: 'healthPath' });
+  if (!/^\/[A-Za-z0-9/._~-]*$/.test(path)) throw new InputError(`the engine's health path ${JSON.stringify(path)}: expected a URL path of plain characters`, { place: 'healthPath' });
   return `"\${ROUTER_URL}${path}"`;
 }
 

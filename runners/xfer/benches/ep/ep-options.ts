@@ -18,13 +18,21 @@ export type ControlOperation = (typeof controlOperations)[number];
 export const controlPlaneTests = ['init', 'connect', 'disconnect', 'destroy', 'cycle'] as const;
 
 /**
- * The options of the NIXL EP perf tests themselves (test_data_plane.py, test_control_plane.py, with
- * the older names use-tcp-store and skip-nic-discovery): an abbreviation means what it means there.
+ * The options of each NIXL EP perf test itself (test/python/nixl_ep_perf: test_data_plane.py,
+ * test_control_plane.py): an abbreviation means what it means in the test the command line runs,
+ * as that test's own argparse table decides (`--m` is --master-addr in the control-plane test,
+ * ambiguous in the data-plane one, which has --mode). The older names use-tcp-store and
+ * skip-nic-discovery are this command's, not in either table.
  */
-export const EP_UPSTREAM_OPTIONS = [
-  'num-processes', 'mode', 'tokens', 'num-tokens', 'hidden', 'experts-per-rank', 'topk', 'nvlink-backend', 'warmup', 'iters', 'rounds', 'test',
-  'timeout', 'discover-nics', 'use-etcd', 'use-tcp-store', 'skip-nic-discovery', 'world-size', 'rank', 'master-addr',
-] as const;
+const EP_SHARED_OPTIONS = ['num-processes', 'experts-per-rank', 'hidden', 'nvlink-backend', 'warmup', 'timeout', 'discover-nics', 'use-etcd', 'world-size', 'rank', 'master-addr'];
+export const EP_DATA_PLANE_OPTIONS: readonly string[] = [...EP_SHARED_OPTIONS, 'mode', 'tokens', 'topk', 'iters'];
+export const EP_CONTROL_PLANE_OPTIONS: readonly string[] = [...EP_SHARED_OPTIONS, 'test', 'num-tokens', 'rounds'];
+
+/** Whether the command line runs the control-plane test: --control-plane, or the test's own --test (a prefix of it too). */
+function runsControlPlane(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((w) => /^--(control-plane|te|tes|test)(=|$)/.test(w));
+}
 
 export interface EpOptions {
   /** Data-plane modes, run in order; empty when only the control plane runs. */
@@ -108,11 +116,12 @@ export const EP_OPTION_SPEC = {
 /**
  * The command line with argparse's abbreviations written out (the tests keep allow_abbrev on):
  * every long option of the command, the launcher's and node flags included; a prefix means what
- * it means to the tests (EP_UPSTREAM_OPTIONS) where this command's own options would make it ambiguous.
+ * it means to the test the command line runs (its option table) where this command's own options
+ * would make it ambiguous.
  */
 export function expandEpAbbreviations(argv: readonly string[]): string[] {
   const names = [...Object.keys(EP_OPTION_SPEC), ...NODE_FLAGS.map((f) => f.slice(2)), 'ranks'];
-  return argparseAbbreviations(argv, names, EP_UPSTREAM_OPTIONS);
+  return argparseAbbreviations(argv, names, runsControlPlane(argv) ? EP_CONTROL_PLANE_OPTIONS : EP_DATA_PLANE_OPTIONS);
 }
 
 export function parseEpArgs(argv: string[]): EpOptions {

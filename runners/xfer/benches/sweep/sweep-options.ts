@@ -138,10 +138,10 @@ export function parseSweepArgs(argv: string[]): SweepOptions {
   if (options.startBatchSize > options.maxBatchSize) {
     throw new UsageError(`--start_batch_size (${options.startBatchSize}) must not exceed --max_batch_size (${options.maxBatchSize})`);
   }
-  const buffer = nixlbenchBufferError({ ...options, useHugepages: options.nixlbench.hugepages });
-  if (buffer) throw new UsageError(`${buffer} (nixlbench's check)`);
-  // nixlbench prints the rounding when it reads its flags, and uses the rounded size from then on
+  // nixlbench prints the rounding when it reads its flags, before any check of the rounded size, and uses it from then on
   const rounding = hugepageRounding(options.totalBufferSize, options.nixlbench.hugepages);
+  const buffer = nixlbenchBufferError({ ...options, useHugepages: options.nixlbench.hugepages });
+  if (buffer) throw new UsageError(`${rounding.message ? `${rounding.message}\n` : ''}${buffer} (nixlbench's check)`);
   if (rounding.message) options.nixlbench.notes.unshift(rounding.message);
   options.totalBufferSize = rounding.totalBufferSize;
   return options;

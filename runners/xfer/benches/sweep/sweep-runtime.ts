@@ -14,6 +14,7 @@ import { rankFromEnv, type RankInfo } from '../../rank.ts';
 import { UsageError } from '../common/options.ts';
 import type { SweepOptions } from './sweep-options.ts';
 import { XferError } from '../../errors.ts';
+import { JOB_SECRET_VARIABLE, jobProof, jobSecretOf, provesJobSecret } from '../../../common/job-secret.ts';
 
 export interface RuntimeRank {
   info: RankInfo;
@@ -113,11 +114,12 @@ async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   // other process with where its store listens; the other one connects and is rank 1.
   // The store's ports derive from the job id on both sides (rank.ts): nothing is probed and bound later.
   const store = { job: `asio:${asioAddress}:${asioPort}:${process.pid}` };
-  const beacon = await bindBeacon(asioPort, `${JSON.stringify(store)}\n`);
+  const secret = jobSecretOf(env);
+  const beacon = await bindBeacon(asioAddress, asioPort, `${JSON.stringify(store)}\n`, secret);
   let meeting = store;
   if (!beacon) {
     console.log('ASIO runtime bind/listen error -- using connect() instead');
-    meeting = await askBeacon(asioAddress, asioPort);
+    meeting = await askBeacon(asioAddress, asioPort, secret);
   }
   const rank = beacon ? 0 : 1;
   const info = rankFromEnv({
@@ -132,12 +134,46 @@ async function asioRank(o: SweepOptions, env: NodeJS.ProcessEnv): Promise<Runtim
   return { info, cleanup: () => new Promise<void>((resolve) => (beacon ? beacon.close(() => resolve()) : resolve())) };
 }
 
-/** Binds `port` exclusively and answers every connection with `line`; undefined when it is taken. */
-function bindBeacon(port: number, line: string): Promise<net.Server | undefined> {
+/** What a beacon's client proves the job's secret over. */
+const beaconContext = (port: number) => `asio-beacon\u0000${port}`;
+/** The most a beacon reads of a client's proof line, and how long it waits for it. */
+const PROOF_LINE_BYTES = 1024;
+const PROOF_WAIT_MS = 5_000;
+
+/**
+ * Binds `host`:`port` exclusively (only where the other process is told to connect, --asio_address:
+ * on any other host the bind fails and this process is rank 1) and answers each connection with
+ * `line`. With the job's secret, only a connection whose first line proves it is answered; others
+ * get a refusal. Undefined when the port is taken or the address is not this host's.
+ */
+function bindBeacon(host: string, port: number, line: string, secret: string | undefined): Promise<net.Server | undefined> {
   return new Promise((resolve) => {
-    const server = net.createServer((socket) => socket.end(line));
+    const server = net.createServer((socket) => {
+      socket.on('error', () => socket.destroy());
+      // What the other process writes (its proof line) is read even when unchecked: unread, it would hold the connection open.
+      if (secret === undefined) return void socket.resume().end(line);
+      let data = '';
+      const refuse = () => socket.end(`${JSON.stringify({ refused: `this connection did not prove the job's secret (${JOB_SECRET_VARIABLE}); not answered` })}\n`);
+      socket.setTimeout(PROOF_WAIT_MS, refuse);
+      socket.on('data', (chunk) => {
+        data += chunk;
+        const end = data.indexOf('\n');
+        if (end < 0 && data.length < PROOF_LINE_BYTES) return;
+        socket.removeAllListeners('data');
+        socket.resume();
+        socket.setTimeout(0);
+        let proof: unknown;
+        try {
+          proof = (JSON.parse(data.slice(0, end < 0 ? PROOF_LINE_BYTES : end)) as { proof?: unknown }).proof;
+        } catch {
+          proof = undefined;
+        }
+        if (provesJobSecret(secret, beaconContext(port), proof)) socket.end(line);
+        else refuse();
+      });
+    });
     server.once('error', () => resolve(undefined));
-    server.listen({ port, host: '0.0.0.0', exclusive: true }, () => resolve(server));
+    server.listen({ port, host, exclusive: true }, () => resolve(server));
   });
 }
 
@@ -145,11 +181,12 @@ function bindBeacon(port: number, line: string): Promise<net.Server | undefined>
  * Rank 0's store address, from its beacon on the ASIO port (retried while it is not up yet). A
  * listener that is not a beacon (another service on the port) is named at once, not waited on.
  */
-async function askBeacon(host: string, port: number): Promise<{ job: string }> {
+async function askBeacon(host: string, port: number, secret: string | undefined): Promise<{ job: string }> {
   const deadline = Date.now() + 120_000;
+  const hello = `${JSON.stringify({ proof: secret === undefined ? null : jobProof(secret, beaconContext(port)) })}\n`;
   for (;;) {
     const line = await new Promise<string | undefined>((resolve) => {
-      const socket = net.connect({ host, port });
+      const socket = net.connect({ host, port }, () => socket.write(hello));
       let data = '';
       socket.setTimeout(5_000, () => socket.destroy()); // a listener that never answers
       socket.on('data', (chunk) => (data += chunk));
@@ -164,11 +201,15 @@ async function askBeacon(host: string, port: number): Promise<{ job: string }> {
 }
 
 function beaconReply(line: string, host: string, port: number): { job: string } {
+  let reply: { job?: unknown; refused?: unknown } = {};
   try {
-    const reply = JSON.parse(line) as { job?: unknown };
-    if (typeof reply.job === 'string') return { job: reply.job };
+    reply = JSON.parse(line) as typeof reply;
   } catch {
     // not JSON: named below
+  }
+  if (typeof reply?.job === 'string') return { job: reply.job };
+  if (typeof reply?.refused === 'string') {
+    throw new XferError(`ASIO runtime: the process at ${host}:${port} refused this one: ${reply.refused}; start both with the same ${JOB_SECRET_VARIABLE}`);
   }
   throw new XferError(`ASIO runtime: something else listens at ${host}:${port} (it answered ${JSON.stringify(line.slice(0, 80))}, not the other process's address); choose another --asio_port`);
 }

@@ -1,0 +1,45 @@
+// The digest's words for the robust gate's verdicts: the change in the metric's own terms (a
+// latency up is +, as "vs previous" says it), the gate's word (REGRESSED, ALERT <id>, suspect), why
+// a figure is not judged, and the alerts still open. Built in memory: no file, no store.
+import { describe, expect, it } from 'vitest';
+import { buildDigest } from '../../framework/results/digest/digest.ts';
+import { digestMarkdown, digestTerminal } from '../../framework/results/digest/digest-text.ts';
+import type { RegressionFinding, TestRecord } from '../../framework/results/json.ts';
+
+const at = new Date(Date.UTC(2026, 11, 1, 12)).toISOString();
+const ttft = { name: 'TTFT', value: 30, unit: 'ms', higherIsBetter: false, labels: {} };
+const finding = (over: Partial<RegressionFinding>): RegressionFinding => ({ metric: 'TTFT', labels: {}, unit: 'ms', value: 30, baseline: 20, threshold: 0.05, diffPercent: -50, regression: false, days: 8, gated: true, rule: 'robust', change: 0.5, scale: 0.02, runs: 8, ...over });
+const record = (testId: string, f: RegressionFinding): TestRecord => ({
+  testId, type: 'disagg', category: 'perf', configPath: `c/${testId}.yaml`, jobId: '1', verdict: 'passed', failures: [], metrics: [ttft],
+  headline: [{ name: 'TTFT', labels: {} }], timing: { start: at, end: at, durationSec: 1 }, host: 'h', run: { id: 'r', kind: 'post-merge' },
+  regression: { mode: 'warn', findings: [f] },
+});
+
+describe('the digest and the robust gate', () => {
+  const digest = buildDigest({
+    runId: 'r',
+    tests: [
+      { testId: 'new', record: record('new', finding({ status: 'regression', regression: true, alertId: 'a11111111', firstRunId: 'r' })) },
+      { testId: 'open', record: record('open', finding({ status: 'still-regressed', regression: true, alertId: 'a22222222', firstRunId: 'q' })) },
+      { testId: 'maybe', record: record('maybe', finding({ status: 'suspect', change: 0.09, value: 21.8 })) },
+      { testId: 'young', record: record('young', finding({ status: 'unjudged', runs: 3, note: '3 of 5 baseline run(s): not judged yet' })) },
+    ],
+    files: { results: 'results.json', summaryMd: 'summary.md', summaryJson: 'summary.json' },
+    openAlerts: ['a33333333  other BW: -20.0% against 10 GB/s ...; open'],
+  });
+  const text = digestTerminal(digest);
+  const row = (id: string) => text.split('\n').find((l) => l.startsWith('PASSED') && l.includes(` ${id} `)) ?? '';
+  it('states each change as the metric moved, with the gate\'s word', () => {
+    expect(row('new')).toMatch(/\+50\.0% REGRESSED/);
+    expect(row('open')).toMatch(/\+50\.0% ALERT a22222222/);
+    expect(row('maybe')).toMatch(/\+9\.0% suspect/);
+    expect(row('young')).toMatch(/not judged \(3 of 5 baseline run\(s\)\)/);
+  });
+  it('lists the regressions with their alert, and the alerts still open elsewhere', () => {
+    expect(text).toMatch(/REGRESSION new: TTFT 30 ms against its level 20 ms \(\+50\.0%, noise 2\.0%, threshold 5\.0%, 8 post-merge run\(s\)\): alert opened a11111111; reported/);
+    expect(text).toMatch(/REGRESSION open: .*alert a22222222 still open/);
+    expect(text).toMatch(/^OPEN ALERT a33333333 {2}other BW/m);
+    expect(text).toMatch(/4 test\(s\): 4 passed, 0 failed, 0 skipped, 2 regressed/);
+    expect(digestMarkdown(digest)).toMatch(/## Open alerts[\s\S]*a33333333/);
+  });
+});

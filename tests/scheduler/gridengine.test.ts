@@ -1,0 +1,124 @@
+// Grid Engine, for real: the local cell the cluster project's global setup brings up
+// (scripts/gridengine-local.sh). The backend alone (an exit code, a job no queue can run, a
+// cancelled job), then runs of the suite on it: a two-node nixl test whose ranks start with qrsh -inherit,
+// SIGTERM mid-run leaving no job in qstat, and `cleanup` after a SIGKILL ending the jobs left.
+// Nothing waits on time: jobs held by a stand-in wait for a file the test creates.
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, expect, it } from 'vitest';
+import { GridEngineScheduler } from '../../framework/scheduler/gridengine.ts';
+import type { JobRequest, JobStatus } from '../../framework/scheduler/scheduler.ts';
+import { describeGridEngine, gridEngineEnv } from '../setup/gridengine.ts';
+import {
+  jobOf, readOutputs, recordOf, releaseFile, removeWorkDirs, repoRoot, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
+} from '../fixtures/reliability/suite-run.ts';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'gridengine-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(removeWorkDirs);
+
+const submitted: string[] = [];
+afterAll(async () => {
+  if (submitted.length) await execa('qdel', submitted, { env: gridEngineEnv(), reject: false });
+});
+
+function job(name: string, body: string, resources: Partial<JobRequest['resources']> = {}): JobRequest {
+  const dir = path.join(scratch, name);
+  const scriptPath = path.join(scratch, `${name}.sh`);
+  writeFileSync(scriptPath, `#!/usr/bin/env bash\n${body}\n`, { mode: 0o755 });
+  return { name, scriptPath, logDir: dir, workDir: scratch, resources: { nodes: 1, ntasks: 1, timeLimitSec: 300, ...resources } };
+}
+
+async function until(scheduler: GridEngineScheduler, id: string, done: (s: JobStatus) => boolean): Promise<JobStatus> {
+  return waitUntil(`job ${id}`, async () => {
+    const status = (await scheduler.poll([id])).get(id);
+    return status && done(status) ? status : undefined;
+  }, 90_000);
+}
+
+/** Ids Grid Engine still lists (queued, running or being deleted). */
+async function inQstat(ids: string[]): Promise<string[]> {
+  const out = await execa('qstat', ['-u', '*'], { env: gridEngineEnv(), reject: false });
+  const listed = new Set(out.stdout.split('\n').map((l) => l.trim().split(/\s+/)[0]));
+  return ids.filter((id) => listed.has(id));
+}
+
+describeGridEngine('the Grid Engine backend on the local cell', () => {
+  const scheduler = new GridEngineScheduler({ env: { ...process.env, ...gridEngineEnv() } });
+
+  it('a job ends COMPLETED or FAILED with its exit code, its output where logs() says', { timeout: 120_000 }, async () => {
+    const ok = job('ge-ok', 'echo "hello from $JOB_ID"');
+    const bad = job('ge-bad', 'echo failing >&2; exit 3');
+    const [okId, badId] = [await scheduler.submit(ok), await scheduler.submit(bad)];
+    submitted.push(okId, badId);
+    expect(await until(scheduler, okId, (s) => s.terminal)).toMatchObject({ state: 'COMPLETED', exitCode: 0 });
+    expect(await until(scheduler, badId, (s) => s.terminal)).toMatchObject({ state: 'FAILED', exitCode: 3 });
+    expect(readFileSync(scheduler.logs(okId, ok).stdout, 'utf8')).toBe(`hello from ${okId}\n`);
+    expect(readFileSync(scheduler.logs(badId, bad).stderr, 'utf8')).toBe('failing\n');
+  });
+
+  it('a job no queue can ever run is refused at submission, in Grid Engine\'s words', { timeout: 60_000 }, async () => {
+    await expect(scheduler.submit(job('ge-huge', 'true', { nodes: 1, ntasks: 999 }))).rejects.toThrow(/qsub of job "ge-huge" failed: exit code 1[\s\S]*no suitable queues/);
+  });
+
+  it('a running job cancelled: CANCELLED, and qstat no longer lists it', { timeout: 120_000 }, async () => {
+    const id = await scheduler.submit(job('ge-long', 'sleep 600'));
+    submitted.push(id);
+    await until(scheduler, id, (s) => s.state === 'RUNNING');
+    await scheduler.cancel([id]);
+    expect(await until(scheduler, id, (s) => s.terminal)).toMatchObject({ state: 'CANCELLED' });
+    expect(await inQstat([id])).toEqual([]);
+  });
+});
+
+describeGridEngine('runs on Grid Engine', () => {
+  const env = { ...gridEngineEnv(), DISAGG_BATCH_SIZE: '0' };
+  // A config written for SLURM names a partition; on Grid Engine that would be a queue.
+  const held = async (client: `wait:${string}` | 'ok') => standinConfig({ client, partition: '' });
+
+  it('a nixl test in its two-node form passes: its ranks started with qrsh -inherit, over libfabric\'s TCP', { timeout: 180_000 }, async () => {
+    // The cell has one host: both "nodes" of the parallel job are its slots (qrsh-tasks places them).
+    const config = readFileSync(path.join(repoRoot, 'test_configs/nixl/perf/sweep_libfabric_tcp_2nodes.yaml'), 'utf8');
+    const dir = writeWorkDir({ 'nixl/perf/ct_ge': config }, 'gridengine-nixl-');
+    const run = await runSuite({ ...dir, scheduler: 'gridengine', project: 'nixl', env });
+    const id = testIdOf('ct_ge', 'nixl');
+    expect(recordOf(run.records, id), run.output).toMatchObject({ verdict: 'passed' });
+    expect(run.ledger.find((e) => e.test === id)).toMatchObject({ scheduler: 'gridengine' });
+  });
+
+  it('SIGTERM mid-run cancels every job: none is left in qstat', { timeout: 180_000 }, async () => {
+    const never = releaseFile('never');
+    const dir = writeWorkDir({ slow1: await held(`wait:${never}`), slow2: await held(`wait:${never}`) }, 'gridengine-term-');
+    const child = startSuite({ ...dir, scheduler: 'gridengine', env, detached: true });
+    await waitUntil('both jobs running', () => ['slow1', 'slow2'].every((n) => statesOf(dir.outputPath, testIdOf(n)).includes('RUNNING')), 120_000);
+    const ids = ['slow1', 'slow2'].map((n) => jobOf(readOutputs(dir.outputPath).ledger, testIdOf(n))!);
+    submitted.push(...ids);
+    expect(await inQstat(ids)).toEqual(ids);
+    process.kill(child.pid!, 'SIGTERM');
+    expect((await child).exitCode).toBe(143);
+    await waitUntil('the jobs to leave qstat', async () => (await inQstat(ids)).length === 0, 60_000);
+    for (const n of ['slow1', 'slow2']) {
+      expect(readOutputs(dir.outputPath).ledger.filter((e) => e.test === testIdOf(n)).at(-1)).toMatchObject({ state: 'CANCELLED', interrupted: true });
+    }
+  });
+
+  it('after SIGKILL the jobs live on; disagg-bench cleanup ends them', { timeout: 180_000 }, async () => {
+    const never = releaseFile('never');
+    const dir = writeWorkDir({ left: await held(`wait:${never}`) }, 'gridengine-kill-');
+    const child = startSuite({ ...dir, scheduler: 'gridengine', env, detached: true });
+    await waitUntil('the job running', () => statesOf(dir.outputPath, testIdOf('left')).includes('RUNNING'), 120_000);
+    const id = jobOf(readOutputs(dir.outputPath).ledger, testIdOf('left'))!;
+    submitted.push(id);
+    process.kill(-child.pid!, 'SIGKILL');
+    await child;
+    expect(await inQstat([id])).toEqual([id]);
+    const cleanup = await execa('node', [path.join(repoRoot, 'bin/disagg-bench.js'), 'cleanup'], {
+      env: { ...process.env, ...env, OUTPUT_PATH: dir.outputPath, SCHEDULER: 'gridengine' }, reject: false, all: true,
+    });
+    expect(cleanup.exitCode, cleanup.all).toBe(0);
+    expect(cleanup.all).toContain(`${id} (${testIdOf('left')})`);
+    await waitUntil('the job to leave qstat', async () => (await inQstat([id])).length === 0, 60_000);
+  });
+});
