@@ -23,7 +23,7 @@ if (runsTestTypes()) watchLauncherOnce();
  * (docs/testing.md says how to tell).
  */
 const UNIT_TESTS = [
-  'tests/bench/{help,ucx-perftest-final}.test.ts',
+  'tests/bench/{help,side-runs-placement,ucx-perftest-final}.test.ts',
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
@@ -35,7 +35,7 @@ const UNIT_TESTS = [
   'tests/nixl/kvbench-commands.test.ts',
   'tests/results/{digest-gate,json,progress,report-command,report-plots,report,test-states,test-timing}.test.ts',
   'tests/scheduler/{gridengine-status,launchers,local-env,registry,slurm-status,states,watcher}.test.ts',
-  'tests/select/{gpu-skip,gpu,planned-state}.test.ts',
+  'tests/select/{gpu-skip,gpu,plan-cache,planned-state}.test.ts',
   'tests/run/profile-words.test.ts',
   'tests/setup/sequencer.test.ts',
   'tests/suite/run-tests.test.ts',

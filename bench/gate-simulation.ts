@@ -93,7 +93,7 @@ class MemorySource implements GateSource {
         const id = shapeIds[i][k];
         if (id === undefined) return;
         if (!this.series.has(id)) this.series.set(id, []);
-        this.series.get(id)!.push({ runId: r.run!.id, tsMs: Date.parse(r.timing.end), value: m.value, commit: r.run!.commit });
+        this.series.get(id)!.push({ runId: r.run!.id, tsMs: Date.parse(r.timing.end), value: m.value });
       }),
     );
   }

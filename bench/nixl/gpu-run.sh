@@ -7,6 +7,10 @@
 #   bash bench/nixl/gpu-run.sh build       # scripts/build-nixl.sh into /tmp/nixl (UCX with CUDA)
 #   bash bench/nixl/gpu-run.sh host|vram   # side-by-side.ts on host memory (ucx) / VRAM (engine cuda)
 # Logs and figures go to $OUT (build-logs.tgz, <part>.tgz with the side-by-side logs and jsonl).
+# LABEL=name names a run's logs (default gpu-machine-<part>-<date>); ENGINE_BUNDLE=dir runs the
+# engine bundled there (launch.mjs, commands.mjs): `BASE_REV=<commit> ... prepare` bundles that
+# commit's engine into .nixl-gpu/base, a baseline for the same call.
+# On one GPU, vram puts both ranks of each side on it and says so (side-runs.ts).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 D=.nixl-gpu
@@ -26,6 +30,22 @@ prepare() {
   bundle bench/nixl/side-by-side.ts side-by-side.mjs
   bundle runners/xfer/launch.ts launch.mjs
   bundle bench/gpu/commands.ts commands.mjs
+  # BASE_REV=rev: that commit's engine too, in $D/base (ENGINE_BUNDLE=$D/base runs it there)
+  if [[ -n ${BASE_REV:-} ]]; then
+    local tree root=$PWD
+    tree=$(mktemp -d)
+    git archive "$BASE_REV" runners bench/gpu framework package.json | tar -x -C "$tree"
+    ln -s "$root/node_modules" "$tree/node_modules"
+    mkdir -p $D/base
+    (cd "$tree" && for pair in "runners/xfer/launch.ts launch.mjs" "bench/gpu/commands.ts commands.mjs"; do
+      set -- $pair
+      npx --no-install esbuild "$1" --bundle --platform=node --format=esm --target=node20 --external:koffi \
+        --outfile="$root/$D/base/$2" --log-level=warning \
+        --banner:js="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
+    done)
+    rm -rf "$tree"
+    echo "$D/base: the engine at $(git rev-parse --short "$BASE_REV")"
+  fi
   [[ -s $D/node.xz ]] || xz -T2 -6 -c "$(command -v node)" >"$D/node.xz"
   du -sh .nixl-src $D
 }
@@ -49,16 +69,17 @@ compare() {
   node_up
   nvidia-smi -L
   # The engine's ucx backend loads the same UCX as nixlbench (the one built with CUDA).
+  local E=${ENGINE_BUNDLE:-$D}
   LD_LIBRARY_PATH=$NIXL_PREFIX/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
     node $D/side-by-side.mjs --nixlbench "$NIXL_PREFIX/bin/nixlbench" --label "$label" \
-    --engine "node $D/launch.mjs --ranks 2 $D/commands.mjs sweep" "$@" 2>&1 | tee "$OUT/$label.txt"
+    --engine "node $E/launch.mjs --ranks 2 $E/commands.mjs sweep" "$@" 2>&1 | tee "$OUT/$label.txt"
   tar -czf "$OUT/$label.tgz" "results/nixl-side-by-side-$label" results/nixl-side-by-side.jsonl
 }
 
 case "${1:-}" in
   prepare) prepare ;;
   build) build ;;
-  host) compare "gpu-machine-host-$(date -u +%F)" --seg DRAM --engine-backend ucx "${@:2}" ;;
-  vram) compare "gpu-machine-vram-$(date -u +%F)" --seg VRAM --engine-backend cuda "${@:2}" ;;
+  host) compare "${LABEL:-gpu-machine-host-$(date -u +%F)}" --seg DRAM --engine-backend ucx "${@:2}" ;;
+  vram) compare "${LABEL:-gpu-machine-vram-$(date -u +%F)}" --seg VRAM --engine-backend cuda "${@:2}" ;;
   *) echo "usage: bench/nixl/gpu-run.sh prepare|build|host|vram [side-by-side arguments]" >&2; exit 2 ;;
 esac

@@ -148,6 +148,9 @@ async function main(): Promise<void> {
   const transports = (values.transports ?? (values.engine ? 'default' : 'shm,tcp')).split(',');
   const rounds = Number(values.rounds);
   console.log(`side by side: engine ${values['engine-backend']} (UCX from ${ucxLib ?? 'the system'}) vs ${binary} (--backend ${values['nixl-backend']}, ${values.runtime}), ${values.seg}, transports ${transports.join(' / ')}, ${rounds} round(s); ${m.nproc} CPUs (${m.cpuModel}), load ${m.load1AtStart} at start; logs ${logRoot}`);
+  // VRAM: where the ranks are (with one GPU both sides put both ranks on it, and say so)
+  const placement = values.seg === 'VRAM' ? sides.gpuPlacement?.() : undefined;
+  if (placement) console.log(placement.note);
   const figures: Record<string, unknown>[] = [];
   const goals: Goal[] = [];
   const summary: (string | number)[][] = [];
@@ -204,7 +207,7 @@ async function main(): Promise<void> {
   printGoals(goals);
   appendResult('nixl-side-by-side', {
     nixlbench: binary, runtime: values.runtime, seg: values.seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'],
-    engineUcxLib: ucxLib ?? 'system', logs: path.relative(repoRoot, logRoot), results: figures,
+    engineUcxLib: ucxLib ?? 'system', ...(placement ? { gpus: placement } : {}), logs: path.relative(repoRoot, logRoot), results: figures,
   }, goals);
   if (smoke) fs.rmSync(logRoot, { recursive: true, force: true });
 }

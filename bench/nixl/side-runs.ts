@@ -8,6 +8,7 @@
 //   of the kind's adapter (ASIO runtime), their logs read by the same nixlbench extractor.
 // Either way every log stays in the side's folder, and the UCX lanes each side's endpoints got
 // (logged at UCX_LOG_LEVEL=info) are read from it.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { nixlbenchSpec } from '../../runners/nixl/tools/nixlbench.ts';
 import { runToolTask } from '../../runners/nixl/tool-task.ts';
 import { TOOL_SPEC_FILE, taskLog } from '../../runners/nixl/tool-spec.ts';
 import { ucxLanes } from '../../runners/nixl/ucx-lanes.ts';
+import { SHARE_GPU_ENV } from '../../runners/xfer/gpu-share-env.ts';
 import { runConfigJob, type ConfigJob } from './config-job.ts';
 
 export type Flags = Record<string, string | number>;
@@ -59,6 +61,42 @@ export interface SideSettings {
 export interface Sides {
   engine(flags: Flags, env: Record<string, string>, dir: string): Promise<SideRun>;
   nixlbench(flags: Flags, env: Record<string, string>, dir: string): Promise<SideRun>;
+  /** Where the two ranks' VRAM is (direct mode): a GPU each, or both on one (said in the output). */
+  gpuPlacement?(): GpuPlacement;
+}
+
+export interface GpuPlacement {
+  /** CUDA_VISIBLE_DEVICES of rank 0 and rank 1. */
+  devices: [string, string];
+  shared: boolean;
+  /** One line for the output and the figures' record. */
+  note: string;
+}
+
+/**
+ * The GPUs this machine shows (CUDA_VISIBLE_DEVICES when set, else `nvidia-smi -L`), and where the
+ * two ranks go: rank k on the k-th GPU when there are two or more; with one, both on it, the
+ * engine's ranks allowed to share it (XFER_RANKS_MAY_SHARE_GPU=1): every code path runs, but a
+ * transfer is a copy inside one device, not between two.
+ */
+export function placeTwoRanks(env: NodeJS.ProcessEnv = process.env, listGpus = nvidiaSmiGpus): GpuPlacement {
+  const visible = env.CUDA_VISIBLE_DEVICES?.trim() ? env.CUDA_VISIBLE_DEVICES.split(',').map((d) => d.trim()).filter(Boolean) : listGpus();
+  if (visible.length >= 2) return { devices: [visible[0], visible[1]], shared: false, note: `GPUs: rank 0 on device ${visible[0]}, rank 1 on device ${visible[1]}` };
+  const only = visible[0] ?? '0';
+  return {
+    devices: [only, only],
+    shared: true,
+    note: `one GPU visible: both ranks of each side on device ${only} (${SHARE_GPU_ENV}=1 for the engine); every code path runs, the figures are copies inside one GPU, not GPU to GPU`,
+  };
+}
+
+function nvidiaSmiGpus(): string[] {
+  try {
+    const out = execFileSync('nvidia-smi', ['-L'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.split('\n').flatMap((line) => line.match(/^GPU (\d+):/)?.[1] ?? []);
+  } catch {
+    return [];
+  }
 }
 
 /** B/W, Avg Lat., Avg Post and Avg Tx per block size. */
@@ -154,9 +192,14 @@ function directSides(s: SideSettings, engineCommand: string): Sides {
     if (problems.length > 0) throw new Error(`${what}: ${problems.join('; ')}`);
     return rowsOf(metrics);
   };
+  let placement: GpuPlacement | undefined;
+  const placed = () => (placement ??= placeTwoRanks());
+  const vram = (flags: Flags) => flags.initiator_seg_type === 'VRAM' || flags.target_seg_type === 'VRAM';
   return {
+    gpuPlacement: placed,
     async engine(flags, env, dir) {
       fs.mkdirSync(dir, { recursive: true });
+      if (vram(flags) && placed().shared) env = { ...env, [SHARE_GPU_ENV]: '1' };
       const file = path.join(dir, 'sweep.log');
       const [command, ...words] = engineCommand.split(' ');
       const argv = [...words, '--backend', s.engineBackend, ...Object.entries(flags).flatMap(([k, v]) => [`--${k}`, String(v)])];
@@ -173,8 +216,8 @@ function directSides(s: SideSettings, engineCommand: string): Sides {
       fs.writeFileSync(specFile, `${JSON.stringify(spec, null, 2)}\n`);
       // nixlbench puts both ranks' VRAM on device 0 of what it sees (the target's device id is its
       // rank minus the initiators'); a GPU each, as SLURM's --gpus-per-task gives a task, makes the
-      // transfer cross-GPU like the engine's (rank k on GPU k)
-      const gpuOf = (k: number) => (flags.initiator_seg_type === 'VRAM' ? { CUDA_VISIBLE_DEVICES: String(k) } : {});
+      // transfer cross-GPU like the engine's (rank k on GPU k); with one GPU both see that one
+      const gpuOf = (k: number) => (vram(flags) ? { CUDA_VISIBLE_DEVICES: placed().devices[k] } : {});
       const task = (k: number) => runToolTask(specFile, { ...process.env, SLURM_PROCID: String(k), SLURM_NTASKS: '2', SLURM_LOCALID: String(k), ...gpuOf(k) });
       const codes = await Promise.all([task(0), task(1)]);
       const rank0 = path.join(dir, taskLog(spec, spec.startOrder[0]));

@@ -38,25 +38,36 @@ export function parseYaml(text: string, displayFile: string): ParsedYaml {
   };
 }
 
+type Read<T extends string, V> = ({ [K in T]: V } & { issue?: undefined }) | ({ [K in T]?: undefined } & { issue: ConfigIssue });
+
+const issueAt = (displayFile: string, message: string, line = 1, col = 1): { issue: ConfigIssue } => ({ issue: { file: displayFile, line, col, message } });
+
 /**
- * A config file's text as UTF-8, or the one issue that makes it no text to parse: unreadable, not
- * a regular file (a FIFO would block the run forever), larger than MAX_CONFIG_BYTES, UTF-16 or not
- * UTF-8. A UTF-8 byte-order mark is dropped.
+ * A config file's bytes, or the one issue that makes it no file to parse: unreadable, not a
+ * regular file (a FIFO would block the run forever), larger than MAX_CONFIG_BYTES.
  */
-export function readConfigText(absFile: string, displayFile: string): { text: string; issue?: undefined } | { text?: undefined; issue: ConfigIssue } {
-  const fail = (message: string, line = 1, col = 1) => ({ issue: { file: displayFile, line, col, message } });
-  let bytes: Buffer;
+export function readConfigBytes(absFile: string, displayFile: string): Read<'bytes', Buffer> {
   try {
-    bytes = readRegularFileSync(absFile, MAX_CONFIG_BYTES);
+    return { bytes: readRegularFileSync(absFile, MAX_CONFIG_BYTES) };
   } catch (err) {
     if (!(err instanceof FileReadError)) throw err;
-    if (err.code === 'not-regular') return fail(`${err.reason.replace(/^is /, '')}; expected a YAML text file`);
-    if (err.code === 'too-large') return fail(`${err.reason.replace(/ read at most from such a file$/, '')} a config may be (real configs are a few KiB); not read`);
-    return fail(err.reason.replace(/no such file \(ENOENT\)$/, 'no such file (a link to nothing?) (ENOENT)'));
+    if (err.code === 'not-regular') return issueAt(displayFile, `${err.reason.replace(/^is /, '')}; expected a YAML text file`);
+    if (err.code === 'too-large') return issueAt(displayFile, `${err.reason.replace(/ read at most from such a file$/, '')} a config may be (real configs are a few KiB); not read`);
+    return issueAt(displayFile, err.reason.replace(/no such file \(ENOENT\)$/, 'no such file (a link to nothing?) (ENOENT)'));
   }
+}
+
+/** Bytes as UTF-8 text, or the issue: UTF-16 or not UTF-8. A UTF-8 byte-order mark is dropped. */
+export function decodeConfigBytes(bytes: Buffer, displayFile: string): Read<'text', string> {
   const decoded = decodeYamlBytes(bytes);
-  if (decoded.problem) return fail(decoded.problem.message, decoded.problem.line, decoded.problem.col);
+  if (decoded.problem) return issueAt(displayFile, decoded.problem.message, decoded.problem.line, decoded.problem.col);
   return { text: decoded.text };
+}
+
+/** A config file's text (readConfigBytes, then decodeConfigBytes), or the one issue that makes it none. */
+export function readConfigText(absFile: string, displayFile: string): Read<'text', string> {
+  const read = readConfigBytes(absFile, displayFile);
+  return read.issue ? { issue: read.issue } : decodeConfigBytes(read.bytes, displayFile);
 }
 
 export function readYamlFileSync(absFile: string, displayFile: string): ParsedYaml {

@@ -45,6 +45,30 @@ function withSafeIntegers(schema: unknown): unknown {
 /** Schema and rule issues of a parsed config (parse issues are the loader's). */
 /** `absFile`: where the config is (its rules resolve relative paths against its folder). */
 export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: string, absFile: string, category?: string): ConfigIssue[] {
+  return validateParsed(type, parsed, displayFile, absFile, category).issues;
+}
+
+export interface Validation {
+  issues: ConfigIssue[];
+  /** The rules asked where the config is: their verdict may depend on files beside it. */
+  readLocation: boolean;
+}
+
+/** validateConfig, also saying whether the verdict depends on the content alone (for the config cache). */
+export function validateParsed(type: TestType, parsed: ParsedYaml, displayFile: string, absFile: string, category?: string): Validation {
+  let readLocation = false;
+  const source = {
+    get file() {
+      readLocation = true;
+      return absFile;
+    },
+    category,
+  };
+  const issues = checkParsed(type, parsed, displayFile, source);
+  return { issues, readLocation };
+}
+
+function checkParsed(type: TestType, parsed: ParsedYaml, displayFile: string, source: { file: string; category?: string }): ConfigIssue[] {
   const at = (path: KeyPath, message: string): ConfigIssue => {
     const pos = parsed.locate(path);
     return { file: displayFile, line: pos?.line, col: pos?.col, path: formatKeyPath(path), message };
@@ -56,7 +80,7 @@ export function validateConfig(type: TestType, parsed: ParsedYaml, displayFile: 
   if (!validate(parsed.data)) {
     return simplify(validate.errors ?? []).map((e) => at(errorPath(e), errorMessage(e, parsed.data)));
   }
-  return type.rules(parsed.data as Record<string, unknown>, { file: absFile, category }).map((v) => at(v.path, v.message));
+  return type.rules(parsed.data as Record<string, unknown>, source).map((v) => at(v.path, v.message));
 }
 
 function errorPath(error: ErrorObject): KeyPath {

@@ -16,6 +16,10 @@ class PostgresConnection implements SqlConnection {
     return (await sqlCall(() => this.client.query(sql, params))).rows as T[];
   }
 
+  async queryArrays(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
+    return (await sqlCall(() => this.client.query({ text: sql, values: params, rowMode: 'array' }))).rows as unknown[][];
+  }
+
   async exec(sql: string, params: SqlValue[] = []): Promise<void> {
     await sqlCall(() => this.client.query(sql, params));
   }

@@ -5,7 +5,7 @@
 // pure core (gate/judge-run.ts). Findings come back in the record's shape (RegressionFinding).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { GateSettings, RunKind } from '../settings.ts';
-import type { Alert, AlertStore, RunFacts } from './alert-store.ts';
+import type { Alert, AlertStore } from './alert-store.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { isGated } from './gate-metrics.ts';
 import { judgeRun, type GateFinding, type GateSeries, type RunPoint, type RunVerdict } from './gate/judge-run.ts';
@@ -38,8 +38,6 @@ export interface JudgedRun {
   verdict: RunVerdict;
   /** Findings per test id, in the record's shape. */
   byTest: Map<string, RegressionFinding[]>;
-  /** Time and commit of each run the findings name (alerts' commit ranges). */
-  runs: Map<string, RunFacts>;
   /** The gate's findings with the GPU type and branch of their series (what an alert keeps). */
   findings: (GateFinding & { gpuType?: string; branch?: string })[];
 }
@@ -54,7 +52,7 @@ export interface GateSource {
 }
 
 export async function judgeRecords(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<JudgedRun> {
-  const empty: JudgedRun = { verdict: { findings: [], family: 0, outlierRuns: [], heavyTailed: [] }, byTest: new Map(), runs: new Map(), findings: [] };
+  const empty: JudgedRun = { verdict: { findings: [], family: 0, outlierRuns: [], heavyTailed: [] }, byTest: new Map(), findings: [] };
   if (inputs.length === 0) return empty;
   const anchor = inputs.reduce((min, i) => Math.min(min, Date.parse(i.record.timing.start)), Infinity);
   const items = inputs.flatMap((input) =>
@@ -78,10 +76,8 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
   const alertsOf = new Map<number, Alert[]>();
   for (const a of alerts) alertsOf.set(a.seriesId, [...(alertsOf.get(a.seriesId) ?? []), a]);
   const series: GateSeries[] = [];
-  const runs = new Map<string, RunFacts>();
   for (const item of items) {
     const all = values.get(item.seriesId) ?? [];
-    for (const p of all) runs.set(p.runId, { tsMs: p.tsMs, ...(p.commit ? { commit: p.commit } : {}) });
     const { history, openAlert, currentLevel } = segment(all, alertsOf.get(item.seriesId) ?? [], preMerge);
     if (all.length === 0) continue; // upstream: no history for this case, no check
     const { record } = item.input;
@@ -103,10 +99,6 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
       ...(currentLevel ? { currentLevel } : {}),
     });
   }
-  for (const input of inputs) {
-    const r = input.record;
-    if (!runs.has(options.runId)) runs.set(options.runId, { tsMs: Date.parse(r.timing.end), ...(r.run?.commit ? { commit: r.run.commit } : {}) });
-  }
   const verdict = judgeRun(series, { alpha: options.gate.alpha, minRuns: options.gate.minRuns, runId: options.runId, ...(options.family ? { family: options.family } : {}) });
   const byTest = new Map<string, RegressionFinding[]>();
   const recordOf = new Map(inputs.map((i) => [i.record.testId, i.record]));
@@ -114,7 +106,7 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
     byTest.set(f.testId, [...(byTest.get(f.testId) ?? []), asRecordFinding(f)]);
   }
   const findings = verdict.findings.map((f) => ({ ...f, gpuType: recordOf.get(f.testId)?.gpuType, branch: options.branch }));
-  return { verdict, byTest, runs, findings };
+  return { verdict, byTest, findings };
 }
 
 /**

@@ -263,8 +263,9 @@ export class HistoryStore {
 
   /**
    * The gate's history (gate/judge-run.ts): per series of `points` (or of a stored run), one value
-   * per post-merge run (the mean when a run measured it more than once), with the run's time and
-   * commit, oldest first; valid values of the window and branch, the excluded run left out.
+   * per post-merge run (the mean when a run measured it more than once) with the run's time,
+   * oldest first; valid values of the window and branch, the excluded run left out. A million
+   * values come back as arrays, not objects (queryArrays).
    */
   async runValues(filter: BaselineFilter): Promise<Map<number, RunPoint[]>> {
     if (filter.points.length === 0 && !filter.storedRunId) return new Map();
@@ -281,22 +282,37 @@ export class HistoryStore {
       params.push(filter.branch);
       branch = ` AND (m.branch IS NULL OR m.branch = $${params.length})`;
     }
-    const rows = await this.db.query(
-      `WITH per_run AS (SELECT m.series_id, m.run_id, min(m.test_id) AS test_id, avg(m.value) AS value, max(m.ts_ms) AS ts_ms FROM ${METRICS_TABLE} m
+    // Ordered by the database; a run that measured a series more than once is averaged here (rare:
+    // grouping a million rows by series and run in SQL costs more than the whole read).
+    const rows = await this.db.queryArrays(
+      `SELECT CAST(m.series_id AS DOUBLE PRECISION), m.run_id, m.value, CAST(m.ts_ms AS DOUBLE PRECISION) FROM ${METRICS_TABLE} m
          WHERE m.post_merge AND m.valid AND m.ts_ms >= $1 AND m.ts_ms < $2 AND m.run_id <> $3${branch} AND m.series_id IN (${series})
-         GROUP BY m.series_id, m.run_id)
-       SELECT CAST(p.series_id AS DOUBLE PRECISION) AS series_id, p.run_id, CAST(p.value AS DOUBLE PRECISION) AS value, CAST(p.ts_ms AS DOUBLE PRECISION) AS ts_ms, t.git_commit
-       FROM per_run p LEFT JOIN ${TESTS_TABLE} t ON t.run_id = p.run_id AND t.test_id = p.test_id
-       ORDER BY p.series_id, p.ts_ms, p.run_id`,
+         ORDER BY 1, m.run_id, 4`,
       params,
     );
     if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
     const out = new Map<number, RunPoint[]>();
-    for (const r of rows) {
-      const id = num(r.series_id);
-      if (!out.has(id)) out.set(id, []);
-      out.get(id)!.push({ runId: String(r.run_id), tsMs: num(r.ts_ms), value: num(r.value), ...(r.git_commit ? { commit: String(r.git_commit) } : {}) });
+    let points: RunPoint[] = [];
+    let last: { id: number; point?: RunPoint; count: number } = { id: Number.NaN, count: 0 };
+    for (const [id, runId, value, tsMs] of rows as [number, string, number, number][]) {
+      if (id !== last.id) {
+        const known = out.get(id);
+        if (!known) out.set(id, (points = []));
+        else points = known;
+        last = { id, count: 0 };
+      }
+      if (last.point && last.point.runId === runId) {
+        // the same run again: the mean of its values, the latest time
+        last.point.value = (last.point.value * last.count + value) / (last.count + 1);
+        last.point.tsMs = Math.max(last.point.tsMs, tsMs);
+        last.count++;
+        continue;
+      }
+      last.point = { runId, tsMs, value };
+      last.count = 1;
+      points.push(last.point);
     }
+    for (const list of out.values()) list.sort((a, b) => a.tsMs - b.tsMs);
     return out;
   }
 
@@ -432,6 +448,12 @@ export interface OpenOptions {
   create?: boolean;
   /** Seconds to wait for a DuckDB file another process holds (DISAGG_HISTORY_LOCK_WAIT_SEC). */
   lockWaitSec?: number;
+}
+
+/** Loads the driver of the store DISAGG_HISTORY names (DuckDB's native library, pg), opening nothing. */
+export async function preloadHistoryDriver(target: HistoryTarget): Promise<void> {
+  if (target.kind === 'duckdb') await import('./duckdb.ts');
+  else if (target.kind === 'postgres') await import('./postgres.ts');
 }
 
 /** Opens the store DISAGG_HISTORY names, runs fn with it, closes it. */

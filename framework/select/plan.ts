@@ -2,8 +2,9 @@
 // are skipped (and why). Nothing is submitted here: `vitest list` and the CLI use it as is.
 import { discoverConfigs, type ConfigFile } from '../config/discover.ts';
 import { testIdProblem } from '../config/ids.ts';
-import { flushParseCache, openParseCache, readYamlFileCached } from '../config/parse-cache.ts';
-import { validateConfig } from '../config/validate.ts';
+import { flushParseCache, keepVerdict, openParseCache, readYamlFileCached, type Verdict } from '../config/parse-cache.ts';
+import type { ParsedYaml } from '../config/load.ts';
+import { validateParsed } from '../config/validate.ts';
 import { resolveConfig, type ResolvedConfig } from '../config/resolve.ts';
 import type { ConfigIssue } from '../config/issue.ts';
 import { isTestTypeName, testType } from '../types/registry.ts';
@@ -55,18 +56,39 @@ export function loadPlannedTest(file: ConfigFile, gpu: GpuDetection, env: NodeJS
     return test;
   }
   if (parsed.issues.length > 0) return test;
-  test.issues.push(...validateConfig(type, parsed, file.displayFile, file.absFile, file.category));
+  const verdict = parsed.verdict ?? validate(type, parsed, file);
+  test.issues.push(...verdict.issues);
   // As upstream: a config for another GPU type is skipped, valid or not (its errors stay in
   // test.issues for `disagg-bench validate`, and fail it on a GPU it supports).
-  test.supportedGpus = supportedGpusOf(type, parsed.data);
+  test.supportedGpus = verdict.supportedGpus;
   test.skipReason = gpuSkipReason(test.supportedGpus, gpuForType(gpu, type.assumedGpuType));
   if (test.issues.length > 0) return test;
-  test.skipReason ??= type.unavailableHere?.(parsed.data as Record<string, unknown>);
+  if (type.unavailableHere) test.skipReason ??= type.unavailableHere(parsed.data as Record<string, unknown>);
   // A config the jobs' nodes cannot hold is skipped with why, as one for another GPU; DISAGG_FAIL_UNFIT=1 runs it to fail.
-  if (gpu.node && !options.failUnfit) test.skipReason ??= type.cannotHold?.(parsed.data as Record<string, unknown>, gpu.node);
-  test.config = parsed.data as Record<string, unknown>;
-  test.resolved = resolveConfig(test.config, type.envOverrides, env);
+  if (gpu.node && !options.failUnfit && type.cannotHold) test.skipReason ??= type.cannotHold(parsed.data as Record<string, unknown>, gpu.node);
+  // The config and its overrides are read when first asked for: a listing asks for neither (the
+  // cached data stays unread, and no copy of each config is made).
+  let resolved: ResolvedConfig | undefined;
+  Object.defineProperties(test, {
+    config: { get: () => parsed.data, enumerable: true, configurable: true },
+    resolved: {
+      get: () => (resolved ??= resolveConfig(parsed.data as Record<string, unknown>, type.envOverrides, env)),
+      set: (value: ResolvedConfig) => {
+        resolved = value;
+      },
+      enumerable: true,
+      configurable: true,
+    },
+  });
   return test;
+}
+
+/** Schema, rules and the GPU types named; kept in the config cache when it depends on the content alone. */
+function validate(type: TestType, parsed: ParsedYaml, file: ConfigFile): Verdict {
+  const { issues, readLocation } = validateParsed(type, parsed, file.displayFile, file.absFile, file.category);
+  const verdict = { issues, supportedGpus: supportedGpusOf(type, parsed.data) };
+  if (!readLocation) keepVerdict(file.absFile, verdict);
+  return verdict;
 }
 
 /** The GPU types a parsed config names, read defensively: the config may be invalid. */
@@ -102,7 +124,9 @@ export function planRun(options: PlanOptions): Plan {
   }
   if (options.testType) files = files.filter((f) => f.testType === options.testType);
   openParseCache(`${settings.workDir}\u0000${options.testType ?? '*'}`);
-  const tests = files.map((f) => loadPlannedTest(f, options.gpu, env, { failUnfit: settings.failUnfit }));
+  // The environment as it is now: a test's overrides are resolved when first read, maybe later.
+  const envNow = { ...env };
+  const tests = files.map((f) => loadPlannedTest(f, options.gpu, envNow, { failUnfit: settings.failUnfit }));
   flushParseCache();
   return { tests, unknownListedIds, testList, notices };
 }

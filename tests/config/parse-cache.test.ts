@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { flushParseCache, openParseCache, readYamlFileCached } from '../../framework/config/parse-cache.ts';
+import { flushParseCache, keepVerdict, openParseCache, parseCacheFile, readYamlFileCached } from '../../framework/config/parse-cache.ts';
+import { rulesVersion } from '../../framework/config/rules-version.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'parse-cache-'));
 const file = path.join(dir, 'c.yaml');
@@ -38,5 +39,59 @@ describe('parse cache', () => {
     writeFileSync(file, 'a: 1\na: 2\n');
     expect(readYamlFileCached(file, 'c.yaml').issues[0].message).toMatch(/^duplicate key 'a'/);
     expect(readYamlFileCached(file, 'c.yaml').issues).toHaveLength(1);
+  });
+});
+
+describe('validation verdicts in the cache', () => {
+  const verdict = { issues: [{ file: 'c.yaml', line: 2, col: 3, path: 'top.inner', message: 'expected string, got number 3' }], supportedGpus: ['GB200'] };
+
+  it('a kept verdict is served for the same content, from disk, and dropped when the content changes', () => {
+    openParseCache(`verdict:${dir}`);
+    writeFileSync(file, 'top:\n  inner: 3\n');
+    expect(readYamlFileCached(file, 'c.yaml').verdict).toBeUndefined();
+    keepVerdict(file, verdict);
+    flushParseCache();
+    openParseCache(`other:${dir}`);
+    openParseCache(`verdict:${dir}`);
+    expect(readYamlFileCached(file, 'c.yaml').verdict).toEqual(verdict);
+    writeFileSync(file, 'top:\n  inner: 4\n');
+    expect(readYamlFileCached(file, 'c.yaml').verdict).toBeUndefined();
+  });
+
+  it('a verdict the rules of another version gave is not served', () => {
+    const scope = `rules:${dir}`;
+    openParseCache(scope);
+    writeFileSync(file, 'a: 1\n');
+    readYamlFileCached(file, 'c.yaml');
+    keepVerdict(file, verdict);
+    flushParseCache();
+    const stored = JSON.parse(readFileSync(parseCacheFile(scope), 'utf8'));
+    expect(stored.rules).toBe(rulesVersion());
+    expect(stored.entries[file].verdict).toEqual(verdict);
+    stored.rules = 'an older version';
+    writeFileSync(parseCacheFile(scope), JSON.stringify(stored));
+    openParseCache(`other:${dir}`);
+    openParseCache(scope);
+    expect(readYamlFileCached(file, 'c.yaml').data).toEqual({ a: 1 });
+    expect(readYamlFileCached(file, 'c.yaml').verdict).toBeUndefined();
+  });
+});
+
+describe('the parsed data, read when first asked for', () => {
+  it('is parsed again when the data file is lost, and refused when the file changed since it was planned', () => {
+    const scope = `data:${dir}`;
+    openParseCache(scope);
+    writeFileSync(file, 'a: 1\n');
+    readYamlFileCached(file, 'c.yaml');
+    flushParseCache();
+    rmSync(parseCacheFile(scope).replace(/\.json$/, '.data.json'));
+    openParseCache(`other:${dir}`);
+    openParseCache(scope);
+    expect(readYamlFileCached(file, 'c.yaml').data).toEqual({ a: 1 });
+    openParseCache(`other:${dir}`);
+    openParseCache(scope);
+    const planned = readYamlFileCached(file, 'c.yaml');
+    writeFileSync(file, 'a: 2\n');
+    expect(() => planned.data).toThrow(/^c\.yaml: changed since this run was planned/);
   });
 });
