@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all=(collection startup config-load rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link ct-verify-timing history)
+all=(collection startup config-load rendezvous orchestration engine-host engine-host-sweep engine-ucx engine-inflight libfabric-shm netns-link ct-verify-timing history llamacpp-serving)
 selected=("${@:-${all[@]}}")
 failed=()
 for name in "${selected[@]}"; do

@@ -1,7 +1,7 @@
 // `disagg-bench list [--type T] [--json]`: what a run would do, without submitting anything.
 import { readSettings, SETTING_VARIABLES } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
-import { slurmGpuProbe } from '../scheduler/create.ts';
+import { jobsRunHere, slurmGpuProbe } from '../scheduler/create.ts';
 import { allTestTypes } from '../types/registry.ts';
 import { gpuTypeProblem, planRun } from '../select/plan.ts';
 import { plannedReason, plannedState } from '../select/planned-state.ts';
@@ -34,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`disagg-bench: error: ${gpuProblem}`);
     return 2;
   }
-  const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings));
+  const gpu = await detectGpuType(process.env, undefined, slurmGpuProbe(settings), { jobsRunHere: jobsRunHere(settings) });
   const plan = planRun({ settings, gpu, testType: values.type });
   for (const notice of plan.notices) console.warn(notice);
   const types = allTestTypes().filter((t) => !values.type || t.name === values.type);

@@ -54,6 +54,11 @@ export async function createScheduler(settings: RunSettings, env: NodeJS.Process
   return chosen(settings, env).create({ settings, env });
 }
 
+/** Whether the run's jobs run on this host (its scheduler's jobsRunHere), so that this host's GPU is theirs. */
+export function jobsRunHere(settings: Pick<Settings, 'debugMode' | 'scheduler'>, env: NodeJS.ProcessEnv = process.env): boolean {
+  return !settings.debugMode && chosen(settings, env).jobsRunHere === true;
+}
+
 /**
  * When the run's scheduler can tell which GPU type its nodes have (SLURM: the partition's gres,
  * SLURM_PARTITION's partition or the default one), a probe asking it, for GPU detection on a node

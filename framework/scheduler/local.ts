@@ -311,5 +311,6 @@ export const localDefinition: SchedulerDefinition = {
   launcher: 'srun',
   // Last: a cluster's scheduler, when one is here, is what a run means.
   autoSelect: { rank: 100, available: () => true },
+  jobsRunHere: true,
   create: ({ settings, env }) => new LocalScheduler({ stateDir: path.join(settings.outputPath, 'local-scheduler'), env }),
 };

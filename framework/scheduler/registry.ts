@@ -36,6 +36,11 @@ export interface SchedulerDefinition {
    * GPU to ask): for GPU detection. Absent: the scheduler cannot tell.
    */
   gpuProbe?: (env: NodeJS.ProcessEnv) => () => Promise<PartitionGpus>;
+  /**
+   * Its jobs run on this host (the local scheduler): the GPU found here, or the absence of one, is
+   * theirs, so no GPU type is assumed for a host without one.
+   */
+  jobsRunHere?: boolean;
 }
 
 /** A scheduler's place in the choice a run makes when SCHEDULER is unset. */

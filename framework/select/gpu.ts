@@ -42,6 +42,8 @@ export interface GpuDetection {
   source: 'GPU_TYPE' | 'slurm' | 'nvml' | 'none' | 'assumed';
   /** What SLURM / NVML said (why detection found nothing, or which partition's gres named the type). */
   detail?: string;
+  /** The jobs run on this host (the local scheduler): no GPU found here means none, nothing is assumed. */
+  here?: boolean;
   /** What one node of the run's jobs holds, where SLURM (sinfo) or NVML (this machine) told it. */
   node?: NodeSize;
   /** GPU_TYPE set but empty: upstream filters nothing (`if gpu_type and ...`), so every config runs. */
@@ -97,6 +99,7 @@ export async function detectGpuType(
   env: NodeJS.ProcessEnv = process.env,
   probe: GpuNameProbe = nvmlProbe,
   slurm?: SlurmGpuProbe,
+  options: { jobsRunHere?: boolean } = {},
 ): Promise<GpuDetection> {
   if (env.GPU_TYPE) return { ...gpuTypeFromEnv(env.GPU_TYPE), source: 'GPU_TYPE' };
   if (env.GPU_TYPE === '') return { gpuType: undefined, source: 'GPU_TYPE', everyConfig: true, detail: 'GPU_TYPE is set but empty' };
@@ -123,7 +126,7 @@ export async function detectGpuType(
   } catch (err) {
     reasons.push((err as Error).message);
   }
-  return { gpuType: undefined, source: 'none', detail: reasons.join('; '), ...(node && { node }) };
+  return { gpuType: undefined, source: 'none', detail: reasons.join('; '), ...(node && { node }), ...(options.jobsRunHere ? { here: true } : {}) };
 }
 
 /**
@@ -131,7 +134,7 @@ export async function detectGpuType(
  * GPU_TYPE default, GB200, for the serving types); a type that assumes none sees none.
  */
 export function gpuForType(detection: GpuDetection, assumedGpuType: string | undefined): GpuDetection {
-  if (detection.gpuType || !assumedGpuType || detection.everyConfig) return detection;
+  if (detection.gpuType || !assumedGpuType || detection.everyConfig || detection.here) return detection;
   return { gpuType: assumedGpuType, source: 'assumed', detail: detection.detail };
 }
 
@@ -139,10 +142,11 @@ export function gpuForType(detection: GpuDetection, assumedGpuType: string | und
 export function gpuNotice(detection: GpuDetection, typeName: string, assumedGpuType: string | undefined): string | undefined {
   if (detection.everyConfig) return `GPU_TYPE is set but empty: every ${typeName} config runs, whatever its supported_gpus (upstream filters nothing then); unset GPU_TYPE to detect the GPU`;
   if (detection.gpuType) return detection.source === 'slurm' ? `GPU type ${detection.gpuType} from ${detection.detail}` : undefined;
-  if (assumedGpuType) {
+  if (assumedGpuType && !detection.here) {
     return `No GPU found and GPU_TYPE unset (${detection.detail}): ${typeName} configs run as ${assumedGpuType}, upstream's default GPU_TYPE; set GPU_TYPE to choose.`;
   }
-  return `No GPU detected and GPU_TYPE unset (${detection.detail}): only configs that need no GPU run.`;
+  const where = detection.here ? ' on this host, where the jobs run,' : '';
+  return `No GPU detected${where} and GPU_TYPE unset (${detection.detail}): only configs that need no GPU run.`;
 }
 
 /**

@@ -22,8 +22,8 @@ const settings = readSettings();
 // WORK_DIR's extensions (their schedulers, launchers, extractors), before anything asks a registry.
 await loadExtensions(settings.workDir);
 // GPU_TYPE, else asked of SLURM, else of NVML; the schedulers' modules load only to ask SLURM.
-const slurmProbe = process.env.GPU_TYPE ? undefined : (await import('../scheduler/create.ts')).slurmGpuProbe(settings);
-const gpu = await detectGpuType(process.env, undefined, slurmProbe);
+const schedulers = process.env.GPU_TYPE ? undefined : await import('../scheduler/create.ts');
+const gpu = await detectGpuType(process.env, undefined, schedulers?.slurmGpuProbe(settings), { jobsRunHere: schedulers?.jobsRunHere(settings) });
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;

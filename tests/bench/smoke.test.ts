@@ -34,6 +34,7 @@ const BENCHMARKS: Record<string, { needs?: () => string | undefined }> = {
   cancel: {},
   'run-overhead': {},
   'unit-project': {},
+  'llamacpp-serving': {},
 };
 /** Scripts under bench/ that are tools, not benchmarks: each is run below on a small input instead. */
 const TOOLS = ['suite-durations'];

@@ -33,6 +33,8 @@ const { parseCacheEngineArgs } = await import('../../runners/xfer/benches/cache-
 const { takeRanksOption } = await import('../../runners/xfer/benches/common/rank-launch.ts');
 const { takeUcxFlags } = await import('../../runners/xfer/benches/common/ucx-flags.ts');
 const serveBench = await import('../../runners/trtllm/serve-bench/options.ts');
+const { parseServerArgs } = await import('../../runners/llamacpp/server.ts');
+const { parseRouterArgs } = await import('../../runners/llamacpp/router.ts');
 const nixlTool = await import('../../runners/nixl/cli.ts');
 const { unfinishedJobs } = await import('../../framework/jobs/ledger.ts');
 const { commands } = await import('../../framework/cli.ts');
@@ -98,6 +100,28 @@ const withUcx = (parse: (argv: string[]) => unknown) => (argv: string[]) => {
 };
 
 const walks: Walk[] = [
+  {
+    command: 'llama-server',
+    discover: () => parseServerArgs(probeFlag),
+    parse: parseServerArgs,
+    base: ['--role', 'agg', '--model', 'dummy:tiny'],
+    probes: {
+      role: { pre: ['--cluster', 'c.yaml'], add: ['--role', 'ctx'] },
+      model: flag('model', 'm.gguf'),
+      host: flag('host', '0.0.0.0'),
+      port: flag('port', '9000'),
+      config: flag('config', 'w.yaml'),
+      cluster: flag('cluster', 'c.yaml'),
+      index: flag('index', '2'),
+    },
+  },
+  {
+    command: 'llama-router',
+    discover: () => parseRouterArgs(probeFlag),
+    parse: parseRouterArgs,
+    base: ['--config', 'c.yaml'],
+    probes: { config: flag('config', 'd.yaml'), host: flag('host', '0.0.0.0'), port: flag('port', '9000') },
+  },
   {
     command: 'sweep',
     discover: () => parseSweepArgs(probeFlag),

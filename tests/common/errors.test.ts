@@ -18,6 +18,9 @@ import { HistoryStoreError } from '../../framework/history/errors.ts';
 import { ConfigError } from '../../framework/config/issue.ts';
 import { TestListError } from '../../framework/select/testlist.ts';
 import { SchedulerError } from '../../framework/scheduler/scheduler.ts';
+import { GgufError } from '../../runners/llamacpp/gguf/gguf-check.ts';
+import { LlamaError } from '../../runners/llamacpp/native/llama.ts';
+import { BadRequest } from '../../runners/llamacpp/openai-protocol.ts';
 import { OutputPathError } from '../../framework/suite/output-path.ts';
 import { ResultsInputError } from '../../framework/results/report/load.ts';
 import { CsvHeaderMismatchError } from '../../framework/results/csv.ts';
@@ -69,9 +72,13 @@ const carriesNothing: ErrorPlace = {};
  * names the store; ConcurrencyListError
  * becomes a config issue located at benchmark.concurrency_list (the serving rules); AllocationError is
  * the job builder's safety net behind the rules that report the same problems at their keys;
- * RequestFailedError and MalformedStreamError end one request of serve-bench and are counted there.
+ * RequestFailedError and MalformedStreamError end one request of serve-bench and are counted there;
+ * BadRequest is a llama-server's HTTP 400 answer to one request.
  */
 const ROWS: Row[] = [
+  [GgufError, () => new GgufError('m.gguf is cut off: its tensors end at byte 99 but the file has 50', { file: 'm.gguf' }), { file: 'm.gguf' }],
+  [LlamaError, () => new LlamaError('no libllama.so in /opt/llama', { expected: 'a llama.cpp build (LLAMA_CPP_LIB_DIR)' }), { expected: 'a llama.cpp build (LLAMA_CPP_LIB_DIR)' }],
+  [BadRequest, () => new BadRequest('n: this engine returns one choice per request'), carriesNothing],
   [SettingsError, () => new SettingsError(['DISAGG_POLL_INTERVAL_SEC="x": expected a number of seconds > 0 (default 30)']), { place: 'DISAGG_POLL_INTERVAL_SEC' }],
   [RunInterruptedError, () => new RunInterruptedError('SIGTERM; disagg_perf_a was not submitted', 'disagg_perf_a'), { place: 'disagg_perf_a' }],
   [RunRefError, () => new RunRefError('no run 7; `disagg-bench history runs` lists the runs of history.duckdb', 'history.duckdb'), { place: 'history.duckdb' }],

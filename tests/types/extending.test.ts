@@ -82,7 +82,7 @@ describe('docs/extending.md, followed to the letter', () => {
     expect(launcher.addedLines).toEqual(["+import { mpiexecLauncher } from './mpiexec.ts';", '+registerLauncher(mpiexecLauncher);']);
     const engine = cost('A serving engine');
     expect(engine.files).toEqual(['framework/types/serving/engines/standin.ts', 'framework/types/serving/engines/engines.ts']);
-    expect(engine.addedLines).toEqual(["+import { standinEngine } from './standin.ts';", '+const engines: ServingEngine[] = [trtllmEngine, standinEngine];']);
+    expect(engine.addedLines).toEqual(["+import { standinEngine } from './standin.ts';", '+const engines: ServingEngine[] = [trtllmEngine, llamacppEngine, standinEngine];']);
     const scheduler = cost('A scheduler');
     expect(scheduler.files).toEqual(['framework/scheduler/echo.ts', 'framework/scheduler/schedulers.ts']);
     expect(scheduler.addedLines).toEqual(["+import { echoDefinition } from './echo.ts';", '+registerScheduler(echoDefinition);']);

@@ -14,6 +14,7 @@ import { extractLmcacheMetrics } from './lmcache.ts';
 import { extractAiperfMetrics } from './aiperf.ts';
 import { extractRankDevices } from './rank-devices.ts';
 import { exactServingFigures } from './serving-saved-result.ts';
+import { extractKvHandoverMetrics } from './kv-handover.ts';
 
 /**
  * Reads one log's text; never throws on bad input, reports it in `problems`. `file` is the log's
@@ -32,6 +33,7 @@ const extractors: Record<string, Extractor> = {
   lmcache: extractLmcacheMetrics,
   aiperf: extractAiperfMetrics,
   'rank-devices': extractRankDevices,
+  'kv-handover': extractKvHandoverMetrics,
 };
 
 /**

@@ -2,7 +2,7 @@
 // paste into a pull request or a chat). Both say the same things in the same order, ending with
 // what a reader of a log's tail needs: regressions, skipped tests, tests not run, the totals
 // and where the report is.
-import type { Digest, DigestHeadline, DigestTest } from './digest.ts';
+import type { Digest, DigestFigure, DigestHeadline, DigestTest } from './digest.ts';
 import { labelsText } from './digest.ts';
 import { belowResolutionText } from '../../metrics/resolution.ts';
 import { STATE_WORDS, TIME_WORDS } from '../test-states.ts';
@@ -30,6 +30,20 @@ function headlineText(h: DigestHeadline | undefined): string {
   // printed rounded to zero: said as below its step, never as a 0
   const value = h.belowResolution ? belowResolutionText(h) : figure(h.value);
   return `${h.metric}${labels ? `{${labels}}` : ''} ${value} ${h.unit}`;
+}
+
+/** Groups of the terminal's figures line per test (one group per set of labels, e.g. a concurrency); summary.md has them all. */
+const MAX_TERMINAL_FIGURE_GROUPS = 4;
+
+/** A test's headline figures grouped by their labels: `{concurrency=1} A 1 x, B 2 y; {concurrency=4} ...`. */
+function figureGroups(figures: DigestFigure[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const f of figures) {
+    const key = labelsText(f.labels);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)!.push(`${f.metric} ${figure(f.value)} ${f.unit}`);
+  }
+  return [...groups].map(([labels, parts]) => `${labels ? `{${labels}} ` : ''}${parts.join(', ')}`);
 }
 
 /** Change against the previous run, as a plain change of the value. */
@@ -90,6 +104,11 @@ export function digestTerminal(d: Digest): string {
   const out = ['', `disagg-bench run digest${d.runId ? ` (${d.runId})` : ''}`, line(header), ...rows.map(line)];
   const why = noBaselineLine(d);
   if (why) out.push(why);
+  for (const t of d.tests.filter((x) => x.figures)) {
+    const groups = figureGroups(t.figures!);
+    const more = groups.length > MAX_TERMINAL_FIGURE_GROUPS ? `; ... ${groups.length - MAX_TERMINAL_FIGURE_GROUPS} more in ${d.files.summaryMd}` : '';
+    out.push(`figures: ${t.testId}: ${groups.slice(0, MAX_TERMINAL_FIGURE_GROUPS).join('; ')}${more}`);
+  }
   for (const t of d.tests.filter((x) => x.verdict === 'failed' && !x.regressed)) out.push(`failed: ${t.testId}: ${t.failures[0] ?? 'no reason recorded'}`);
   // a noisy run can regress dozens of figures: the tail keeps room for the rest, summary.md has them all
   const regressions = regressionLines(d);
@@ -120,6 +139,7 @@ export function digestMarkdown(d: Digest): string {
   const section = (title: string, lines: string[]) => {
     if (lines.length > 0) out.push('', `## ${title}`, '', ...lines.map((l) => `- ${cell(l)}`));
   };
+  section('Figures', d.tests.filter((t) => t.figures).map((t) => `${t.testId}: ${figureGroups(t.figures!).join('; ')}`));
   section('Regressions', regressionLines(d));
   section('Open alerts (until the series comes back or `disagg-bench history ack ID --reason ...`)', d.openAlerts ?? []);
   section('Failed', d.tests.filter((t) => t.verdict === 'failed').map((t) => `${t.testId}: ${t.failures.join('; ') || 'no reason recorded'}`));

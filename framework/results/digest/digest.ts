@@ -45,6 +45,13 @@ export interface DigestHeadline {
   regression: boolean;
 }
 
+export interface DigestFigure {
+  metric: string;
+  labels: Metric['labels'];
+  value: number;
+  unit: string;
+}
+
 export interface DigestTest {
   testId: string;
   type: string;
@@ -53,6 +60,8 @@ export interface DigestTest {
   /** Any figure regressed against its baseline. */
   regressed: boolean;
   headline?: DigestHeadline;
+  /** Every headline figure of the test (the headline column shows the first), for a test with more than one. */
+  figures?: DigestFigure[];
   jobId: string | null;
   schedulerState?: string;
   queueSec?: number;
@@ -143,6 +152,17 @@ function headlineOf(record: TestRecord, previous: PreviousValues | undefined): D
   };
 }
 
+/** The record's headline figures with their values, when it has more than one. */
+function figuresOf(record: TestRecord): DigestFigure[] | undefined {
+  const refs = record.headline ?? [];
+  if (refs.length < 2) return undefined;
+  const same = (a: Metric['labels'], b: Metric['labels']) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+  return refs.flatMap((ref) => {
+    const m = record.metrics.find((x) => x.name === ref.name && same(x.labels, ref.labels));
+    return m ? [{ metric: m.name, labels: m.labels, value: m.value, unit: m.unit }] : [];
+  });
+}
+
 function testOf(entry: DigestInput['tests'][number], previous: PreviousValues | undefined): DigestTest {
   const r = entry.record;
   if (!r || entry.interrupted) {
@@ -155,6 +175,7 @@ function testOf(entry: DigestInput['tests'][number], previous: PreviousValues | 
     verdict: r.verdict,
     regressed: !!r.regression?.findings.some((f) => f.regression),
     headline: headlineOf(r, previous),
+    ...(figuresOf(r) && { figures: figuresOf(r) }),
     jobId: r.jobId,
     ...(r.schedulerState && { schedulerState: r.schedulerState }),
     ...(r.job?.queueSec !== undefined && { queueSec: r.job.queueSec }),

@@ -5,6 +5,7 @@ import { checkServingResults } from '../../metrics/serving-checks.ts';
 import { evaluateAccuracy } from '../../metrics/accuracy.ts';
 import { jobFiles } from './job/job-files.ts';
 import { SERVING_GATED_METRICS } from './headline.ts';
+import { engineOf } from './engines/engines.ts';
 import { benchmarkClient, effectiveConcurrencies, metricsOverride, servingConfig, type ServingConfig } from './serving-config.ts';
 
 /** disagg perf/stress: the reference's defaults. */
@@ -26,7 +27,8 @@ export const AIPERF_SUMMARY = 'concurrency_*/**/profile_export_aiperf.json';
  * definition (see extractors/aiperf.ts), so *_ITL is not expected from it.
  */
 export function expectedPerfMetrics(perfMetrics: string[], config: ServingConfig): string[] {
-  return benchmarkClient(config) === 'aiperf' ? perfMetrics.filter((name) => !name.endsWith('_ITL')) : perfMetrics;
+  const names = [...perfMetrics, ...(engineOf(config).extraMetrics ?? []).filter((name) => !perfMetrics.includes(name))];
+  return benchmarkClient(config) === 'aiperf' ? names.filter((name) => !name.endsWith('_ITL')) : names;
 }
 
 /**
@@ -52,7 +54,7 @@ export function servingMetricSpecs(perfMetrics: string[]) {
     // the headline's gated figures, where the client prints them (not every version prints each)
     const optionalNames = SERVING_GATED_METRICS.filter((name) => !names.includes(name));
     if (benchmarkClient(servingConfig(config)) === 'aiperf') return [{ logFile: AIPERF_SUMMARY, extractor: 'aiperf', names, optionalNames }];
-    return [{ logFile: jobFiles.bench, extractor: 'serving', names, optionalNames }];
+    return [{ logFile: jobFiles.bench, extractor: 'serving', names, optionalNames }, ...(engineOf(servingConfig(config)).extraMetricSpecs ?? [])];
   };
 }
 

@@ -16,6 +16,7 @@ import {
 } from './serving-config.ts';
 import { parseEnvAssignments, splitShellWords } from '../../../runners/common/shell.ts';
 import { clientRequirements } from './client-rules.ts';
+import { llamacppRules } from './llamacpp-rules.ts';
 
 /** Where the config lives: its category decides which upstream harness it mirrors. */
 interface RuleContext {
@@ -254,7 +255,7 @@ const launcherRule: Rule = (config) => {
 
 const rules: Rule[] = [
   mtpTokens, streaming, sequenceLengths, concurrencyBounds, serverShapes, ports, launcherRule, shellStrings, commandTemplates,
-  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, clientRequirements,
+  metricsOverrideRule, referencesRule, accuracyDatasets, unsupportedRequests, clientRequirements, llamacppRules,
 ];
 
 /** Every rule's findings at once. */

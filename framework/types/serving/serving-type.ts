@@ -7,6 +7,7 @@ import { gpuResources } from '../../config/gpu-resources.ts';
 import { buildServingJob, UnresolvedPlaceholderError } from './job/job-builder.ts';
 import { metricsOverride, servingConfig } from './serving-config.ts';
 import { servingSchema } from './schema.ts';
+import { engineOf } from './engines/engines.ts';
 import { servingRules } from './rules.ts';
 import { servingEnvOverrides } from './overrides.ts';
 import { servingHeadline } from './headline.ts';
@@ -102,7 +103,8 @@ export function servingTestType(options: ServingTypeOptions): TestType {
     schema: servingSchema(`${options.name} test config`),
     rules: servingRules,
     envOverrides: servingEnvOverrides,
-    supportedGpus: (config) => servingConfig(config).metadata?.supported_gpus ?? UPSTREAM_DEFAULT_GPUS,
+    // An engine that runs on CPUs (llamacpp) needs no GPU unless the config lists some.
+    supportedGpus: (config) => servingConfig(config).metadata?.supported_gpus ?? (engineOf(servingConfig(config)).runsOnCpu ? undefined : UPSTREAM_DEFAULT_GPUS),
     assumedGpuType: UPSTREAM_DEFAULT_GPU_TYPE,
     metrics: servingMetricSpecs(options.perfMetrics),
     buildJob,

@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { latencyMetricNames, type ServeBenchOptions } from './options.ts';
 import type { RunSummary } from './summarize.ts';
+import { maxOf, mean, minOf, percentile } from '../../common/stats.ts';
 
 export function resultJson(options: ServeBenchOptions, seed: number, summary: RunSummary, startedAt: Date): Record<string, unknown> {
   const r = summary.result;
@@ -50,6 +51,7 @@ export function resultJson(options: ServeBenchOptions, seed: number, summary: Ru
     json[`max_${metric}_ms`] = stats.max;
     for (const [p, value] of Object.entries(stats.percentiles)) json[`p${p}_${metric}_ms`] = value;
   }
+  if (summary.kvHandovers.length > 0) json.kv_handover = kvHandoverJson(summary.kvHandovers);
   // The drawn lengths, so a run's workload can be checked and repeated (seed above).
   json.requested_input_lens = summary.requested.map((r) => r.inputLen);
   json.requested_output_lens = summary.requested.map((r) => r.outputLen);
@@ -62,6 +64,17 @@ export function resultJson(options: ServeBenchOptions, seed: number, summary: Ru
     json.errors = summary.perRequest.map((q) => q.error);
   }
   return json;
+}
+
+/** The distribution of the KV hand-overs the server reported per request: bytes, the transfer's time and the whole hand-over's (ms). */
+function kvHandoverJson(handovers: RunSummary['kvHandovers']): Record<string, unknown> {
+  const describe = (xs: number[]) => ({ mean: mean(xs), median: percentile(xs, 50), p99: percentile(xs, 99), min: minOf(xs), max: maxOf(xs) });
+  return {
+    requests: handovers.length,
+    bytes: describe(handovers.map((h) => h.bytes)),
+    transfer_ms: describe(handovers.map((h) => h.transferMs)),
+    handover_ms: describe(handovers.map((h) => h.handoverMs)),
+  };
 }
 
 export async function writeResultJson(path: string, json: Record<string, unknown>): Promise<void> {

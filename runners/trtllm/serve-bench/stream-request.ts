@@ -30,6 +30,8 @@ export interface RequestTiming {
   /** From the server's `usage`, when it sent one. */
   promptTokens?: number;
   completionTokens?: number;
+  /** The KV hand-over a disaggregated server reported with the usage (kv_transfer: bytes, transfer_ms, handover_ms). */
+  kvHandover?: { bytes: number; transferMs: number; handoverMs: number };
 }
 
 export type RequestOutcome = ({ ok: true } & RequestTiming) | { ok: false; failure: RequestFailure };
@@ -114,7 +116,7 @@ export function streamCompletion(target: RequestTarget, prompt: BenchPrompt): Pr
         sawDone = true;
         return;
       }
-      const json = data.json as { choices?: Choice[]; usage?: Record<string, unknown>; error?: unknown };
+      const json = data.json as { choices?: Choice[]; usage?: Record<string, unknown>; error?: unknown; kv_transfer?: Record<string, unknown> };
       if (json === null || typeof json !== 'object') throw new MalformedStreamError(`data is not an object: ${JSON.stringify(json)}`);
       if (json.error !== undefined) {
         throw failRequest('server error event', `${where}: ${JSON.stringify(json.error).slice(0, 300)}`);
@@ -129,6 +131,10 @@ export function streamCompletion(target: RequestTarget, prompt: BenchPrompt): Pr
       if (json.usage && typeof json.usage === 'object') {
         timing.promptTokens = usageNumber(json.usage.prompt_tokens) ?? timing.promptTokens;
         timing.completionTokens = usageNumber(json.usage.completion_tokens) ?? timing.completionTokens;
+      }
+      const kv = json.kv_transfer;
+      if (kv && typeof kv === 'object' && [kv.bytes, kv.transfer_ms, kv.handover_ms].every((v) => usageNumber(v) !== undefined)) {
+        timing.kvHandover = { bytes: kv.bytes as number, transferMs: kv.transfer_ms as number, handoverMs: kv.handover_ms as number };
       }
     };
 

@@ -33,6 +33,8 @@ export interface RunSummary {
   perRequest: PerRequestRecord[];
   /** Each request's drawn lengths: prompt tokens (words) and max_tokens. */
   requested: Array<{ inputLen: number; outputLen: number }>;
+  /** The KV hand-overs the server reported (a disaggregated server that reports them: kv_transfer), per successful request. */
+  kvHandovers: Array<{ bytes: number; transferMs: number; handoverMs: number }>;
 }
 
 export interface SummaryInput {
@@ -54,6 +56,7 @@ export function summarizeRun(input: SummaryInput): RunSummary {
   const usageReported = { promptTokens: 0, completionTokens: 0 };
   let totalInput = 0;
   let totalOutput = 0;
+  const kvHandovers: RunSummary['kvHandovers'] = [];
 
   input.outcomes.forEach((outcome, i) => {
     if (!outcome.ok) {
@@ -73,6 +76,7 @@ export function summarizeRun(input: SummaryInput): RunSummary {
     for (const gap of outcome.itlsMs) itls.push(gap);
     if (outcome.e2elMs > 0) userThroughputs.push(outputTokens / (outcome.e2elMs / 1000));
     perRequest.push({ inputTokens, outputTokens, ttftMs: outcome.ttftMs, e2elMs: outcome.e2elMs, itlsMs: outcome.itlsMs, error: null });
+    if (outcome.kvHandover) kvHandovers.push(outcome.kvHandover);
   });
 
   const completed = ttfts.length;
@@ -93,5 +97,5 @@ export function summarizeRun(input: SummaryInput): RunSummary {
   for (const metric of latencyMetricNames) latencies[metric] = describeLatencies(samples[metric], input.metricPercentiles);
   for (const metric of input.percentileMetrics) result[metric] = latencies[metric];
   const requested = input.prompts.map((p) => ({ inputLen: p.words, outputLen: p.outputLen }));
-  return { result, latencies, failures: summarizeFailures(failures), usageReported, perRequest, requested };
+  return { result, latencies, failures: summarizeFailures(failures), usageReported, perRequest, requested, kvHandovers };
 }

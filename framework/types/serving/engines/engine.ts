@@ -6,12 +6,15 @@
 import type { EnvAssignment } from '../../../../runners/common/shell.ts';
 import type { Allocation, Role } from '../job/allocation.ts';
 import type { ServingConfig } from '../serving-config.ts';
+import type { MetricSpec } from '../../../metrics/metric.ts';
 
 export interface ServingEngine {
   /** `launch.engine: <name>`. */
   name: string;
   /** One line for docs and error messages. */
   description: string;
+  /** Runs without a GPU: a config that lists no supported_gpus then needs none (else upstream's default list). */
+  runsOnCpu?: boolean;
   /**
    * The commands the job runs when the config gives none (`commands.<kind>` or DISAGG_<KIND>_CMD
    * replace them), with the placeholders of ../job/commands.ts's commandPlaceholders.
@@ -22,6 +25,12 @@ export interface ServingEngine {
    * `benchmark_serving` client and the UCX warm-up add their options to it.
    */
   benchmarkClient: string;
+  /** The warm-up preset its benchmark client takes (../job/commands.ts's warmupPresets; default benchmark_serving). */
+  warmupPreset?: 'benchmark_serving' | 'serve-bench';
+  /** Metrics its tests record beyond the test type's defaults (a serving log's names: SERVER_MEDIAN_ITL...). */
+  extraMetrics?: string[];
+  /** Logs beyond the benchmark log its jobs write figures into (perf tests), read as these specs say. */
+  extraMetricSpecs?: MetricSpec[];
   /** Where on the router's URL it answers once every server is up (the job waits for a 2xx). */
   healthPath: string;
   /** The OpenAI completions endpoint on the router, which accuracy tasks call. */

@@ -3,10 +3,11 @@
 // (docs/extending.md).
 import type { ServingEngine } from './engine.ts';
 import { trtllmEngine } from './trtllm.ts';
+import { llamacppEngine } from './llamacpp.ts';
 import type { ServingConfig } from '../serving-config.ts';
 import { InputError } from '../../../../runners/common/errors.ts';
 
-const engines: ServingEngine[] = [trtllmEngine];
+const engines: ServingEngine[] = [trtllmEngine, llamacppEngine];
 
 /** The names `launch.engine` accepts, the default first. */
 export function engineNames(): string[] {

@@ -110,7 +110,8 @@ function warmupTemplate(config: ServingConfig): CommandTemplate {
   if (name === 'benchmark_serving' || name === 'serve-bench') return warmupPresets[name](config);
   if (given !== undefined) return given;
   const client = benchmarkClient(config);
-  return warmupPresets[client === 'serve-bench' || client === 'custom' ? 'serve-bench' : 'benchmark_serving'](config);
+  if (client === 'serve-bench' || client === 'custom') return warmupPresets['serve-bench'](config);
+  return warmupPresets[engineOf(config).warmupPreset ?? 'benchmark_serving'](config);
 }
 
 /** The template the job uses for a command: the config's (or a client preset's), else the engine's. */
