@@ -146,7 +146,8 @@ const first15 = await measure('15 % step, alerted on its first run (%)', TRIALS,
 const by2nd10 = await measure('10 % step, alerted by its second run (%)', TRIALS, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }, { ...g, step: 0.1 }], true)) >= 0);
 await measure('10 % step, alerted on its first run (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }], true)) === 0);
 const outlierDay = await measure('15 % step after one bad day (all 20 % off) among 14, first run (%)', TRIALS, async () => {
-  const history = days(14, g).map((day, d) => (d === Math.floor(uniform() * 14) ? { ...day, offAll: 0.2 } : day));
+  const bad = Math.floor(uniform() * 14);
+  const history = days(14, g).map((day, d) => (d === bad ? { ...day, offAll: 0.2 } : day));
   return (await trial(history, [{ ...g, step: 0.15 }], true)) === 0;
 });
 printTable('gate simulation (in-process, the CLI\'s own judging code)', ['case', '%'], rows);
