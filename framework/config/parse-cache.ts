@@ -17,7 +17,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DisaggBenchError } from '../../runners/common/errors.ts';
+import { InputError } from '../../runners/common/errors.ts';
 import { packageRoot } from '../settings.ts';
 import type { ConfigIssue } from './issue.ts';
 import { decodeConfigBytes, parseYaml, readConfigBytes, type ParsedYaml } from './load.ts';
@@ -133,7 +133,7 @@ function dataOf(absFile: string, sha1: string, displayFile: string): unknown {
 function textAsPlanned(absFile: string, sha1: string, displayFile: string): string {
   const read = readConfigBytes(absFile, displayFile);
   const text = read.bytes && createHash('sha1').update(read.bytes).digest('hex') === sha1 ? decodeConfigBytes(read.bytes, displayFile).text : undefined;
-  if (text === undefined) throw new DisaggBenchError(`${displayFile}: changed since this run was planned (its checks were of the earlier content); start the run again`);
+  if (text === undefined) throw new InputError(`${displayFile}: changed since this run was planned (its checks were of the earlier content); start the run again`);
   return text;
 }
 

@@ -145,8 +145,9 @@ function fromRow(r: Record<string, unknown>): Alert {
   };
 }
 
-const SELECT = `SELECT *, CAST(series_id AS DOUBLE PRECISION) AS series_id, CAST(first_ts_ms AS DOUBLE PRECISION) AS first_ts_ms,
-  CAST(closed_ts_ms AS DOUBLE PRECISION) AS closed_ts_ms, CAST(ack_ms AS DOUBLE PRECISION) AS ack_ms, CAST(back_runs AS INTEGER) AS back_runs FROM ${ALERTS_TABLE}`;
+/** Every column by name, the 64-bit ones as doubles (JavaScript numbers; a series id and a time fit in 53 bits). */
+const BIG = new Set(['series_id', 'first_ts_ms', 'closed_ts_ms', 'ack_ms', 'back_runs']);
+const SELECT = `SELECT ${ALERT_COLUMNS.map((c) => (BIG.has(c.name) ? `CAST(${c.name} AS DOUBLE PRECISION) AS ${c.name}` : c.name)).join(', ')} FROM ${ALERTS_TABLE}`;
 
 export class AlertStore {
   constructor(private readonly db: SqlConnection) {}

@@ -5,7 +5,7 @@
 // pure core (gate/judge-run.ts). Findings come back in the record's shape (RegressionFinding).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { GateSettings, RunKind } from '../settings.ts';
-import type { Alert, AlertStore } from './alert-store.ts';
+import { alertIdOf, type Alert, type AlertStore } from './alert-store.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { isGated } from './gate-metrics.ts';
 import { judgeRun, type GateFinding, type GateSeries, type RunPoint, type RunVerdict } from './gate/judge-run.ts';
@@ -102,8 +102,11 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
   const verdict = judgeRun(series, { alpha: options.gate.alpha, minRuns: options.gate.minRuns, runId: options.runId, ...(options.family ? { family: options.family } : {}) });
   const byTest = new Map<string, RegressionFinding[]>();
   const recordOf = new Map(inputs.map((i) => [i.record.testId, i.record]));
+  // A post-merge run's new regression opens its alert at the run's end under this id (alert-store.ts).
+  const opens = options.runKind === 'post-merge';
   for (const f of verdict.findings) {
-    byTest.set(f.testId, [...(byTest.get(f.testId) ?? []), asRecordFinding(f)]);
+    const named = opens && f.status === 'regression' && f.firstRunId ? { ...f, alertId: alertIdOf(f.seriesId, f.firstRunId) } : f;
+    byTest.set(f.testId, [...(byTest.get(f.testId) ?? []), asRecordFinding(named)]);
   }
   const findings = verdict.findings.map((f) => ({ ...f, gpuType: recordOf.get(f.testId)?.gpuType, branch: options.branch }));
   return { verdict, byTest, findings };

@@ -4,7 +4,7 @@
 // address of its rendezvous store, served by the first context server).
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { DisaggBenchError } from '../common/errors.ts';
+import { InputError } from '../common/errors.ts';
 
 export interface ClusterServer {
   url: string;
@@ -25,11 +25,11 @@ export function readClusterFile(file: string): ClusterFile {
   try {
     parsed = parse(readFileSync(file, 'utf8')) as ClusterFile;
   } catch (err) {
-    throw new DisaggBenchError(`cannot read the deployment file: ${(err as Error).message}`, { file });
+    throw new InputError(`cannot read the deployment file: ${(err as Error).message}`, { file });
   }
   const ok =
     parsed && Array.isArray(parsed.context_servers) && Array.isArray(parsed.generation_servers) && parsed.kv_transfer && typeof parsed.kv_transfer.store_port === 'number';
-  if (!ok) throw new DisaggBenchError('the deployment file lacks context_servers, generation_servers or kv_transfer', { file });
+  if (!ok) throw new InputError('the deployment file lacks context_servers, generation_servers or kv_transfer', { file });
   return parsed;
 }
 

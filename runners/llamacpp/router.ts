@@ -5,7 +5,7 @@
 // state), the context server's slot is released. /health answers 200 once every server does.
 import http from 'node:http';
 import { readArgs } from '../common/args/read-args.ts';
-import { DisaggBenchError, UsageError } from '../common/errors.ts';
+import { FailureError, UsageError } from '../common/errors.ts';
 import { readClusterFile, httpUrl } from './cluster-file.ts';
 import { keepConnections, readBody, sendError, sendJson } from './http-json.ts';
 
@@ -32,7 +32,7 @@ function forward(server: Backend, path: string, body: string): Promise<http.Inco
       { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       resolve,
     );
-    req.on('error', (err) => reject(new DisaggBenchError(`${server.name} (${server.url.host}) failed: ${err.message}`)));
+    req.on('error', (err) => reject(new FailureError(`${server.name} (${server.url.host}) failed: ${err.message}`)));
     req.end(body);
   });
 }

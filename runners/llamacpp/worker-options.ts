@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parse } from 'yaml';
-import { DisaggBenchError } from '../common/errors.ts';
+import { InputError } from '../common/errors.ts';
 
 export interface WorkerOptions {
   /** Requests served at once (sequences of the context). */
@@ -29,14 +29,14 @@ export const WORKER_KEYS = new Set(['max_batch_size', 'max_seq_len', 'max_num_to
 export function readWorkerOptions(file: string | undefined): WorkerOptions {
   const given = (file ? (parse(readFileSync(file, 'utf8')) ?? {}) : {}) as Record<string, unknown>;
   for (const key of Object.keys(given)) {
-    if (!WORKER_KEYS.has(key)) throw new DisaggBenchError(`worker_config key "${key}" means nothing to the llamacpp engine`, { file, place: key, expected: [...WORKER_KEYS].join(', ') });
+    if (!WORKER_KEYS.has(key)) throw new InputError(`worker_config key "${key}" means nothing to the llamacpp engine`, { file, place: key, expected: [...WORKER_KEYS].join(', ') });
   }
   for (const key of PARALLEL) {
-    if (given[key] !== undefined && given[key] !== 1) throw new DisaggBenchError(`${key} ${given[key]}: a llamacpp server is one process`, { file, place: key, expected: '1' });
+    if (given[key] !== undefined && given[key] !== 1) throw new InputError(`${key} ${given[key]}: a llamacpp server is one process`, { file, place: key, expected: '1' });
   }
   const options = { ...WORKER_DEFAULTS, n_threads: Math.max(1, Math.floor(os.availableParallelism() / 2)), ...given } as WorkerOptions;
   for (const key of ['max_batch_size', 'max_seq_len', 'max_num_tokens', 'n_threads'] as const) {
-    if (!Number.isInteger(options[key]) || options[key] < 1) throw new DisaggBenchError(`${key} must be a whole number of at least 1, not ${JSON.stringify(options[key])}`, { file, place: key });
+    if (!Number.isInteger(options[key]) || options[key] < 1) throw new InputError(`${key} must be a whole number of at least 1, not ${JSON.stringify(options[key])}`, { file, place: key });
   }
   return options;
 }

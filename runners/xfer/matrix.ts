@@ -143,10 +143,13 @@ function scanMatrix(text: string, file: string, expectedRanks: number | undefine
   for (const { content, line } of cellLines(text)) {
     const cells = countTokens(content);
     size ??= expectedRanks ?? cells;
-    if (cells !== size || rows >= size) throw shapeError(rows, cells, line);
+    if (rows >= size) throw shapeError(rows, cells, line);
     const row: number[] = [];
     let col = 0;
+    // A bad cell is named before the row's shape (it is what is wrong with a file of garbage); no
+    // cell past the matrix's size is read.
     forEachCell(content, (token, at, digits) => {
+      if (col >= size!) throw shapeError(rows, cells, line);
       let cell: { bytes: number; dropped: number };
       if (digits !== undefined) cell = { bytes: digits, dropped: 0 };
       else {
@@ -164,6 +167,7 @@ function scanMatrix(text: string, file: string, expectedRanks: number | undefine
       if (keep) row.push(cell.bytes);
       col++;
     });
+    if (cells !== size) throw shapeError(rows, cells, line);
     if (keep) matrix.push(row);
     rows++;
   }

@@ -39,7 +39,7 @@ const BENCHMARKS: Record<string, { needs?: () => string | undefined }> = {
 /** Scripts under bench/ that are tools, not benchmarks: each is run below on a small input instead. */
 const TOOLS = ['suite-durations'];
 /** Modules under bench/ that other scripts import (no command of their own). */
-const LIBRARIES = ['hostile-shapes'];
+const LIBRARIES = ['hostile-shapes', 'hostile-matrix-shapes'];
 
 describe('bench/ smoke modes', () => {
   it('every script under bench/ has a row here', () => {

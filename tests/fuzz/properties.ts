@@ -162,6 +162,13 @@ function logSeeds(): Record<string, Seed[]> {
     lmcache: fixtures('nixl/{lmcache,kvpipe}-*.log'),
     aiperf: fixtures('aiperf/**/*.json'),
     'rank-devices': [text('0: GPU of rank 1: device 0, NVIDIA H100 80GB HBM3, bus 00000000:1B:00.0, node gpu01, shared by 2 ranks\n')],
+    // serve-bench's result.json with the generation servers' hand-over distribution
+    'kv-handover': [
+      {
+        file: 'concurrency_4/result.json',
+        text: JSON.stringify({ completed: 8, kv_handover: { requests: 8, bytes: { mean: 264192, median: 264192, p99: 270336, min: 258048, max: 270336 }, transfer_ms: { mean: 0.21, median: 0.2, p99: 0.4, min: 0.1, max: 0.4 }, handover_ms: { mean: 0.9, median: 0.85, p99: 1.6, min: 0.6, max: 1.6 } } }),
+      },
+    ],
   };
 }
 

@@ -145,6 +145,14 @@ describe('the gate on a whole run', () => {
     expect(young.note).toMatch(/3 of 5 baseline run\(s\)/);
   });
 
+  it('a series without noise (identical runs) has no wild values: a change beyond the threshold alerts on one run', () => {
+    const flat = suite(17).map((x) => ({ ...x, history: x.history.map((p) => ({ ...p, value: 1.48e-6 })), previous: undefined, value: 1.48e-6 }));
+    flat[0] = { ...flat[0], higherIsBetter: false, value: 1.5e-3 }; // a latency 1,000 times its level
+    const verdict = judgeRun(flat, OPTIONS);
+    expect(verdict.heavyTailed).toEqual([]);
+    expect(verdict.findings[0]).toMatchObject({ status: 'regression', regression: true });
+  });
+
   it('the direction comes from the metric: a latency 20 % up is worse, 20 % down is better', () => {
     const series = suite(13).map((s) => ({ ...s, higherIsBetter: false }));
     const up = judgeRun([{ ...series[0], value: series[0].value * 1.3 }, ...series.slice(1)], OPTIONS).findings[0];

@@ -7,19 +7,22 @@ import { readSettings, SettingsError } from '../../framework/settings.ts';
 const read = (env: Record<string, string>) => readSettings({ OUTPUT_PATH: '/tmp/out', ...env }).history;
 
 describe('history settings', () => {
-  it('defaults: a DuckDB file in OUTPUT_PATH, a local run that feeds nothing, warn, headline metrics gate after 3 days', () => {
+  it('defaults: a DuckDB file in OUTPUT_PATH, a local run that feeds nothing, warn, the robust gate on headline figures', () => {
     expect(read({})).toEqual({
       target: { kind: 'duckdb', file: '/tmp/out/history.duckdb' },
       runKind: 'local',
       regression: 'warn',
       thresholdPercent: undefined,
       runLabel: undefined,
-      gate: { metrics: ['headline'], minDays: 3, noiseK: 2.75, branch: undefined, baselineBranch: 'main', lockWaitSec: 30 },
+      gate: { metrics: ['headline'], rule: 'robust', alpha: 0.05, minRuns: 5, minDays: 3, noiseK: 2.75, branch: undefined, baselineBranch: 'main', lockWaitSec: 30 },
     });
   });
 
-  it('the gate: metrics, minimum days, noise factor, branches, lock wait', () => {
-    expect(read({ DISAGG_GATE_METRICS: 'headline, SERVER_MEDIAN_TPOT,-SERVER_MEDIAN_TTFT', DISAGG_GATE_MIN_DAYS: '1', DISAGG_GATE_NOISE_K: '0', DISAGG_BRANCH: 'pr-9', DISAGG_BASELINE_BRANCH: 'release/1.0', DISAGG_HISTORY_LOCK_WAIT_SEC: '0' }).gate).toEqual({
+  it('the gate: rule, alpha, minimum runs, metrics, minimum days, noise factor, branches, lock wait', () => {
+    expect(read({ DISAGG_GATE_RULE: 'upstream', DISAGG_GATE_ALPHA: '0.01', DISAGG_GATE_MIN_RUNS: '8', DISAGG_GATE_METRICS: 'headline, SERVER_MEDIAN_TPOT,-SERVER_MEDIAN_TTFT', DISAGG_GATE_MIN_DAYS: '1', DISAGG_GATE_NOISE_K: '0', DISAGG_BRANCH: 'pr-9', DISAGG_BASELINE_BRANCH: 'release/1.0', DISAGG_HISTORY_LOCK_WAIT_SEC: '0' }).gate).toEqual({
+      rule: 'upstream',
+      alpha: 0.01,
+      minRuns: 8,
       metrics: ['headline', 'SERVER_MEDIAN_TPOT', '-SERVER_MEDIAN_TTFT'],
       minDays: 1,
       noiseK: 0,
@@ -45,7 +48,7 @@ describe('history settings', () => {
   it('every wrong value is one line naming the variable, its value and what it takes', () => {
     let error: unknown;
     try {
-      read({ DISAGG_HISTORY: 'mysql://db/x', DISAGG_RUN_KIND: 'nightly', DISAGG_REGRESSION: 'loud', DISAGG_REGRESSION_THRESHOLD: '-3', DISAGG_GATE_MIN_DAYS: '0', DISAGG_GATE_METRICS: 'a b' });
+      read({ DISAGG_HISTORY: 'mysql://db/x', DISAGG_RUN_KIND: 'nightly', DISAGG_REGRESSION: 'loud', DISAGG_REGRESSION_THRESHOLD: '-3', DISAGG_GATE_MIN_DAYS: '0', DISAGG_GATE_METRICS: 'a b', DISAGG_GATE_RULE: 'strict', DISAGG_GATE_ALPHA: '5%', DISAGG_GATE_MIN_RUNS: '2' });
     } catch (e) {
       error = e;
     }
@@ -56,6 +59,9 @@ describe('history settings', () => {
       'DISAGG_REGRESSION="loud": expected fail or warn or off (what a regression against the history does)',
       'DISAGG_REGRESSION_THRESHOLD="-3": expected a percentage > 0 (default 5 post-merge, 10 pre-merge)',
       'DISAGG_GATE_METRICS="a b": expected a comma-separated list of headline, all, metric names and -NAME (opted out)',
+      'DISAGG_GATE_RULE="strict": expected robust or upstream (the regression gate\'s rule)',
+      'DISAGG_GATE_ALPHA="5%": expected a share of runs between 0 and 0.5, e.g. 0.05 (default 0.05)',
+      'DISAGG_GATE_MIN_RUNS="2": expected a whole number of runs >= 3 (default 5)',
       'DISAGG_GATE_MIN_DAYS="0": expected a whole number of days >= 1 (default 3)',
     ]);
   });

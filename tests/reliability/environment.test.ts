@@ -39,6 +39,7 @@ const cases: Record<string, Case> = {
   DISAGG_PROGRESS: { bad: 'fancy', says: /^DISAGG_PROGRESS="fancy": expected plain or live or off/ },
   DISAGG_CSV_EXTRA_ROWS: { bad: 'maybe', says: /^DISAGG_CSV_EXTRA_ROWS="maybe": expected 1 or 0/ },
   DISAGG_PRINT_METRICS: { bad: 'maybe', says: /^DISAGG_PRINT_METRICS="maybe": expected 1 or 0/ },
+  DISAGG_FAIL_UNFIT: { bad: 'sometimes', says: /^DISAGG_FAIL_UNFIT="sometimes": expected 1 or 0/ },
   SLURM_PARTITION: { free: 'a value for the configs (sbatch refuses an unknown partition, failing the test with its message)' },
   SLURM_ACCOUNT: { free: 'a value for the configs' },
   CONTAINER_IMAGE: { free: 'a value for the configs' },

@@ -36,7 +36,7 @@ describe('the digest and the robust gate', () => {
     expect(row('young')).toMatch(/not judged \(3 of 5 baseline run\(s\)\)/);
   });
   it('lists the regressions with their alert, and the alerts still open elsewhere', () => {
-    expect(text).toMatch(/REGRESSION new: TTFT 30 ms against its level 20 ms \(\+50\.0%, noise 2\.0%, threshold 5\.0%, 8 post-merge run\(s\)\): alert opened a11111111; reported/);
+    expect(text).toMatch(/REGRESSION new: TTFT 30 ms against its level 20 ms \(\+50\.0%, noise 2\.0%, threshold 5\.0%, 8 post-merge run\(s\)\): alert a11111111 opened; reported/);
     expect(text).toMatch(/REGRESSION open: .*alert a22222222 still open/);
     expect(text).toMatch(/^OPEN ALERT a33333333 {2}other BW/m);
     expect(text).toMatch(/4 test\(s\): 4 passed, 0 failed, 0 skipped, 2 regressed/);

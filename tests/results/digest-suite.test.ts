@@ -81,8 +81,10 @@ describe('the run digest at the end of a run', () => {
     const second = await run({ DISAGG_REGRESSION: 'fail', DISAGG_RUN_KIND: 'post-merge' });
     expect(second.exitCode, tail(second.output)).toBe(1);
     const regressed = tail(second.output);
-    expect(regressed).toMatch(new RegExp(`^FAILED\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+-\\d+\\.\\d% REGRESSED`, 'm'));
-    expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against baseline \\S+ s \\(-\\d+\\.\\d%, threshold \\d+\\.\\d%; baseline from \\d+ day\\(s\\) of post-merge history\\): failed the test$`, 'm'));
+    // the change as the latency moved (+, as "vs previous" says it), the alert the run opens
+    expect(regressed).toMatch(new RegExp(`^FAILED\\s+${CT}\\s+AVG_LATENCY_PER_ITER_S \\S+ s\\s+[-+]\\d+\\.\\d%\\s+\\+\\d+\\.\\d% REGRESSED`, 'm'));
+    expect(regressed).toMatch(new RegExp(`^REGRESSION ${CT}: AVG_LATENCY_PER_ITER_S \\S+ s against its level \\S+ s \\(\\+\\d+\\.\\d%, noise \\d+\\.\\d%, threshold \\d+\\.\\d%, 5 post-merge run\\(s\\)\\): alert a[0-9a-f]{8} opened; failed the test$`, 'm'));
+    expect(regressed).toMatch(/^history: 1 record\(s\), \d+ metric value\(s\) appended to .*; 1 alert\(s\) opened \(a[0-9a-f]{8}\)/m);
     expect(regressed).toMatch(/^2 test\(s\): 0 passed, 1 failed, 1 skipped, 1 regressed/m);
     expect(readFileSync(path.join(outputPath, 'summary.md'), 'utf8')).toMatch(new RegExp(`## Regressions\\n\\n- ${CT}: AVG_LATENCY_PER_ITER_S`));
 

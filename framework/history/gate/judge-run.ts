@@ -178,9 +178,11 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
   const byTest = new Map<string, { wild: number; all: number }>();
   for (const j of judged) {
     const t = byTest.get(j.series.testId) ?? { wild: 0, all: 0 };
+    // a series without noise has no wild values (its residuals are rounding errors of zero)
+    const wildAbove = j.moderated.scale > 0 ? WILD_Z * j.moderated.scale : Infinity;
     for (const r of j.residuals) {
       t.all++;
-      if (Math.abs(r) > WILD_Z * j.moderated.scale) t.wild++;
+      if (Math.abs(r) > wildAbove) t.wild++;
     }
     byTest.set(j.series.testId, t);
   }

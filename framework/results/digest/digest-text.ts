@@ -75,7 +75,7 @@ function regressionLines(d: Digest): string[] {
     const labels = labelsText(r.labels);
     const what = r.mode === 'fail' ? 'failed the test' : 'reported (DISAGG_REGRESSION=warn)';
     if (r.rule === 'robust') {
-      const alert = r.status === 'still-regressed' ? `alert ${r.alertId} still open` : `alert opened${r.alertId ? ` ${r.alertId}` : ''}`;
+      const alert = r.status === 'still-regressed' ? `alert ${r.alertId} still open` : r.alertId ? `alert ${r.alertId} opened` : 'a regression';
       return `${r.testId}: ${r.metric}${labels ? `{${labels}}` : ''} ${figure(r.value)} ${r.unit} against its level ${figure(r.baseline)} ${r.unit} `
         + `(${signed((r.change ?? 0) * 100)}, noise ${((r.scale ?? 0) * 100).toFixed(1)}%, threshold ${(r.threshold * 100).toFixed(1)}%, ${r.runs ?? r.days} post-merge run(s)): ${alert}; ${what}`;
     }

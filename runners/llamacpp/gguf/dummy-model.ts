@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DisaggBenchError } from '../../common/errors.ts';
+import { InputError } from '../../common/errors.ts';
 import { writeGguf, type MetadataValue, type TensorSpec } from './gguf-write.ts';
 import { GGUF_ALIGNMENT } from './gguf-format.ts';
 import { modelShapes, type ModelShape } from '../shapes.ts';
@@ -101,7 +101,7 @@ function metadataOf(name: string, shape: ModelShape): Array<[string, MetadataVal
 export function dummyModel(name: string, seed = 0): string {
   const shape = modelShapes[name];
   if (!shape) {
-    throw new DisaggBenchError(`no dummy model shape is named "${name}"`, { place: 'environment.model_path', expected: `dummy:${Object.keys(modelShapes).join(', dummy:')}` });
+    throw new InputError(`no dummy model shape is named "${name}"`, { place: 'environment.model_path', expected: `dummy:${Object.keys(modelShapes).join(', dummy:')}` });
   }
   const dir = modelCacheDir();
   const file = path.join(dir, `${name}-seed${seed}-v${LAYOUT_VERSION}.gguf`);
