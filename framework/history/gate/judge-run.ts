@@ -312,12 +312,13 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   const oneRunHit = !heavy && z >= oneRun && beyondThreshold;
   const lastGood = [...j.baseline].reverse().find((p) => p.runId !== prev?.runId);
   if ((oneRunHit || twoRuns) && s.gated) {
-    // Two runs worse together: the change began at the previous run; else at this one.
-    const confirmed = twoRuns ? 'two runs' : 'one run';
-    const firstRunId = twoRuns ? prev!.runId : options.runId;
-    const goodRun = twoRuns ? lastGood?.runId : (prev?.runId ?? j.baseline.at(-1)?.runId);
-    const pValue = Math.min(1, n * (twoRuns ? tailOf(meanZ, noise.df) : tailOf(z, noise.df)));
-    return { ...common, status: 'regression', regression: true, firstRunId, ...(goodRun ? { lastGoodRunId: goodRun } : {}), pValue, note: `confirmed by ${confirmed} (z ${zText(twoRuns ? meanZ : z)}, p ${pValue.toPrecision(2)} for the run)${heavy ? '; its test has wild single values: two runs needed' : ''}` };
+    // This run alone is evidence enough: the change begins here (the previous run's share of the
+    // two-run mean is no sign it began there). Only two runs together: it began at the previous one.
+    const confirmed = oneRunHit ? 'one run' : 'two runs';
+    const firstRunId = oneRunHit ? options.runId : prev!.runId;
+    const goodRun = oneRunHit ? (prev?.runId ?? j.baseline.at(-1)?.runId) : lastGood?.runId;
+    const pValue = Math.min(1, n * (oneRunHit ? tailOf(z, noise.df) : tailOf(meanZ, noise.df)));
+    return { ...common, status: 'regression', regression: true, firstRunId, ...(goodRun ? { lastGoodRunId: goodRun } : {}), pValue, note: `confirmed by ${confirmed} (z ${zText(oneRunHit ? z : meanZ)}, p ${pValue.toPrecision(2)} for the run)${heavy ? '; its test has wild single values: two runs needed' : ''}` };
   }
   if (oneRunHit || twoRuns) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse beyond the noise; not a gating figure (headline figures gate; a config or DISAGG_GATE_METRICS opts others in)` };
   if (!beyondThreshold) return { ...common, status: 'ok', regression: false, note: step && worse > s.threshold ? `within the print's rounding: printed to ${step}, not beyond the threshold` : `${pct(worse)} worse, within the threshold (${pct(s.threshold)})` };
