@@ -210,17 +210,11 @@ export class HistoryStore {
   }
 
   /**
-   * Baselines of the series of `points`, in one query, as upstream's calculate_baseline_metrics
-   * (see baseline.ts): the valid post-merge values of the window before the run (upstream's
-   * history query: b_is_valid, b_is_post_merge, the lookback range on ts_created), of the branch
-   * asked for, one mean per UTC day, a trailing rolling mean over 3 days, then the 95th and 5th
-   * percentiles with linear interpolation (percentile_cont = upstream's _percentile); beside them
-   * what the gate needs (gate.ts): the median and standard deviation of the daily means and the
-   * latest day's mean. Grouping by the numeric series id keeps a million values
-   * under a few seconds on DuckDB.
+   * What the history queries of a filter share: $1-$3 (window, the run left out), the series asked
+   * for as a subquery (a stored run's, or the points sent through a temporary table), and the
+   * branch condition on `prefix` (a table alias).
    */
-  async baselines(filter: BaselineFilter): Promise<Map<number, SeriesStats>> {
-    if (filter.points.length === 0 && !filter.storedRunId) return new Map();
+  private async seriesOf(filter: BaselineFilter, prefix = ''): Promise<{ params: SqlValue[]; series: string; branch: string; stored?: string }> {
     const stored = filter.storedRunId;
     if (!stored) {
       await this.db.exec(CREATE_NEW_POINTS);
@@ -232,8 +226,24 @@ export class HistoryStore {
     let branch = '';
     if (filter.branch !== undefined) {
       params.push(filter.branch);
-      branch = ` AND (branch IS NULL OR branch = $${params.length})`;
+      branch = ` AND (${prefix}branch IS NULL OR ${prefix}branch = $${params.length})`;
     }
+    return { params, series, branch, ...(stored ? { stored } : {}) };
+  }
+
+  /**
+   * Baselines of the series of `points`, in one query, as upstream's calculate_baseline_metrics
+   * (see baseline.ts): the valid post-merge values of the window before the run (upstream's
+   * history query: b_is_valid, b_is_post_merge, the lookback range on ts_created), of the branch
+   * asked for, one mean per UTC day, a trailing rolling mean over 3 days, then the 95th and 5th
+   * percentiles with linear interpolation (percentile_cont = upstream's _percentile); beside them
+   * what the gate needs (gate.ts): the median and standard deviation of the daily means and the
+   * latest day's mean. Grouping by the numeric series id keeps a million values
+   * under a few seconds on DuckDB.
+   */
+  async baselines(filter: BaselineFilter): Promise<Map<number, SeriesStats>> {
+    if (filter.points.length === 0 && !filter.storedRunId) return new Map();
+    const { params, series, branch, stored } = await this.seriesOf(filter);
     const rows = await this.db.query(
       `WITH points AS (SELECT series_id, ts_ms, value FROM ${METRICS_TABLE}
          WHERE post_merge AND valid AND ts_ms >= $1 AND ts_ms < $2 AND run_id <> $3${branch} AND series_id IN (${series})),
@@ -269,19 +279,7 @@ export class HistoryStore {
    */
   async runValues(filter: BaselineFilter): Promise<Map<number, RunPoint[]>> {
     if (filter.points.length === 0 && !filter.storedRunId) return new Map();
-    const stored = filter.storedRunId;
-    if (!stored) {
-      await this.db.exec(CREATE_NEW_POINTS);
-      await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
-      await this.db.insert(NEW_POINTS_TABLE, NEW_POINT_COLUMNS, filter.points.map((p) => [p.seriesId, p.tsMs, p.value]), { temporary: true });
-    }
-    const params: SqlValue[] = [filter.fromMs, filter.toMs, stored ?? filter.excludeRunId ?? ''];
-    const series = stored ? `SELECT series_id FROM ${METRICS_TABLE} WHERE run_id = $3` : `SELECT series_id FROM ${NEW_POINTS_TABLE}`;
-    let branch = '';
-    if (filter.branch !== undefined) {
-      params.push(filter.branch);
-      branch = ` AND (m.branch IS NULL OR m.branch = $${params.length})`;
-    }
+    const { params, series, branch, stored } = await this.seriesOf(filter, 'm.');
     // Ordered by the database; a run that measured a series more than once is averaged here (rare:
     // grouping a million rows by series and run in SQL costs more than the whole read).
     const rows = await this.db.queryArrays(
