@@ -198,7 +198,7 @@ function prepare(series: GateSeries, dropped: Set<string>): Prepared {
   const baseline = series.history.filter((p) => !dropped.has(p.runId) && Number.isFinite(p.value));
   const values = baseline.map((p) => p.value);
   const level = trimmedMean(values);
-  // Relative residuals, each against the level of the others (robust.ts leaveOneOutResiduals).
+  // Relative residuals, each against the level of the others (robust.ts leaveOneOutTrimmedResiduals).
   const residuals = level ? leaveOneOutTrimmedResiduals(values).map((r) => r / Math.abs(level)) : [];
   const measured = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
   // Few runs since a change on the baseline branch: the noise its alert measured before it.

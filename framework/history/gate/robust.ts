@@ -105,8 +105,10 @@ export function trimmedMean(xs: readonly number[]): number {
 const trimOf = (n: number) => (n >= 7 ? Math.max(1, Math.floor(n * 0.1)) : 0);
 
 /**
- * Each value against the trimmed mean of the others, in O(n log n): one sort and prefix sums
- * (removing the value at sorted rank r shifts the ranks above it down by one).
+ * Leave-one-out residuals: each value against the trimmed mean of the others. Their spread is the
+ * spread of a new value around a baseline's level, the level's own uncertainty included, which is
+ * what the gate compares a new value with. O(n log n): one sort and prefix sums (removing the
+ * value at sorted rank r shifts the ranks above it down by one).
  */
 export function leaveOneOutTrimmedResiduals(xs: readonly number[]): number[] {
   const n = xs.length;
@@ -132,16 +134,6 @@ export function leaveOneOutTrimmedResiduals(xs: readonly number[]): number[] {
 
 /** The variance of trimmedMean over n normal values, as a share of one value's: about 1.06 / n. */
 export const trimmedMeanVarianceShare = (n: number) => (n >= 7 ? 1.06 : Math.PI / 2) / Math.max(1, n);
-
-/**
- * Leave-one-out residuals: each value against the level of the others (their median unless said).
- * Their spread is the spread of a new value around a baseline's level, the level's own uncertainty
- * included, which is what the gate compares a new value with.
- */
-export function leaveOneOutResiduals(xs: readonly number[], level: (others: readonly number[]) => number = median): number[] {
-  if (xs.length < 2) return [];
-  return xs.map((x, i) => x - level(xs.filter((_, k) => k !== i)));
-}
 
 /**
  * The prior of a set of series' scales (after Smyth 2004, by moments on the log variances): the
