@@ -13,8 +13,8 @@ export const usage = `usage: disagg-bench history regressions [results.json|fold
   the history (its end, or its import), and shown with that verdict; --kind judges it again as
   another kind of run. The robust rule (default): each gating figure (each test type's headline
   figures at their label sets, docs/figures.md; DISAGG_GATE_METRICS for more) against its level,
-  the median of its post-merge runs since its last acknowledged change, in its noise (the runs'
-  median absolute deviation, pooled with the run's other figures); a change alerts when it is
+  the trimmed mean of its post-merge runs since its last acknowledged change, in its noise (the
+  runs' median absolute deviation, pooled with the run's other figures); a change alerts when it is
   beyond the threshold (the config's, DISAGG_REGRESSION_THRESHOLD, else 5 % post-merge, 10 %
   pre-merge) and significant for the whole run, on one run or confirmed by the next; an alert stays
   shown until the series comes back or is acknowledged (history alerts, history ack). A pre-merge

@@ -107,7 +107,7 @@ export interface GateFinding {
   higherIsBetter: boolean;
   gated: boolean;
   value: number;
-  /** The level the value is judged against (the median of the baseline runs). */
+  /** The level the value is judged against (the trimmed mean of the baseline runs). */
   level: number;
   /** Relative change, in the metric's own terms: (value - level) / level (TTFT +0.2 = 20 % slower). */
   change: number;
