@@ -3,6 +3,7 @@
 // the import of one, opens, updates and closes alerts; `history ack` acknowledges them; every
 // reader (regressions, alerts, the digest, the report, bisect --alert) reads them.
 import { createHash } from 'node:crypto';
+import type { GateFinding, SeriesIdentity } from './gate/judge-run.ts';
 import { num, optional, parseJson, rowValues } from './rows.ts';
 import { ALERT_COLUMNS, ALERTS_TABLE } from './schema.ts';
 import { labelsKey } from './series-key.ts';
@@ -10,16 +11,14 @@ import type { SqlConnection, SqlValue } from './sql-connection.ts';
 
 export type AlertStatus = 'open' | 'closed' | 'acked';
 
-export interface Alert {
-  id: string;
-  seriesId: number;
-  testId: string;
-  metric: string;
-  labels: Record<string, string | number>;
-  unit: string;
-  higherIsBetter: boolean;
+/** The GPU type and branch a series belongs to: an alert keeps them with the series. */
+interface SeriesPlace {
   gpuType?: string;
   branch?: string;
+}
+
+export interface Alert extends SeriesIdentity, SeriesPlace {
+  id: string;
   status: AlertStatus;
   levelBefore: number;
   scaleBefore: number;
@@ -50,24 +49,8 @@ export interface RunFacts {
 }
 
 /** What opening, updating or closing an alert needs of a judged value (a recorded finding and its series). */
-export interface AlertFinding {
-  seriesId: number;
-  testId: string;
-  metric: string;
-  labels: Record<string, string | number>;
-  unit: string;
-  higherIsBetter: boolean;
-  gpuType?: string;
-  branch?: string;
+export interface AlertFinding extends SeriesIdentity, SeriesPlace, Pick<GateFinding, 'value' | 'level' | 'scale' | 'change' | 'pValue' | 'note' | 'firstRunId' | 'lastGoodRunId'> {
   status: string;
-  value: number;
-  level: number;
-  scale: number;
-  change: number;
-  pValue?: number;
-  note: string;
-  firstRunId?: string;
-  lastGoodRunId?: string;
 }
 
 /** An alert's id: the same change found twice (a re-import) is the same alert. */

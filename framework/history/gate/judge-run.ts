@@ -41,13 +41,17 @@ export interface OpenAlertState {
   previousBack: boolean;
 }
 
-export interface GateSeries {
+/** Which figure a series is: the gate's series, its findings and the alerts they open all name it so. */
+export interface SeriesIdentity {
   seriesId: number;
   testId: string;
   metric: string;
   labels: Record<string, string | number>;
   unit: string;
   higherIsBetter: boolean;
+}
+
+export interface GateSeries extends SeriesIdentity {
   /** It can fail the gate (a headline figure or opted in); others are judged and shown only. */
   gated: boolean;
   /** Fraction: a change smaller than this never alerts, however significant (upstream's threshold). */
@@ -98,13 +102,7 @@ export type GateStatus =
   /** Not judged: too little history, or no usable level. */
   | 'unjudged';
 
-export interface GateFinding {
-  seriesId: number;
-  testId: string;
-  metric: string;
-  labels: Record<string, string | number>;
-  unit: string;
-  higherIsBetter: boolean;
+export interface GateFinding extends SeriesIdentity {
   gated: boolean;
   value: number;
   /** The level the value is judged against (the trimmed mean of the baseline runs). */
