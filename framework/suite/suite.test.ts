@@ -5,7 +5,6 @@ import type { RunnerTestSuite } from 'vitest';
 import { readSettings } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
 import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
-import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
@@ -58,14 +57,14 @@ function runnable(t: PlannedTest): boolean {
 
 /** Config files under test_configs/<not a test type>/ (those the test list selects, when there is one). */
 function configsOfUnknownTypes() {
-  const files = discoverConfigs(settings.workDir).files.filter((f) => !isTestTypeName(f.testType));
+  const files = plan.discovered.filter((f) => !isTestTypeName(f.testType));
   return plan.testList ? selectByTestList(files, plan.testList).selected : files;
 }
 
 /** One line when the test list names configs of test types this invocation does not run (`--project`). */
 function listedTestsOfOtherProjects(runProjects: readonly string[]): string | undefined {
   if (!plan.testList) return undefined;
-  const listed = selectByTestList(discoverConfigs(settings.workDir).files, plan.testList).selected;
+  const listed = selectByTestList(plan.discovered, plan.testList).selected;
   const counts = new Map<string, number>();
   for (const f of listed) if (isTestTypeName(f.testType) && !runProjects.includes(f.testType)) counts.set(f.testType, (counts.get(f.testType) ?? 0) + 1);
   if (counts.size === 0) return undefined;
