@@ -104,18 +104,16 @@ hosts_network_down() {
   rm -rf "$HOSTS_DIR"
 }
 
-# Each host's own gid_range, in its local configuration (before its execd starts).
+# Each host's own gid_range, its whole local configuration (before its execd starts).
 configure_host_gids() {
-  local host file first
+  local host file first current
   for host in "${EXEC_HOSTS[@]}"; do
     first=$((GE_GID_BASE + 100 * $(host_index "$host")))
+    current=$(in_qmaster_view qconf -sconf "$host" 2>/dev/null) || current=''
+    grep -qx "gid_range *$first-$((first + 99))" <<<"$current" && continue
     file=$(mktemp -d)/$host
     echo "gid_range $first-$((first + 99))" >"$file"
-    if in_qmaster_view qconf -sconf "$host" >/dev/null 2>&1; then
-      in_qmaster_view qconf -Mconf "$file" >/dev/null
-    else
-      in_qmaster_view qconf -Aconf "$file" >/dev/null
-    fi
+    if [[ -n $current ]]; then quietly in_qmaster_view qconf -Mconf "$file"; else quietly in_qmaster_view qconf -Aconf "$file"; fi
     rm -rf "$(dirname "$file")"
   done
 }

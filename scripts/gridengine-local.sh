@@ -159,15 +159,23 @@ start_qmaster() {
 }
 
 # A configuration object (qconf -s$1 NAME) with `key value` lines replaced, loaded back with qconf -M$1.
+# Loaded back only when an edit changed it (each qconf is a round trip to the qmaster).
 modify() {
   local kind=$1 name=$2 file edits=()
   shift 2
   while (($#)); do edits+=(-e "s|^$1 .*|$1 $2|"); shift 2; done
   file=$(mktemp -d)/${name:-$kind}
   # Continued lines (`value \` then more) joined first, so that a replaced value leaves none behind.
-  cell_qconf "-s$kind" ${name:+"$name"} | sed -e ':a' -e '/\\$/{N;s/\\\n[[:space:]]*/ /;ba' -e '}' | sed "${edits[@]}" >"$file"
-  cell_qconf "-M$kind" "$file" >/dev/null
+  cell_qconf "-s$kind" ${name:+"$name"} | sed -e ':a' -e '/\\$/{N;s/\\\n[[:space:]]*/ /;ba' -e '}' >"$file.now"
+  sed "${edits[@]}" "$file.now" >"$file"
+  cmp -s "$file.now" "$file" || quietly cell_qconf "-M$kind" "$file"
   rm -rf "$(dirname "$file")"
+}
+
+# A command whose chatter (qconf's "root@vm modified ...") is shown only when it fails.
+quietly() {
+  local out
+  out=$("$@" 2>&1) || { log "error: $* failed: $out"; return 1; }
 }
 
 # A parallel environment $1 with allocation rule $2, unless there is one.
@@ -189,7 +197,7 @@ urgency_slots      min
 accounting_summary FALSE
 qsort_args         NONE
 EOF
-  cell_qconf -Ap "$file" >/dev/null
+  quietly cell_qconf -Ap "$file"
   rm -rf "$(dirname "$file")"
 }
 
@@ -209,11 +217,11 @@ configure() {
   # This machine submits; the hosts too (a job's tasks start others with qrsh -inherit), and they
   # are admin hosts, so that their execution daemons register themselves.
   for host in "$(host_name)" "${EXEC_HOSTS[@]}"; do
-    cell_qconf -ss 2>/dev/null | grep -qx "$host" || cell_qconf -as "$host" >/dev/null
+    cell_qconf -ss 2>/dev/null | grep -qx "$host" || quietly cell_qconf -as "$host"
   done
   if ((HOST_COUNT > 1)); then
     for host in "${EXEC_HOSTS[@]}"; do
-      cell_qconf -sh 2>/dev/null | grep -qx "$host" || cell_qconf -ah "$host" >/dev/null
+      cell_qconf -sh 2>/dev/null | grep -qx "$host" || quietly cell_qconf -ah "$host"
     done
     configure_host_gids
   fi
@@ -225,7 +233,7 @@ configure() {
     file=$(mktemp -d)/$QUEUE
     cell_qconf -sq | sed -e "s|^qname .*|qname $QUEUE|" -e 's|^load_thresholds .*|load_thresholds NONE|' \
       -e 's|^shell .*|shell /bin/bash|' >"$file"
-    cell_qconf -Aq "$file" >/dev/null
+    quietly cell_qconf -Aq "$file"
     rm -rf "$(dirname "$file")"
   fi
   # Fake GPUs as the local SLURM cluster's nodes have them: a consumable `gpu` complex, counted per
@@ -233,7 +241,7 @@ configure() {
   if ! cell_qconf -sc | grep -q '^gpu .* YES YES '; then
     file=$(mktemp -d)/complexes
     { cell_qconf -sc | grep -v -e '^#' -e '^gpu '; echo "gpu gpu INT <= YES YES 0 0"; } >"$file"
-    cell_qconf -Mc "$file" >/dev/null
+    quietly cell_qconf -Mc "$file"
     rm -rf "$(dirname "$file")"
   fi
   # Hosts, slots and environments as asked, also on a cell configured before with others.
