@@ -94,6 +94,21 @@ describeGridEngineHosts('a job of two nodes on two Grid Engine hosts', () => {
     const out = readFileSync(path.join(record!.logDir!, `slurm-${jobId}.out`), 'utf8');
     expect(hosts.slice(0, 2).filter((host) => out.includes(`nixl-tool: ${host}: fi_info-${host}.txt`)), out).toEqual(hosts.slice(0, 2));
   });
+
+  it('a serving config of two nodes passes: its generation server on one host, its context server on the other', { timeout: 180_000 }, async () => {
+    const hosts = inject('gridEngineHosts');
+    // The shipped CPU config with one "GPU" a node: its two servers need two nodes.
+    const shipped = readFileSync(path.join(repoRoot, 'test_configs/disagg/perf/llamacpp-tiny_128-32_ctx1_gen1_cpu.yaml'), 'utf8');
+    const config = shipped.replace(/^ {2}gpus_per_node: 2$/m, '  gpus_per_node: 1');
+    expect(config).not.toBe(shipped);
+    const dir = writeWorkDir({ llamacpp_ge: config }, 'gridengine-serving-');
+    const run = await runSuite({ ...dir, scheduler: 'gridengine', env: { ...env, DISAGG_MODEL_CACHE: path.join(tmpdir(), 'disagg-bench-test-models') } });
+    const record = recordOf(run.records, testIdOf('llamacpp_ge'));
+    expect(record, run.output).toMatchObject({ verdict: 'passed' });
+    const listening = (log: string) => /listening on ([^:\s]+):/.exec(readFileSync(path.join(record!.logDir!, log), 'utf8'))?.[1];
+    // The job's first host (whichever Grid Engine picked) serves generation, the other context.
+    expect([listening('3_output_GEN_0.log'), listening('3_output_CTX_0.log')].sort()).toEqual(hosts.slice(0, 2));
+  });
 });
 
 describeGridEngine('runs on Grid Engine', () => {
