@@ -81,6 +81,7 @@ hosts_network_up() {
     fi
     if ! ip link show "$veth" >/dev/null 2>&1; then
       ip link add "$veth" type veth peer name "${veth}p" || die "cannot create veth pair $veth"
+      echo "veth $veth" >>"$GE_MADE"
       ip link set "${veth}p" netns "$ns"
       ip -n "$ns" link set "${veth}p" name eth0
       ip -n "$ns" addr add "$(host_addr "$host")/24" dev eth0
@@ -91,16 +92,20 @@ hosts_network_up() {
   done
 }
 
-# Every namespace and bridge an `up` made (veths go with their namespace), and the names' files.
+# Every veth pair, namespace and bridge an `up` made, and the names' files. The veths go first, at
+# once: a namespace's deletion would take them along, but only after `ip netns del` returns.
 hosts_network_down() {
   local kind name
   [[ -f $GE_MADE ]] || return 0
-  while read -r kind name; do
-    case $kind in
-      netns) ip netns del "$name" 2>/dev/null || true ;;
-      bridge) ip link del "$name" 2>/dev/null || true ;;
-    esac
-  done <"$GE_MADE"
+  for kind in veth netns bridge; do
+    while read -r made name; do
+      [[ $made == "$kind" ]] || continue
+      case $kind in
+        netns) ip netns del "$name" 2>/dev/null || true ;;
+        *) ip link del "$name" 2>/dev/null || true ;;
+      esac
+    done <"$GE_MADE"
+  done
   rm -rf "$HOSTS_DIR"
 }
 
