@@ -3,13 +3,14 @@
 // (DISAGG_JOB_SECRET of the job's environment). A generation server that does not prove it (another
 // job's secret, or none) is refused before anything is handed over, and ends saying so; a stranger
 // who knows the deployment's store and job id is refused, and the deployment serves on.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { afterAll, expect, it } from 'vitest';
 import { jobProof, newJobSecret } from '../../runners/common/job-secret.ts';
+import { readClusterFile } from '../../runners/llamacpp/cluster-file.ts';
+import { kvRankInfo } from '../../runners/llamacpp/kv-link.ts';
 import { encodeLine, helloContext } from '../../runners/xfer/store/protocol.ts';
 import { complete, startDisaggregated, type Deployment } from '../fixtures/llamacpp/deployment.ts';
 
@@ -22,17 +23,24 @@ afterAll(async () => {
 });
 
 const ofJob = (secret: string) => ({ DISAGG_JOB_SECRET: secret });
+/** The deployment's transfer world as its generation server (rank 1) joins it. */
+function genRankInfo(dir: string) {
+  const cluster = readClusterFile(path.join(dir, 'server_config.yaml'));
+  return kvRankInfo(cluster, 1, cluster.generation_servers[0].url);
+}
 
 it('a generation server without the job\'s secret (another job\'s, or none) is refused by the store and ends saying so; nothing is handed over', { timeout: 180_000 }, async () => {
   const secret = newJobSecret();
+  // A refused hello is tried again until the connect timeout (another job's store may hold the
+  // port for a while); 5 s instead of the default minutes.
   const attempts = [newJobSecret(), ''].map((genSecret, i) =>
-    startDisaggregated(path.join(scratch, `refused-${i}`), env, { processEnv: { CTX_0: ofJob(secret), ROUTER: ofJob(secret), GEN_0: ofJob(genSecret) } }).then(
+    startDisaggregated(path.join(scratch, `refused-${i}`), env, { processEnv: { CTX_0: ofJob(secret), ROUTER: ofJob(secret), GEN_0: { ...ofJob(genSecret), XFER_CONNECT_TIMEOUT_S: '5' } } }).then(
       (d) => (started.push(d), 'served'),
       (err: Error) => err.message,
     ),
   );
   for (const outcome of await Promise.all(attempts)) {
-    expect(outcome).toMatch(/^GEN_0 exited \(\d+\): .*does not carry job test-\d+'s secret \(DISAGG_JOB_SECRET of the job's environment\); refused/);
+    expect(outcome).toMatch(/^GEN_0 exited \(\d+\): .*cannot reach the store .* does not carry job \S*test-\d+\S*'s secret \(DISAGG_JOB_SECRET of the job's environment\); refused/);
     expect(outcome).not.toContain(secret);
   }
 });
@@ -46,10 +54,11 @@ it('the servers of one job hand over; a stranger with the store\'s address and t
   const first = await complete(d.url, prompt, 4);
   expect(first).toHaveLength(4);
 
-  const { store_port: port, job } = parse(readFileSync(path.join(dir, 'server_config.yaml'), 'utf8')).kv_transfer;
+  // The stranger says hello as the generation server would (its rank, the world's size and job id), without the secret.
+  const { job, storePorts } = genRankInfo(dir);
   for (const proof of [undefined, jobProof(newJobSecret(), helloContext({ job, rank: 1, worldSize: 2 }))]) {
-    const reply = await exchange(port, encodeLine({ id: 0, op: 'hello', rank: 1, worldSize: 2, job, ...(proof ? { proof } : {}) }));
-    expect(JSON.parse(reply!)).toMatchObject({ ok: false, error: { message: expect.stringContaining(`does not carry job ${job}'s secret`) } });
+    const reply = await exchange(storePorts[0], encodeLine({ id: 0, op: 'hello', rank: 1, worldSize: 2, job, ...(proof ? { proof } : {}) }));
+    expect(JSON.parse(reply!)).toMatchObject({ ok: false, error: { message: `store: this hello does not carry job ${job}'s secret (DISAGG_JOB_SECRET of the job's environment); refused` } });
   }
   expect(await complete(d.url, prompt, 4)).toEqual(first);
   expect(d.logs.get('GEN_0')!.filter((l) => l.startsWith('kv_handover'))).toHaveLength(2);
