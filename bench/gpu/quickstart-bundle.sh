@@ -23,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-xz -dc .gpu-quick/node.xz >/tmp/node && chmod +x /tmp/node
+[[ -x /tmp/node ]] || { xz -dc .gpu-quick/node.xz >/tmp/node && chmod +x /tmp/node; }
 export PATH=/tmp:$PATH
 [[ -d node_modules/vitest ]] || xz -dc .gpu-quick/nm.tar.xz | tar -x
 nvidia-smi -L >"$out/gpu.txt" 2>&1
