@@ -14,7 +14,9 @@
 #
 # Prefix: ${LLAMA_CUDA_PREFIX:-${XDG_CACHE_HOME:-~/.cache}/disagg-bench/llama-cuda-<release>};
 # architectures: ${CUDA_ARCHS:-90} (H100/H200); jobs: ${LLAMA_BUILD_JOBS:-$(nproc)}; the build's
-# log: <prefix>/build.log.
+# log: <prefix>/build.log. FlashAttention kernels: ${LLAMA_CUDA_FA:-OFF}; their template instances
+# are most of the build's time (a lent machine gives a call 10 minutes), and without them llama.cpp
+# attends with its ordinary kernels.
 set -euo pipefail
 
 NLC_VERSION=3.21.1        # node-llama-cpp, the same release as @node-llama-cpp/linux-x64 in package.json
@@ -49,9 +51,9 @@ build() {
     tar -C "$PREFIX/src" -xJf "$tarball"
     {
       cmake -S "$PREFIX/src" -B "$PREFIX/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
-        -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGGML_NATIVE=ON \
+        -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" -DGGML_CUDA_FA="${LLAMA_CUDA_FA:-OFF}" -DGGML_NATIVE=ON \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
-        -DLLAMA_BUILD_COMMON=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
+        -DLLAMA_BUILD_COMMON=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF
       cmake --build "$PREFIX/build" -j "${LLAMA_BUILD_JOBS:-$(nproc)}" --target llama
     } >"$PREFIX/build.log" 2>&1 || { tail -30 "$PREFIX/build.log"; say "failed: $PREFIX/build.log"; exit 1; }
     find "$PREFIX/build" -name '*.so*' -exec cp -P {} "$PREFIX/lib/" \;
