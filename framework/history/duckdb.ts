@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBDoubleVector, DuckDBInstance, DuckDBIntegerVector, JSDuckDBValueConverter, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { FileLockError, withFileLock } from '../results/file-lock.ts';
 import { HistoryStoreError } from './errors.ts';
 import { sqlCall, type Column, type SqlConnection, type SqlValue } from './sql-connection.ts';
@@ -22,9 +22,20 @@ class DuckDbConnection implements SqlConnection {
     private readonly connection: DuckDBConnection,
   ) {}
 
-  async queryArrays(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
-    const reader = await sqlCall(() => this.connection.runAndReadAll(sql, params));
-    return reader.getRowsJS() as unknown[][];
+  async queryColumns(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
+    return sqlCall(async () => {
+      const result = await this.connection.run(sql, params);
+      const columns: unknown[][] = Array.from({ length: result.columnCount }, () => []);
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+        columns.forEach((out, c) => {
+          const vector = chunk!.getColumnVector(c);
+          // Numbers item by item: the generic conversion costs several times more per value.
+          if (vector instanceof DuckDBDoubleVector || vector instanceof DuckDBIntegerVector) for (let i = 0; i < vector.itemCount; i++) out.push(vector.getItem(i));
+          else for (const value of chunk!.convertColumnValues(c, JSDuckDBValueConverter)) out.push(value);
+        });
+      }
+      return columns;
+    });
   }
 
   async query<T extends Record<string, unknown>>(sql: string, params: SqlValue[] = []): Promise<T[]> {
