@@ -9,6 +9,7 @@ import { HistoryStoreError } from './errors.ts';
 import { metricRows, num, optional, parseJson, recordFromRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
 import {
   CREATE_NEW_POINTS,
+  CREATE_NEW_VERDICTS,
   CREATE_TABLES,
   HISTORY_SCHEMA_VERSION,
   META_TABLE,
@@ -16,6 +17,8 @@ import {
   METRICS_TABLE,
   NEW_POINT_COLUMNS,
   NEW_POINTS_TABLE,
+  NEW_VERDICT_COLUMNS,
+  NEW_VERDICTS_TABLE,
   POSTGRES_INDEXES,
   TEST_COLUMNS,
   TESTS_TABLE,
@@ -339,9 +342,18 @@ export class HistoryStore {
     return out;
   }
 
-  /** Replaces a stored record's regression check (a run judged after it was appended: an import). */
-  async setRegression(runId: string, testId: string, regression: RecordRegression): Promise<void> {
-    await this.db.exec(`UPDATE ${TESTS_TABLE} SET regression = $1 WHERE run_id = $2 AND test_id = $3`, [JSON.stringify(regression), runId, testId]);
+  /**
+   * Replaces the regression checks of a stored run's records (a run judged after it was appended:
+   * an import), in one statement from a temporary table: one UPDATE per record costs seconds for
+   * thousands of tests.
+   */
+  async setRegressions(runId: string, checks: readonly { testId: string; regression: RecordRegression }[]): Promise<void> {
+    if (checks.length === 0) return;
+    await this.db.exec(CREATE_NEW_VERDICTS);
+    await this.db.exec(`DELETE FROM ${NEW_VERDICTS_TABLE}`);
+    await this.db.insert(NEW_VERDICTS_TABLE, NEW_VERDICT_COLUMNS, checks.map((c) => [c.testId, JSON.stringify(c.regression)]), { temporary: true });
+    await this.db.exec(`UPDATE ${TESTS_TABLE} SET regression = v.regression FROM ${NEW_VERDICTS_TABLE} v WHERE ${TESTS_TABLE}.run_id = $1 AND ${TESTS_TABLE}.test_id = v.test_id`, [runId]);
+    await this.db.exec(`DELETE FROM ${NEW_VERDICTS_TABLE}`);
   }
 
   /** The alerts the gate opened (alert-store.ts). */
