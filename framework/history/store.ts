@@ -299,31 +299,29 @@ export class HistoryStore {
     // Rows in the table's order (sorting a million rows costs the database more than the whole
     // read): a series' values are gathered in a list; a run that measured it more than once
     // (usually its rows are next to each other, else found in the list) is summed, then averaged.
-    const out = new Map<number, StoredPoint[]>();
-    const byRun = new Map<number, Map<number, StoredPoint>>();
-    let repeated = false;
+    const out = new Map<number, RunPoint[]>();
+    const byRun = new Map<number, Map<string, RunPoint>>();
+    /** Values of a run summed into one point, by point: averaged at the end (rare). */
+    const counts = new Map<RunPoint, number>();
     for (let row = 0; row < ids.length; row++) {
       const id = ids[row] as number;
-      const run = runs[row] as number;
+      const runId = runIds[runs[row] as number];
       const tsMs = times[row] as number;
       let points = out.get(id);
       if (!points) out.set(id, (points = []));
-      const same = pointOfRun(points, run, id, byRun);
+      const same = pointOfRun(points, runId, id, byRun);
       if (same) {
         same.value += values[row] as number;
-        same.n++;
         same.tsMs = Math.max(same.tsMs, tsMs);
-        repeated = true;
+        counts.set(same, (counts.get(same) ?? 1) + 1);
       } else {
-        const point = { runId: runIds[run], tsMs, value: values[row] as number, run, n: 1 };
+        const point = { runId, tsMs, value: values[row] as number };
         points.push(point);
-        byRun.get(id)?.set(run, point);
+        byRun.get(id)?.set(runId, point);
       }
     }
-    for (const list of out.values()) {
-      if (repeated) for (const p of list) if (p.n > 1) p.value /= p.n;
-      if (!isSortedByTime(list)) list.sort((a, b) => a.tsMs - b.tsMs);
-    }
+    for (const [point, n] of counts) point.value /= n;
+    for (const list of out.values()) if (!isSortedByTime(list)) list.sort((a, b) => a.tsMs - b.tsMs);
     return out;
   }
 
@@ -505,21 +503,15 @@ export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryS
   });
 }
 
-/** A run's value of a series as runValues gathers it: its run's place in the run list, and how many values it sums until averaged. */
-interface StoredPoint extends RunPoint {
-  run: number;
-  n: number;
-}
-
-/** The point of `run` in a series' list: a look back along a short list, a map of its runs for a long one. */
-function pointOfRun(points: StoredPoint[], run: number, id: number, byRun: Map<number, Map<number, StoredPoint>>): StoredPoint | undefined {
+/** The point of `runId` in a series' list (run ids are the run list's own strings): a look back along a short list, a map of its runs for a long one. */
+function pointOfRun(points: RunPoint[], runId: string, id: number, byRun: Map<number, Map<string, RunPoint>>): RunPoint | undefined {
   if (points.length <= 32) {
-    for (let k = points.length - 1; k >= 0; k--) if (points[k].run === run) return points[k];
+    for (let k = points.length - 1; k >= 0; k--) if (points[k].runId === runId) return points[k];
     return undefined;
   }
   let index = byRun.get(id);
-  if (!index) byRun.set(id, (index = new Map(points.map((p) => [p.run, p]))));
-  return index.get(run);
+  if (!index) byRun.set(id, (index = new Map(points.map((p) => [p.runId, p]))));
+  return index.get(runId);
 }
 
 const isSortedByTime = (points: readonly RunPoint[]) => points.every((p, k) => k === 0 || points[k - 1].tsMs <= p.tsMs);

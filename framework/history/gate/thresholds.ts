@@ -63,7 +63,13 @@ export interface RuleThresholds {
   twoRunTail: number;
 }
 
-const cache = new Map<string, RuleThresholds>();
+/** Computed thresholds by their inputs (a run asks for the same few by the ten thousand). */
+const cache = new Map<number, Map<number, Map<number, Map<number, RuleThresholds>>>>();
+const cached = <K, V>(map: Map<K, V>, key: K, make: () => V) => {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+};
 
 /**
  * The thresholds of a series: the run's alpha, its family size G, the correlation rho of the two
@@ -71,10 +77,19 @@ const cache = new Map<string, RuleThresholds>();
  * values (then no one-run rule: each of the two runs must be beyond a threshold of its own, the
  * square root of the two-run share, so one outlier never alerts by itself).
  */
+let cachedCount = 0;
+
 export function ruleThresholds(alpha: number, family: number, rho: number, df: number, heavy: boolean): RuleThresholds {
-  const key = `${alpha}|${family}|${rho.toFixed(3)}|${Number.isFinite(df) ? df.toFixed(1) : 'inf'}|${heavy}`;
-  const hit = cache.get(key);
-  if (hit) return hit;
+  // a long process (a simulation) meets endless degrees of freedom: start over now and then
+  if (cachedCount > 10_000) {
+    cache.clear();
+    cachedCount = 0;
+  }
+  const byRho = cached(cached(cache, alpha, () => new Map()), heavy ? -family : family, () => new Map());
+  return cached(cached(byRho, rho, () => new Map()), df, () => (cachedCount++, computeThresholds(alpha, family, rho, df, heavy)));
+}
+
+function computeThresholds(alpha: number, family: number, rho: number, df: number, heavy: boolean): RuleThresholds {
   const q = seriesAlpha(alpha, family);
   const oneRunZ = heavy ? Infinity : normalQuantile(1 - ONE_RUN_SHARE * q);
   const twoRunShare = (1 - ONE_RUN_SHARE) * q;
@@ -89,8 +104,5 @@ export function ruleThresholds(alpha: number, family: number, rho: number, df: n
   }
   const twoRunZ = hi;
   const asT = (z: number) => (Number.isFinite(z) ? tQuantile(1 - normalTail(z), df) : z);
-  const out = { oneRun: asT(oneRunZ), twoRun: asT(twoRunZ), each: heavy ? asT(eachZ) : eachZ, twoRunTail: normalTail(twoRunZ) };
-  if (cache.size > 10_000) cache.clear();
-  cache.set(key, out);
-  return out;
+  return { oneRun: asT(oneRunZ), twoRun: asT(twoRunZ), each: heavy ? asT(eachZ) : eachZ, twoRunTail: normalTail(twoRunZ) };
 }
