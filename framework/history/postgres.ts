@@ -16,7 +16,7 @@ class PostgresConnection implements SqlConnection {
     return (await sqlCall(() => this.client.query(sql, params))).rows as T[];
   }
 
-  async queryColumns(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
+  async queryColumns(sql: string, params: SqlValue[] = []): Promise<ArrayLike<unknown>[]> {
     const result = await sqlCall(() => this.client.query({ text: sql, values: params, rowMode: 'array' }));
     const rows = result.rows as unknown[][];
     return result.fields.map((_, k) => rows.map((row) => row[k]));
