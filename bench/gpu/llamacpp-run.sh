@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 here=$PWD/.gpu-llama
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
-xz -dc "$here/node.xz" > /tmp/node && chmod +x /tmp/node
+[[ -x /tmp/node ]] || { xz -dc "$here/node.xz" > /tmp/node && chmod +x /tmp/node; }
 nvidia-smi -L > "$out/gpu.txt" 2>&1
 start=$(date +%s)
 bash scripts/build-llama-cuda.sh "$here/llama-src.tar.xz" > "$out/build.txt" 2>&1
