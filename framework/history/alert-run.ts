@@ -62,7 +62,12 @@ export async function judgeStoredRuns(store: HistoryStore, runIds: readonly stri
   if (settings.history.gate.rule !== 'robust' || settings.history.regression === 'off') return out;
   const records = await store.records([...runIds]);
   const byRun = new Map<string, TestRecord[]>();
-  for (const r of records) if (r.run) byRun.set(r.run.id, [...(byRun.get(r.run.id) ?? []), r]);
+  for (const r of records) {
+    if (!r.run) continue;
+    const list = byRun.get(r.run.id);
+    if (list) list.push(r);
+    else byRun.set(r.run.id, [r]);
+  }
   const ordered = [...byRun.entries()].sort(([, a], [, b]) => minOf(a.map(startOf)) - minOf(b.map(startOf)));
   for (const [runId, runRecords] of ordered) {
     if (runRecords.some((r) => r.regression?.findings.some((f) => f.rule === 'robust'))) continue;
@@ -74,13 +79,15 @@ export async function judgeStoredRuns(store: HistoryStore, runIds: readonly stri
       ...(await olderRecordsGate(settings, runRecords)),
     });
     const mode = settings.history.regression;
+    const checkOf = new Map(checks.map((c) => [c.testId, c]));
+    const verdicts: { testId: string; regression: RecordRegression }[] = [];
     for (const record of runRecords) {
-      const check = checks.find((c) => c.testId === record.testId);
+      const check = checkOf.get(record.testId);
       if (!check) continue;
-      const regression: RecordRegression = { mode, findings: check.findings, ...(check.skipped ? { skipped: check.skipped } : {}) };
-      await store.setRegression(runId, record.testId, regression);
-      record.regression = regression;
+      record.regression = { mode, findings: check.findings, ...(check.skipped ? { skipped: check.skipped } : {}) };
+      verdicts.push({ testId: record.testId, regression: record.regression });
     }
+    await store.setRegressions(runId, verdicts);
     out.judged++;
     const applied = await applyRunAlerts(store, runId, runRecords);
     out.opened.push(...applied.opened);

@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBDoubleVector, DuckDBInstance, DuckDBIntegerVector, JSDuckDBValueConverter, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import { FileLockError, withFileLock } from '../results/file-lock.ts';
 import { HistoryStoreError } from './errors.ts';
 import { sqlCall, type Column, type SqlConnection, type SqlValue } from './sql-connection.ts';
@@ -22,9 +22,34 @@ class DuckDbConnection implements SqlConnection {
     private readonly connection: DuckDBConnection,
   ) {}
 
-  async queryArrays(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
-    const reader = await sqlCall(() => this.connection.runAndReadAll(sql, params));
-    return reader.getRowsJS() as unknown[][];
+  async queryColumns(sql: string, params: SqlValue[] = []): Promise<ArrayLike<unknown>[]> {
+    return sqlCall(async () => {
+      const result = await this.connection.run(sql, params);
+      // A column of numbers lands in one Float64Array (outside the JS heap: a million values cost
+      // the garbage collector nothing) until a NULL makes it an array; any other column, an array.
+      const columns: (Float64Array | unknown[])[] = Array.from({ length: result.columnCount }, () => []);
+      let row = 0;
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+        for (let c = 0; c < columns.length; c++) {
+          const vector = chunk.getColumnVector(c);
+          const isNumber = vector instanceof DuckDBDoubleVector || vector instanceof DuckDBIntegerVector;
+          if (row === 0 && isNumber) columns[c] = new Float64Array(result.rowCount);
+          const column = columns[c];
+          for (let i = 0; i < chunk.rowCount; i++) {
+            const value = isNumber ? vector.getItem(i) : undefined;
+            if (column instanceof Float64Array && value !== null && value !== undefined) column[row + i] = value as number;
+            else {
+              if (column instanceof Float64Array) columns[c] = Array.from(column.subarray(0, row + i));
+              const list = columns[c] as unknown[];
+              for (const v of chunk.convertColumnValues(c, JSDuckDBValueConverter).slice(i)) list.push(v);
+              break;
+            }
+          }
+        }
+        row += chunk.rowCount;
+      }
+      return columns;
+    });
   }
 
   async query<T extends Record<string, unknown>>(sql: string, params: SqlValue[] = []): Promise<T[]> {

@@ -16,8 +16,10 @@ class PostgresConnection implements SqlConnection {
     return (await sqlCall(() => this.client.query(sql, params))).rows as T[];
   }
 
-  async queryArrays(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
-    return (await sqlCall(() => this.client.query({ text: sql, values: params, rowMode: 'array' }))).rows as unknown[][];
+  async queryColumns(sql: string, params: SqlValue[] = []): Promise<ArrayLike<unknown>[]> {
+    const result = await sqlCall(() => this.client.query({ text: sql, values: params, rowMode: 'array' }));
+    const rows = result.rows as unknown[][];
+    return result.fields.map((_, k) => rows.map((row) => row[k]));
   }
 
   async exec(sql: string, params: SqlValue[] = []): Promise<void> {

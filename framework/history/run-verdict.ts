@@ -106,7 +106,9 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
   const opens = options.runKind === 'post-merge';
   for (const f of verdict.findings) {
     const named = opens && f.status === 'regression' && f.firstRunId ? { ...f, alertId: alertIdOf(f.seriesId, f.firstRunId) } : f;
-    byTest.set(f.testId, [...(byTest.get(f.testId) ?? []), asRecordFinding(named)]);
+    const list = byTest.get(f.testId);
+    if (list) list.push(asRecordFinding(named));
+    else byTest.set(f.testId, [asRecordFinding(named)]);
   }
   const findings = verdict.findings.map((f) => ({ ...f, gpuType: recordOf.get(f.testId)?.gpuType, branch: options.branch }));
   return { verdict, byTest, findings };
@@ -121,6 +123,7 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
  * worse is still caught).
  */
 export function segment(points: readonly RunPoint[], alerts: readonly Alert[], preMerge: boolean): Pick<GateSeries, 'history' | 'openAlert' | 'currentLevel'> {
+  if (alerts.length === 0) return { history: [...points] };
   const lastAck = alerts.filter((a) => a.status === 'acked').sort((a, b) => b.firstTsMs - a.firstTsMs)[0];
   const acked = lastAck?.firstTsMs ?? -Infinity;
   let history = points.filter((p) => p.tsMs >= acked);

@@ -160,3 +160,11 @@ export const NEW_POINT_COLUMNS = [
   { name: 'value', type: 'double' },
 ] as const satisfies readonly Column[];
 export const CREATE_NEW_POINTS = `CREATE TEMP TABLE IF NOT EXISTS ${NEW_POINTS_TABLE} (series_id BIGINT, ts_ms BIGINT, value DOUBLE PRECISION)`;
+
+/** A run's verdicts being written back (an import judges the run it appended), one session's temporary table. */
+export const NEW_VERDICTS_TABLE = 'disagg_history_new_verdicts';
+export const NEW_VERDICT_COLUMNS = [
+  { name: 'test_id', type: 'text' },
+  { name: 'regression', type: 'text' },
+] as const satisfies readonly Column[];
+export const CREATE_NEW_VERDICTS = `CREATE TEMP TABLE IF NOT EXISTS ${NEW_VERDICTS_TABLE} (test_id TEXT, regression TEXT)`;

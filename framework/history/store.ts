@@ -9,6 +9,7 @@ import { HistoryStoreError } from './errors.ts';
 import { metricRows, num, optional, parseJson, recordFromRows, rowValues, testRow, type HistoryEntry } from './rows.ts';
 import {
   CREATE_NEW_POINTS,
+  CREATE_NEW_VERDICTS,
   CREATE_TABLES,
   HISTORY_SCHEMA_VERSION,
   META_TABLE,
@@ -16,6 +17,8 @@ import {
   METRICS_TABLE,
   NEW_POINT_COLUMNS,
   NEW_POINTS_TABLE,
+  NEW_VERDICT_COLUMNS,
+  NEW_VERDICTS_TABLE,
   POSTGRES_INDEXES,
   TEST_COLUMNS,
   TESTS_TABLE,
@@ -275,42 +278,50 @@ export class HistoryStore {
    * The gate's history (gate/judge-run.ts): per series of `points` (or of a stored run), one value
    * per post-merge run (the mean when a run measured it more than once) with the run's time,
    * oldest first; valid values of the window and branch, the excluded run left out. A million
-   * values come back as arrays, not objects (queryArrays).
+   * values come back as columns of numbers, each run as its place in a list of the window's runs
+   * read first: no string and no array is made per value.
    */
   async runValues(filter: BaselineFilter): Promise<Map<number, RunPoint[]>> {
     if (filter.points.length === 0 && !filter.storedRunId) return new Map();
     const { params, series, branch, stored } = await this.seriesOf(filter, 'm.');
-    // Ordered by the database; a run that measured a series more than once is averaged here (rare:
-    // grouping a million rows by series and run in SQL costs more than the whole read).
-    const rows = await this.db.queryArrays(
-      `SELECT CAST(m.series_id AS DOUBLE PRECISION), m.run_id, m.value, CAST(m.ts_ms AS DOUBLE PRECISION) FROM ${METRICS_TABLE} m
-         WHERE m.post_merge AND m.valid AND m.ts_ms >= $1 AND m.ts_ms < $2 AND m.run_id <> $3${branch} AND m.series_id IN (${series})
-         ORDER BY 1, m.run_id, 4`,
-      params,
-    );
+    const where = `m.post_merge AND m.valid AND m.ts_ms >= $1 AND m.ts_ms < $2 AND m.run_id <> $3${branch}`;
+    const runIds = (await this.db.query<{ run_id: string }>(`SELECT DISTINCT m.run_id FROM ${METRICS_TABLE} m WHERE ${where}`, params)).map((r) => String(r.run_id));
+    const runList = runIds.map((_, k) => `(CAST($${params.length + 1 + k} AS VARCHAR), ${k})`).join(', ');
+    const [ids, runs, values, times] = runIds.length
+      ? await this.db.queryColumns(
+          `SELECT CAST(m.series_id AS DOUBLE PRECISION), r.k, m.value, CAST(m.ts_ms AS DOUBLE PRECISION) FROM ${METRICS_TABLE} m
+             JOIN (VALUES ${runList}) AS r(run_id, k) ON r.run_id = m.run_id
+           WHERE ${where} AND m.series_id IN (${series})`,
+          [...params, ...runIds],
+        )
+      : [[], [], [], []];
     if (!stored) await this.db.exec(`DELETE FROM ${NEW_POINTS_TABLE}`);
+    // Rows in the table's order (sorting a million rows costs the database more than the whole
+    // read): a series' values are gathered in a list; a run that measured it more than once
+    // (usually its rows are next to each other, else found in the list) is summed, then averaged.
     const out = new Map<number, RunPoint[]>();
-    let points: RunPoint[] = [];
-    let last: { id: number; point?: RunPoint; count: number } = { id: Number.NaN, count: 0 };
-    for (const [id, runId, value, tsMs] of rows as [number, string, number, number][]) {
-      if (id !== last.id) {
-        const known = out.get(id);
-        if (!known) out.set(id, (points = []));
-        else points = known;
-        last = { id, count: 0 };
+    const byRun = new Map<number, Map<string, RunPoint>>();
+    /** Values of a run summed into one point, by point: averaged at the end (rare). */
+    const counts = new Map<RunPoint, number>();
+    for (let row = 0; row < ids.length; row++) {
+      const id = ids[row] as number;
+      const runId = runIds[runs[row] as number];
+      const tsMs = times[row] as number;
+      let points = out.get(id);
+      if (!points) out.set(id, (points = []));
+      const same = pointOfRun(points, runId, id, byRun);
+      if (same) {
+        same.value += values[row] as number;
+        same.tsMs = Math.max(same.tsMs, tsMs);
+        counts.set(same, (counts.get(same) ?? 1) + 1);
+      } else {
+        const point = { runId, tsMs, value: values[row] as number };
+        points.push(point);
+        byRun.get(id)?.set(runId, point);
       }
-      if (last.point && last.point.runId === runId) {
-        // the same run again: the mean of its values, the latest time
-        last.point.value = (last.point.value * last.count + value) / (last.count + 1);
-        last.point.tsMs = Math.max(last.point.tsMs, tsMs);
-        last.count++;
-        continue;
-      }
-      last.point = { runId, tsMs, value };
-      last.count = 1;
-      points.push(last.point);
     }
-    for (const list of out.values()) list.sort((a, b) => a.tsMs - b.tsMs);
+    for (const [point, n] of counts) point.value /= n;
+    for (const list of out.values()) if (!isSortedByTime(list)) list.sort((a, b) => a.tsMs - b.tsMs);
     return out;
   }
 
@@ -329,9 +340,18 @@ export class HistoryStore {
     return out;
   }
 
-  /** Replaces a stored record's regression check (a run judged after it was appended: an import). */
-  async setRegression(runId: string, testId: string, regression: RecordRegression): Promise<void> {
-    await this.db.exec(`UPDATE ${TESTS_TABLE} SET regression = $1 WHERE run_id = $2 AND test_id = $3`, [JSON.stringify(regression), runId, testId]);
+  /**
+   * Replaces the regression checks of a stored run's records (a run judged after it was appended:
+   * an import), in one statement from a temporary table: one UPDATE per record costs seconds for
+   * thousands of tests.
+   */
+  async setRegressions(runId: string, checks: readonly { testId: string; regression: RecordRegression }[]): Promise<void> {
+    if (checks.length === 0) return;
+    await this.db.exec(CREATE_NEW_VERDICTS);
+    await this.db.exec(`DELETE FROM ${NEW_VERDICTS_TABLE}`);
+    await this.db.insert(NEW_VERDICTS_TABLE, NEW_VERDICT_COLUMNS, checks.map((c) => [c.testId, JSON.stringify(c.regression)]), { temporary: true });
+    await this.db.exec(`UPDATE ${TESTS_TABLE} SET regression = v.regression FROM ${NEW_VERDICTS_TABLE} v WHERE ${TESTS_TABLE}.run_id = $1 AND ${TESTS_TABLE}.test_id = v.test_id`, [runId]);
+    await this.db.exec(`DELETE FROM ${NEW_VERDICTS_TABLE}`);
   }
 
   /** The alerts the gate opened (alert-store.ts). */
@@ -482,3 +502,16 @@ export async function withHistory<T>(target: HistoryTarget, fn: (store: HistoryS
     return open(false, session).catch(wrap);
   });
 }
+
+/** The point of `runId` in a series' list (run ids are the run list's own strings): a look back along a short list, a map of its runs for a long one. */
+function pointOfRun(points: RunPoint[], runId: string, id: number, byRun: Map<number, Map<string, RunPoint>>): RunPoint | undefined {
+  if (points.length <= 32) {
+    for (let k = points.length - 1; k >= 0; k--) if (points[k].runId === runId) return points[k];
+    return undefined;
+  }
+  let index = byRun.get(id);
+  if (!index) byRun.set(id, (index = new Map(points.map((p) => [p.runId, p]))));
+  return index.get(runId);
+}
+
+const isSortedByTime = (points: readonly RunPoint[]) => points.every((p, k) => k === 0 || points[k - 1].tsMs <= p.tsMs);

@@ -2,7 +2,8 @@
 // every figure below is the same on every machine; each rule is shown by a case it decides.
 import { describe, expect, it } from 'vitest';
 import { judgeRun, type GateSeries, type RunPoint } from '../../framework/history/gate/judge-run.ts';
-import { madScale, normalQuantile, tQuantile } from '../../framework/history/gate/robust.ts';
+import { leaveOneOutTrimmedResiduals, madScale, normalQuantile, tQuantile, trimmedMean } from '../../framework/history/gate/robust.ts';
+import { normalTail, ruleThresholds, seriesAlpha } from '../../framework/history/gate/thresholds.ts';
 import { segment } from '../../framework/history/run-verdict.ts';
 import type { Alert } from '../../framework/history/alert-store.ts';
 
@@ -54,6 +55,20 @@ function suite(seed: number, opts: { runs?: number; noise?: (r: ReturnType<typeo
 
 const alerted = (series: GateSeries[]) => judgeRun(series, OPTIONS).findings.filter((f) => f.regression);
 
+/**
+ * A quiet run, then series 0's previous run and this one set zPrev and zNow of its noise below the
+ * level of the runs before them (the noise as the gate measured it on the quiet run).
+ */
+function twoRunCase(seed: number, zPrev: number, zNow: number) {
+  const series = suite(seed);
+  const scale = judgeRun(series, OPTIONS).findings[0].scale;
+  const s0 = series[0];
+  const level = trimmedMean(s0.history.slice(0, -1).map((p) => p.value));
+  const previous = { ...s0.history.at(-1)!, value: level * (1 - zPrev * scale) };
+  series[0] = { ...s0, history: [...s0.history.slice(0, -1), previous], previous, value: level * (1 - zNow * scale) };
+  return judgeRun(series, OPTIONS);
+}
+
 describe('robust statistics', () => {
   it('quantiles: normal and Student t at the tails the gate uses', () => {
     expect(normalQuantile(0.975)).toBeCloseTo(1.959964, 5);
@@ -67,6 +82,38 @@ describe('robust statistics', () => {
     const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + x * x, 0) / (xs.length - 1));
     expect(madScale([...calm, 50], 0) / madScale([...calm, 0.3], 0)).toBeLessThan(1.5);
     expect(sd([...calm, 50]) / sd([...calm, 0.3])).toBeGreaterThan(10);
+  });
+});
+
+describe("the rules' thresholds", () => {
+  it('the two rules together spend exactly a series share of the run alpha (Sidak), not less', () => {
+    // 29 gating figures, the two runs' z correlated through their shared level (13 baseline runs).
+    const rho = 1.06 / 13 / (1 + 1.06 / 13);
+    const t = ruleThresholds(0.05, 29, rho, Infinity, false);
+    const q = seriesAlpha(0.05, 29);
+    expect(q).toBeCloseTo(1 - 0.95 ** (1 / 29), 12);
+    const g = rng(99);
+    const pairs = 400_000;
+    let fired = 0;
+    for (let k = 0; k < pairs; k++) {
+      const level = g.normal() * Math.sqrt(rho / (1 - rho));
+      const zPrev = (g.normal() + level) * Math.sqrt(1 - rho);
+      const zNow = (g.normal() + level) * Math.sqrt(1 - rho);
+      if (zNow >= t.oneRun || (zPrev >= t.each && zNow >= t.each && (zPrev + zNow) / Math.sqrt(2 + 2 * rho) >= t.twoRun)) fired++;
+    }
+    // Bonferroni between the rules (each its own share, their overlap counted twice) spends about 12 % less.
+    expect(fired / pairs / q).toBeGreaterThan(0.92);
+    expect(fired / pairs / q).toBeLessThan(1.08);
+    // the two-run mean needs less than its Bonferroni share would ask
+    expect(t.twoRun).toBeLessThan(normalQuantile(1 - (0.05 * 0.55) / 29) - 0.05);
+  });
+  it('normal tail: the quantiles read back', () => {
+    for (const p of [0.3, 0.05, 1e-3, 1e-5]) expect(normalTail(normalQuantile(1 - p)) / p).toBeCloseTo(1, 5);
+  });
+  it('leave-one-out residuals: each value against the trimmed mean of the others, ties included', () => {
+    const xs = [5, 3, 3, 9, 1, 3, 7, 2, 8, 3, 6];
+    const direct = xs.map((x, i) => x - trimmedMean(xs.filter((_, k) => k !== i)));
+    leaveOneOutTrimmedResiduals(xs).forEach((r, i) => expect(r).toBeCloseTo(direct[i], 12));
   });
 });
 
@@ -99,6 +146,24 @@ describe('the gate on a whole run', () => {
     const found = judgeRun(series, OPTIONS).findings.find((f) => f.seriesId === 0)!;
     expect(found.status).toBe('regression');
     if (found.note.includes('two runs')) expect(found.firstRunId).toBe('r14');
+  });
+
+  it('two runs each 2.2 noise worse alert together (their mean beyond the exact two-run threshold, short of Bonferroni\'s)', () => {
+    const verdict = twoRunCase(21, 2.24, 2.24);
+    const found = verdict.findings.find((f) => f.seriesId === 0)!;
+    expect(found).toMatchObject({ status: 'regression', regression: true });
+    const meanZ = Number(found.note.match(/confirmed by two runs \(z ([\d.]+)/)?.[1]);
+    // Bonferroni's 55 % share for the two-run rule over 29 figures would have asked for more
+    expect(meanZ).toBeLessThan(normalQuantile(1 - (0.05 * 0.55) / 29));
+    // the change began at the earlier run: both runs are as far off
+    expect([found.firstRunId, found.lastGoodRunId]).toEqual(['r13', 'r12']);
+  });
+
+  it('a two-run alert whose earlier run was barely worse dates the change at this run', () => {
+    const found = twoRunCase(21, 1.25, 3.25).findings.find((f) => f.seriesId === 0)!;
+    expect(found).toMatchObject({ status: 'regression', regression: true });
+    expect(found.note).toMatch(/two runs/);
+    expect([found.firstRunId, found.lastGoodRunId]).toEqual(['now', 'r13']);
   });
 
   it('one bad night in the history (every figure 20 % worse) is left out instead of widening the noise', () => {

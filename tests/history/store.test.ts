@@ -100,6 +100,40 @@ describe.each(Object.keys(backends))('history store on %s', (backend) => {
     expect(points.find((p) => p.runId === 'bad')?.valid).toBe(false);
   });
 
+  it("reads the gate's run values: one per run (a run's repeats averaged), oldest first, the checked run and pre-merge runs left out; writes a run's verdicts back", async () => {
+    const target = backends[backend]();
+    const ttft = (value: number) => ({ name: 'SERVER_MEDIAN_TTFT', value, unit: 'ms', higherIsBetter: false, labels: { concurrency: 8 } });
+    await withHistory(
+      target,
+      (store) =>
+        store.append(
+          entries([
+            { runId: 'r2', day: 2, ttft: 30 },
+            { runId: 'r1', day: 1, ttft: 10, extra: [ttft(14)] }, // measured twice in one run: 12
+            { runId: 'pre', day: 2, ttft: 99, kind: 'pre-merge' },
+            { runId: 'self', day: 3, ttft: 99 },
+          ]),
+        ),
+      { create: true },
+    );
+    const id = seriesId(caseKey({ testId: 'disagg_perf_model_1k1k_ccb-UCX', gpuType: 'H100', identity: { backend: 'UCX' }, labels: { concurrency: 8 } }), 'SERVER_MEDIAN_TTFT');
+    const window = { fromMs: DAY0 - 80 * DAY_MS, toMs: DAY0 + 3 * DAY_MS };
+    const stored = await withHistory(target, (store) => store.runValues({ ...window, storedRunId: 'self', points: [] }));
+    expect(stored.get(id)?.map((p) => [p.runId, p.value])).toEqual([
+      ['r1', 12],
+      ['r2', 30],
+    ]);
+    expect(stored.get(id)![0].tsMs).toBeLessThan(stored.get(id)![1].tsMs);
+    const sent = await withHistory(target, (store) => store.runValues({ ...window, excludeRunId: 'self', points: [{ seriesId: id, tsMs: DAY0 + 3 * DAY_MS, value: 99 }] }));
+    expect(sent.get(id)).toEqual(stored.get(id));
+    const regression = { mode: 'warn' as const, findings: [], skipped: 'judged after its import' };
+    await withHistory(target, (store) => store.setRegressions('self', [{ testId: 'disagg_perf_model_1k1k_ccb-UCX', regression }]), { create: true });
+    const [self] = await withHistory(target, (store) => store.records(['self']));
+    expect(self.regression).toEqual(regression);
+    const [other] = await withHistory(target, (store) => store.records(['r2']));
+    expect(other.regression).toBeUndefined();
+  });
+
   it('gives the baselines the JS reference gives, on 200 random series', async () => {
     const target = backends[backend]();
     let seed = 7;

@@ -10,18 +10,18 @@
 // and hundreds of the others decide its noise together.
 //
 // A run raises an alert on a gating series when the change is worse than the series' threshold
-// (upstream's fraction: the size that matters) and significant for the whole run at once: each
-// rule's tail probability is split over the run's G gating series (a Bonferroni correction of
-// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise any alert), 45 % of it to
-//  - one run: z >= t(1 - 0.45 alpha / G), when the test's history shows no wild single values;
-// and 55 % to
+// (upstream's fraction: the size that matters) and significant for the whole run at once:
+// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise any alert, is split over the
+// run's G gating series (Šidák), and each series' share between two rules (gate/thresholds.ts):
+//  - one run: z >= c1, when the test's history shows no wild single values;
 //  - two runs: the previous run and this one both worse (each by half its noise or more, or where
-//    single values run wild each beyond t(1 - sqrt(0.55 alpha / G)), so one outlier never raises
-//    an alert by itself), their mean z >= t(1 - 0.55 alpha / G). The alert then starts at the
-//    previous run.
+//    single values run wild each beyond a threshold of its own, so one outlier never raises an
+//    alert by itself), their mean z >= c2, c2 set by the exact chance of that event on noise. The
+//    alert starts at the previous run, unless the previous run was barely worse (then at this one).
 // An open alert stays a finding of every later run until the series is back at its old level for
 // two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
-import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
+import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, sortedCopy, sortedTrimmedMean, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
+import { ruleThresholds } from './thresholds.ts';
 
 /** One run's value of a series (the mean, when the run measured it more than once). */
 export interface RunPoint {
@@ -154,13 +154,6 @@ interface Prepared {
   residuals: number[];
 }
 
-/**
- * The share of alpha the one-run rule spends; the two-run rule has the rest. The two-run rule
- * catches the changes too small for one run (a 10 % step at 3 % noise is 3.3 noise, 4.7 over two
- * runs), so it gets the larger share (bench/gate-simulation.ts).
- */
-const ONE_RUN_SHARE = 0.45;
-
 /** Two-sided normal tail of |z| >= 4 happens once in 16,000 values: a test whose history has it twice or more (and in 0.5 % of values) has wild values. */
 const WILD_Z = 4;
 
@@ -193,11 +186,15 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
 }
 
 function prepare(series: GateSeries, dropped: Set<string>): Prepared {
-  const baseline = series.history.filter((p) => !dropped.has(p.runId) && Number.isFinite(p.value));
-  const values = baseline.map((p) => p.value);
-  const level = trimmedMean(values);
+  const kept = (p: RunPoint) => Number.isFinite(p.value) && !(dropped.size && dropped.has(p.runId));
+  const baseline = series.history.every(kept) ? series.history : series.history.filter(kept);
+  const values = new Array<number>(baseline.length);
+  for (let k = 0; k < baseline.length; k++) values[k] = baseline[k].value;
+  const sorted = sortedCopy(values);
+  const level = sortedTrimmedMean(sorted);
   // Relative residuals, each against the level of the others (robust.ts leaveOneOutTrimmedResiduals).
-  const residuals = level ? leaveOneOutTrimmedResiduals(values).map((r) => r / Math.abs(level)) : [];
+  const residuals = level ? leaveOneOutTrimmedResiduals(values, sorted) : [];
+  for (let k = 0; k < residuals.length; k++) residuals[k] /= Math.abs(level);
   const measured = { scale: madScale(residuals, 0), df: madDegreesOfFreedom(residuals.length) };
   // Few runs since a change on the baseline branch: the noise its alert measured before it.
   const known = series.currentLevel && !(residuals.length >= 5) ? { scale: series.currentLevel.scale, df: madDegreesOfFreedom(5) } : undefined;
@@ -213,7 +210,10 @@ const spread = <T>(xs: T[]) => (xs.length <= POOLED_SERIES ? xs : xs.filter((_, 
 
 const priorOf = (prepared: Prepared[]) => {
   const sample = spread(prepared);
-  return scalePrior(sample.map((p) => p.own), sample.flatMap((p) => p.residuals));
+  return scalePrior(
+    sample.map((p) => p.own),
+    sample.flatMap((p) => p.residuals),
+  );
 };
 
 /**
@@ -283,39 +283,46 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   const change = (s.value - j.level) / Math.abs(j.level);
   const common = { ...base, level: j.level, change, scale, z };
   const n = Math.max(family, 1);
-  const oneRun = tQuantile(1 - (options.alpha * ONE_RUN_SHARE) / n, noise.df);
+  // The two-run rule: the previous run and this one, both worse, judged together against the
+  // level of the runs before them (the previous run is no baseline of itself). Both are judged
+  // against the same estimated level, so their z share its error (its variance a share of one
+  // run's: robust.ts trimmedMeanVarianceShare), a correlation rho of the two z.
+  const prev = s.previous;
+  const beforeRuns = prev && j.baseline.some((p) => p.runId === prev.runId) ? j.baseline.length - 1 : j.baseline.length;
+  const levelShare = trimmedMeanVarianceShare(beforeRuns);
+  const rho = levelShare / (1 + levelShare);
+  const rules = ruleThresholds(options.alpha, n, rho, noise.df, heavy);
+  const oneRun = heavy ? ruleThresholds(options.alpha, n, rho, noise.df, false).oneRun : rules.oneRun;
   if (-worse > s.threshold && -z >= oneRun) return { ...common, status: 'improved', regression: false, note: `better than its level beyond the noise (${pct(-worse)})` };
   if (worse <= 0) return { ...common, status: 'ok', regression: false, note: 'at or better than its level' };
   const beyondThreshold = worseAtBest > s.threshold;
-  // The two-run rule: the previous run and this one, both worse, judged together against the
-  // level of the runs before them (the previous run is no baseline of itself).
-  const prev = s.previous;
-  const twoRunAlpha = (options.alpha * (1 - ONE_RUN_SHARE)) / n;
-  const each = heavy ? tQuantile(1 - Math.sqrt(twoRunAlpha), noise.df) : 0.5;
+  const each = rules.each;
   let twoRuns = false;
   let meanZ = Number.NaN;
+  let beganBefore = false;
   if (prev && z >= each && worseness(prev.value, j.level, up) / scale >= each) {
     const before = j.baseline.filter((p) => p.runId !== prev.runId);
     const level = trimmedMean(before.map((p) => p.value));
     const zNow = worseness(s.value, level, up) / scale;
     const zPrev = worseness(prev.value, level, up) / scale;
-    // Both are judged against the same estimated level, so their z share its error (its variance
-    // a share of one run's: robust.ts trimmedMeanVarianceShare), a correlation rho of the two z.
-    const levelShare = trimmedMeanVarianceShare(before.length);
-    const rho = levelShare / (1 + levelShare);
     meanZ = (zNow + zPrev) / Math.sqrt(2 + 2 * rho);
+    // Where the change began, by least squares over the two runs: at the previous run (one step
+    // of their mean) when that fits better than at this run alone (the previous run at the level):
+    // (zNow - zPrev)^2 / 2 <= zPrev^2, i.e. zNow <= (1 + sqrt 2) zPrev.
+    beganBefore = zNow <= (1 + Math.SQRT2) * zPrev;
     const meanWorse = (worseness(best, level, up) + worseness(prev.value, level, up)) / 2;
-    twoRuns = before.length >= options.minRuns - 1 && Math.min(zNow, zPrev) >= each && meanZ >= tQuantile(1 - twoRunAlpha, noise.df) && meanWorse > s.threshold;
+    twoRuns = beforeRuns >= options.minRuns - 1 && Math.min(zNow, zPrev) >= each && meanZ >= rules.twoRun && meanWorse > s.threshold;
   }
   const oneRunHit = !heavy && z >= oneRun && beyondThreshold;
-  const lastGood = [...j.baseline].reverse().find((p) => p.runId !== prev?.runId);
   if ((oneRunHit || twoRuns) && s.gated) {
     // This run alone is evidence enough: the change begins here (the previous run's share of the
-    // two-run mean is no sign it began there). Only two runs together: it began at the previous one.
+    // two-run mean is no sign it began there). Only two runs together: where they say it began.
     const confirmed = oneRunHit ? 'one run' : 'two runs';
-    const firstRunId = oneRunHit ? options.runId : prev!.runId;
-    const goodRun = oneRunHit ? (prev?.runId ?? j.baseline.at(-1)?.runId) : lastGood?.runId;
-    const pValue = Math.min(1, n * (oneRunHit ? tailOf(z, noise.df) : tailOf(meanZ, noise.df)));
+    const atPrevious = !oneRunHit && beganBefore;
+    const firstRunId = atPrevious ? prev!.runId : options.runId;
+    const goodRun = atPrevious ? j.baseline.findLast((p) => p.runId !== prev?.runId)?.runId : (prev?.runId ?? j.baseline.at(-1)?.runId);
+    // Šidák, as the thresholds: the chance that any of the run's n gating series goes this far on noise.
+    const pValue = -Math.expm1(n * Math.log1p(-(oneRunHit ? tailOf(z, noise.df) : tailOf(meanZ, noise.df))));
     return { ...common, status: 'regression', regression: true, firstRunId, ...(goodRun ? { lastGoodRunId: goodRun } : {}), pValue, note: `confirmed by ${confirmed} (z ${zText(oneRunHit ? z : meanZ)}, p ${pValue.toPrecision(2)} for the run)${heavy ? '; its test has wild single values: two runs needed' : ''}` };
   }
   if (oneRunHit || twoRuns) return { ...common, status: 'suspect', regression: false, note: `${pct(worse)} worse beyond the noise; not a gating figure (headline figures gate; a config or DISAGG_GATE_METRICS opts others in)` };

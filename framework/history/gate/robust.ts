@@ -4,9 +4,9 @@
 // more, and how much more is measured from how much their scales differ).
 
 /** The median; NaN for no values. */
-export function median(xs: readonly number[]): number {
+export function median(xs: ArrayLike<number>): number {
   if (xs.length === 0) return Number.NaN;
-  return sortedMedian(Float64Array.from(xs).sort());
+  return sortedMedian(sortedCopy(xs));
 }
 
 const sortedMedian = (s: ArrayLike<number>) => {
@@ -15,12 +15,34 @@ const sortedMedian = (s: ArrayLike<number>) => {
 };
 
 /**
+ * The values sorted ascending, as a new array: by insertion for the short series the gate sees
+ * by the ten thousand (no comparator calls, no typed array to allocate), else a typed sort.
+ */
+export function sortedCopy(xs: ArrayLike<number>): ArrayLike<number> {
+  const n = xs.length;
+  if (n > 32) return Float64Array.from(xs).sort();
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const x = xs[i];
+    let k = i - 1;
+    while (k >= 0 && out[k] > x) {
+      out[k + 1] = out[k];
+      k--;
+    }
+    out[k + 1] = x;
+  }
+  return out;
+}
+
+/**
  * 1.4826 x the median absolute deviation from `center`, with a small-sample factor (n / (n - 0.8),
  * close to Croux and Rousseeuw's): a standard deviation for normal data that one wild value barely moves.
  */
-export function madScale(xs: readonly number[], center = median(xs)): number {
+export function madScale(xs: ArrayLike<number>, center = median(xs)): number {
   if (xs.length < 2) return Number.NaN;
-  return 1.4826 * median(xs.map((x) => Math.abs(x - center))) * (xs.length / (xs.length - 0.8));
+  const deviations = new Array<number>(xs.length);
+  for (let k = 0; k < xs.length; k++) deviations[k] = Math.abs(xs[k] - center);
+  return 1.4826 * median(deviations) * (xs.length / (xs.length - 0.8));
 }
 
 /** The MAD's degrees of freedom as a variance estimate: about 37 % of the sample's (its efficiency at the normal). */
@@ -92,10 +114,15 @@ export interface ScalePrior {
  * from 7 values on): nearly the mean's precision on normal noise (a median needs pi/2 times the
  * runs for the same), and one wild run cannot move it far.
  */
-export function trimmedMean(xs: readonly number[]): number {
+export function trimmedMean(xs: ArrayLike<number>): number {
   if (xs.length === 0) return Number.NaN;
-  const s = Float64Array.from(xs).sort();
-  const cut = trimOf(xs.length);
+  return sortedTrimmedMean(sortedCopy(xs));
+}
+
+/** trimmedMean of values already sorted ascending. */
+export function sortedTrimmedMean(s: ArrayLike<number>): number {
+  if (s.length === 0) return Number.NaN;
+  const cut = trimOf(s.length);
   let sum = 0;
   for (let k = cut; k < s.length - cut; k++) sum += s[k];
   return sum / (s.length - 2 * cut);
@@ -108,27 +135,37 @@ const trimOf = (n: number) => (n >= 7 ? Math.max(1, Math.floor(n * 0.1)) : 0);
  * Leave-one-out residuals: each value against the trimmed mean of the others. Their spread is the
  * spread of a new value around a baseline's level, the level's own uncertainty included, which is
  * what the gate compares a new value with. O(n log n): one sort and prefix sums (removing the
- * value at sorted rank r shifts the ranks above it down by one).
+ * value at sorted rank r shifts the ranks above it down by one; of equal values, removing any
+ * leaves the same others, so the first rank of a value is its rank). `sorted`: xs sorted, when
+ * the caller has it.
  */
-export function leaveOneOutTrimmedResiduals(xs: readonly number[]): number[] {
+export function leaveOneOutTrimmedResiduals(xs: ArrayLike<number>, sorted: ArrayLike<number> = sortedCopy(xs)): number[] {
   const n = xs.length;
   if (n < 2) return [];
-  const order = Array.from(xs.keys()).sort((a, b) => xs[a] - xs[b]);
-  const sorted = order.map((i) => xs[i]);
-  const prefix = new Float64Array(n + 1);
+  const prefix = new Array<number>(n + 1);
+  prefix[0] = 0;
   for (let k = 0; k < n; k++) prefix[k + 1] = prefix[k] + sorted[k];
   const sum = (from: number, to: number) => (to > from ? prefix[to] - prefix[from] : 0); // sorted[from..to)
   const cut = trimOf(n - 1);
   const kept = n - 1 - 2 * cut;
   const out = new Array<number>(n);
-  order.forEach((i, r) => {
+  for (let i = 0; i < n; i++) {
+    // the first rank of xs[i] among the sorted values (binary search)
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid] < xs[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    const r = lo;
     // the others' sorted values are sorted[0..r) then sorted[r+1..n); their middle is ranks [cut, n-1-cut)
     const lowEnd = Math.min(r, n - 1 - cut);
     const below = sum(cut, Math.max(cut, lowEnd));
     const aboveFrom = Math.max(r + 1, cut + 1);
     const above = sum(aboveFrom, n - cut);
     out[i] = xs[i] - (below + above) / kept;
-  });
+  }
   return out;
 }
 
@@ -141,7 +178,7 @@ export const trimmedMeanVarianceShare = (n: number) => (n >= 7 ? 1.06 : Math.PI 
  * barely moves it), and the prior's degrees of freedom from how much more the series' log variances
  * spread than their own sampling explains. Undefined with fewer than three usable series.
  */
-export function scalePrior(own: readonly OwnScale[], pooledResiduals: readonly number[]): ScalePrior | undefined {
+export function scalePrior(own: readonly OwnScale[], pooledResiduals: ArrayLike<number>): ScalePrior | undefined {
   const usable = own.filter((o) => o.scale > 0 && Number.isFinite(o.scale) && o.df > 0);
   if (usable.length < 3 || pooledResiduals.length === 0) return undefined;
   const logs = usable.map((o) => Math.log(o.scale * o.scale));
@@ -149,7 +186,7 @@ export function scalePrior(own: readonly OwnScale[], pooledResiduals: readonly n
   const spread = logs.reduce((a, l) => a + (l - mean) ** 2, 0) / (logs.length - 1);
   const sampling = usable.reduce((a, o) => a + trigamma(o.df / 2), 0) / usable.length;
   const excess = spread - sampling;
-  const scale = 1.4826 * median(pooledResiduals.map(Math.abs));
+  const scale = 1.4826 * median(Array.from(pooledResiduals, Math.abs));
   if (excess <= 0) return { scale, df: Infinity };
   // trigamma(d0 / 2) = excess, solved by bisection on a decreasing function.
   let lo = 1e-3;
