@@ -9,7 +9,7 @@
 // Everything is synchronous: Vitest's own SIGINT/SIGTERM handler exits the process a millisecond
 // after the signal, so nothing asynchronous would get to run. For the same reason Vitest's own
 // cancellation serves only a run Vitest ends itself (--bail after a failure): each worker's session
-// then stops as on a signal (onVitestCancel), and the tests cut short are named at the run's end.
+// then stops as on a signal (cancel-runner.ts), and the tests cut short are named at the run's end.
 //
 // Outside this module, each for its reason (said there too):
 //   - bin/disagg-bench.js answers a signal in the first milliseconds: loading this module takes
@@ -126,21 +126,6 @@ export function runsTestTypes(argv: readonly string[] = process.argv): boolean {
     else if (word.startsWith('--project=')) projects.push(word.slice('--project='.length));
   });
   return projects.length === 0 || projects.some((p) => (testTypeNames as readonly string[]).some((t) => p === t || p.includes('*')));
-}
-
-const CANCEL_REASONS: Record<string, string> = { 'test-failure': 'a test failed under --bail', 'keyboard-input': 'a key in watch mode' };
-
-/**
- * In a Vitest worker: `interrupt` is called when Vitest cancels the run (--bail after a failure),
- * with why. A test's own `signal` would say it, but Vitest aborts it only for the tests its list of
- * running tests still holds, and in a concurrent suite that list loses every test started after one
- * that ends (@vitest/runner's addRunningTest removes from the ended test to the list's end); the
- * worker's cancel hook hears every cancellation, the one this worker asked for included.
- */
-export function onVitestCancel(interrupt: (why: string) => void): void {
-  // Vitest's private worker hook, for the reason above: the public `signal` misses such tests.
-  const worker = (globalThis as { __vitest_worker__?: { onCancel?: (fn: (reason: string) => void) => void } }).__vitest_worker__;
-  worker?.onCancel?.((reason) => interrupt(`Vitest cancelled the run: ${CANCEL_REASONS[reason] ?? reason}`));
 }
 
 /** How long workers get to cancel their jobs and exit before SIGKILL. */

@@ -9,7 +9,7 @@ import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
-import { onVitestCancel } from './cancellation.ts';
+import { onVitestCancel } from './cancel-runner.ts';
 import { allTestTypeNames } from '../contract/extension-types.ts';
 import { isTestTypeName, testType } from '../types/registry.ts';
 import { FailureError, InputError, UsageError } from '../../runners/common/errors.ts';
@@ -27,6 +27,8 @@ const gpu = await detectGpuType(process.env, undefined, schedulers?.slurmGpuProb
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;
+/** Stops hearing Vitest's cancel at the session's close. */
+let stopHearingCancel = () => {};
 /** The records of the selected tests that get no job (invalid, skipped): the write's failure, if any. */
 let noJobRecords: Promise<string | undefined> = Promise.resolve(undefined);
 
@@ -93,11 +95,12 @@ describe(typeName, { concurrent: true }, () => {
     if (toRun.length === 0) return;
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
     const own = session;
-    onVitestCancel((why) => own.interrupt(why));
+    stopHearingCancel = onVitestCancel((why) => own.interrupt(why));
     await session.plan(toRun);
   });
 
   afterAll(async () => {
+    stopHearingCancel();
     await session?.close();
   });
 
