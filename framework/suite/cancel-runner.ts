@@ -27,11 +27,16 @@ function slot(): Slot {
   return (g[SLOT] ??= { listeners: new Set() });
 }
 
-const REASONS: Record<string, string> = { 'test-failure': 'a test failed under --bail', 'keyboard-input': 'a key in watch mode' };
+const VITEST_REASONS: Record<string, string> = { 'test-failure': 'a test failed under --bail', 'keyboard-input': 'a key in watch mode' };
 
-/** "Vitest cancelled the run: <why>", the words a cancelled test's record and the run's notRun list use. */
+/**
+ * Why the run was cancelled, in the words a cancelled job's ledger entry and test use: Vitest's own
+ * reasons said as "Vitest cancelled the run: ...", any other as its caller gave it (`disagg-bench
+ * run` passes the signal's: "SIGTERM received by disagg-bench run").
+ */
 export function describeCancel(reason: CancelReason): string {
-  return `Vitest cancelled the run: ${REASONS[reason] ?? reason}`;
+  const vitest = VITEST_REASONS[reason];
+  return vitest ? `Vitest cancelled the run: ${vitest}` : reason;
 }
 
 /**

@@ -139,6 +139,10 @@ describe('disagg-bench run', () => {
     const result = await child;
     const output = String(result.all);
     expect(result.exitCode, output).toBe(143);
+    // Through Vitest's cancelCurrentRun: the run ends as any run does, its report.html written.
+    expect(output).toMatch(/SIGTERM received by disagg-bench run: cancelling the run's jobs and tests/);
+    expect(output).not.toMatch(/ending it at once/);
+    expect(existsSync(path.join(runDir, 'report.html'))).toBe(true);
     expect(output).toMatch(/1 test\(s\) not run \(the run was interrupted \(SIGTERM received by disagg-bench run\); no result recorded\): disagg_perf_slow/);
     // OUTPUT_PATH as given, where `latest` is: the run's folder copied into --resume would name no run.
     expect(output.split('\n').filter((l) => l.includes('to continue:')).map((l) => l.replace(/^.*to continue: /, ''))).toContain(`the same command with --resume (disagg-bench run), OUTPUT_PATH=${dir.outputPath}`);

@@ -1,5 +1,5 @@
 // How a worker's session hears that Vitest cancelled the run (framework/suite/cancel-runner.ts):
-// the runner's cancel reaches every listener once, with why; a listener that comes after the cancel
+// the runner's cancel reaches every listener once, with why (Vitest's reasons in words, a caller's as given); a listener that comes after the cancel
 // (a session still opening) hears it at once; a new run in the worker starts afresh. The real
 // cancellation, a worker's jobs cancelled under --bail, is tests/run/not-run.test.ts's.
 import { describe, expect, it } from 'vitest';
@@ -29,7 +29,7 @@ describe('the test-type projects\' runner', () => {
     onVitestCancel((why) => fresh.push(why));
     expect(fresh).toEqual([]);
     next.cancel('SIGTERM received by disagg-bench run' as CancelReason);
-    expect(fresh).toEqual(['Vitest cancelled the run: SIGTERM received by disagg-bench run']);
+    expect(fresh).toEqual(['SIGTERM received by disagg-bench run']);
     expect(heard).toHaveLength(1);
   });
 });
