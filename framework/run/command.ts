@@ -1,7 +1,8 @@
-// `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API, in this process, so
-// the run owns its process from the first millisecond: bin/disagg-bench.js answers SIGINT, SIGTERM
-// and SIGHUP while the CLI loads, and suite/cancellation.ts (the one place that ends a run, whatever
-// stage it is at) takes them over. Settings come from the command line, then the environment,
+// `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API (createVitest, start,
+// close), in this process, so the run owns its process from the first millisecond:
+// bin/disagg-bench.js answers SIGINT, SIGTERM and SIGHUP while the CLI loads, and
+// suite/cancellation.ts (the one place that ends a run, whatever stage it is at) takes them over;
+// once the suite runs, a signal cancels it through Vitest's cancelCurrentRun. Settings come from the command line, then the environment,
 // then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
 // defaults once at its start. Each run has its own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
 // reporters are named: the project's reporter is always added to them.
