@@ -96,7 +96,8 @@ function say(line: string): void {
 function endRunNow(why: string, exitCode: number): void {
   const s = slot();
   if (s.ending && s.cancelVitest && !s.cancelled) return cancelThroughVitest(s, s.ending, s.cancelVitest, why, exitCode);
-  if (s.ending) return s.ending.end(s.cancelled?.why ?? why, s.cancelled?.exitCode ?? exitCode);
+  if (s.ending && s.cancelled) return endCancelledRunNow(s.ending, s.cancelled, `${why} while the run was being cancelled`);
+  if (s.ending) return s.ending.end(why, exitCode);
   if (s.exiting) return;
   s.exiting = true;
   say(`the run was interrupted (${why}) before any test was collected: nothing was submitted, nothing ran`);
@@ -108,10 +109,14 @@ function cancelThroughVitest(s: Slot, ending: RunEnding, cancelVitest: (why: str
   say(`${why}: cancelling the run's jobs and tests (a second signal ends the run at once)`);
   cancelVitest(why);
   ending.cancelJobs(why);
-  s.deadline = setTimeout(() => {
-    say(`the run had not ended ${CANCEL_GRACE_MS / 1000} s after it was cancelled: ending it at once`);
-    ending.end(why, exitCode);
-  }, CANCEL_GRACE_MS);
+  s.deadline = setTimeout(() => endCancelledRunNow(ending, s.cancelled!, `the run had not ended ${CANCEL_GRACE_MS / 1000} s after it was cancelled`), CANCEL_GRACE_MS);
+}
+
+/** A run being cancelled through Vitest ended at once, in the first signal's words and with its exit code (not Vitest's, whose tests may have failed meanwhile). */
+function endCancelledRunNow(ending: RunEnding, cancelled: RunCancel, because: string): void {
+  say(`${because}: ending it at once`);
+  process.exitCode = cancelled.exitCode;
+  ending.end(cancelled.why, cancelled.exitCode);
 }
 
 /**

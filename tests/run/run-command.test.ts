@@ -165,6 +165,32 @@ describe('disagg-bench run', () => {
     expect(notRun()).toBeUndefined();
   });
 
+  it('a second signal while the run is being cancelled ends it at once: the job cancelled and recorded, both tests named as not run', { timeout: 300_000 }, async () => {
+    const never = releaseFile('never');
+    const dir = writeWorkDir({ a_first: await standinConfig({ client: `wait:${never}` }), b_second: await standinConfig({ client: `wait:${never}` }) }, 'run-twice-');
+    const mark = newMark();
+    const child = startRun(['disagg', '--scheduler', 'local', '--batch-size', '1', '--output', dir.outputPath], dir, mark);
+    const runDir = path.join(dir.outputPath, 'latest');
+    await waitUntil('the first job to run', () => statesOf(runDir, testIdOf('a_first')).includes('RUNNING'), 240_000);
+    // Back to back: whichever Node hears first starts the cancellation through Vitest, which the
+    // other then finds under way (it takes IPC round trips and the tests' ends, never one handler).
+    child.kill('SIGTERM');
+    child.kill('SIGINT');
+    const result = await child;
+    const output = String(result.all);
+    const first = result.exitCode === 130 ? 'SIGINT' : 'SIGTERM';
+    expect([130, 143], output).toContain(result.exitCode);
+    expect(output).toMatch(/(SIGINT|SIGTERM) received by disagg-bench run while the run was being cancelled: ending it at once/);
+    await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
+    expect(readOutputs(runDir).ledger.filter((e) => e.test === testIdOf('a_first')).at(-1)).toMatchObject({ state: 'CANCELLED', terminal: true, interrupted: true });
+    expect(readOutputs(runDir).records).toEqual([]);
+    const notRun = (JSON.parse(readFileSync(path.join(runDir, 'results.json'), 'utf8')) as { notRun?: { testId: string; why: string }[] }).notRun ?? [];
+    expect(new Map(notRun.map((n) => [n.testId, n.why]))).toEqual(new Map([
+      [testIdOf('a_first'), expect.stringMatching(new RegExp(`^cancelled: the run was interrupted \\(${first} received by disagg-bench run\\) at \\S+; its job \\S+ was cancelled$`))],
+      [testIdOf('b_second'), expect.stringMatching(new RegExp(`^not reached: the run was interrupted \\(${first} received by disagg-bench run\\) at \\S+, before its job was submitted$`))],
+    ]));
+  });
+
   it('SIGTERM while the CLI is still loading: the run ends at once, nothing submitted, exit 143', { timeout: 120_000 }, async () => {
     const dir = writeWorkDir({ a: await standinConfig({ client: 'ok' }) }, 'run-early-');
     const mark = newMark();
