@@ -2,9 +2,10 @@
 // close), in this process, so the run owns its process from the first millisecond:
 // bin/disagg-bench.js answers SIGINT, SIGTERM and SIGHUP while the CLI loads, and
 // suite/cancellation.ts (the one place that ends a run, whatever stage it is at) takes them over;
-// once the suite runs, a signal cancels it through Vitest's cancelCurrentRun. Settings come from the command line, then the environment,
-// then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
-// defaults once at its start. Each run has its own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
+// once the suite runs, a signal cancels it through Vitest's cancelCurrentRun. Settings come from
+// the command line, then the environment, then a profile (profile.ts), then the defaults
+// (resolve.ts); the run prints the ones that are not defaults once at its start. Each run has its
+// own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
 // reporters are named: the project's reporter is always added to them.
 import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
@@ -178,8 +179,8 @@ const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 /** After a run cancelled through Vitest: the tests it did not run, as results.json names them, and how to continue. */
 async function sayCancelledRun(cancelled: RunCancel, folder: string, runId: string): Promise<void> {
   // Loaded only here: what a cancelled run's end reads, not what every run's start pays for.
-  const [{ notRunListedIn, sayNotRun }, { readResults }] = await Promise.all([import('../suite/main-interrupt.ts'), import('../results/json.ts')]);
-  const said = (line: string) => process.stderr.write(`disagg-bench: ${cancelled.why.split(' ')[0]}: ${line}\n`);
+  const [{ notRunListedIn, sayNotRun, stderrLines }, { readResults }] = await Promise.all([import('../suite/main-interrupt.ts'), import('../results/json.ts')]);
+  const said = stderrLines(cancelled.why);
   const notRun = (await readResults(folder).catch(() => undefined))?.notRun?.filter((n) => n.run === runId).map((n) => n.testId) ?? [];
   if (notRun.length > 0) sayNotRun(notRun, folder, runId, interruptedBecause(cancelled.why), notRunListedIn(folder), said);
   else said(`no test had been left without a verdict (${interruptedBecause(cancelled.why)})`);

@@ -33,7 +33,6 @@
 // instances in one process, and both must see the same owner and the same end.
 import { signalExitCode } from '../../runners/common/exit-codes.ts';
 import { testTypeNames } from '../contract/names.ts';
-
 import { watchLauncher } from './launcher-watch.ts';
 
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */

@@ -15,6 +15,18 @@ import { recordNotRunSync, whyNotRun } from './not-run.ts';
 import { endWorkers, WORKER_GRACE_MS } from './end-workers.ts';
 import { indexRootOf } from '../results/index/runs-folder.ts';
 
+/** What an interruption says goes to stderr, one line each, tagged with the signal (stdout may be a closed pipe by now). */
+export function stderrLines(why: string): (line: string) => void {
+  const tag = why.startsWith('SIG') ? why.split(' ')[0] : 'interrupted';
+  return (line: string) => {
+    try {
+      process.stderr.write(`disagg-bench: ${tag}: ${line}\n`);
+    } catch {
+      // nobody left to read it
+    }
+  };
+}
+
 /** The run's jobs in the ledger, cancelled and recorded now; `said` is told what was done. */
 export function cancelRunJobsNow(outputPath: string, runId: string, reason: string, said: (line: string) => void): void {
   const done = describeLeftovers(cancelLeftoversNow(outputPath, runId, reason));
