@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # A real Grid Engine cell on this one host (Debian's gridengine-master, -exec and -client): the
-# qmaster and one execution daemon, a queue and a parallel environment, for the test suite and for
-# users without a cluster. It configures the system's own cell (SGE_ROOT=/var/lib/gridengine,
-# cell `default`), which is where Debian's packages put it.
+# qmaster and execution daemons (two hosts, ge1 and ge2, each in namespaces of its own: see
+# gridengine-local-hosts.sh), a queue and parallel environments, for the test suite and for users
+# without a cluster. It configures the system's own cell (SGE_ROOT=/var/lib/gridengine, cell
+# `default`), which is where Debian's packages put it.
 #
 #   scripts/gridengine-local.sh up       install (apt) if missing, configure, start; a no-op when up
-#   scripts/gridengine-local.sh down     delete the cell's jobs, stop both daemons (by pid), kill
-#                                        what of its jobs outlived them (a warning names each)
+#   scripts/gridengine-local.sh down     delete the cell's jobs, stop its daemons (by pid), kill
+#                                        what of its jobs outlived them (a warning names each),
+#                                        remove the hosts' namespaces, veths and bridge
 #   scripts/gridengine-local.sh status   print the queue and the jobs; exit 0 when up, 3 when down
 #   scripts/gridengine-local.sh env      print `export SGE_ROOT=... SGE_CELL=...` for `eval "$(... env)"`
 #   scripts/gridengine-local.sh pids     print the pids of the cell's live daemons, one per line
+#   scripts/gridengine-local.sh hosts    print the execution hosts `up` makes, one per line
+#   scripts/gridengine-local.sh netns-check   exit 0 when a cell of several hosts can be made here, else 3 + why
 #
 # What this host needs, each fixed here once (the packages alone leave a cell that cannot run jobs):
 #   - the host's two names agree: its name resolves to 127.0.0.1, which Grid Engine names
@@ -18,15 +22,21 @@
 #   - qdel ends every process of a job, also those in a session of their own (a server started
 #     with setsid): execd_params ENABLE_ADDGRP_KILL=TRUE kills by the job's additional group id,
 #     where by default only the job script's process group is killed;
-#   - the host is a submit host, and a queue (disagg.q) with a parallel environment (disagg: its
-#     slots filled host by host, every task started under the job's control with qrsh -inherit) runs jobs;
-#   - a `gpu` consumable (4 fake GPUs on the host, as a node of the local SLURM cluster has);
+#   - the host is a submit host, and a queue (disagg.q) with parallel environments runs jobs, every
+#     task started under the job's control with qrsh -inherit: `disagg` (all slots on one host, for a
+#     job of one node) and `disagg.K` for K = 1..slots (exactly K slots on each host: a job of N
+#     nodes with K tasks each asks disagg.K for N*K slots, so its N nodes are N hosts);
+#   - a `gpu` consumable per slot (4 fake GPUs on each host, as a node of the local SLURM cluster has);
+#   - the queue's tmpdir, where each job gets its TMPDIR, is /var/tmp/disagg-ge-jobs: on a host in
+#     namespaces a fresh tmpfs, so a job's TMPDIR is local to its host as on a real cluster;
 #   - the queue has no load threshold (a loaded 2-core box would put it in alarm state), the
 #     scheduler runs every second and the accounting file is written at once (a finished job's
 #     exit status is read from it).
-# Settings (environment): DISAGG_GE_SLOTS (the queue's and the environment's slots, default 16,
-# as many as the local SLURM cluster's CPUs: a 16-rank config fits both),
-# DISAGG_GE_WAIT (seconds `up` waits for the execution host, default 60). Runs as root.
+# Settings (environment): DISAGG_GE_HOSTS (execution hosts, default 2; 1 runs the execution daemon
+# in this machine's own namespaces, named as the machine), DISAGG_GE_HOST_PREFIX (their names,
+# default ge: ge1, ge2, ...), DISAGG_GE_SUBNET (their network, default 10.213.9),
+# DISAGG_GE_SLOTS (slots of each host, default 16: a 16-rank config of one node fits),
+# DISAGG_GE_WAIT (seconds `up` waits for the execution hosts, default 60). Runs as root.
 set -euo pipefail
 
 export SGE_ROOT="${SGE_ROOT:-/var/lib/gridengine}"
@@ -35,12 +45,20 @@ export PATH="$PATH:/usr/sbin:/sbin"
 SLOTS="${DISAGG_GE_SLOTS:-16}"
 [[ $SLOTS =~ ^[1-9][0-9]{0,2}$ ]] || { echo "gridengine-local: error: DISAGG_GE_SLOTS=$SLOTS is not 1..999" >&2; exit 2; }
 WAIT_SEC="${DISAGG_GE_WAIT:-60}"
+HOST_COUNT="${DISAGG_GE_HOSTS:-2}"
+[[ $HOST_COUNT =~ ^[1-9]$ ]] || { echo "gridengine-local: error: DISAGG_GE_HOSTS=$HOST_COUNT is not 1..9" >&2; exit 2; }
+HOST_PREFIX="${DISAGG_GE_HOST_PREFIX:-ge}"
+[[ $HOST_PREFIX =~ ^[a-z][a-z0-9-]{0,9}$ ]] || { echo "gridengine-local: error: DISAGG_GE_HOST_PREFIX=$HOST_PREFIX is not a short lower-case name" >&2; exit 2; }
 GPUS_PER_HOST=4
 COMMON="$SGE_ROOT/$SGE_CELL/common"
 QMASTER_SPOOL=/var/spool/gridengine/qmaster
 EXECD_SPOOL=/var/spool/gridengine/execd
 QUEUE=disagg.q
 PE=disagg
+# The queue's tmpdir; on a host in namespaces, a tmpfs of its own.
+JOB_TMPDIR=/var/tmp/disagg-ge-jobs
+# The names' files and what `down` must remove of the hosts' namespaces.
+HOSTS_DIR=/var/spool/gridengine/disagg-hosts
 
 log() { echo "gridengine-local: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -57,6 +75,23 @@ ensure_packages() {
 
 host_name() { hostname -s; }
 
+# The execution hosts: this machine itself, or ge1..geN in namespaces.
+EXEC_HOSTS=()
+if ((HOST_COUNT == 1)); then
+  EXEC_HOSTS=("$(host_name)")
+else
+  for ((host_number = 1; host_number <= HOST_COUNT; host_number++)); do EXEC_HOSTS+=("$HOST_PREFIX$host_number"); done
+fi
+# shellcheck source=scripts/gridengine-local-hosts.sh
+source "$(dirname "${BASH_SOURCE[0]}")/gridengine-local-hosts.sh"
+# shellcheck source=scripts/gridengine-local-config.sh
+source "$(dirname "${BASH_SOURCE[0]}")/gridengine-local-config.sh"
+
+# qconf with the qmaster's view of the names (the hosts' names resolve only there).
+cell_qconf() {
+  if ((HOST_COUNT > 1)); then in_qmaster_view qconf "$@"; else qconf "$@"; fi
+}
+
 # True when process $1 lives (not a zombie) and is the daemon $2.
 proc_alive() {
   local stat
@@ -71,12 +106,30 @@ daemon_pid() {
   [[ $pid =~ ^[0-9]+$ ]] && proc_alive "$pid" "$name" && echo "$pid"
 }
 
-# execd spools under the name it resolves for itself (`localhost` here), so its pid file is found by glob.
+# execd spools under the name it resolves for itself (`localhost` for this machine's own), so its
+# pid file is found by glob: `<spool folder> <pid>` for every live one.
 qmaster_pid() { daemon_pid "$QMASTER_SPOOL/qmaster.pid" sge_qmaster; }
-execd_pid() {
-  local file
-  for file in "$EXECD_SPOOL"/*/execd.pid; do daemon_pid "$file" sge_execd && return 0; done
-  return 1
+execd_pids() {
+  local file pid
+  for file in "$EXECD_SPOOL"/*/execd.pid; do
+    pid=$(daemon_pid "$file" sge_execd) && echo "$(basename "$(dirname "$file")") $pid"
+  done
+  return 0
+}
+
+# True when spool folder $1 is an execution host of this cell as asked (this machine's own
+# execd spools under whatever name it resolves for itself: any name but a namespaced host's).
+wanted_execd() {
+  if ((HOST_COUNT > 1)); then [[ " ${EXEC_HOSTS[*]} " == *" $1 "* ]]; else [[ ! $1 =~ ^$HOST_PREFIX[0-9]+$ ]]; fi
+}
+
+# Sends SIGTERM to daemon $1 (named $2), then SIGKILL after 30 s.
+stop_daemon() {
+  local pid=$1 name=$2 i
+  kill "$pid" 2>/dev/null || true
+  for ((i = 0; i < 30; i++)); do proc_alive "$pid" "$name" || return 0; sleep 1; done
+  log "warning: $name $pid did not stop in 30 s; killing it"
+  kill -9 "$pid" 2>/dev/null || true
 }
 
 # The names: act_qmaster is this host, and `localhost` (what 127.0.0.1 resolves back to) is an alias of it.
@@ -88,105 +141,73 @@ write_names() {
   chown sgeadmin:sgeadmin "$COMMON/act_qmaster" "$COMMON/host_aliases" 2>/dev/null || true
 }
 
+# The qmaster, seeing the names of this cell's hosts; one that sees others is restarted.
 start_qmaster() {
-  qmaster_pid >/dev/null && return 0
+  local pid names=/etc/hosts
+  ((HOST_COUNT > 1)) && names=$HOSTS_DIR/hosts.qmaster
+  if pid=$(qmaster_pid); then
+    cmp -s "/proc/$pid/root/etc/hosts" "$names" && return 0
+    log "the qmaster sees other host names than this cell's: restarting it"
+    stop_daemon "$pid" sge_qmaster
+  fi
   mkdir -p /var/run/gridengine && chown sgeadmin:sgeadmin /var/run/gridengine
-  SGE_MASTER_PIDFILE=/var/run/gridengine/qmaster.pid /usr/sbin/sge_qmaster || die "sge_qmaster did not start: see $QMASTER_SPOOL/messages"
+  if ((HOST_COUNT > 1)); then
+    in_qmaster_view env SGE_MASTER_PIDFILE=/var/run/gridengine/qmaster.pid /usr/sbin/sge_qmaster
+  else
+    SGE_MASTER_PIDFILE=/var/run/gridengine/qmaster.pid /usr/sbin/sge_qmaster
+  fi || die "sge_qmaster did not start: see $QMASTER_SPOOL/messages"
   local i
   for ((i = 0; i < 30; i++)); do qstat >/dev/null 2>&1 && return 0; sleep 1; done
   die "sge_qmaster does not answer after 30 s: $(tail -n 3 "$QMASTER_SPOOL/messages" 2>/dev/null)"
 }
 
-# A configuration object (qconf -s$1 NAME) with `key value` lines replaced, loaded back with qconf -M$1.
-modify() {
-  local kind=$1 name=$2 file edits=()
-  shift 2
-  while (($#)); do edits+=(-e "s|^$1 .*|$1 $2|"); shift 2; done
-  file=$(mktemp -d)/${name:-$kind}
-  # Continued lines (`value \` then more) joined first, so that a replaced value leaves none behind.
-  qconf "-s$kind" ${name:+"$name"} | sed -e ':a' -e '/\\$/{N;s/\\\n[[:space:]]*/ /;ba' -e '}' | sed "${edits[@]}" >"$file"
-  qconf "-M$kind" "$file" >/dev/null
-  rm -rf "$(dirname "$file")"
+# The execution daemons of this cell's hosts; those of other hosts (a cell of another size before) stop.
+start_execds() {
+  local spool pid host
+  mkdir -p "$EXECD_SPOOL" "$JOB_TMPDIR" && chown sgeadmin:sgeadmin "$EXECD_SPOOL"
+  chmod 1777 "$JOB_TMPDIR"
+  while read -r spool pid; do
+    [[ -n $pid ]] && ! wanted_execd "$spool" && { log "stopping the execution daemon of $spool (not a host of this cell)"; stop_daemon "$pid" sge_execd; }
+  done < <(execd_pids)
+  if ((HOST_COUNT == 1)); then
+    [[ -n $(execd_pids) ]] || /usr/sbin/sge_execd || die "sge_execd did not start"
+    return 0
+  fi
+  for host in "${EXEC_HOSTS[@]}"; do
+    daemon_pid "$EXECD_SPOOL/$host/execd.pid" sge_execd >/dev/null || start_execd_on "$host"
+  done
 }
 
-configure() {
-  local host
-  host=$(host_name)
-  modify conf global min_uid 0 min_gid 0 execd_params ENABLE_ADDGRP_KILL=TRUE \
-    reporting_params 'accounting=true reporting=false flush_time=00:00:01 joblog=false sharelog=00:00:00 accounting_flush_time=00:00:00'
-  modify sconf '' schedule_interval 0:0:1 flush_submit_sec 1 flush_finish_sec 1 job_load_adjustments NONE \
-    load_adjustment_decay_time 0:0:0 schedd_job_info true
-  qconf -ss 2>/dev/null | grep -qx "$host" || qconf -as "$host" >/dev/null
-  if ! qconf -spl 2>/dev/null | grep -qx "$PE"; then
-    local file
-    file=$(mktemp -d)/$PE
-    cat >"$file" <<EOF
-pe_name            $PE
-slots              $SLOTS
-user_lists         NONE
-xuser_lists        NONE
-start_proc_args    NONE
-stop_proc_args     NONE
-allocation_rule    \$fill_up
-control_slaves     TRUE
-job_is_first_task  FALSE
-urgency_slots      min
-accounting_summary FALSE
-qsort_args         NONE
-EOF
-    qconf -Ap "$file" >/dev/null
-    rm -rf "$(dirname "$file")"
-  fi
-  if ! qconf -sql 2>/dev/null | grep -qx "$QUEUE"; then
-    local file
-    file=$(mktemp -d)/$QUEUE
-    qconf -sq | sed -e "s|^qname .*|qname $QUEUE|" -e "s|^hostlist .*|hostlist $host|" \
-      -e 's|^load_thresholds .*|load_thresholds NONE|' -e "s|^slots .*|slots $SLOTS|" \
-      -e "s|^pe_list .*|pe_list $PE|" -e 's|^shell .*|shell /bin/bash|' >"$file"
-    qconf -Aq "$file" >/dev/null
-    rm -rf "$(dirname "$file")"
-  fi
-  # Fake GPUs as the local SLURM cluster's nodes have them: a consumable `gpu` complex, counted once
-  # per job (JOB), GPUS_PER_HOST of them on this host. Nothing binds a job to a device: a count.
-  if ! qconf -sc | grep -q '^gpu '; then
-    local file
-    file=$(mktemp -d)/complexes
-    { qconf -sc | grep -v '^#'; echo "gpu gpu INT <= YES JOB 0 0"; } >"$file"
-    qconf -Mc "$file" >/dev/null
-    rm -rf "$(dirname "$file")"
-  fi
-  # Slots as asked, also on a cell configured before with another count.
-  modify p "$PE" slots "$SLOTS"
-  modify q "$QUEUE" slots "$SLOTS"
-}
-
-start_execd() {
-  execd_pid >/dev/null && return 0
-  mkdir -p "$EXECD_SPOOL" && chown sgeadmin:sgeadmin "$EXECD_SPOOL"
-  /usr/sbin/sge_execd || die "sge_execd did not start"
-}
-
-# Up: the queue instance reports a load (its execd is known) and is in no unavailable state.
+# Up: each host's queue instance reports a load (its execd is known) and is in no unavailable state.
 queue_ready() {
-  local line
-  line=$(qstat -f -q "$QUEUE" 2>/dev/null | grep "^$QUEUE@") || return 1
-  [[ $(awk '{print $4}' <<<"$line") != -NA- && -z $(awk '{print $6}' <<<"$line") ]]
+  local listing line host
+  listing=$(qstat -f -q "$QUEUE" 2>/dev/null) || return 1
+  for host in "${EXEC_HOSTS[@]}"; do
+    line=$(grep "^$QUEUE@$host " <<<"$listing") || return 1
+    [[ $(awk '{print $4}' <<<"$line") != -NA- && -z $(awk '{print $6}' <<<"$line") ]] || return 1
+  done
 }
 
 up() {
   ensure_packages
   [[ $(id -u) == 0 ]] || die "run as root: the daemons and the cell's configuration are the system's"
   write_names
+  if ((HOST_COUNT > 1)); then
+    write_hosts_files
+    hosts_network_up
+  fi
   start_qmaster
   configure
-  start_execd
-  local i
+  start_execds
+  local i host
   for ((i = 0; i < WAIT_SEC; i++)); do
     if queue_ready; then
-      # The host's GPUs, once its execution daemon has made it an execution host.
-      qconf -mattr exechost complex_values "gpu=$GPUS_PER_HOST" "$(host_name)" >/dev/null 2>&1 ||
-        die "could not give the execution host its $GPUS_PER_HOST GPUs (qconf -mattr exechost complex_values)"
-      log "up: queue $QUEUE on $(host_name), $SLOTS slots, parallel environment $PE, $GPUS_PER_HOST GPUs"
+      # Each host's GPUs, once its execution daemon has made it an execution host.
+      for host in "${EXEC_HOSTS[@]}"; do
+        cell_qconf -mattr exechost complex_values "gpu=$GPUS_PER_HOST" "$host" >/dev/null 2>&1 ||
+          die "could not give the execution host $host its $GPUS_PER_HOST GPUs (qconf -mattr exechost complex_values)"
+      done
+      log "up: queue $QUEUE on ${EXEC_HOSTS[*]}, $SLOTS slots each, parallel environments $PE and $PE.1..$PE.$SLOTS, $GPUS_PER_HOST GPUs each"
       return 0
     fi
     sleep 1
@@ -211,13 +232,15 @@ down() {
     local i
     for ((i = 0; i < 20; i++)); do [[ -z $(qstat -u '*' 2>/dev/null) ]] && break; sleep 1; done
   fi
-  for pid in $(execd_pid || true) $(qmaster_pid || true); do kill "$pid" 2>/dev/null || true; done
+  local pids
+  pids=$(execd_pids | awk '{print $2}'; qmaster_pid || true)
+  for pid in $pids; do kill "$pid" 2>/dev/null || true; done
   local i
   for ((i = 0; i < 30; i++)); do
-    execd_pid >/dev/null || qmaster_pid >/dev/null || break
+    [[ -z $(execd_pids) ]] && ! qmaster_pid >/dev/null && break
     sleep 1
   done
-  for pid in $(execd_pid || true) $(qmaster_pid || true); do log "warning: daemon $pid did not stop in 30 s; killing it"; kill -9 "$pid" 2>/dev/null || true; done
+  for pid in $(execd_pids | awk '{print $2}'; qmaster_pid || true); do log "warning: daemon $pid did not stop in 30 s; killing it"; kill -9 "$pid" 2>/dev/null || true; done
   local outlived=() described=()
   for pid in $(job_processes); do
     outlived+=("$pid")
@@ -225,6 +248,8 @@ down() {
     kill -9 "$pid" 2>/dev/null || true
   done
   ((${#outlived[@]} == 0)) || log "warning: ${#outlived[@]} process(es) of this cluster's jobs outlived its daemons; killed: $(IFS=';'; echo "${described[*]}")"
+  # The hosts' namespaces go once nothing runs in them (whatever size of cell made them).
+  hosts_network_down
   log "down"
 }
 
@@ -242,6 +267,8 @@ case "${1:-}" in
   down) down ;;
   status) status ;;
   env) echo "export SGE_ROOT=$SGE_ROOT SGE_CELL=$SGE_CELL" ;;
-  pids) { qmaster_pid || true; execd_pid || true; } ;;
-  *) echo "usage: $0 up|down|status|env|pids" >&2; exit 2 ;;
+  pids) { qmaster_pid || true; execd_pids | awk '{print $2}'; } ;;
+  hosts) printf '%s\n' "${EXEC_HOSTS[@]}" ;;
+  netns-check) if why=$(netns_unsupported); then echo "$why"; exit 3; fi ;;
+  *) echo "usage: $0 up|down|status|env|pids|hosts|netns-check" >&2; exit 2 ;;
 esac

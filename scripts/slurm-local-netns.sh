@@ -24,18 +24,8 @@ netns_of() { echo "disagg-$NETNS_TAG-$1"; }
 node_addr() { echo "$SUBNET.$((10 + ${1#"$NODE_PREFIX"}))"; }
 host_veth() { echo "dsv$NETNS_TAG-${1#"$NODE_PREFIX"}"; }
 
-# Why namespaces cannot be made here, or nothing when they can (tried on a scratch namespace).
-netns_unsupported() {
-  command -v ip >/dev/null || { echo "no 'ip' command (install iproute2)"; return 0; }
-  command -v unshare >/dev/null && command -v nsenter >/dev/null || { echo "no 'unshare'/'nsenter' commands (util-linux)"; return 0; }
-  local probe="disagg-probe-$$" why
-  why=$(ip netns add "$probe" 2>&1) || { echo "ip netns add failed: $why"; return 0; }
-  why=$(nsenter --net="/run/netns/$probe" unshare --mount --uts --propagation private -- \
-    sh -c 'mount -t tmpfs tmpfs /dev/shm && hostname disagg-probe' 2>&1) ||
-    { ip netns del "$probe" 2>/dev/null; echo "a private mount/UTS namespace is refused: $why"; return 0; }
-  ip netns del "$probe" 2>/dev/null
-  return 1
-}
+# shellcheck source=scripts/netns-probe.sh
+source "$(dirname "${BASH_SOURCE[0]}")/netns-probe.sh"
 
 # The bridge, one namespace and veth pair per node, and each node's /etc/hosts; safe to repeat.
 netns_up() {

@@ -60,10 +60,12 @@ export function parseWaitReasons(text: string): Map<string, { reason: string; er
   return reasons;
 }
 
-/** A job's master record in the accounting file (its parallel tasks' records are skipped). */
+/** A job's master record in the accounting file, and the hosts its parallel tasks ran on. */
 export interface AccountingRecord {
   id: string;
   host: string;
+  /** The master's host first, then every other host a task of the job ran on (qrsh -inherit). */
+  hosts: string[];
   submitTime: number;
   startTime: number;
   endTime: number;
@@ -75,17 +77,24 @@ export interface AccountingRecord {
 /**
  * The accounting file's records of the given ids (accounting(5): colon-separated, job_number the
  * 6th field, failed and exit_status the 12th and 13th; pe_taskid the 4th from the end, NONE for
- * a job's own record). A later record of an id wins (an id reused after the cell was reset).
+ * a job's own record). A later record of an id wins (an id reused after the cell was reset). A
+ * parallel task's record (written as the task ends, so before its job's own) gives its host.
  */
 export function parseAccounting(text: string, ids: ReadonlySet<string>): Map<string, AccountingRecord> {
   const records = new Map<string, AccountingRecord>();
+  const taskHosts = new Map<string, Set<string>>();
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || line.trim() === '') continue;
     const f = line.split(':');
-    if (f.length < 20 || !ids.has(f[5]) || f[f.length - 4] !== 'NONE') continue;
+    if (f.length < 20 || !ids.has(f[5])) continue;
+    if (f[f.length - 4] !== 'NONE') {
+      taskHosts.set(f[5], (taskHosts.get(f[5]) ?? new Set()).add(f[1]));
+      continue;
+    }
     records.set(f[5], {
       id: f[5],
       host: f[1],
+      hosts: [...new Set([f[1], ...(taskHosts.get(f[5]) ?? [])])],
       submitTime: Number(f[8]) * 1000,
       startTime: Number(f[9]) * 1000,
       endTime: Number(f[10]) * 1000,
@@ -93,6 +102,7 @@ export function parseAccounting(text: string, ids: ReadonlySet<string>): Map<str
       exitStatus: Number(f[12]),
       wallclockSec: Number(f[13]),
     });
+    taskHosts.delete(f[5]);
   }
   return records;
 }
@@ -123,7 +133,7 @@ export function endedStatus(record: AccountingRecord, context: Pick<GridEngineEn
     ...(record.failed !== 0 && { reason: `failed ${record.failed}` }),
     ...(end.exitCode !== undefined && { exitCode: end.exitCode }),
     ...(end.signal !== undefined && { signal: end.signal }),
-    nodes: [record.host],
+    nodes: record.hosts,
     ...(record.startTime > 0 && { startTime: record.startTime }),
     endTime: record.endTime,
   };

@@ -46,7 +46,7 @@ export function qsubArgs(request: JobRequest, parallelEnvironment = 'disagg', gp
   const where = `job "${request.name}"`;
   if (r.extraArgs?.length) throw new SchedulerError(`${where}: slurm.extra_args are sbatch arguments (${r.extraArgs.join(' ')}); Grid Engine cannot take them: remove them to run on Grid Engine`, 'qsub');
   if (!Number.isFinite(r.timeLimitSec) || r.timeLimitSec <= 0) throw new SchedulerError(`${where}: time limit must be a positive number of seconds, got ${r.timeLimitSec}`, 'qsub');
-  const tasks = Math.max(r.ntasks, r.nodes * (r.ntasksPerNode ?? 1));
+  const slots = parallelSlots(r, parallelEnvironment);
   const queue = filledValue(r.partition);
   const account = filledValue(r.account);
   const logs = jobOutputFiles(request.logDir, '$JOB_ID'); // qsub expands $JOB_ID in -o and -e
@@ -61,14 +61,29 @@ export function qsubArgs(request: JobRequest, parallelEnvironment = 'disagg', gp
     // Refused at once when no queue could ever run it, instead of waiting forever.
     '-w', 'e',
     '-l', `h_rt=${Math.ceil(r.timeLimitSec)}`,
-    ...(tasks > 1 ? ['-pe', parallelEnvironment, String(tasks)] : []),
-    // GPUs of every node, counted once for the job (the resource is a JOB consumable).
-    ...(r.gpusPerNode ? ['-l', `${gpuResource}=${r.gpusPerNode * r.nodes}`] : []),
+    ...(slots ? ['-pe', slots.environment, String(slots.count)] : []),
+    // The resource is counted per slot: a node's share, rounded up, on each of its slots.
+    ...(r.gpusPerNode ? ['-l', `${gpuResource}=${Math.ceil(r.gpusPerNode / (slots?.perHost ?? 1))}`] : []),
     ...(queue ? ['-q', queue] : []),
     ...(account ? ['-A', account] : []),
     jobStart,
     request.scriptPath,
   ];
+}
+
+/**
+ * The parallel environment a job of several tasks asks for, and how many slots. Grid Engine places
+ * slots, not nodes: a job of one node asks `<pe>`, which keeps all its slots on one host
+ * ($pe_slots); a job of N nodes with K tasks each asks `<pe>.K` for N*K slots, an environment
+ * whose allocation rule is exactly K slots on each host, so its N nodes are N hosts.
+ */
+export function parallelSlots(r: JobRequest['resources'], parallelEnvironment: string): { environment: string; count: number; perHost: number } | undefined {
+  if (r.nodes <= 1) {
+    const tasks = Math.max(r.ntasks, r.ntasksPerNode ?? 1);
+    return tasks > 1 ? { environment: parallelEnvironment, count: tasks, perHost: tasks } : undefined;
+  }
+  const perHost = r.ntasksPerNode ?? Math.max(1, Math.ceil(r.ntasks / r.nodes));
+  return { environment: `${parallelEnvironment}.${perHost}`, count: r.nodes * perHost, perHost };
 }
 
 /** True when qsub is an executable on PATH. */

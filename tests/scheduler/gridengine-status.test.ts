@@ -44,6 +44,13 @@ disagg.q:vm:root:root:inh:3:sge:0:1796614129:1796614129:1796614131:0:3:2:0.14765
 disagg.q:vm:root:root:sleep:5:sge:0:1796614533:1796614533:1796614540:100:137:7:0.0:0.0:0.0:0:0:0:0:0:0:0:0.0:0:0:0:0:0:0:NONE:defaultdepartment:NONE:1:0:0.0:0.0:0.0:NONE:0.0:NONE:0.0:0:0
 `;
 
+// A two-node nixl job on the cell's two hosts: two steps of a task on each (1.ge1 ... 2.ge2), then the job's own record.
+const TWO_HOST_JOB = `disagg.q:ge1:root:root:nixl_perf_sweep_libfabric_tcp_2nodes:114:sge:0:1796624126:1796624126:1796624129:0:0:3:0.599512:0.406987:97432.000000:0:0:0:0:24886:0:0:0.000000:88:0:0:0:5050:3283:NONE:defaultdepartment:disagg.1:2:0:1.006499:0.038106:0.041348:-l h_rt=300 -pe disagg.1 2:0.000000:1.ge1:122687488.000000:0:0
+disagg.q:ge2:root:root:nixl_perf_sweep_libfabric_tcp_2nodes:114:sge:0:1796624126:1796624126:1796624129:0:0:3:0.620225:0.386345:97620.000000:0:0:0:0:24230:0:0:0.000000:56:0:0:0:4724:2043:NONE:defaultdepartment:disagg.1:2:0:1.006570:0.044477:0.022024:-l h_rt=300 -pe disagg.1 2:0.000000:1.ge2:122916864.000000:0:0
+disagg.q:ge1:root:root:nixl_perf_sweep_libfabric_tcp_2nodes:114:sge:0:1796624129:1796624130:1796624133:0:0:3:0.627059:0.283820:201540.000000:0:0:0:0:43868:0:0:0.000000:8:0:0:0:3773:2205:NONE:defaultdepartment:disagg.1:2:0:0.910879:0.047828:0.009794:-l h_rt=300 -pe disagg.1 2:0.000000:2.ge1:128245760.000000:0:0
+disagg.q:ge2:root:root:nixl_perf_sweep_libfabric_tcp_2nodes:114:sge:0:1796624129:1796624130:1796624133:0:0:3:0.723803:0.318340:208168.000000:0:0:0:0:49197:0:0:0.000000:8:0:0:0:3926:2160:NONE:defaultdepartment:disagg.1:2:0:1.042143:0.060697:0.013811:-l h_rt=300 -pe disagg.1 2:0.000000:2.ge2:196349952.000000:0:0
+disagg.q:ge2:root:root:nixl_perf_sweep_libfabric_tcp_2nodes:114:sge:0:1796624125:1796624125:1796624134:0:0:9:0.286882:0.120325:18112.000000:0:0:0:0:47341:0:0:16.000000:200:0:0:0:1015:377:NONE:defaultdepartment:disagg.1:2:0:0.407207:0.000125:0.004241:-l h_rt=300 -pe disagg.1 2:0.000000:NONE:29339648.000000:0:0`;
+
 describe('Grid Engine states', () => {
   it('maps qstat\'s letters, the strongest deciding; none of them is terminal', () => {
     const cases: Record<string, string> = { qw: 'PENDING', hqw: 'PENDING', r: 'RUNNING', t: 'CONFIGURING', Rr: 'RUNNING', s: 'SUSPENDED', dr: 'COMPLETING', Eqw: 'PENDING', x: 'UNKNOWN' };
@@ -93,15 +100,35 @@ describe('Grid Engine output', () => {
     expect(endedStatus(records.get('3')!, { cancelledHere: false })).toMatchObject({ state: 'FAILED', terminal: true, exitCode: 3, nodes: ['vm'] });
     expect(endedStatus(records.get('5')!, { cancelledHere: true })).toMatchObject({ state: 'CANCELLED', signal: 9, reason: 'failed 100' });
   });
+
+  it('a parallel job\'s nodes: its master\'s host, then the hosts its tasks ran on (their records come first)', () => {
+    const records = parseAccounting(`${TWO_HOST_JOB}\n${ACCOUNTING}`, new Set(['114', '3']));
+    expect(records.get('114')).toMatchObject({ host: 'ge2', hosts: ['ge2', 'ge1'], exitStatus: 0 });
+    expect(endedStatus(records.get('114')!, { cancelledHere: false })).toMatchObject({ state: 'COMPLETED', nodes: ['ge2', 'ge1'] });
+    // A job whose tasks all ran on its master's host names it once.
+    expect(records.get('3')!.hosts).toEqual(['vm']);
+  });
 });
 
 describe('qsub arguments', () => {
   const request = (resources: object) => ({ name: 't', scriptPath: '/j/job.sh', logDir: '/l', workDir: '/w', resources: { nodes: 1, ntasks: 1, timeLimitSec: 90, ...resources } });
 
-  it('a job of several tasks asks the parallel environment for them, GPUs once per job, the limit as h_rt', () => {
+  it('a job of N nodes asks the environment of its tasks per host for N times as many slots, GPUs per slot, the limit as h_rt', () => {
     const args = qsubArgs(request({ nodes: 2, ntasks: 4, ntasksPerNode: 2, gpusPerNode: 2, partition: 'big.q', account: '<account>' }));
-    expect(args.join(' ')).toMatch(/^-terse -N t -S \/bin\/bash -wd \/w -o \/l\/slurm-\$JOB_ID\.out -e \/l\/slurm-\$JOB_ID\.err -V -w e -l h_rt=90 -pe disagg 4 -l gpu=4 -q big\.q \S+\/gridengine-bin\/job-start \/j\/job\.sh$/);
+    expect(args.join(' ')).toMatch(/^-terse -N t -S \/bin\/bash -wd \/w -o \/l\/slurm-\$JOB_ID\.out -e \/l\/slurm-\$JOB_ID\.err -V -w e -l h_rt=90 -pe disagg\.2 4 -l gpu=1 -q big\.q \S+\/gridengine-bin\/job-start \/j\/job\.sh$/);
     expect(qsubArgs(request({}))).not.toContain('-pe');
+  });
+
+  it('slots: one node keeps its tasks on one host; N nodes are N hosts of K slots; GPUs per slot rounded up', () => {
+    const pe = (resources: object) => { const a = qsubArgs(request(resources)); const i = a.indexOf('-pe'); return i < 0 ? undefined : `${a[i + 1]} ${a[i + 2]}`; };
+    const gpus = (resources: object) => qsubArgs(request(resources)).find((a) => a.startsWith('gpu='));
+    expect(pe({ nodes: 1, ntasks: 4 })).toBe('disagg 4');
+    expect(pe({ nodes: 2, ntasks: 2 })).toBe('disagg.1 2');
+    expect(pe({ nodes: 2, ntasks: 3 })).toBe('disagg.2 4');
+    expect(pe({ nodes: 4, ntasks: 1, ntasksPerNode: 4 })).toBe('disagg.4 16');
+    expect(gpus({ nodes: 1, ntasks: 1, gpusPerNode: 4 })).toBe('gpu=4');
+    expect(gpus({ nodes: 1, ntasks: 4, gpusPerNode: 4 })).toBe('gpu=1');
+    expect(gpus({ nodes: 2, ntasks: 4, ntasksPerNode: 2, gpusPerNode: 3 })).toBe('gpu=2');
   });
 
   it('refuses sbatch\'s own arguments in one sentence', () => {

@@ -1,16 +1,17 @@
 // Grid Engine, for real: the local cell the cluster project's global setup brings up
 // (scripts/gridengine-local.sh). The backend alone (an exit code, a job no queue can run, a
-// cancelled job), then runs of the suite on it: a two-node nixl test whose ranks start with qrsh -inherit,
-// SIGTERM mid-run leaving no job in qstat, and `cleanup` after a SIGKILL ending the jobs left.
+// cancelled job), then runs of the suite on it: a two-node nixl test whose ranks start with
+// qrsh -inherit on the cell's two hosts, SIGTERM mid-run leaving no job in qstat, and `cleanup`
+// after a SIGKILL ending the jobs left.
 // Nothing waits on time: jobs held by a stand-in wait for a file the test creates.
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect, inject, it } from 'vitest';
 import { GridEngineScheduler } from '../../framework/scheduler/gridengine.ts';
 import type { JobRequest, JobStatus } from '../../framework/scheduler/scheduler.ts';
-import { describeGridEngine, gridEngineEnv } from '../setup/gridengine.ts';
+import { describeGridEngine, describeGridEngineHosts, gridEngineEnv } from '../setup/gridengine.ts';
 import {
   jobOf, readOutputs, recordOf, releaseFile, removeWorkDirs, repoRoot, runSuite, standinConfig, startSuite, statesOf, testIdOf, waitUntil, writeWorkDir,
 } from '../fixtures/reliability/suite-run.ts';
@@ -73,20 +74,46 @@ describeGridEngine('the Grid Engine backend on the local cell', () => {
   });
 });
 
-describeGridEngine('runs on Grid Engine', () => {
-  const env = { ...gridEngineEnv(), DISAGG_BATCH_SIZE: '0' };
-  // A config written for SLURM names a partition; on Grid Engine that would be a queue.
-  const held = async (client: `wait:${string}` | 'ok') => standinConfig({ client, partition: '' });
+const env = { ...gridEngineEnv(), DISAGG_BATCH_SIZE: '0' };
 
-  it('a nixl test in its two-node form passes: its ranks started with qrsh -inherit, over libfabric\'s TCP', { timeout: 180_000 }, async () => {
-    // The cell has one host: both "nodes" of the parallel job are its slots (qrsh-tasks places them).
+describeGridEngineHosts('a job of two nodes on two Grid Engine hosts', () => {
+  it('the two-node nixl config passes with a rank on each host (qrsh -inherit), over libfabric\'s TCP', { timeout: 180_000 }, async () => {
+    const hosts = inject('gridEngineHosts');
     const config = readFileSync(path.join(repoRoot, 'test_configs/nixl/perf/sweep_libfabric_tcp_2nodes.yaml'), 'utf8');
     const dir = writeWorkDir({ 'nixl/perf/ct_ge': config }, 'gridengine-nixl-');
     const run = await runSuite({ ...dir, scheduler: 'gridengine', project: 'nixl', env });
     const id = testIdOf('ct_ge', 'nixl');
-    expect(recordOf(run.records, id), run.output).toMatchObject({ verdict: 'passed' });
+    const record = recordOf(run.records, id);
+    expect(record, run.output).toMatchObject({ verdict: 'passed' });
+    const jobId = jobOf(run.ledger, id)!;
     expect(run.ledger.find((e) => e.test === id)).toMatchObject({ scheduler: 'gridengine' });
+    // Grid Engine's own account: the job's tasks ran on two hosts (its accounting records, job.json).
+    const job = JSON.parse(readFileSync(path.join(record!.logDir!, 'job.json'), 'utf8')) as { status: { nodes: string[] } };
+    expect([...job.status.nodes].sort()).toEqual(hosts.slice(0, 2));
+    // And the ranks' own: each task of the node-artefacts step names the host it ran on.
+    const out = readFileSync(path.join(record!.logDir!, `slurm-${jobId}.out`), 'utf8');
+    expect(hosts.slice(0, 2).filter((host) => out.includes(`nixl-tool: ${host}: fi_info-${host}.txt`)), out).toEqual(hosts.slice(0, 2));
   });
+
+  it('a serving config of two nodes passes: its generation server on one host, its context server on the other', { timeout: 180_000 }, async () => {
+    const hosts = inject('gridEngineHosts');
+    // The shipped CPU config with one "GPU" a node: its two servers need two nodes.
+    const shipped = readFileSync(path.join(repoRoot, 'test_configs/disagg/perf/llamacpp-tiny_128-32_ctx1_gen1_cpu.yaml'), 'utf8');
+    const config = shipped.replace(/^ {2}gpus_per_node: 2$/m, '  gpus_per_node: 1');
+    expect(config).not.toBe(shipped);
+    const dir = writeWorkDir({ llamacpp_ge: config }, 'gridengine-serving-');
+    const run = await runSuite({ ...dir, scheduler: 'gridengine', env: { ...env, DISAGG_MODEL_CACHE: path.join(tmpdir(), 'disagg-bench-test-models') } });
+    const record = recordOf(run.records, testIdOf('llamacpp_ge'));
+    expect(record, run.output).toMatchObject({ verdict: 'passed' });
+    const listening = (log: string) => /listening on ([^:\s]+):/.exec(readFileSync(path.join(record!.logDir!, log), 'utf8'))?.[1];
+    // The job's first host (whichever Grid Engine picked) serves generation, the other context.
+    expect([listening('3_output_GEN_0.log'), listening('3_output_CTX_0.log')].sort()).toEqual(hosts.slice(0, 2));
+  });
+});
+
+describeGridEngine('runs on Grid Engine', () => {
+  // A config written for SLURM names a partition; on Grid Engine that would be a queue.
+  const held = async (client: `wait:${string}` | 'ok') => standinConfig({ client, partition: '' });
 
   it('SIGTERM mid-run cancels every job: none is left in qstat', { timeout: 180_000 }, async () => {
     const never = releaseFile('never');

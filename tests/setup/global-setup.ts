@@ -1,7 +1,8 @@
 // Vitest globalSetup of the cluster project. Before anything starts, it marks the run's processes
 // (leak-check.ts). It brings up the real local SLURM cluster (scripts/slurm-local.sh up) and hands
 // its SLURM_CONF to the tests, and, beside it, the local Grid Engine cell (scripts/gridengine-local.sh
-// up; DISAGG_NO_GRIDENGINE=1 leaves it off). At the end it stops each if it started it (not when it
+// up; DISAGG_NO_GRIDENGINE=1 leaves it off): two execution hosts in namespaces of their own where
+// this kernel allows them, else one (and the reason, for the tests that need two). At the end it stops each if it started it (not when it
 // found it up, nor with DISAGG_KEEP_SLURM=1 / DISAGG_KEEP_GRIDENGINE=1), then fails the run if any
 // process the run started is still alive (naming and killing each).
 import { execa } from 'execa';
@@ -15,6 +16,10 @@ declare module 'vitest' {
     slurmConf: string;
     /** The local Grid Engine cell is up; false with DISAGG_NO_GRIDENGINE=1. */
     gridEngine: boolean;
+    /** Its execution hosts (none when it is off). */
+    gridEngineHosts: string[];
+    /** Why it has one host only ('' when it has several, or is off). */
+    gridEngineOneHostWhy: string;
   }
 }
 
@@ -24,11 +29,16 @@ const slurmLocal = (verb: string, timeoutMs = 600_000) =>
   execa('bash', [script, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs });
 
 const gridEngineScript = fileURLToPath(new URL('../../scripts/gridengine-local.sh', import.meta.url));
+/** The cell's size for every verb: the script's default (two hosts), or one where namespaces cannot be made. */
+const gridEngineSize: Record<string, string> = {};
 const gridEngineLocal = (verb: string, timeoutMs = 600_000) =>
-  execa('bash', [gridEngineScript, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs });
+  execa('bash', [gridEngineScript, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs, env: gridEngineSize });
 
-/** Brings the Grid Engine cell up; says whether this run started it. */
-async function bringUpGridEngine(): Promise<{ startedHere: boolean }> {
+/** Brings the Grid Engine cell up; says whether this run started it, its hosts, and why it has one only. */
+async function bringUpGridEngine(): Promise<{ startedHere: boolean; hosts: string[]; oneHostWhy: string }> {
+  const check = await gridEngineLocal('netns-check', 60_000);
+  const oneHostWhy = check.exitCode === 0 ? '' : `the cell has one host: network namespaces are not available here (${String(check.stdout ?? '').trim() || `netns-check: exit code ${check.exitCode}`})`;
+  if (oneHostWhy) gridEngineSize.DISAGG_GE_HOSTS = '1';
   const wasUp = (await gridEngineLocal('status', 60_000)).exitCode === 0;
   const up = await gridEngineLocal('up');
   if (up.failed) {
@@ -38,7 +48,8 @@ async function bringUpGridEngine(): Promise<{ startedHere: boolean }> {
         `${tail}\nFix the cause above, or set DISAGG_NO_GRIDENGINE=1 to skip the tests that need it.`,
     );
   }
-  return { startedHere: !wasUp };
+  const hosts = String((await gridEngineLocal('hosts', 60_000)).stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+  return { startedHere: !wasUp, hosts, oneHostWhy };
 }
 
 /** Brings the cluster up; says whether this run started it (false: it was already up). */
@@ -81,6 +92,8 @@ export default async function setup(project: TestProject) {
   }
   const gridEngine = await gridEngineUp;
   project.provide('gridEngine', gridEngine !== undefined);
+  project.provide('gridEngineHosts', gridEngine?.hosts ?? []);
+  project.provide('gridEngineOneHostWhy', gridEngine?.oneHostWhy ?? '');
   // The suite's duration table (bench/suite-durations.ts) reads these two lines.
   console.log(`global setup: ${seconds(setupStart)} s (${cluster ? (cluster.startedHere ? 'started the local SLURM cluster' : 'found the local SLURM cluster up') : 'no cluster: DISAGG_NO_SLURM=1'})`);
 

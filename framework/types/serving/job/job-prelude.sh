@@ -235,14 +235,18 @@ node_address() {
   fi
 }
 
-# NODES: node names of the allocation, in SLURM's order (for --nodelist); HOSTS: their addresses
-# (for URLs and --host). Without SLURM every node is this host.
+# NODES: node names of the allocation, in SLURM's order (for --nodelist), or the hosts of a Grid
+# Engine job's parallel environment in its host file's order (the job's own host first); HOSTS:
+# their addresses (for URLs and --host): SLURM's NodeAddr, a Grid Engine host's name. Without
+# either every node is this host.
 resolve_nodes() {
   local needed=$1 i
   NODES=()
   HOSTS=()
   if [[ -n ${SLURM_JOB_NODELIST:-} ]]; then
     mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")
+  elif [[ -n ${PE_HOSTFILE:-} && -r ${PE_HOSTFILE:-} ]]; then
+    mapfile -t NODES < <(awk 'NF { print $1 }' "$PE_HOSTFILE")
   else
     for ((i = 0; i < needed; i++)); do NODES+=(127.0.0.1); done
   fi

@@ -104,6 +104,23 @@ describe('job prelude: node addresses, other failures', () => {
     expect(nowhere.stderr).toMatch(/warning: the name n1\.invalid does not resolve here \(getent hosts\): URLs at it cannot be reached/);
     expect(run.stderr).not.toContain('asking again');
   });
+
+  it('a Grid Engine job\'s nodes are its parallel environment\'s hosts, in the host file\'s order, each its own address', { timeout: 60_000 }, async () => {
+    // The host file as Grid Engine 8.1.9 writes it: host, slots, queue instance, processor range.
+    const hostFile = path.join(dir, 'pe_hostfile');
+    writeFileSync(hostFile, 'ge2 1 disagg.q@ge2 UNDEFINED\nge1 1 disagg.q@ge1 UNDEFINED\n');
+    const resolve = (needed: number) => execa('bash', ['-c', `
+      LOG_DIR='${dir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+      source '${prelude}'
+      trap - ERR
+      resolve_nodes ${needed} && echo "nodes=\${NODES[*]} hosts=\${HOSTS[*]}"
+    `], { reject: false, stdin: 'ignore', env: { SLURM_JOB_NODELIST: '', PE_HOSTFILE: hostFile } });
+    const two = await resolve(2);
+    expect(two.stdout.split('\n').filter((l) => l.startsWith('nodes=')), two.stderr).toEqual(['nodes=ge2 ge1 hosts=ge2 ge1']);
+    const three = await resolve(3);
+    expect(three.exitCode).toBe(1);
+    expect(three.stderr).toMatch(/this job needs 3 nodes but its allocation has 2: ge2 ge1/);
+  });
 });
 
 describe('job prelude: health wait', () => {
