@@ -8,7 +8,8 @@
 //     the run ends as any run does (its reporters, results.json's notRun, the digest, the global
 //     teardown), then the command exits 128 + the signal (130, 143, 129). The jobs the ledger
 //     already lists are cancelled at once as well, synchronously, in case the process dies next.
-//     A second signal, or the run still going CANCEL_GRACE_MS later, ends it as below;
+//     A second signal, or the run still going CANCEL_GRACE_MS later, ends it as below, and so
+//     does SIGHUP (its terminal is gone);
 //   - under `npx vitest run`, once the global setup ran: its end of the run, synchronously
 //     (main-interrupt.ts: the run's jobs cancelled and recorded, Vitest's workers ended by
 //     end-workers.ts, the tests not run named in results.json), then the same exit. Synchronously
@@ -92,11 +93,15 @@ function say(line: string): void {
 }
 
 /** Ends the run, whatever stage it is at, and the process with `exitCode`. */
-function endRunNow(why: string, exitCode: number): void {
+function endRunNow(why: string, exitCode: number, atOnce = false): void {
   const s = slot();
-  if (s.ending && s.cancelVitest && !s.cancelled) return cancelThroughVitest(s, s.ending, s.cancelVitest, why, exitCode);
+  if (s.ending && s.cancelVitest && !s.cancelled && !atOnce) return cancelThroughVitest(s, s.ending, s.cancelVitest, why, exitCode);
   if (s.ending && s.cancelled) return endCancelledRunNow(s.ending, s.cancelled, `${why} while the run was being cancelled`);
-  if (s.ending) return s.ending.end(why, exitCode);
+  if (s.ending) {
+    // The signal's exit code, not one Vitest set for the tests so far (under `npx vitest run` its own handler sets the signal's).
+    if (s.ownedByRun) process.exitCode = exitCode;
+    return s.ending.end(why, exitCode);
+  }
   if (s.exiting) return;
   s.exiting = true;
   say(`the run was interrupted (${why}) before any test was collected: nothing was submitted, nothing ran`);
@@ -144,7 +149,9 @@ export function runCancel(): RunCancel | undefined {
 
 /** The handler for a run's signal (the same for all three). */
 function onRunSignal(signal: NodeJS.Signals): void {
-  endRunNow(`${signal} received by ${slot().ownedByRun ? 'disagg-bench run' : "Vitest's main process"}`, exitCodeOf(signal));
+  // SIGHUP: the terminal is gone, and a run's end written to it (reporters, the digest) could die of
+  // its write errors half way; the end at once writes only what it can, to stderr.
+  endRunNow(`${signal} received by ${slot().ownedByRun ? 'disagg-bench run' : "Vitest's main process"}`, exitCodeOf(signal), signal === 'SIGHUP');
 }
 
 /**

@@ -191,6 +191,25 @@ describe('disagg-bench run', () => {
     ]));
   });
 
+  it('SIGHUP (its terminal gone) while a job runs ends the run at once: the job cancelled and recorded, the test named as not run, exit 129', { timeout: 300_000 }, async () => {
+    const never = releaseFile('never');
+    const dir = writeWorkDir({ slow: await standinConfig({ client: `wait:${never}` }) }, 'run-hup-');
+    const mark = newMark();
+    const child = startRun(['disagg', '--scheduler', 'local', '--output', dir.outputPath], dir, mark);
+    const runDir = path.join(dir.outputPath, 'latest');
+    await waitUntil('the slow job to run', () => statesOf(runDir, testIdOf('slow')).includes('RUNNING'), 240_000);
+    child.kill('SIGHUP');
+    const result = await child;
+    const output = String(result.all);
+    expect(result.exitCode, output).toBe(129);
+    // Not through Vitest: a run's end written to a terminal that is gone could die half way.
+    expect(output).not.toMatch(/cancelling the run's jobs and tests/);
+    await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
+    expect(readOutputs(runDir).ledger.at(-1)).toMatchObject({ test: testIdOf('slow'), state: 'CANCELLED', terminal: true, interrupted: true });
+    const notRun = (JSON.parse(readFileSync(path.join(runDir, 'results.json'), 'utf8')) as { notRun?: { testId: string; why: string }[] }).notRun;
+    expect(notRun).toEqual([{ testId: testIdOf('slow'), run: expect.any(String), why: expect.stringMatching(/^cancelled: the run was interrupted \(SIGHUP received by disagg-bench run\) at \S+; its job \S+ was cancelled$/) }]);
+  });
+
   it('SIGTERM while the CLI is still loading: the run ends at once, nothing submitted, exit 143', { timeout: 120_000 }, async () => {
     const dir = writeWorkDir({ a: await standinConfig({ client: 'ok' }) }, 'run-early-');
     const mark = newMark();
