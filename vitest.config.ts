@@ -51,12 +51,18 @@ const suite = 'framework/suite/suite.test.ts';
 
 /**
  * Every test type is a project: the built-in ones, and those the extensions named in
- * WORK_DIR/disagg-bench.yaml register (framework/config/extensions.ts), loaded only when the file is there.
+ * WORK_DIR/disagg-bench.yaml register (framework/config/extensions.ts), loaded only when the file is
+ * there. Vite bundles this file with everything it imports, dynamic imports included, and parses
+ * each module of the bundle at every start: the extension machinery (~40 modules) is therefore
+ * loaded through tsx when needed, never imported here (a start without the file pays nothing for
+ * it: bench/startup.ts).
  */
 async function testTypeProjects(): Promise<string[]> {
   const workDir = process.env.WORK_DIR || fileURLToPath(new URL('.', import.meta.url));
-  if (existsSync(path.join(workDir, 'disagg-bench.yaml'))) await (await import('./framework/config/extensions.ts')).loadExtensions(workDir);
-  return allTestTypeNames();
+  if (!existsSync(path.join(workDir, 'disagg-bench.yaml'))) return allTestTypeNames();
+  const { tsImport } = await import('tsx/esm/api');
+  const names: typeof import('./framework/config/extension-type-names.ts') = await tsImport('./framework/config/extension-type-names.ts', import.meta.url);
+  return names.testTypeNamesWithExtensions(workDir);
 }
 
 /**

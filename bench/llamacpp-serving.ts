@@ -5,7 +5,9 @@
 //      rounds alternating. Goal: the server at least 90 % of the bare loop.
 //   2. hand-over: the transfer time each disaggregated request's KV cache took (the generation
 //      server's report) vs the transfer engine's own READ of the same bytes between two local
-//      ranks (bench/fixtures/xfer-read-rank.ts), both shm. Goal: at most 1.5x the engine's.
+//      ranks (bench/fixtures/xfer-read-rank.ts), both shm, of a block in memory and in no cache, as
+//      a hand-over finds it (the READ of a block just written, from the core's cache, printed
+//      beside). Goal: at most 1.5x the engine's.
 //   3. aggregated vs disaggregated: serve-bench (random token-id prompts) against one aggregated
 //      server and against a context and a generation server behind the router, 1 thread each (two
 //      threads in one server on a shared 2-core machine ran 100x slower: llama.cpp's threads spin
@@ -85,14 +87,15 @@ async function serverRate(url: string): Promise<{ server: number; client: number
   return { server: many.serverRate, client: tokens / ((many.ms - one.ms) / 1000) };
 }
 
-/** The engine's own READ of `bytes` between two local ranks: its median time (ms). */
-async function engineReadMs(bytes: number): Promise<number> {
+/** The engine's own READ of `bytes` between two local ranks: median times (ms), the block in memory and in no cache (cold) and just written (hot). */
+async function engineReadMs(bytes: number): Promise<{ cold: number; hot: number }> {
   const out = path.join(scratch, `read-${bytes}.json`);
   // XFER_READ_RANK_ENTRY: the rank bundled to JavaScript (the GPU machine has no tsx).
   const entry = process.env.XFER_READ_RANK_ENTRY ?? path.join(benchDir, 'fixtures', 'xfer-read-rank.ts');
   const result = await spawnLocalRanks(2, nodeEntryArgv(entry, [String(bytes), String(Math.max(20, rounds * 10)), out]));
   if (!result.ok) throw new Error('the engine READ ranks failed');
-  return JSON.parse(readFileSync(out, 'utf8')).medianMs;
+  const medians = JSON.parse(readFileSync(out, 'utf8'));
+  return { cold: medians.medianMs, hot: medians.hotMedianMs };
 }
 
 /** Each request's KV hand-over of a disaggregated deployment at concurrency 1. */
@@ -169,12 +172,13 @@ try {
     }
     const bytes = kv[0].bytes;
     const handoverMs = median(kv.map((h) => h.transferMs));
-    const engineMs = await engineReadMs(bytes);
+    const engine = await engineReadMs(bytes);
     printTable(`${shape}: KV hand-over of a ${promptLen}-token prompt (${bytes} bytes), shm`, ['', 'ms (median)', 'GB/s'], [
       ['hand-over transfer (generation server)', handoverMs.toFixed(4), (bytes / handoverMs / 1e6).toFixed(2)],
-      ['engine READ, 2 ranks', engineMs.toFixed(4), (bytes / engineMs / 1e6).toFixed(2)],
+      ['engine READ, 2 ranks, block in memory (in no cache)', engine.cold.toFixed(4), (bytes / engine.cold / 1e6).toFixed(2)],
+      ['engine READ, 2 ranks, block just written (cache-hot)', engine.hot.toFixed(4), (bytes / engine.hot / 1e6).toFixed(2)],
     ]);
-    goals.push({ what: `${shape}: hand-over transfer time / the engine's own READ of the same bytes`, value: Number((handoverMs / engineMs).toFixed(3)), limit: 1.5, atMost: true });
+    goals.push({ what: `${shape}: hand-over transfer time / the engine's own READ of the same bytes in memory`, value: Number((handoverMs / engine.cold).toFixed(3)), limit: 1.5, atMost: true });
 
     const agg = started(await startAggregated(path.join(scratch, `${shape}-agg`), env, { model, worker }));
     const aggClient: Record<number, { ttft: number; itl: number; tput: number }> = {};
@@ -185,7 +189,7 @@ try {
     }
     printTable(`${shape}: aggregated (1 server) vs disaggregated (ctx + gen), ${threads} thread(s) each, serve-bench`, ['concurrency', 'TTFT agg', 'TTFT disagg', 'ITL agg', 'ITL disagg', 'tok/s agg', 'tok/s disagg'],
       concurrencies.map((c) => [String(c), aggClient[c].ttft.toFixed(2), disaggClient[c].ttft.toFixed(2), aggClient[c].itl.toFixed(2), disaggClient[c].itl.toFixed(2), aggClient[c].tput.toFixed(1), disaggClient[c].tput.toFixed(1)]));
-    figures[shape] = { decodeRate: rate, bareRates: bare, serverRates: served, clientRates: seen, handover: { bytes, transferMsMedian: handoverMs, engineReadMsMedian: engineMs }, aggregated: aggClient, disaggregated: disaggClient };
+    figures[shape] = { decodeRate: rate, bareRates: bare, serverRates: served, clientRates: seen, handover: { bytes, transferMsMedian: handoverMs, engineReadMsMedian: engine.cold, engineReadHotMsMedian: engine.hot }, aggregated: aggClient, disaggregated: disaggClient };
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });

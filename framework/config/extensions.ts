@@ -11,41 +11,20 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { registerScheduler } from '../scheduler/registry.ts';
-import { SchedulerError } from '../scheduler/scheduler.ts';
-import { jobOutputFiles } from '../scheduler/log-folder.ts';
-import { registerLauncher } from '../scheduler/launch/registry.ts';
-import { registerExtractor } from '../metrics/extractors/index.ts';
-import { registerTestType } from '../contract/extension-types.ts';
-import { RANK_VARIABLES } from '../../runners/common/rank-variables.ts';
 import { InputError } from '../../runners/common/errors.ts';
-import { readYamlFileSync } from './load.ts';
 
 export const EXTENSIONS_FILE = 'disagg-bench.yaml';
 
-/** What an extension's register(api) is given. */
-export const extensionApi = {
-  registerScheduler,
-  registerLauncher,
-  registerExtractor,
-  /** A TestType object (framework/contract/test-type.ts): its configs under test_configs/<name>/ are a Vitest project. */
-  registerTestType,
-  /** The error a scheduler raises for a command that failed for good. */
-  SchedulerError,
-  /** Where a job's stdout and stderr go in its log folder (what Scheduler.logs returns). */
-  jobOutputFiles,
-  /** The names a launcher's `rankVariables` may take. */
-  rankVariableNames: RANK_VARIABLES.map((v) => v.name),
-} as const;
-
-export type ExtensionApi = typeof extensionApi;
-
 const loaded = new Map<string, Promise<void>>();
 
-/** The `extensions:` entries of WORK_DIR/disagg-bench.yaml; none when the file or the key is absent. */
-export function extensionEntries(workDir: string): string[] {
-  const file = path.join(workDir, EXTENSIONS_FILE);
+/**
+ * The `extensions:` entries of WORK_DIR/disagg-bench.yaml; none when the file or the key is absent.
+ * The YAML loader is imported only when the file is there: most runs and every plain listing have
+ * none, and pay nothing for extensions.
+ */
+async function extensionEntries(file: string): Promise<string[]> {
   if (!existsSync(file)) return [];
+  const { readYamlFileSync } = await import('./load.ts');
   const parsed = readYamlFileSync(file, file);
   const data = parsed.data as Record<string, unknown> | null;
   if (parsed.issues.length > 0 || typeof data !== 'object' || data === null || !('extensions' in data)) return []; // the profile reader reports a broken file
@@ -75,7 +54,7 @@ function resolveEntry(workDir: string, entry: string, file: string): string {
 /** Loads and registers WORK_DIR's extensions (each module once per process); resolves to their paths. */
 export async function loadExtensions(workDir: string): Promise<string[]> {
   const file = path.join(workDir, EXTENSIONS_FILE);
-  const modules = extensionEntries(workDir).map((entry) => ({ entry, resolved: resolveEntry(workDir, entry, file) }));
+  const modules = (await extensionEntries(file)).map((entry) => ({ entry, resolved: resolveEntry(workDir, entry, file) }));
   for (const { entry, resolved } of modules) {
     let once = loaded.get(resolved);
     if (!once) {
@@ -93,5 +72,5 @@ async function registerFrom(resolved: string, entry: string, file: string): Prom
   if (typeof module.register !== 'function') {
     throw new InputError(`${file}: extension ${JSON.stringify(entry)} (${resolved}) exports no register(api) function`, { file, place: 'extensions' });
   }
-  await module.register(extensionApi);
+  await module.register((await import('./extension-api.ts')).extensionApi);
 }

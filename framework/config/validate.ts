@@ -1,6 +1,7 @@
 // Validation: the type's JSON Schema (ajv, draft 2020-12, all errors), then its semantic rules.
 // Every finding is located in the source file, and all of them are returned at once.
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { KeyPath, TestType } from '../contract/test-type.ts';
 import type { ParsedYaml } from './load.ts';
@@ -10,12 +11,20 @@ import { BOUND_REASON, SAFE_INTEGER_REASON } from '../../runners/common/number-b
 // verbose: errors carry their schema object, where `x-hints` may explain a missing or unknown key
 // better than the generic message (e.g. a key of an older layout: what upstream does with it).
 // strictNumbers: `.inf` and `.nan` (and 1e309, which YAML reads as infinity) are no number here.
-const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true, strictNumbers: true });
+// ajv is loaded by the first validation (a plan whose configs' verdicts are all in the config
+// cache, as a listing of an unchanged tree, validates nothing); synchronously, as planning is.
+let ajv: Ajv2020 | undefined;
 const compiled = new Map<string, ValidateFunction>();
+
+function newAjv(): Ajv2020 {
+  const { Ajv2020: Ajv } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  return new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, verbose: true, strictNumbers: true });
+}
 
 function validatorFor(type: TestType): ValidateFunction {
   let validate = compiled.get(type.name);
   if (!validate) {
+    ajv ??= newAjv();
     validate = ajv.compile(withSafeIntegers(type.schema) as object);
     compiled.set(type.name, validate);
   }

@@ -23,6 +23,10 @@ export class BatchManager {
   readonly batches: string[][];
   private readonly batchIndex = new Map<string, number>();
   private readonly submissions = new Map<number, Map<string, Promise<string>>>();
+  /** Batches whose every job has ended (the next one is going out). */
+  private readonly endedBatches = new Set<number>();
+  /** Per batch: resolves once every one of its submissions has returned (or failed). */
+  private readonly allOut = new Map<number, Promise<void>>();
   private readonly log: (line: string) => void;
 
   constructor(
@@ -59,9 +63,10 @@ export class BatchManager {
     this.submissions.set(batch, jobs);
     const ids = this.batches[batch];
     const from = this.batches.slice(0, batch).reduce((n, b) => n + b.length, 0);
-    let chain = (batch > 0 ? this.allEnded(batch - 1) : Promise.resolve()).then(() =>
-      this.log(`${RULE}\nSubmitting Batch ${batch}\nRange: [${from}:${from + ids.length}] (${ids.length} jobs)\n${RULE}`),
-    );
+    let chain = (batch > 0 ? this.allEnded(batch - 1) : Promise.resolve()).then(() => {
+      if (batch > 0) this.endedBatches.add(batch - 1);
+      this.log(`${RULE}\nSubmitting Batch ${batch}\nRange: [${from}:${from + ids.length}] (${ids.length} jobs)\n${RULE}`);
+    });
     // Submissions go out one after another: a controller prefers that to a burst of sbatch calls.
     for (const [i, id] of ids.entries()) {
       const job = chain.then(() => this.submitter.submit(id, batch));
@@ -72,7 +77,22 @@ export class BatchManager {
         (err: Error) => this.log(`${tag} FAILED to submit ${id}: ${err.message}`),
       );
     }
+    this.allOut.set(batch, chain);
     return jobs;
+  }
+
+  /**
+   * Resolves once the batch after `batch` is out (each of its submissions returned) when `batch`
+   * has ended, at once otherwise (jobs of `batch` still running, or no batch after it). What a
+   * test does after its job ended (judging it, saving its result) waits on this, so that at a
+   * batch's end the next batch's submissions go first: they are what the run's length waits on.
+   */
+  async nextBatchOut(batch: number): Promise<void> {
+    // The batch's last job and the start of the next batch's submissions are one poll's news:
+    // once the microtasks of that answer have run, endedBatches says whether this batch is over.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!this.endedBatches.has(batch)) return;
+    await this.allOut.get(batch + 1);
   }
 
   /** Resolves once every job of the batch has ended (or failed to be submitted). */

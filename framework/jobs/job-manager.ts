@@ -161,8 +161,11 @@ export class JobManager {
     if (this.interruption) throw new RunInterruptedError(`${this.interruption}; ${testId} was not submitted`, testId);
   }
 
-  /** Waits for the job to end (cancelling it on timeout or abort) and judges it. */
-  async finish(test: PlannedTest, job: SubmittedJob, signal?: AbortSignal): Promise<JobOutcome> {
+  /**
+   * Waits for the job to end (cancelling it on timeout or abort) and judges it; `beforeJudging`
+   * runs once its end is recorded (the session lets the next batch go out first).
+   */
+  async finish(test: PlannedTest, job: SubmittedJob, signal?: AbortSignal, beforeJudging?: () => Promise<void>): Promise<JobOutcome> {
     const status = job.ended ?? (await this.waitForEnd(job, signal));
     this.owned.delete(job.jobId);
     const { scheduler, settings, ledger, watcher } = this.options;
@@ -172,6 +175,7 @@ export class JobManager {
     if (this.interruption) return { passed: false, failures: [this.interruption], metrics: [], status };
     ledger.record({ test: test.id, job: job.jobId, state: status.state, terminal: true, reason: status.reason });
     if (!settings.debugMode) writeJobRecord(job.request.logDir, scheduler.name, job, status);
+    await beforeJudging?.();
     return judgeJob({
       test,
       type: testType(test.testType)!,

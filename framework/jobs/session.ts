@@ -172,7 +172,8 @@ export class RunSession {
     try {
       jobId = await this.batches.jobFor(test.id);
       const job = await this.submitted.get(test.id)!;
-      const outcome = await this.jobs.finish(test, job, this.abort.signal);
+      const batches = this.batches;
+      const outcome = await this.jobs.finish(test, job, this.abort.signal, () => batches.nextBatchOut(batch));
       if (this.interruption) return this.interruptedRun(jobId, batch, startedAt);
       this.board?.ended(test.id, outcome.passed ? 'passed' : 'failed', outcome.failures[0]);
       return { ...outcome, jobId, batch, startedAt, endedAt: Date.now(), submittedAt: job.ended ? undefined : job.submittedAt };

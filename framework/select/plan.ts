@@ -30,6 +30,8 @@ export interface PlannedTest extends ConfigFile {
 
 export interface Plan {
   tests: PlannedTest[];
+  /** Every config file found, of every test type, before any selection (one walk of test_configs/ per plan). */
+  discovered: ConfigFile[];
   /** Ids of a test list that match no config of any type (with their line). */
   unknownListedIds: UnknownListedId[];
   testList?: TestList;
@@ -128,7 +130,7 @@ export function planRun(options: PlanOptions): Plan {
   const envNow = { ...env };
   const tests = files.map((f) => loadPlannedTest(f, options.gpu, envNow, { failUnfit: settings.failUnfit }));
   flushParseCache();
-  return { tests, unknownListedIds, testList, notices };
+  return { tests, discovered: discovery.files, unknownListedIds, testList, notices };
 }
 
 /**

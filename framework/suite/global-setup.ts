@@ -14,7 +14,7 @@ import { EXIT_USAGE } from '../../runners/common/exit-codes.ts';
 import { allTestTypeNames } from '../contract/extension-types.ts';
 import { cancelRunJobsNow, endInterruptedRun, stderrLines } from './main-interrupt.ts';
 import { interruptedBecause, takeSignalsForVitest } from './cancellation.ts';
-import { anyTestRecorded, runTests, type RunTests } from './run-tests.ts';
+import { anyTestRecorded, isListing, runTests, type RunTests } from './run-tests.ts';
 import { newRunId } from './run-id.ts';
 import { loadExtensions } from '../config/extensions.ts';
 import { InputError } from '../../runners/common/errors.ts';
@@ -71,6 +71,9 @@ export default async function setup(project: TestProject) {
   }
   return async function teardown() {
     releaseSignals();
+    // `vitest list` submits no job and runs no test: nothing is left over, nothing to write (and
+    // looking through a listing's thousands of collected tests costs it time for nothing).
+    if (isListing()) return;
     // The backstop for a worker that died (or was killed) with jobs in flight.
     const outcome = await cancelLeftovers(settings.outputPath, { run: runId, reason: `the run ${runId} ended with the job in flight (its worker died)` });
     const said = describeLeftovers(outcome);

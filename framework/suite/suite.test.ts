@@ -5,7 +5,6 @@ import type { RunnerTestSuite } from 'vitest';
 import { readSettings } from '../settings.ts';
 import { detectGpuType, gpuNotice } from '../select/gpu.ts';
 import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
-import { discoverConfigs } from '../config/discover.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
@@ -33,16 +32,20 @@ let stopHearingCancel = () => {};
 let noJobRecords: Promise<string | undefined> = Promise.resolve(undefined);
 
 /**
- * What only running a test needs (jobs, results, the history: about a hundred modules), loaded at
- * the first beforeAll: `vitest list` collects the tests without running a hook, so a listing never
- * pays for it.
+ * What only running a test needs, loaded at the first beforeAll: `vitest list` collects the tests
+ * without running a hook, so a listing never pays for it. The jobs layer (~60 modules) comes first,
+ * since the first submission waits on it; what only a test's end needs (saving its result, the
+ * history's check: ~25 modules more) loads while the first jobs run (RESULTS_PRELOAD_MS), or
+ * earlier when a test has no job and its record is written at once.
  */
-const runModules = () =>
-  Promise.all([import('../jobs/session.ts'), import('../jobs/save-result.ts'), import('../history/test-check.ts')]).then(
-    ([{ RunSession }, { saveNoJobRecords, saveTestResult, testRecordOf }, { historyForTest }]) => ({ RunSession, saveNoJobRecords, saveTestResult, testRecordOf, historyForTest }),
+const jobModules = () => import('../jobs/session.ts');
+const resultModules = () =>
+  Promise.all([import('../jobs/save-result.ts'), import('../history/test-check.ts')]).then(
+    ([{ saveNoJobRecords, saveTestResult, testRecordOf }, { historyForTest }]) => ({ saveNoJobRecords, saveTestResult, testRecordOf, historyForTest }),
   );
-let loadedRunModules: ReturnType<typeof runModules> | undefined;
-const forRun = () => (loadedRunModules ??= runModules());
+let loadedResultModules: ReturnType<typeof resultModules> | undefined;
+const forResults = () => (loadedResultModules ??= resultModules());
+const RESULTS_PRELOAD_MS = 1_000;
 
 /** Tests Vitest will actually run (after -t, --tags-filter, .only), skipped ones (in their own suites) included. */
 function selectedIds(suite: Readonly<RunnerTestSuite>): Set<string> {
@@ -60,14 +63,14 @@ function runnable(t: PlannedTest): boolean {
 
 /** Config files under test_configs/<not a test type>/ (those the test list selects, when there is one). */
 function configsOfUnknownTypes() {
-  const files = discoverConfigs(settings.workDir).files.filter((f) => !isTestTypeName(f.testType));
+  const files = plan.discovered.filter((f) => !isTestTypeName(f.testType));
   return plan.testList ? selectByTestList(files, plan.testList).selected : files;
 }
 
 /** One line when the test list names configs of test types this invocation does not run (`--project`). */
 function listedTestsOfOtherProjects(runProjects: readonly string[]): string | undefined {
   if (!plan.testList) return undefined;
-  const listed = selectByTestList(discoverConfigs(settings.workDir).files, plan.testList).selected;
+  const listed = selectByTestList(plan.discovered, plan.testList).selected;
   const counts = new Map<string, number>();
   for (const f of listed) if (isTestTypeName(f.testType) && !runProjects.includes(f.testType)) counts.set(f.testType, (counts.get(f.testType) ?? 0) + 1);
   if (counts.size === 0) return undefined;
@@ -86,17 +89,18 @@ describe(typeName, { concurrent: true }, () => {
     const notice = gpuNotice(gpu, typeName, testType(typeName)?.assumedGpuType);
     if (notice) console.warn(notice);
     const selected = selectedIds(suite);
-    const { RunSession, saveNoJobRecords } = await forRun();
     // Every test has a record: those that get no job have theirs now, in one write.
     const noJob = plan.tests.filter((t) => selected.has(t.id) && !runnable(t));
-    if (noJob.length > 0) noJobRecords = saveNoJobRecords(settings, gpu, noJob).then(() => undefined, (err: Error) => err.message);
+    if (noJob.length > 0) noJobRecords = forResults().then(({ saveNoJobRecords }) => saveNoJobRecords(settings, gpu, noJob)).then(() => undefined, (err: Error) => err.message);
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
     runTests = toRun.length;
     if (toRun.length === 0) return;
+    const { RunSession } = await jobModules();
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
     const own = session;
     stopHearingCancel = onVitestCancel((why) => own.interrupt(why));
     await session.plan(toRun);
+    setTimeout(() => void forResults().catch(() => undefined), RESULTS_PRELOAD_MS).unref(); // a failure shows where they are used
   });
 
   afterAll(async () => {
@@ -124,8 +128,8 @@ describe(typeName, { concurrent: true }, () => {
         await recordedWithoutJob(planned);
         throw new ConfigError(planned.issues);
       }
-      const { historyForTest, saveTestResult, testRecordOf } = await forRun();
       const run = await session!.run(planned);
+      const { historyForTest, saveTestResult, testRecordOf } = await forResults();
       // Interrupted (the job was cancelled under the test), or held by another run on this
       // OUTPUT_PATH (whose records are the test's): not run to its end, no result to write.
       const notRun = run.interrupted ?? run.notRun;

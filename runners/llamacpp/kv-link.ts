@@ -3,7 +3,7 @@
 // host region of hand-over slots. A context server writes a finished prefill's state into a slot of
 // its region; the generation server READs it (one-sided) into a slot of its own, then loads it.
 import { crc32 } from 'node:zlib';
-import { XferEngine, openStore, rankFromEnv, type Region, type Store } from '../xfer/index.ts';
+import { XferEngine, openStore, rankFromEnv, type RankInfo, type Region, type Store } from '../xfer/index.ts';
 import type { ClusterFile } from './cluster-file.ts';
 
 export const KV_REGION = 'kv';
@@ -22,6 +22,22 @@ export function handoverBackend(cluster: ClusterFile, selfUrl: string): { backen
   return { backend, node: oneHost ? 'this-host' : hostOf(selfUrl) };
 }
 
+/** This server's place in the deployment's transfer world: its rank, and the world's store and job. */
+export function kvRankInfo(cluster: ClusterFile, rank: number, selfUrl: string): RankInfo {
+  const { store_host, store_port, job } = cluster.kv_transfer;
+  return rankFromEnv({
+    RANK: String(rank),
+    WORLD_SIZE: String(cluster.context_servers.length + cluster.generation_servers.length),
+    LOCAL_RANK: '0',
+    LOCAL_WORLD_SIZE: '1',
+    MASTER_ADDR: store_host,
+    MASTER_PORT: String(store_port),
+    XFER_JOB_ID: job,
+    XFER_NODE: handoverBackend(cluster, selfUrl).node,
+    PATH: process.env.PATH,
+  });
+}
+
 export class KvLink {
   private constructor(
     readonly engine: XferEngine,
@@ -33,20 +49,8 @@ export class KvLink {
 
   /** Joins the transfer world (collective: returns once every server has joined) with `slots` slots of `slotBytes`. */
   static async open(cluster: ClusterFile, rank: number, selfUrl: string, slots: number, slotBytes: number): Promise<KvLink> {
-    const worldSize = cluster.context_servers.length + cluster.generation_servers.length;
-    const { store_host, store_port, job } = cluster.kv_transfer;
-    const { backend, node } = handoverBackend(cluster, selfUrl);
-    const info = rankFromEnv({
-      RANK: String(rank),
-      WORLD_SIZE: String(worldSize),
-      LOCAL_RANK: '0',
-      LOCAL_WORLD_SIZE: '1',
-      MASTER_ADDR: store_host,
-      MASTER_PORT: String(store_port),
-      XFER_JOB_ID: job,
-      XFER_NODE: node,
-      PATH: process.env.PATH,
-    });
+    const { backend } = handoverBackend(cluster, selfUrl);
+    const info = kvRankInfo(cluster, rank, selfUrl);
     const store = await openStore(info, { skipClockSync: true, drainMs: 1000 });
     const engine = await XferEngine.create({ backend, rank: info, store });
     const region = engine.allocate(KV_REGION, slots * slotBytes, 'host');

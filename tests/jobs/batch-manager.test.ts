@@ -74,6 +74,33 @@ describe('BatchManager', () => {
     expect(await c).toBe('J2');
   });
 
+  it('after a batch ended, nextBatchOut waits for every submission of the next batch; before, and for the last batch, it does not wait', async () => {
+    const h = harness();
+    // The next batch's sbatch calls return when the test releases them.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const submitter = { ...h.submitter, submit: async (testId: string, batch: number) => {
+      if (batch > 0) await gate;
+      return h.submitter.submit(testId);
+    } };
+    const bm = new BatchManager(['a', 'b', 'c', 'd'], submitter, { batchSize: 2 });
+    for (const id of ['a', 'b', 'c', 'd']) void bm.jobFor(id);
+    await tick();
+    let out = false;
+    // Batch 0 still runs (b has not ended): nothing to wait for.
+    h.finish('J1');
+    await bm.nextBatchOut(0);
+    h.finish('J2');
+    const waiting = bm.nextBatchOut(0).then(() => (out = true));
+    await tick();
+    await tick();
+    expect(out).toBe(false);
+    release();
+    await waiting;
+    expect(h.submittedOrder).toEqual(['a', 'b', 'c', 'd']);
+    await bm.nextBatchOut(1); // no batch after the last
+  });
+
   it('rejects a test that is not part of the run', () => {
     const bm = new BatchManager(['a'], harness().submitter, { batchSize: 5 });
     expect(() => bm.jobFor('zzz')).toThrow(/not part of this run/);

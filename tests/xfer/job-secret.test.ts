@@ -7,6 +7,7 @@ import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jobProof, newJobSecret } from '../../runners/common/job-secret.ts';
 import { freePort } from '../../runners/common/free-port.ts';
+import { StoreTimeoutError } from '../../runners/xfer/errors.ts';
 import { openStore, StoreClient, StoreServer } from '../../runners/xfer/store.ts';
 import { encodeLine, helloContext } from '../../runners/xfer/store/protocol.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
@@ -54,7 +55,14 @@ describe('the rendezvous store with a job secret', () => {
     const secret = newJobSecret();
     const server = await StoreServer.start({ worldSize: 2, job: 'j', ports: [0], host: '127.0.0.1', secret });
     servers.push(server);
-    await expect(StoreClient.connect({ rank: 1, worldSize: 2, job: 'j', endpoints: [{ host: '127.0.0.1', port: server.port }], connectTimeoutMs: 1_000, timeoutMs: 5_000 })).rejects.toThrow(/does not carry job j's secret/);
+    // Refused by its own job's store, the rank stops at once: a refusal, not a timeout after the connect timeout's retries.
+    const refused = await StoreClient.connect({ rank: 1, worldSize: 2, job: 'j', endpoints: [{ host: '127.0.0.1', port: server.port }], connectTimeoutMs: 120_000, timeoutMs: 5_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(Error);
+    expect(refused).not.toBeInstanceOf(StoreTimeoutError);
+    expect((refused as Error).message).toMatch(/^rank 1: cannot reach the store \(rank 0\): 127\.0\.0\.1:\d+: store: this hello does not carry job j's secret/);
     const rank1 = await StoreClient.connect({ rank: 1, worldSize: 2, job: 'j', endpoints: [{ host: '127.0.0.1', port: server.port }], connectTimeoutMs: 5_000, timeoutMs: 5_000, secret });
     clients.push(rank1);
   });

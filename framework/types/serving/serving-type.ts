@@ -4,7 +4,7 @@ import type { CsvInfo, JobBuildContext, TestType } from '../../contract/test-typ
 import { formatKeyPath } from '../../config/issue.ts';
 import { pytestFunctionOf } from '../../config/ids.ts';
 import { gpuResources } from '../../config/gpu-resources.ts';
-import { buildServingJob, UnresolvedPlaceholderError } from './job/job-builder.ts';
+import type { UnresolvedPlaceholderError } from './job/job-builder.ts';
 import { metricsOverride, servingConfig } from './serving-config.ts';
 import { servingSchema } from './schema.ts';
 import { engineOf } from './engines/engines.ts';
@@ -37,7 +37,9 @@ function placeholderMessage(error: UnresolvedPlaceholderError): string {
   return `the job cannot be built: ${items.join('; ')}`;
 }
 
+/** The job builder (~25 modules) is loaded by the first job built: a listing or a plan never needs it. */
 async function buildJob(ctx: JobBuildContext) {
+  const { buildServingJob, UnresolvedPlaceholderError } = await import('./job/job-builder.ts');
   try {
     return await buildServingJob(ctx, { gpu: ctx.gpuType === undefined ? undefined : { name: ctx.gpuType, ...gpuResources(ctx.gpuType) } });
   } catch (error) {

@@ -73,6 +73,8 @@ export class StoreClient {
           return client;
         }
         problems.set(`${host}:${port}`, attempt.problem);
+        // Refused by this job's own store (a wrong or missing secret): trying again cannot help.
+        if (attempt.refusedByOwnJob) throw new XferError(`rank ${options.rank}: cannot reach the store (rank 0): ${host}:${port}: ${attempt.problem}`);
       }
       if (Date.now() >= deadline) {
         throw new StoreTimeoutError(
@@ -265,15 +267,15 @@ async function tryHello(
   host: string,
   port: number,
   attempt: number,
-): Promise<{ socket?: net.Socket; rest?: string; dead: number[]; problem: string }> {
+): Promise<{ socket?: net.Socket; rest?: string; dead: number[]; problem: string; refusedByOwnJob?: boolean }> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
     socket.setNoDelay(true);
-    const give = (problem: string) => {
+    const give = (problem: string, refusedByOwnJob = false) => {
       clearTimeout(timer);
       socket.removeAllListeners();
       socket.destroy();
-      resolve({ dead: [], problem });
+      resolve({ dead: [], problem, refusedByOwnJob });
     };
     const timer = setTimeout(() => give('no answer to hello within 3 s'), 3_000);
     socket.once('error', (err) => give(err.message));
@@ -293,7 +295,10 @@ async function tryHello(
       } catch {
         return give('not a store (unreadable answer)');
       }
-      if (!('ok' in reply) || !reply.ok) return give(('error' in reply && reply.error.message) || 'hello refused');
+      if (!('ok' in reply) || !reply.ok) {
+        const error = 'error' in reply ? reply.error : undefined;
+        return give(error?.message || 'hello refused', error?.job === options.job);
+      }
       clearTimeout(timer);
       // Keeping this connection: from now on its loss tells the store this rank died.
       socket.write(encodeLine({ id: 0, op: 'attach' }));

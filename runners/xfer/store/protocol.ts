@@ -39,6 +39,8 @@ export interface WireError {
   what?: string;
   ranks?: number[];
   timeoutMs?: number;
+  /** The refusing store's job, on a refused hello: a rank refused by its own job's store stops trying. */
+  job?: string;
 }
 
 export type Reply =

@@ -133,7 +133,7 @@ export class StoreServer {
     const { worldSize, job, secret } = this.options;
     // Before anything else is answered: a job id alone (squeue shows it to everyone) admits no one.
     if (secret !== undefined && !provesJobSecret(secret, helloContext(hello), hello.proof)) {
-      this.fail(waiter, { kind: 'invalid', message: `store: this hello does not carry job ${job}'s secret (${JOB_SECRET_VARIABLE} of the job's environment); refused` });
+      this.fail(waiter, { kind: 'invalid', job, message: `store: this hello does not carry job ${job}'s secret (${JOB_SECRET_VARIABLE} of the job's environment); refused` });
       socket.end();
       return -1;
     }
