@@ -38,7 +38,7 @@ const UNIT_TESTS = [
   'tests/select/{gpu-skip,gpu,plan-cache,planned-state}.test.ts',
   'tests/run/profile-words.test.ts',
   'tests/setup/sequencer.test.ts',
-  'tests/suite/run-tests.test.ts',
+  'tests/suite/{cancel-runner,run-tests}.test.ts',
   'tests/trtllm/serve-bench/{options,prompts,sse-lines,statistics}.test.ts',
   'tests/trtllm/upstream-shapes.test.ts',
   'tests/types/{llamacpp-rules,module-boundaries,nixl-gpu-placement,nixl-node-fit,registry,serving-metrics,serving-overrides,serving-rules}.test.ts',
@@ -128,6 +128,8 @@ export default defineConfig({
           include: [suite],
           env: { DISAGG_BENCH_TEST_TYPE: type },
           globalSetup: ['framework/suite/global-setup.ts'],
+          // Vitest's runner, which also tells a worker's session when Vitest cancels the run.
+          runner: 'framework/suite/cancel-runner.ts',
           // A test waits on its job; the job manager owns the real timeout and cancels on expiry.
           testTimeout: 0,
           // Every config's test waits on its job at once; the batch manager limits what runs.

@@ -1,8 +1,10 @@
 // A Vitest worker's part of cancelling a run (the rest, in the process that owns the run, is
 // suite/cancellation.ts; this part lives here because a worker's session is in the jobs layer,
-// which cannot import the suite). Three things interrupt a worker's session: SIGINT or SIGTERM to
-// the worker, its IPC channel closing (Vitest's main process is gone: killed, crashed), and
-// RUN_ENDING_SIGNAL from the main process ending the run (cancellation.ts's endWorkers). Each
+// which cannot import the suite). Vitest cancelling the run reaches the session through Vitest's
+// runner (suite/cancel-runner.ts, heard in suite.test.ts); three things no Vitest message can
+// carry are heard here: SIGINT or SIGTERM to the worker, its IPC channel closing (Vitest's main
+// process is gone: killed, crashed), and RUN_ENDING_SIGNAL from the main process ending the run at
+// once (suite/end-workers.ts). Each
 // cancels every job the session owns AT ONCE, synchronously, inside the handler (a worker whose
 // main process is gone dies at its next message to it, so a promise started there may never
 // settle), and records it in the ledger as `CANCELLED ... interrupted: true` (leftover-jobs.ts's

@@ -1,7 +1,6 @@
 // The signal of "the run is ending", in a file of its own: the main process's side
-// (suite/cancellation.ts, which vitest.config.ts loads at Vitest's first read of the project) needs
-// only this name, not the worker's side (interrupt.ts) and the schedulers behind it. Everything
-// vitest.config.ts imports is part of Vitest's module-cache key, so it stays small.
+// (suite/end-workers.ts, part of the synchronous signal path) needs only this name, not the
+// worker's side (interrupt.ts) and the schedulers behind it.
 
 /**
  * What Vitest's main process sends its workers when it ends an interrupted run: a worker with a

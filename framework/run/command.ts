@@ -1,14 +1,17 @@
-// `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API, in this process, so
-// the run owns its process from the first millisecond: bin/disagg-bench.js answers SIGINT, SIGTERM
-// and SIGHUP while the CLI loads, and suite/cancellation.ts (the one place that ends a run, whatever
-// stage it is at) takes them over. Settings come from the command line, then the environment,
-// then a profile (profile.ts), then the defaults (resolve.ts); the run prints the ones that are not
-// defaults once at its start. Each run has its own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
+// `disagg-bench run [TYPE...] [options]`: the suite through Vitest's Node API (createVitest, start,
+// close), in this process, so the run owns its process from the first millisecond:
+// bin/disagg-bench.js answers SIGINT, SIGTERM and SIGHUP while the CLI loads, and
+// suite/cancellation.ts (the one place that ends a run, whatever stage it is at) takes them over;
+// once the suite runs, a signal cancels it through Vitest's cancelCurrentRun. Settings come from
+// the command line, then the environment, then a profile (profile.ts), then the defaults
+// (resolve.ts); the run prints the ones that are not defaults once at its start. Each run has its
+// own folder (run-folder.ts). The end-of-run writes (history, report.html) happen whatever
 // reporters are named: the project's reporter is always added to them.
 import path from 'node:path';
 import { readArgs, type OptionSpec } from '../../runners/common/args/read-args.ts';
 import { UsageError } from '../../runners/common/errors.ts';
-import { takeSignalsForRun } from '../suite/cancellation.ts';
+import type { CancelReason } from 'vitest';
+import { cancelRunsThroughVitest, interruptedBecause, takeSignalsForRun, type RunCancel } from '../suite/cancellation.ts';
 import { packageRoot, SettingsError, type Settings } from '../settings.ts';
 import { checkRunEnvironment, isUserInputError } from '../suite/env-check.ts';
 import { testTypeNames } from '../contract/names.ts';
@@ -119,11 +122,15 @@ export async function run(argv: string[]): Promise<number> {
 
   // Piped into a CI log, no colour codes (Vitest colours whenever CI is set); FORCE_COLOR keeps them.
   if (!process.stdout.isTTY && process.env.FORCE_COLOR === undefined) process.env.NO_COLOR ??= '1';
-  const { startVitest } = await import('vitest/node');
+  const { createVitest } = await import('vitest/node');
   const given = (values.reporter as string[] | undefined) ?? [];
   const outputFile = outputFileOption(given, outputFiles, run.folder);
   for (const [reporter, file] of Object.entries(outputFile ?? {})) console.log(`disagg-bench run: the ${reporter} reporter writes ${file}`);
-  const vitest = await startVitest('test', [], {
+  // What `vitest run` sets before it creates its Vitest.
+  process.env.TEST = 'true';
+  process.env.VITEST = 'true';
+  process.env.NODE_ENV ??= 'test';
+  const vitest = await withoutVitestSignalExit(() => createVitest('test', {
     root: packageRoot,
     config: path.join(packageRoot, 'vitest.config.ts'),
     run: true,
@@ -135,10 +142,46 @@ export async function run(argv: string[]): Promise<number> {
     // added back, so the history and report.html never depend on which reporters a CI names.
     ...(given.length > 0 ? { reporters: [...given, PROJECT_REPORTER] } : {}),
     ...(outputFile ? { outputFile } : {}),
-  });
-  const code = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
+  }));
+  // A signal from here on cancels the run through Vitest (suite/cancellation.ts).
+  const ended = cancelRunsThroughVitest((why) => void vitest.cancelCurrentRun(why as CancelReason));
+  try {
+    await vitest.start();
+  } catch (error) {
+    process.exitCode = 1;
+    vitest.logger.printError(error, { fullStack: true, type: 'Unhandled Error' });
+  } finally {
+    await vitest.close();
+  }
+  const cancelled = ended();
+  if (cancelled) await sayCancelledRun(cancelled, run.folder, run.runId);
+  const code = cancelled?.exitCode ?? (typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0));
   // What Vitest's own command line does after a run: whatever still holds the event loop open (a
   // reporter's stray handle) must not keep a finished run alive; its teardown has already run.
   setTimeout(() => process.exit(code), vitest.config.teardownTimeout).unref();
   return code;
+}
+
+/**
+ * Runs `create` without the SIGINT and SIGTERM handlers it adds: Vitest's logger exits the process
+ * a millisecond after either, and no option turns that off; this run ends itself on a signal.
+ */
+async function withoutVitestSignalExit<T>(create: () => Promise<T>): Promise<T> {
+  const before = new Map(STOP_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const created = await create();
+  for (const signal of STOP_SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener as () => void);
+  }
+  return created;
+}
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+
+/** After a run cancelled through Vitest: the tests it did not run, as results.json names them, and how to continue. */
+async function sayCancelledRun(cancelled: RunCancel, folder: string, runId: string): Promise<void> {
+  // Loaded only here: what a cancelled run's end reads, not what every run's start pays for.
+  const [{ notRunListedIn, sayNotRun, stderrLines }, { readResults }] = await Promise.all([import('../suite/main-interrupt.ts'), import('../results/json.ts')]);
+  const said = stderrLines(cancelled.why);
+  const notRun = (await readResults(folder).catch(() => undefined))?.notRun?.filter((n) => n.run === runId).map((n) => n.testId) ?? [];
+  if (notRun.length > 0) sayNotRun(notRun, folder, runId, interruptedBecause(cancelled.why), notRunListedIn(folder), said);
+  else said(`no test had been left without a verdict (${interruptedBecause(cancelled.why)})`);
 }

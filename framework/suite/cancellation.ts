@@ -2,32 +2,38 @@
 // run` or, under `npx vitest run`, Vitest's main process. Three things cancel a run at any moment:
 // SIGINT, SIGTERM or SIGHUP to that process, and the npm that started it gone (the launcher watch
 // below). All lead to endRunNow(), which does what the moment allows:
-//   - once the global setup ran: its end of the run (main-interrupt.ts: the run's jobs cancelled
-//     and recorded, Vitest's workers ended by endWorkers() here, the tests not run named in
-//     results.json), then exit 128 + the signal (130, 143, 129);
-//   - before it: no worker exists and nothing was submitted; say so and exit the same way.
-// Everything is synchronous: Vitest's own SIGINT/SIGTERM handler exits the process a millisecond
-// after the signal, so nothing asynchronous would get to run. For the same reason Vitest's own
-// cancellation serves only a run Vitest ends itself (--bail after a failure): each worker's session
-// then stops as on a signal (onVitestCancel), and the tests cut short are named at the run's end.
+//   - under `disagg-bench run`, once the global setup ran: through Vitest's Node API. Vitest's
+//     cancelCurrentRun reaches every worker's runner (cancel-runner.ts), whose session cancels and
+//     records its jobs; the tests not started are skipped, the running ones end as not run, and
+//     the run ends as any run does (its reporters, results.json's notRun, the digest, the global
+//     teardown), then the command exits 128 + the signal (130, 143, 129). The jobs the ledger
+//     already lists are cancelled at once as well, synchronously, in case the process dies next.
+//     A second signal, or the run still going CANCEL_GRACE_MS later, ends it as below, and so
+//     does SIGHUP (its terminal is gone);
+//   - under `npx vitest run`, once the global setup ran: its end of the run, synchronously
+//     (main-interrupt.ts: the run's jobs cancelled and recorded, Vitest's workers ended by
+//     end-workers.ts, the tests not run named in results.json), then the same exit. Synchronously
+//     because Vitest's own SIGINT/SIGTERM handler, which this process does not own, exits a
+//     millisecond after the signal: nothing asynchronous would get to run;
+//   - before the global setup: no worker exists and nothing was submitted; say so and exit.
+// Vitest ending a run itself (--bail after a failure) reaches the workers the same way
+// (cancel-runner.ts), and the tests cut short are named at the run's end.
 //
 // Outside this module, each for its reason (said there too):
 //   - bin/disagg-bench.js answers a signal in the first milliseconds: loading this module takes
 //     seconds on a busy machine;
 //   - vitest.config.ts starts the launcher watch: it is Vitest's first read of the project;
-//   - main-interrupt.ts is what ending the run does (the ledger, Vitest's state, the not-run list);
+//   - main-interrupt.ts is what ending the run at once does (the ledger, Vitest's state, the
+//     not-run list);
 //   - jobs/interrupt.ts is a Vitest worker's part (its session cancels and records its own jobs on a
-//     signal, its main process gone, or endWorkers' RUN_ENDING_SIGNAL): the jobs layer, where a
+//     signal, its main process gone, or end-workers.ts's RUN_ENDING_SIGNAL): the jobs layer, where a
 //     session lives, cannot import the suite.
 //
 // The state is one process-wide slot, not module variables: Vitest loads the global setup through
 // its own module runner and `disagg-bench run` through the CLI bundle, so this file has two
 // instances in one process, and both must see the same owner and the same end.
-import { readdirSync } from 'node:fs';
-import { processStat } from '../../runners/common/proc.ts';
 import { signalExitCode } from '../../runners/common/exit-codes.ts';
 import { testTypeNames } from '../contract/names.ts';
-import { RUN_ENDING_SIGNAL } from '../jobs/run-ending-signal.ts';
 import { watchLauncher } from './launcher-watch.ts';
 
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */
@@ -38,14 +44,38 @@ export const exitCodeOf = signalExitCode;
 /** bin/disagg-bench.js's handler for a signal that comes while the CLI loads. */
 const EARLY_SIGNALS = Symbol.for('disagg-bench.early-signals');
 
+/** How long Vitest's cancellation gets to end a run before it is ended at once. */
+export const CANCEL_GRACE_MS = 15_000;
+
+/** A run cancelled through Vitest: why, with what exit code, when. */
+export interface RunCancel {
+  why: string;
+  exitCode: number;
+  at: Date;
+}
+
+/** What the global setup hands in: it knows the run id, the ledger, Vitest's state. */
+export interface RunEnding {
+  /** Ends the run at once, synchronously, and the process with `exitCode`. */
+  end(why: string, exitCode: number): void;
+  /** Cancels and records the jobs the run's ledger lists, synchronously. */
+  cancelJobs(why: string): void;
+}
+
 interface Slot {
   /** `disagg-bench run` handles the process's signals itself (the global setup then adds none). */
   ownedByRun?: boolean;
-  /** The global setup's end of the run, once it ran. */
-  end?: (why: string, exitCode: number) => void;
+  /** The global setup's part, once it ran. */
+  ending?: RunEnding;
+  /** `disagg-bench run`'s Vitest: cancels its current run. */
+  cancelVitest?: (why: string) => void;
+  /** Set once the run is being cancelled through Vitest. */
+  cancelled?: RunCancel;
+  /** Ends the run at once if Vitest's cancellation has not ended it in time. */
+  deadline?: NodeJS.Timeout;
   /** The one launcher watch of the process. */
   watching?: boolean;
-  ending?: boolean;
+  exiting?: boolean;
 }
 
 const SLOT = Symbol.for('disagg-bench.run-ending');
@@ -62,19 +92,66 @@ function say(line: string): void {
   }
 }
 
-/** Ends the run now, whatever stage it is at, and the process with `exitCode`. */
-function endRunNow(why: string, exitCode: number): void {
+/** Ends the run, whatever stage it is at, and the process with `exitCode`. */
+function endRunNow(why: string, exitCode: number, atOnce = false): void {
   const s = slot();
-  if (s.end) return s.end(why, exitCode);
-  if (s.ending) return;
-  s.ending = true;
+  if (s.ending && s.cancelVitest && !s.cancelled && !atOnce) return cancelThroughVitest(s, s.ending, s.cancelVitest, why, exitCode);
+  if (s.ending && s.cancelled) return endCancelledRunNow(s.ending, s.cancelled, `${why} while the run was being cancelled`);
+  if (s.ending) {
+    // The signal's exit code, not one Vitest set for the tests so far (under `npx vitest run` its own handler sets the signal's).
+    if (s.ownedByRun) process.exitCode = exitCode;
+    return s.ending.end(why, exitCode);
+  }
+  if (s.exiting) return;
+  s.exiting = true;
   say(`the run was interrupted (${why}) before any test was collected: nothing was submitted, nothing ran`);
   process.exit(exitCode);
 }
 
+function cancelThroughVitest(s: Slot, ending: RunEnding, cancelVitest: (why: string) => void, why: string, exitCode: number): void {
+  s.cancelled = { why, exitCode, at: new Date() };
+  say(`${why}: cancelling the run's jobs and tests (a second signal ends the run at once)`);
+  cancelVitest(why);
+  ending.cancelJobs(why);
+  s.deadline = setTimeout(() => endCancelledRunNow(ending, s.cancelled!, `the run had not ended ${CANCEL_GRACE_MS / 1000} s after it was cancelled`), CANCEL_GRACE_MS);
+}
+
+/** A run being cancelled through Vitest ended at once, in the first signal's words and with its exit code (not Vitest's, whose tests may have failed meanwhile). */
+function endCancelledRunNow(ending: RunEnding, cancelled: RunCancel, because: string): void {
+  say(`${because}: ending it at once`);
+  process.exitCode = cancelled.exitCode;
+  ending.end(cancelled.why, cancelled.exitCode);
+}
+
+/**
+ * `disagg-bench run` hands in its Vitest's cancelCurrentRun for the run's signals. Returns what it
+ * calls once Vitest has closed: how the run was cancelled, if it was.
+ */
+export function cancelRunsThroughVitest(cancel: (why: string) => void): () => RunCancel | undefined {
+  const s = slot();
+  s.cancelVitest = cancel;
+  return () => {
+    clearTimeout(s.deadline);
+    s.cancelVitest = undefined;
+    return s.cancelled;
+  };
+}
+
+/** The cause a signal's `why` gives the tests it left without a verdict. */
+export function interruptedBecause(why: string): string {
+  return `the run was interrupted (${why})`;
+}
+
+/** How the run was cancelled through Vitest, if it was (what the run's end names the tests not run by). */
+export function runCancel(): RunCancel | undefined {
+  return slot().cancelled;
+}
+
 /** The handler for a run's signal (the same for all three). */
 function onRunSignal(signal: NodeJS.Signals): void {
-  endRunNow(`${signal} received by ${slot().ownedByRun ? 'disagg-bench run' : "Vitest's main process"}`, exitCodeOf(signal));
+  // SIGHUP: the terminal is gone, and a run's end written to it (reporters, the digest) could die of
+  // its write errors half way; the end at once writes only what it can, to stderr.
+  endRunNow(`${signal} received by ${slot().ownedByRun ? 'disagg-bench run' : "Vitest's main process"}`, exitCodeOf(signal), signal === 'SIGHUP');
 }
 
 /**
@@ -99,12 +176,12 @@ export function takeSignalsForRun(): void {
 }
 
 /**
- * The global setup hands in how it ends the run (it knows the run id, the ledger, Vitest's state)
- * and, under `npx vitest run`, takes the signals; the returned function gives them back at teardown.
+ * The global setup hands in how it ends the run and, under `npx vitest run`, takes the signals;
+ * the returned function gives them back at teardown.
  */
-export function takeSignalsForVitest(end: (why: string, exitCode: number) => void): () => void {
+export function takeSignalsForVitest(ending: RunEnding): () => void {
   const s = slot();
-  s.end = end;
+  s.ending = ending;
   // Under `disagg-bench run` its handlers, there from its first millisecond, already lead here.
   const own = !s.ownedByRun;
   if (own) for (const signal of RUN_SIGNALS) process.on(signal, onRunSignal);
@@ -126,74 +203,4 @@ export function runsTestTypes(argv: readonly string[] = process.argv): boolean {
     else if (word.startsWith('--project=')) projects.push(word.slice('--project='.length));
   });
   return projects.length === 0 || projects.some((p) => (testTypeNames as readonly string[]).some((t) => p === t || p.includes('*')));
-}
-
-const CANCEL_REASONS: Record<string, string> = { 'test-failure': 'a test failed under --bail', 'keyboard-input': 'a key in watch mode' };
-
-/**
- * In a Vitest worker: `interrupt` is called when Vitest cancels the run (--bail after a failure),
- * with why. A test's own `signal` would say it, but Vitest aborts it only for the tests its list of
- * running tests still holds, and in a concurrent suite that list loses every test started after one
- * that ends (@vitest/runner's addRunningTest removes from the ended test to the list's end); the
- * worker's cancel hook hears every cancellation, the one this worker asked for included.
- */
-export function onVitestCancel(interrupt: (why: string) => void): void {
-  // Vitest's private worker hook, for the reason above: the public `signal` misses such tests.
-  const worker = (globalThis as { __vitest_worker__?: { onCancel?: (fn: (reason: string) => void) => void } }).__vitest_worker__;
-  worker?.onCancel?.((reason) => interrupt(`Vitest cancelled the run: ${CANCEL_REASONS[reason] ?? reason}`));
-}
-
-/** How long workers get to cancel their jobs and exit before SIGKILL. */
-export const WORKER_GRACE_MS = 2_500;
-
-/**
- * This process's live children (zombies are gone: nobody reaps them while we block). Read from
- * /proc because Vitest's Node API names no worker process (its pool is private) and this runs in a
- * signal handler that must finish synchronously, where cancelCurrentRun's promise would never settle.
- */
-function children(): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  return entries.filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
-    const s = processStat(pid);
-    return s !== undefined && s.ppid === process.pid && s.state !== 'Z';
-  });
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
-}
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
-function sleepSync(ms: number): void {
-  Atomics.wait(pause, 0, 0, ms);
-}
-
-/**
- * Ends Vitest's workers: each gets RUN_ENDING_SIGNAL, "the run is ending" (one with a session
- * cancels its own jobs, those not in the ledger yet included, records them and exits; one still
- * loading configs dies of it, the default action, even in a long synchronous read); whatever is
- * left after WORKER_GRACE_MS gets SIGKILL (local jobs then die by their watchdog,
- * scheduler/local-job.ts). Without this, workers were orphaned and ran on. Returns how many were killed.
- */
-export function endWorkers(): number {
-  const workers = children();
-  for (const pid of workers) signal(pid, RUN_ENDING_SIGNAL);
-  const deadline = Date.now() + WORKER_GRACE_MS;
-  let left = workers;
-  while (left.length > 0 && Date.now() < deadline) {
-    sleepSync(50);
-    const alive = new Set(children());
-    left = left.filter((pid) => alive.has(pid));
-  }
-  for (const pid of left) signal(pid, 'SIGKILL');
-  return left.length;
 }

@@ -12,8 +12,8 @@ import { schedulerKind } from '../scheduler/create.ts';
 import { checkRunEnvironment, isUserInputError } from './env-check.ts';
 import { EXIT_USAGE } from '../../runners/common/exit-codes.ts';
 import { allTestTypeNames } from '../contract/extension-types.ts';
-import { endInterruptedRun } from './main-interrupt.ts';
-import { takeSignalsForVitest } from './cancellation.ts';
+import { cancelRunJobsNow, endInterruptedRun, stderrLines } from './main-interrupt.ts';
+import { interruptedBecause, takeSignalsForVitest } from './cancellation.ts';
 import { anyTestRecorded, isListing, runTests, type RunTests } from './run-tests.ts';
 import { newRunId } from './run-id.ts';
 import { loadExtensions } from '../config/extensions.ts';
@@ -26,21 +26,13 @@ let ending = false;
 /** Gives the run's signals back at teardown. */
 let releaseSignals = () => {};
 /** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
-let tests: () => RunTests = () => ({ collected: 0, ids: [], unfinished: [], cutShort: [] });
+let tests: () => RunTests = () => ({ collected: 0, ids: [], unfinished: [], interrupted: [], cutShort: [] });
 
-/** Ends the run (main-interrupt.ts), then the process, with Vitest's exit code when its own signal handler set one, else `exitCode`. */
+/** Ends the run at once (main-interrupt.ts), then the process, with Vitest's exit code when its own signal handler set one, else `exitCode`. */
 function endRun(why: string, exitCode: number): void {
   if (ending) return;
   ending = true;
-  const { outputPath } = readSettings();
-  const tag = why.startsWith('SIG') ? why.split(' ')[0] : 'interrupted';
-  endInterruptedRun(outputPath, runId, `the run was interrupted (${why})`, tests, (line) => {
-    try {
-      process.stderr.write(`disagg-bench: ${tag}: ${line}\n`);
-    } catch {
-      // nobody left to read it
-    }
-  });
+  endInterruptedRun(readSettings().outputPath, runId, interruptedBecause(why), tests, stderrLines(why));
   // Now: Vitest's handler may have scheduled an exit too, but the workers' ends are already queued
   // and Vitest would report each as an unhandled error first.
   process.exit(process.exitCode ?? exitCode);
@@ -75,7 +67,7 @@ export default async function setup(project: TestProject) {
     console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
     const { vitest } = project;
     tests = () => runTests(vitest.state.getTestModules());
-    releaseSignals = takeSignalsForVitest(endRun);
+    releaseSignals = takeSignalsForVitest({ end: endRun, cancelJobs: (why) => cancelRunJobsNow(settings.outputPath, runId, interruptedBecause(why), stderrLines(why)) });
   }
   return async function teardown() {
     releaseSignals();

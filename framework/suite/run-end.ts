@@ -20,7 +20,8 @@ import { writeIndexFromHistory } from '../history/run-index.ts';
 import { INDEX_FILE, indexRootOf } from '../results/index/run-index.ts';
 import { gatherRunFacts } from './run-facts.ts';
 import { describeNotRun, isRunProject, runTests, withoutResultOfRun } from './run-tests.ts';
-import { RESUME_HINT } from './not-run.ts';
+import { RESUME_HINT, whyNotRun } from './not-run.ts';
+import { interruptedBecause, runCancel } from './cancellation.ts';
 import { saveNotRunSync } from '../results/not-run.ts';
 
 const WRITTEN = Symbol.for('disagg-bench.run-end-written');
@@ -57,6 +58,9 @@ export function runEndTests(modules: ReadonlyArray<TestModule>, settings: Settin
   // Vitest cancelled the run (--bail after a failure): the tests it skipped for that never ran.
   const skipped = settings ? withoutResultOfRun(cutShort.map((t) => t.id), settings.outputPath, runId) : [];
   for (const t of cutShort) if (skipped.includes(t.id) && !interrupted.has(t.id)) interrupted.set(t.id, `not run: Vitest cancelled the run (${t.why})`);
+  // Cancelled on a signal through Vitest: each in the words a run ended at once gives it (its job cancelled, or not reached).
+  const cancel = runCancel();
+  if (cancel && settings && runId !== undefined) return { testIds, interrupted: whyNotRun([...interrupted.keys()], settings.outputPath, runId, interruptedBecause(cancel.why), cancel.at) };
   return { testIds, interrupted };
 }
 

@@ -20,6 +20,8 @@ export interface RunTests {
   ids: string[];
   /** Tests whose result has not reached the main process. */
   unfinished: string[];
+  /** Tests that ended without running to their end: the run was interrupted under them (their meta says why). */
+  interrupted: string[];
   /** Tests Vitest skipped because it cancelled the run (--bail after a failure), with its note. */
   cutShort: { id: string; why: string }[];
 }
@@ -47,7 +49,8 @@ export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
   // A test skipped with no note was never selected: -t or --tags-filter left it out, or it is the
   // placeholder that says a type has no configs. One skipped for a reason (another GPU) says it.
   const selected = tests.filter((t) => { const r = t.result(); return r.state !== 'skipped' || r.note !== undefined; });
-  return { collected: tests.length, ids: selected.map((t) => t.name), unfinished: isListing() ? [] : tests.filter((t) => t.result().state === 'pending').map((t) => t.name), cutShort };
+  const interrupted = tests.filter((t) => t.meta().disagg?.notRun !== undefined).map((t) => t.name);
+  return { collected: tests.length, ids: selected.map((t) => t.name), unfinished: isListing() ? [] : tests.filter((t) => t.result().state === 'pending').map((t) => t.name), interrupted, cutShort };
 }
 
 /** Whether any config test of the run got as far as a result of its own (a job judged, a record written). */

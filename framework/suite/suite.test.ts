@@ -8,7 +8,7 @@ import { loadPlannedTest, planRun, type PlannedTest } from '../select/plan.ts';
 import { describeUnknownIds, selectByTestList } from '../select/testlist.ts';
 import { ConfigError } from '../config/issue.ts';
 import type { RunSession } from '../jobs/session.ts';
-import { onVitestCancel } from './cancellation.ts';
+import { onVitestCancel } from './cancel-runner.ts';
 import { allTestTypeNames } from '../contract/extension-types.ts';
 import { isTestTypeName, testType } from '../types/registry.ts';
 import { FailureError, InputError, UsageError } from '../../runners/common/errors.ts';
@@ -26,6 +26,8 @@ const gpu = await detectGpuType(process.env, undefined, schedulers?.slurmGpuProb
 const plan = planRun({ settings, gpu, testType: typeName });
 const knownTags = new Set(['perf', 'accuracy', 'stress']);
 let session: RunSession | undefined;
+/** Stops hearing Vitest's cancel at the session's close. */
+let stopHearingCancel = () => {};
 /** The records of the selected tests that get no job (invalid, skipped): the write's failure, if any. */
 let noJobRecords: Promise<string | undefined> = Promise.resolve(undefined);
 
@@ -96,12 +98,13 @@ describe(typeName, { concurrent: true }, () => {
     const { RunSession } = await jobModules();
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
     const own = session;
-    onVitestCancel((why) => own.interrupt(why));
+    stopHearingCancel = onVitestCancel((why) => own.interrupt(why));
     await session.plan(toRun);
     setTimeout(() => void forResults().catch(() => undefined), RESULTS_PRELOAD_MS).unref(); // a failure shows where they are used
   });
 
   afterAll(async () => {
+    stopHearingCancel();
     await session?.close();
   });
 

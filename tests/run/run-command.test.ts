@@ -139,6 +139,10 @@ describe('disagg-bench run', () => {
     const result = await child;
     const output = String(result.all);
     expect(result.exitCode, output).toBe(143);
+    // Through Vitest's cancelCurrentRun: the run ends as any run does, its report.html written.
+    expect(output).toMatch(/SIGTERM received by disagg-bench run: cancelling the run's jobs and tests/);
+    expect(output).not.toMatch(/ending it at once/);
+    expect(existsSync(path.join(runDir, 'report.html'))).toBe(true);
     expect(output).toMatch(/1 test\(s\) not run \(the run was interrupted \(SIGTERM received by disagg-bench run\); no result recorded\): disagg_perf_slow/);
     // OUTPUT_PATH as given, where `latest` is: the run's folder copied into --resume would name no run.
     expect(output.split('\n').filter((l) => l.includes('to continue:')).map((l) => l.replace(/^.*to continue: /, ''))).toContain(`the same command with --resume (disagg-bench run), OUTPUT_PATH=${dir.outputPath}`);
@@ -159,6 +163,51 @@ describe('disagg-bench run', () => {
     expect(recordOf(readOutputs(runDir).records, testIdOf('slow'))).toMatchObject({ verdict: 'passed', run: { id: path.basename(interrupted) } });
     // Its record saved, the test has a verdict: it leaves the not-run list.
     expect(notRun()).toBeUndefined();
+  });
+
+  it('a second signal while the run is being cancelled ends it at once: the job cancelled and recorded, both tests named as not run', { timeout: 300_000 }, async () => {
+    const never = releaseFile('never');
+    const dir = writeWorkDir({ a_first: await standinConfig({ client: `wait:${never}` }), b_second: await standinConfig({ client: `wait:${never}` }) }, 'run-twice-');
+    const mark = newMark();
+    const child = startRun(['disagg', '--scheduler', 'local', '--batch-size', '1', '--output', dir.outputPath], dir, mark);
+    const runDir = path.join(dir.outputPath, 'latest');
+    await waitUntil('the first job to run', () => statesOf(runDir, testIdOf('a_first')).includes('RUNNING'), 240_000);
+    // Back to back: whichever Node hears first starts the cancellation through Vitest, which the
+    // other then finds under way (it takes IPC round trips and the tests' ends, never one handler).
+    child.kill('SIGTERM');
+    child.kill('SIGINT');
+    const result = await child;
+    const output = String(result.all);
+    const first = result.exitCode === 130 ? 'SIGINT' : 'SIGTERM';
+    expect([130, 143], output).toContain(result.exitCode);
+    expect(output).toMatch(/(SIGINT|SIGTERM) received by disagg-bench run while the run was being cancelled: ending it at once/);
+    await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
+    expect(readOutputs(runDir).ledger.filter((e) => e.test === testIdOf('a_first')).at(-1)).toMatchObject({ state: 'CANCELLED', terminal: true, interrupted: true });
+    expect(readOutputs(runDir).records).toEqual([]);
+    const notRun = (JSON.parse(readFileSync(path.join(runDir, 'results.json'), 'utf8')) as { notRun?: { testId: string; why: string }[] }).notRun ?? [];
+    expect(new Map(notRun.map((n) => [n.testId, n.why]))).toEqual(new Map([
+      [testIdOf('a_first'), expect.stringMatching(new RegExp(`^cancelled: the run was interrupted \\(${first} received by disagg-bench run\\) at \\S+; its job \\S+ was cancelled$`))],
+      [testIdOf('b_second'), expect.stringMatching(new RegExp(`^not reached: the run was interrupted \\(${first} received by disagg-bench run\\) at \\S+, before its job was submitted$`))],
+    ]));
+  });
+
+  it('SIGHUP (its terminal gone) while a job runs ends the run at once: the job cancelled and recorded, the test named as not run, exit 129', { timeout: 300_000 }, async () => {
+    const never = releaseFile('never');
+    const dir = writeWorkDir({ slow: await standinConfig({ client: `wait:${never}` }) }, 'run-hup-');
+    const mark = newMark();
+    const child = startRun(['disagg', '--scheduler', 'local', '--output', dir.outputPath], dir, mark);
+    const runDir = path.join(dir.outputPath, 'latest');
+    await waitUntil('the slow job to run', () => statesOf(runDir, testIdOf('slow')).includes('RUNNING'), 240_000);
+    child.kill('SIGHUP');
+    const result = await child;
+    const output = String(result.all);
+    expect(result.exitCode, output).toBe(129);
+    // Not through Vitest: a run's end written to a terminal that is gone could die half way.
+    expect(output).not.toMatch(/cancelling the run's jobs and tests/);
+    await waitUntil('every process of the run to end', () => runProcesses(mark).length === 0, ENDS_WITHIN_MS);
+    expect(readOutputs(runDir).ledger.at(-1)).toMatchObject({ test: testIdOf('slow'), state: 'CANCELLED', terminal: true, interrupted: true });
+    const notRun = (JSON.parse(readFileSync(path.join(runDir, 'results.json'), 'utf8')) as { notRun?: { testId: string; why: string }[] }).notRun;
+    expect(notRun).toEqual([{ testId: testIdOf('slow'), run: expect.any(String), why: expect.stringMatching(/^cancelled: the run was interrupted \(SIGHUP received by disagg-bench run\) at \S+; its job \S+ was cancelled$/) }]);
   });
 
   it('SIGTERM while the CLI is still loading: the run ends at once, nothing submitted, exit 143', { timeout: 120_000 }, async () => {
