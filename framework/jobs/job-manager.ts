@@ -119,6 +119,8 @@ export class JobManager {
       throw new RunInterruptedError(`${this.interruption}; job ${jobId} of ${test.id} cancelled as it was submitted`, test.id);
     }
     this.owned.set(jobId, test.id);
+    // The job's script marks its end in its log folder: the watcher polls then (job-end-mark.ts).
+    if (!settings.debugMode) this.options.watcher.listenForEnd(jobId, logDir);
     return { jobId, request, submittedAt: Date.now(), timeoutSec };
   }
 
@@ -139,7 +141,10 @@ export class JobManager {
       resources: { nodes: 1, ntasks: 1, timeLimitSec: timeoutSec },
     };
     ledger.record({ test: test.id, job: action.job, state: 'ADOPTED', terminal: false, batch, logDir, adoptedFrom: action.latest.run });
-    if (!action.ended) this.owned.set(action.job, test.id);
+    if (!action.ended) {
+      this.owned.set(action.job, test.id);
+      this.options.watcher.listenForEnd(action.job, logDir);
+    }
     return { jobId: action.job, request, submittedAt, timeoutSec: remainingSec, ended: action.ended };
   }
 

@@ -97,6 +97,7 @@ export class RunSession {
         }
       },
       onPollError: (error, n) => this.log(`poll of ${scheduler.name} failed (${n} in a row, tolerated): ${error.message}`),
+      onMarkUnavailable: (why) => this.log(`jobs' end marks are not heard (${why}): their ends are found by polling alone`),
     });
     this.board = openProgressBoard(process.env);
     this.jobs = new JobManager({ scheduler, watcher: this.watcher, ledger: this.ledger, settings, gpu: options.gpu, log: (line) => this.log(line) });

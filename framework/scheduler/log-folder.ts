@@ -7,12 +7,15 @@
 //                          scheduler's redirections); a replay finds the job id in the name
 //   job.json               how the job ended, so a DEBUG_MODE replay judges the same way the live
 //                          run did (the Python framework forgot the scheduler's verdict entirely)
+//   job.ended              the job script's exit status, written as it exits (jobEndedFunction): a
+//                          hint that the scheduler is about to report the end (job-end-mark.ts)
 // job.json is written whole or not at all (a full disk must not leave a 0-byte file that a replay
 // misreads); a file that is there but is not a job record is said to be unreadable, never taken for
 // "no record". An earlier job's folder is moved aside whole (setAsideEarlierLogs), never deleted.
 import { existsSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { JobStatus } from './scheduler.ts';
+import { shellQuote } from '../../runners/common/shell.ts';
 import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { FileReadError, READ_LIMITS, readTextFileSync } from '../../runners/common/read-file.ts';
 
@@ -21,6 +24,16 @@ export const LOG_FOLDERS = 'slurm_logs';
 export const JOB_SCRIPT_FILE = 'job.sh';
 export const RESOLVED_CONFIG_FILE = 'resolved_config.yaml';
 export const JOB_RECORD_FILE = 'job.json';
+export const JOB_ENDED_FILE = 'job.ended';
+
+/**
+ * The bash function every job script defines and calls last on its way out, with its exit status:
+ * `mark_job_ended STATUS` writes it to the log folder's job.ended. Nothing judges from it (the
+ * scheduler's state and the logs do); the run watching the job polls at once when it appears.
+ */
+export function jobEndedFunction(logDir: string): string {
+  return `mark_job_ended() { printf '%s\\n' "$1" >${shellQuote(path.join(logDir, JOB_ENDED_FILE))} 2>/dev/null || true; }`;
+}
 
 /** OUTPUT_PATH/slurm_logs/<test id>/: where a test's job writes everything. */
 export function testLogDir(outputPath: string, testId: string): string {

@@ -1,7 +1,11 @@
 // One watcher polls every job in flight with one scheduler call per cycle (submitit's design).
 // The interval starts short, grows while nothing changes, and resets when any job changes state
 // or a new job arrives, so a finished job is noticed quickly without hammering the controller.
+// A job that says it is ending (its job.ended mark: job-end-mark.ts) wakes the watcher: it polls
+// at once, then at a short interval for a moment, until the scheduler reports that job's end
+// (SLURM says COMPLETING first); the grown interval is untouched by it.
 import type { JobStatus, Scheduler } from './scheduler.ts';
+import { listenForEndMark } from './job-end-mark.ts';
 import { DisaggBenchError } from '../../runners/common/errors.ts';
 
 export interface WatcherOptions {
@@ -23,10 +27,19 @@ export interface WatcherOptions {
   minFailureSpanMs?: number;
   /** Consecutive polls a job may be missing from the answer before it counts as vanished. Default 3. */
   maxMisses?: number;
+  /**
+   * After a job's end mark: the interval between polls (ms), never below this apart. Default 50
+   * (the job's script exits a fraction of a second before the scheduler says the job ended).
+   */
+  wakeIntervalMs?: number;
+  /** ...for at most this long (ms) after the mark, while that job has not ended. Default 2000. */
+  wakeWindowMs?: number;
   /** Called on every state change, and when a queued job's reason changes (ledger, progress). */
   onChange?: (status: JobStatus, previous: JobStatus | undefined) => void;
   /** Called when a poll fails but is tolerated. */
   onPollError?: (error: Error, consecutive: number) => void;
+  /** Called once when a job's log folder cannot be watched for its end mark (polling alone then). */
+  onMarkUnavailable?: (why: string) => void;
 }
 
 interface Watched {
@@ -35,6 +48,9 @@ interface Watched {
   resolve(status: JobStatus): void;
   reject(error: Error): void;
   promise: Promise<JobStatus>;
+  /** When the job's end mark was last heard (epoch ms). */
+  markedAt?: number;
+  stopListening?: () => void;
 }
 
 export class JobWatcher {
@@ -45,7 +61,11 @@ export class JobWatcher {
   private firstFailureAt = 0;
   private polling = false;
   private closed = false;
-  readonly options: Required<Omit<WatcherOptions, 'onChange' | 'onPollError'>> & WatcherOptions;
+  /** When the pending timer fires, and when the last poll ended (epoch ms). */
+  private dueAt = 0;
+  private lastPollEnd = 0;
+  private markUnavailableSaid = false;
+  readonly options: Required<Omit<WatcherOptions, 'onChange' | 'onPollError' | 'onMarkUnavailable'>> & WatcherOptions;
   /** Poll cycles run (one scheduler status call each). */
   cycles = 0;
 
@@ -60,6 +80,8 @@ export class JobWatcher {
       maxConsecutiveFailures: 5,
       minFailureSpanMs: 0,
       maxMisses: 3,
+      wakeIntervalMs: 50,
+      wakeWindowMs: 2000,
       ...options,
     };
     // The cap is the promise (DISAGG_POLL_MAX_SEC): a first interval above it would break it after
@@ -91,6 +113,22 @@ export class JobWatcher {
     return watched.promise;
   }
 
+  /**
+   * Watch the job as wait() does, and listen for its end mark in its log folder: when the job's
+   * script writes it, poll now. The listening ends with the watching.
+   */
+  listenForEnd(id: string, logDir: string): void {
+    void this.wait(id);
+    const watched = this.jobs.get(id);
+    if (!watched || watched.stopListening) return;
+    const listener = listenForEndMark(logDir, () => this.wake(id));
+    watched.stopListening = () => listener.close();
+    if (listener.unavailable && !this.markUnavailableSaid) {
+      this.markUnavailableSaid = true;
+      this.options.onMarkUnavailable?.(listener.unavailable);
+    }
+  }
+
   /** Latest known status of a job still being watched. */
   status(id: string): JobStatus | undefined {
     return this.jobs.get(id)?.last;
@@ -105,8 +143,32 @@ export class JobWatcher {
   forget(id: string, error: Error): void {
     const watched = this.jobs.get(id);
     if (!watched) return;
-    this.jobs.delete(id);
+    this.drop(id, watched);
     watched.reject(error);
+  }
+
+  private drop(id: string, watched: Watched): void {
+    this.jobs.delete(id);
+    watched.stopListening?.();
+  }
+
+  /** The job's end mark was heard: poll now (no sooner than wakeIntervalMs after the last poll). */
+  private wake(id: string): void {
+    const watched = this.jobs.get(id);
+    if (!watched || this.closed) return;
+    const now = Date.now();
+    watched.markedAt = now;
+    // A poll under way schedules the next one short when it ends (cycle).
+    if (this.polling) return;
+    const at = Math.max(now, this.lastPollEnd + this.options.wakeIntervalMs);
+    if (!this.timer || this.dueAt > at) this.schedule(at - now);
+  }
+
+  /** True while a job in flight wrote its end mark less than wakeWindowMs ago. */
+  private woken(): boolean {
+    const since = Date.now() - this.options.wakeWindowMs;
+    for (const watched of this.jobs.values()) if (watched.markedAt !== undefined && watched.markedAt > since) return true;
+    return false;
   }
 
   close(): void {
@@ -124,6 +186,7 @@ export class JobWatcher {
   private schedule(delay: number): void {
     if (this.closed || this.jobs.size === 0) return;
     if (this.timer) clearTimeout(this.timer);
+    this.dueAt = Date.now() + delay;
     this.timer = setTimeout(() => void this.cycle(), delay);
   }
 
@@ -151,10 +214,12 @@ export class JobWatcher {
       }
     } finally {
       this.polling = false;
+      this.lastPollEnd = Date.now();
     }
     if (changed) this.interval = this.options.minIntervalMs;
-    else this.interval = Math.min(this.interval * this.options.growth, this.options.maxIntervalMs);
-    this.schedule(this.interval);
+    else if (!this.woken()) this.interval = Math.min(this.interval * this.options.growth, this.options.maxIntervalMs);
+    // A woken watcher's short polls leave the interval where it was: they are the end mark's, not quiet cycles.
+    this.schedule(this.woken() ? Math.min(this.options.wakeIntervalMs, this.interval) : this.interval);
   }
 
   /** Applies one job's answer; true when its state changed. */
@@ -178,7 +243,7 @@ export class JobWatcher {
     if (changed || newReason) this.options.onChange?.(status, previous);
     // A job that can never start is as final as one that ended: its waiters decide (cancel, fail).
     if (status.terminal || status.cannotStart) {
-      this.jobs.delete(id);
+      this.drop(id, watched);
       watched.resolve(status);
     }
     return changed;

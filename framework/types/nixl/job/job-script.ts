@@ -13,6 +13,7 @@ import { PEER_DIED_EXIT_CODE } from '../../../../runners/xfer/errors.ts';
 import type { RankCommand } from '../kind.ts';
 import { ucxSectionEnv } from '../ucx-section.ts';
 import { InputError } from '../../../../runners/common/errors.ts';
+import { jobEndedFunction } from '../../../scheduler/log-folder.ts';
 
 /** Lines of a failed rank log shown in the job's stderr (so the test's failure shows them). */
 export const FAILURE_TAIL_LINES = 40;
@@ -81,8 +82,12 @@ export function renderNixlJobScript(plan: NixlJobPlan): string {
     'mkdir -p "$LOG_DIR"',
     `echo "job \${SLURM_JOB_ID:-local} of "${shellQuote(`${plan.testId}: ${kind}, ${ranks} ranks on ${nodes} node(s), backend ${backend}`)}" on $(hostname) at $(date -Iseconds)"`,
   ];
+  // On the way out, whatever the way: the kind's cleanup, then the end mark (log-folder.ts).
+  lines.push(jobEndedFunction(plan.logDir));
   if (rank.cleanup?.length) {
-    lines.push('cleanup() {', ...rank.cleanup.map((l) => `  ${l}`), '}', 'trap cleanup EXIT');
+    lines.push('cleanup() {', ...rank.cleanup.map((l) => `  ${l}`), '}', `trap 'exit_status=$?; cleanup; mark_job_ended "$exit_status"' EXIT`);
+  } else {
+    lines.push(`trap 'mark_job_ended "$?"' EXIT`);
   }
   if (usesGpus(config) && !rank.external) lines.push(gpuCheckLine(plan));
   if (rank.prelude?.length) lines.push(...rank.prelude);

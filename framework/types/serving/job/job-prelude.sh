@@ -1,6 +1,7 @@
 # --- disagg-bench job functions (framework/types/serving/job/job-prelude.sh, pasted into every job.sh) ---
 # Expects: LOG_DIR, HEALTH_TIMEOUT, HEALTH_INTERVAL, STOP_GRACE, TAIL_LINES set by the job script;
-# JOB_TIME_LIMIT (the job's time limit in seconds; 0 or unset: none).
+# JOB_TIME_LIMIT (the job's time limit in seconds; 0 or unset: none); mark_job_ended (defined by
+# the job script: writes the exit status to the log folder's job.ended as the job exits).
 
 SERVER_PIDS=()   # long-running steps (workers, router): one process group each
 SERVER_NAMES=()
@@ -300,6 +301,8 @@ on_exit() {
   trap '' TERM INT HUP
   stop_steps
   if ((rc != 0)); then log "job failed with exit status ${rc}" >&2; else log 'job finished'; fi
+  # Last: the run watching the job polls the scheduler when this appears.
+  if declare -F mark_job_ended >/dev/null; then mark_job_ended "$rc"; fi
   exit "$rc"
 }
 

@@ -7,6 +7,7 @@ import { launcherNamed } from '../../../scheduler/launch/launchers.ts';
 import { launchWords, type CommandStep, type Launcher } from '../../../scheduler/launch/launcher.ts';
 import type { ExactWarmup } from './warmup.ts';
 import { InputError } from '../../../../runners/common/errors.ts';
+import { JOB_ENDED_FILE, jobEndedFunction } from '../../../scheduler/log-folder.ts';
 
 export interface StepPlan {
   /** CTX_0, ROUTER, client c=8... */
@@ -111,7 +112,7 @@ const jobInfoFile = (plan: JobScriptPlan) => `${plan.logDir}/job_info.txt`;
 export function attemptOutputs(plan: JobScriptPlan): string[] {
   const steps = [plan.containerLaunch, ...plan.servers, plan.router, plan.ucxWarmup?.step, ...plan.accuracy];
   const paths = [
-    jobInfoFile(plan), plan.waitLog, plan.benchLog, plan.doneMarker,
+    jobInfoFile(plan), plan.waitLog, plan.benchLog, plan.doneMarker, `${plan.logDir}/${JOB_ENDED_FILE}`,
     ...steps.map((step) => step?.log),
     ...plan.benchmarks.flatMap((b) => [b.resultDir, b.step.log, b.exactWarmup?.resultDir, b.exactWarmup?.step.log, b.exactWarmup?.split?.warmup, b.exactWarmup?.split?.measurement]),
   ];
@@ -139,6 +140,7 @@ export function renderJobScript(plan: JobScriptPlan): string {
     ...plan.secretVars.map((name) => `: "\${${name}?must be set in the job environment, config secrets are not written to job.sh}"`),
     `STOP_GRACE=${STOP_GRACE_S}`,
     `TAIL_LINES=${TAIL_LINES}`,
+    jobEndedFunction(plan.logDir),
     '',
     prelude.trimEnd(),
     '',
