@@ -1,7 +1,9 @@
 // Which batch a test is in, and when that batch goes out. Batch k holds tests [k*size, (k+1)*size)
 // of the run's ordered tests (size 0 = one batch with everything). The first test that needs a batch
 // submits all of it; batch k+1 is submitted as soon as every job of batch k has ended, so at most
-// `size` jobs are in flight and no test ever sleeps.
+// `size` jobs are in flight and no test ever sleeps. A batch's submissions go out together, at
+// most `concurrentSubmissions` at a time: its last job starts that much sooner, and the batch ends
+// with its last job. The log lists them in the batch's order whatever order they returned in.
 import { InternalError } from '../../runners/common/errors.ts';
 
 export interface BatchSubmitter {
@@ -14,8 +16,12 @@ export interface BatchSubmitter {
 export interface BatchManagerOptions {
   /** Jobs per batch; 0 = all at once. */
   batchSize: number;
+  /** Submissions under way at once (building the job and its sbatch). Default 16. */
+  concurrentSubmissions?: number;
   log?: (line: string) => void;
 }
+
+const CONCURRENT_SUBMISSIONS = 16;
 
 const RULE = '='.repeat(70);
 
@@ -28,6 +34,7 @@ export class BatchManager {
   /** Per batch: resolves once every one of its submissions has returned (or failed). */
   private readonly allOut = new Map<number, Promise<void>>();
   private readonly log: (line: string) => void;
+  private readonly concurrency: number;
 
   constructor(
     testIds: string[],
@@ -39,6 +46,7 @@ export class BatchManager {
     for (let i = 0; i < testIds.length; i += size) this.batches.push(testIds.slice(i, i + size));
     this.batches.forEach((ids, b) => ids.forEach((id) => this.batchIndex.set(id, b)));
     this.log = options.log ?? (() => {});
+    this.concurrency = Math.max(1, options.concurrentSubmissions ?? CONCURRENT_SUBMISSIONS);
     this.log(
       [RULE, 'Batch Manager Initialized', `Batch size: ${options.batchSize === 0 ? 'all' : size} jobs per batch`, RULE, '',
         `Total test configs: ${testIds.length}`, `Total batches: ${this.batches.length}`].join('\n'),
@@ -63,21 +71,26 @@ export class BatchManager {
     this.submissions.set(batch, jobs);
     const ids = this.batches[batch];
     const from = this.batches.slice(0, batch).reduce((n, b) => n + b.length, 0);
-    let chain = (batch > 0 ? this.allEnded(batch - 1) : Promise.resolve()).then(() => {
+    const start = (batch > 0 ? this.allEnded(batch - 1) : Promise.resolve()).then(() => {
       if (batch > 0) this.endedBatches.add(batch - 1);
       this.log(`${RULE}\nSubmitting Batch ${batch}\nRange: [${from}:${from + ids.length}] (${ids.length} jobs)\n${RULE}`);
     });
-    // Submissions go out one after another: a controller prefers that to a burst of sbatch calls.
+    // The batch's tests in order, each submitted when one of `concurrency` slots is free.
+    const waiting: Array<() => void> = [];
+    let free = this.concurrency;
+    const slot = () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)));
+    const release = () => (waiting.length > 0 ? waiting.shift()!() : free++);
+    let logged: Promise<void> = start;
     for (const [i, id] of ids.entries()) {
-      const job = chain.then(() => this.submitter.submit(id, batch));
+      const job = start.then(slot).then(() => this.submitter.submit(id, batch)).finally(release);
       jobs.set(id, job);
       const tag = `  [${String(i + 1).padStart(3)}/${ids.length}]`;
-      chain = job.then(
+      logged = logged.then(() => job).then(
         (jobId) => this.log(`${tag} Job ${jobId} <- ${id}`),
         (err: Error) => this.log(`${tag} FAILED to submit ${id}: ${err.message}`),
       );
     }
-    this.allOut.set(batch, chain);
+    this.allOut.set(batch, logged);
     return jobs;
   }
 
