@@ -1,5 +1,6 @@
 // Running one SLURM client command (argument arrays, never a shell string), telling transient
 // failures from permanent ones, and retrying the transient ones with exponential back-off.
+import { spawn } from 'node:child_process';
 import { SchedulerError } from './scheduler.ts';
 
 export interface CommandOutcome {
@@ -29,27 +30,39 @@ export function formatCommand(file: string, args: readonly string[]): string {
 }
 
 /** Runs `file args`; never throws: the outcome says what happened. */
-export async function runSlurmCommand(file: string, args: readonly string[], options: RunOptions): Promise<CommandOutcome> {
+export function runSlurmCommand(file: string, args: readonly string[], options: RunOptions): Promise<CommandOutcome> {
   const command = formatCommand(file, args);
-  // Loaded at the first command, not with the scheduler: execa is ~150 modules, and every start
-  // (`vitest list` included) registers the schedulers without running any.
-  const { execa } = await import('execa');
-  const result = await execa(file, args, {
-    env: options.env,
-    extendEnv: true,
-    reject: false,
-    stdin: 'ignore',
-    timeout: options.timeoutMs,
-    stripFinalNewline: true,
+  // node:child_process itself: a scheduler command is on the path of every submission and poll,
+  // and a process-running library's modules and per-call work would be in each of them.
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      // A command that ignores SIGTERM is killed outright a little later.
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    }, options.timeoutMs);
+    let spawnError: NodeJS.ErrnoException | undefined;
+    child.on('error', (error: NodeJS.ErrnoException) => (spawnError = error));
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+      const stdout = text(out);
+      const stderr = text(err);
+      if (!spawnError && !timedOut && code === 0) return resolve({ command, ok: true, stdout, stderr, exitCode: 0 });
+      let failure: string | undefined;
+      if (spawnError?.code === 'ENOENT') failure = `${file} not found on PATH`;
+      else if (spawnError) failure = spawnError.message;
+      else if (timedOut) failure = `timed out after ${options.timeoutMs} ms`;
+      else if (signal) failure = `killed by ${signal}`;
+      resolve({ command, ok: false, stdout, stderr, exitCode: code ?? undefined, failure });
+    });
   });
-  const stdout = String(result.stdout ?? '');
-  const stderr = String(result.stderr ?? '');
-  if (!result.failed) return { command, ok: true, stdout, stderr, exitCode: 0 };
-  let failure: string | undefined;
-  if (result.code === 'ENOENT') failure = `${file} not found on PATH`;
-  else if (result.timedOut) failure = `timed out after ${options.timeoutMs} ms`;
-  else if (result.signal) failure = `killed by ${result.signal}`;
-  return { command, ok: false, stdout, stderr, exitCode: result.exitCode, failure };
 }
 
 // Messages of SLURM clients (and munge under them) that a later attempt may not see: the
