@@ -105,4 +105,37 @@ describe('BatchManager', () => {
     const bm = new BatchManager(['a'], harness().submitter, { batchSize: 5 });
     expect(() => bm.jobFor('zzz')).toThrow(/not part of this run/);
   });
+  it('a batch\'s submissions are under way together, at most concurrentSubmissions at once, and logged in the batch\'s order whatever order they return in', async () => {
+    const h = harness();
+    const releases = new Map<string, () => void>();
+    let underWay = 0;
+    let mostUnderWay = 0;
+    const submitter = { ...h.submitter, submit: async (testId: string) => {
+      underWay += 1;
+      mostUnderWay = Math.max(mostUnderWay, underWay);
+      await new Promise<void>((resolve) => releases.set(testId, resolve));
+      underWay -= 1;
+      return h.submitter.submit(testId);
+    } };
+    const lines: string[] = [];
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    const bm = new BatchManager(ids, submitter, { batchSize: 5, concurrentSubmissions: 3, log: (l) => lines.push(l) });
+    const jobs = ids.map((id) => bm.jobFor(id));
+    await tick();
+    expect([...releases.keys()]).toEqual(['a', 'b', 'c']);
+    // They return last first: each one that returns lets the next of the batch go.
+    releases.get('c')!();
+    await tick();
+    expect([...releases.keys()]).toEqual(['a', 'b', 'c', 'd']);
+    for (const id of ['d', 'b', 'a']) releases.get(id)!();
+    await tick();
+    releases.get('e')!();
+    const jobIds = await Promise.all(jobs);
+    expect(mostUnderWay).toBe(3);
+    // Each test got its own job, whatever order sbatch returned in (c first: J1).
+    expect(Object.fromEntries(ids.map((id, i) => [id, jobIds[i]]))).toEqual({ c: 'J1', d: 'J2', b: 'J3', a: 'J4', e: 'J5' });
+    await bm.nextBatchOut(0);
+    const order = lines.filter((l) => /Job J\d <- /.test(l)).map((l) => l.trim());
+    expect(order).toEqual(['[  1/5] Job J4 <- a', '[  2/5] Job J3 <- b', '[  3/5] Job J1 <- c', '[  4/5] Job J2 <- d', '[  5/5] Job J5 <- e']);
+  });
 });

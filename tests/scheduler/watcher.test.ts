@@ -1,4 +1,9 @@
-import { describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { JOB_ENDED_FILE } from '../../framework/scheduler/log-folder.ts';
+import { listenForEndMark } from '../../framework/scheduler/job-end-mark.ts';
 import { JobWatcher } from '../../framework/scheduler/watcher.ts';
 import type { JobStatus, Scheduler } from '../../framework/scheduler/scheduler.ts';
 import { localDefinition } from '../../framework/scheduler/local.ts';
@@ -23,6 +28,11 @@ class ScriptedScheduler implements Scheduler {
   logs() { return { stdout: '', stderr: '' }; }
   async close() {}
 }
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'watcher-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/** A job's log folder, as the jobs layer makes it before submitting. */
+const logFolder = (name: string) => mkdtempSync(path.join(scratch, `${name}-`));
 
 const running = (id: string): JobStatus => ({ id, state: 'RUNNING', terminal: false });
 const done = (id: string): JobStatus => ({ id, state: 'COMPLETED', terminal: true, exitCode: 0 });
@@ -127,5 +137,58 @@ describe('JobWatcher', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+  it('polls at once when a job writes its end mark, then at the short interval until the scheduler reports the end', { timeout: 30_000 }, async () => {
+    const s = new ScriptedScheduler();
+    s.states.set('1', running('1'));
+    // A first interval of 10 minutes: only the end mark can bring a poll within this test.
+    const w = new JobWatcher(s, { minIntervalMs: 600_000, maxIntervalMs: 600_000, wakeIntervalMs: 1 });
+    const dir = logFolder('mark');
+    w.listenForEnd('1', dir);
+    const wait = w.wait('1');
+    expect(s.polls).toHaveLength(0);
+    writeFileSync(path.join(dir, JOB_ENDED_FILE), '0\n');
+    // The script has exited; the scheduler still says RUNNING (then COMPLETING): it is asked again and again.
+    await vi.waitFor(() => expect(s.polls.length).toBeGreaterThanOrEqual(3), { timeout: 20_000 });
+    s.states.set('1', done('1'));
+    expect((await wait).state).toBe('COMPLETED');
+    w.close();
+  });
+
+  it('hears a mark written before it began listening (a job that ended at once)', { timeout: 30_000 }, async () => {
+    const s = new ScriptedScheduler();
+    s.states.set('1', done('1'));
+    const w = new JobWatcher(s, { minIntervalMs: 600_000, maxIntervalMs: 600_000 });
+    const dir = logFolder('early');
+    writeFileSync(path.join(dir, JOB_ENDED_FILE), '0\n');
+    w.listenForEnd('1', dir);
+    expect((await w.wait('1')).state).toBe('COMPLETED');
+    expect(s.polls).toHaveLength(1);
+    w.close();
+  });
+
+  it('a folder that cannot be watched leaves polling alone, said once', () => {
+    const s = new ScriptedScheduler();
+    const said: string[] = [];
+    const w = new JobWatcher(s, { onMarkUnavailable: (why) => said.push(why) });
+    w.listenForEnd('1', path.join(scratch, 'no-such-folder'));
+    w.listenForEnd('2', path.join(scratch, 'no-such-folder-either'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/cannot watch .*no-such-folder: .*ENOENT/);
+    expect(w.inFlight()).toEqual(['1', '2']);
+    w.close();
+  });
+  it('a closed listener hears nothing more (checked against a listener still open, whose events come after)', { timeout: 30_000 }, async () => {
+    const [a, b] = [logFolder('closed'), logFolder('open')];
+    const heard: string[] = [];
+    const closed = listenForEndMark(a, () => heard.push('a'));
+    const open = listenForEndMark(b, () => heard.push('b'));
+    closed.close();
+    writeFileSync(path.join(a, JOB_ENDED_FILE), '0\n');
+    writeFileSync(path.join(b, JOB_ENDED_FILE), '0\n');
+    // One inotify queue for the process: an event of a's folder would have been delivered before b's.
+    await vi.waitFor(() => expect(heard).toContain('b'), { timeout: 20_000 });
+    expect(heard.every((h) => h === 'b')).toBe(true);
+    open.close();
   });
 });

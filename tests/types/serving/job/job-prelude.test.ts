@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
+import { JOB_ENDED_FILE, jobEndedFunction } from '../../../../framework/scheduler/log-folder.ts';
 
 const prelude = fileURLToPath(new URL('../../../../framework/types/serving/job/job-prelude.sh', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'job-prelude-'));
@@ -167,5 +168,27 @@ describe('job prelude: the health wait and the job\'s time limit', () => {
     `], { reject: false, all: true, stdin: 'ignore' });
     expect(run.stdout, run.all).toContain('status=1');
     expect(run.stderr).toMatch(/Server did not become healthy within 1 s$/m);
+  });
+});
+
+describe('job prelude: the end mark', () => {
+  it('writes the job\'s exit status to job.ended as it exits, after its last line, whether it finished, failed or was stopped', { timeout: 60_000 }, async () => {
+    const endOf = async (name: string, body: string) => {
+      const logDir = path.join(dir, `mark-${name}`);
+      mkdirSync(logDir, { recursive: true });
+      const run = await execa('bash', ['-c', `
+        LOG_DIR='${logDir}'; HEALTH_TIMEOUT=5; HEALTH_INTERVAL=1; STOP_GRACE=1; TAIL_LINES=5
+        ${jobEndedFunction(logDir)}
+        source '${prelude}'
+        ${body}
+      `], { reject: false, all: true, stdin: 'ignore' });
+      return { exitCode: run.exitCode, output: String(run.all), mark: readFileSync(path.join(logDir, JOB_ENDED_FILE), 'utf8') };
+    };
+    const finished = await endOf('ok', 'log "working"; exit 0');
+    expect(finished).toMatchObject({ exitCode: 0, mark: '0\n' });
+    expect(finished.output).toMatch(/job finished\n?$/);
+    expect(await endOf('failed', 'false')).toMatchObject({ exitCode: 1, mark: '1\n' });
+    // SIGTERM from the scheduler (scancel, the time limit): the handler's status.
+    expect(await endOf('stopped', 'kill -TERM $$; sleep 5')).toMatchObject({ exitCode: 143, mark: '143\n' });
   });
 });
