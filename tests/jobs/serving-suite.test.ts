@@ -10,6 +10,7 @@ import { baseConfig } from '../fixtures/serving/base-config.ts';
 import { clusterEnv, describeCluster } from '../setup/cluster.ts';
 import { recordOf, removeWorkDirs, repoRoot, runSuite, testIdOf, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
 import { PERF_CSV_COLUMNS } from '../../framework/results/csv.ts';
+import { JOB_ENDED_FILE } from '../../framework/scheduler/log-folder.ts';
 
 afterAll(removeWorkDirs);
 
@@ -49,5 +50,7 @@ describeCluster('the serving job through the framework', () => {
     expect(ttft).not.toHaveProperty('rounded');
     const row = cells.find((c) => c[column('metric_type')] === 'SERVER_MEDIAN_TTFT' && c[column('perf_case_name')].endsWith('_con:2'))!;
     expect(Number(row[column('perf_metric')])).toBe(ttft!.printed);
+    // The job's script marked its end (what the run's watcher polls on): its exit status.
+    expect(readFileSync(path.join(outputPath, 'slurm_logs', id, JOB_ENDED_FILE), 'utf8')).toBe('0\n');
   }, 420_000);
 });

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_TEST_ID_BYTES } from '../../framework/config/ids.ts';
+import { JOB_ENDED_FILE } from '../../framework/scheduler/log-folder.ts';
 import { planRun } from '../../framework/select/plan.ts';
 import { readSettings } from '../../framework/settings.ts';
 import { removeWorkDirs, repoRoot, runSuite, writeWorkDir } from '../fixtures/reliability/suite-run.ts';
@@ -50,5 +51,7 @@ describe('names against the file system\'s limits', () => {
     expect(Buffer.byteLength(kept[0])).toBeLessThanOrEqual(255);
     expect(existsSync(path.join(logs, kept[0], `slurm-${firstJob}.out`))).toBe(true);
     expect(existsSync(path.join(logs, id, `slurm-${secondJob}.out`))).toBe(true);
+    // The nixl job's script marked its end, with its exit status (the watcher polls on it).
+    expect(readFileSync(path.join(logs, id, JOB_ENDED_FILE), 'utf8')).toBe('0\n');
   });
 });
