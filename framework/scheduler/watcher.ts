@@ -118,6 +118,7 @@ export class JobWatcher {
    * script writes it, poll now. The listening ends with the watching.
    */
   listenForEnd(id: string, logDir: string): void {
+    if (this.closed) return;
     void this.wait(id);
     const watched = this.jobs.get(id);
     if (!watched || watched.stopListening) return;
