@@ -35,6 +35,8 @@ export interface BenchCommandLine<T extends ParseArgsConfig> {
   oneOf<C extends string>(name: string, choices: readonly C[]): C;
   /** --name as a comma-separated list, each one of `choices`. */
   someOf<C extends string>(name: string, choices: readonly C[]): C[];
+  /** --name as a comma-separated list, each token read by `read` (undefined: not one), `expected` saying what a token must be. */
+  listOf<V>(name: string, read: (token: string) => V | undefined, expected: string): V[];
 }
 
 /** How one token of a value is read: its value, or undefined when it is not one; `expected` says what it must be. */
@@ -58,10 +60,10 @@ const oneLine = (message: string) => message.replace(/\s*\n\s*/g, ' ');
 
 function boundsText(bounds: Bounds): string {
   const parts: string[] = [];
-  if (bounds.above !== undefined) parts.push(`more than ${bounds.above}`);
-  if (bounds.min !== undefined && bounds.max !== undefined) return [...parts, `from ${bounds.min} to ${bounds.max}`].join(', ');
-  if (bounds.min !== undefined) parts.push(`at least ${bounds.min}`);
-  if (bounds.max !== undefined) parts.push(`at most ${bounds.max}`);
+  if (bounds.above !== undefined) parts.push(`greater than ${bounds.above}`);
+  if (bounds.min !== undefined && bounds.max !== undefined) parts.push(`from ${bounds.min} to ${bounds.max}`);
+  else if (bounds.min !== undefined) parts.push(`of at least ${bounds.min}`);
+  else if (bounds.max !== undefined) parts.push(`of at most ${bounds.max}`);
   return parts.join(', ');
 }
 
@@ -143,6 +145,7 @@ export function benchOptions<T extends ParseArgsConfig>(config: T, usage: string
     sizes: (name, bounds = {}) => list(name, numberReader('a size (bytes, or a number with a unit K, M, G)', bounds, sizeOf)),
     oneOf: (name, choices) => one(name, choiceReader(choices)),
     someOf: (name, choices) => list(name, choiceReader(choices)),
+    listOf: (name, read, expected) => list(name, { read, expected }),
   };
 }
 
