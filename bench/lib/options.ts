@@ -86,7 +86,11 @@ const wholeNumber = (token: string) => {
   const value = plainNumber(token);
   return value !== undefined && Number.isSafeInteger(value) ? value : undefined;
 };
-const sizeOf = (token: string) => {
+/** What a size is, as a refusal says it. */
+export const SIZE_EXPECTED = 'a size (bytes, or a number with a unit K, M, G)';
+
+/** A size token's bytes (runners/common/size.ts), or undefined when it is not one. */
+export const sizeOrUndefined = (token: string): number | undefined => {
   try {
     return parseSize(token);
   } catch {
@@ -141,8 +145,8 @@ export function benchOptions<T extends ParseArgsConfig>(config: T, usage: string
     wholeNumber: (name, bounds = { min: 1 }) => one(name, numberReader('a whole number', bounds, wholeNumber)),
     wholeNumbers: (name, bounds = { min: 1 }) => list(name, numberReader('a whole number', bounds, wholeNumber)),
     number: (name, bounds = { min: 0 }) => one(name, numberReader('a number', bounds, plainNumber)),
-    size: (name, bounds = {}) => one(name, numberReader('a size (bytes, or a number with a unit K, M, G)', bounds, sizeOf)),
-    sizes: (name, bounds = {}) => list(name, numberReader('a size (bytes, or a number with a unit K, M, G)', bounds, sizeOf)),
+    size: (name, bounds = {}) => one(name, numberReader(SIZE_EXPECTED, bounds, sizeOrUndefined)),
+    sizes: (name, bounds = {}) => list(name, numberReader(SIZE_EXPECTED, bounds, sizeOrUndefined)),
     oneOf: (name, choices) => one(name, choiceReader(choices)),
     someOf: (name, choices) => list(name, choiceReader(choices)),
     listOf: (name, read, expected) => list(name, { read, expected }),
