@@ -20,7 +20,7 @@ import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts
 import { serverListening } from './lib/ucx-perftest.ts';
 import { maxOf, median, medianRange, minOf } from './lib/stats.ts';
 import { benchArgs, smoke } from './lib/smoke.ts';
-import { benchOptions, SIZE_EXPECTED, sizeOrUndefined } from './lib/options.ts';
+import { benchOptions } from './lib/options.ts';
 
 const USAGE = `usage: node --import tsx bench/netns-link.ts [--rounds 3] [--blocks 64M] [--seconds 5] [--smoke]
   --rounds of each figure at each size of --blocks, iperf3 runs of --seconds seconds between them.
@@ -28,10 +28,7 @@ const USAGE = `usage: node --import tsx bench/netns-link.ts [--rounds 3] [--bloc
 
 const cli = benchOptions({ args: benchArgs(['--rounds', '1', '--seconds', '1']), options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '64M' }, seconds: { type: 'string', default: '5' } } }, USAGE);
 const rounds = cli.wholeNumber('rounds');
-const blocks = cli.listOf('blocks', (name) => {
-  const bytes = sizeOrUndefined(name);
-  return bytes ? { name, bytes } : undefined;
-}, `${SIZE_EXPECTED}, more than 0`);
+const blocks = cli.labelledSizes('blocks').map(({ label, bytes }) => ({ name: label, bytes }));
 const seconds = cli.wholeNumber('seconds');
 const GOAL_BLOCK = parseSize('64M');
 const GOAL_RATIO = 0.8;

@@ -37,6 +37,12 @@ export interface BenchCommandLine<T extends ParseArgsConfig> {
   someOf<C extends string>(name: string, choices: readonly C[]): C[];
   /** --name as a comma-separated list, each token read by `read` (undefined: not one), `expected` saying what a token must be. */
   listOf<V>(name: string, read: (token: string) => V | undefined, expected: string): V[];
+  /** --name as a comma-separated list of sizes, each with the token it was given as (e.g. 64M). */
+  labelledSizes(name: string): { label: string; bytes: number }[];
+  /** --name read by `parse`, which throws on a bad value: its message is the refusal, the option named first. */
+  parsed<V>(name: string, parse: (raw: string) => V): V;
+  /** --name as a comma-separated list, each token read by `parse` as `parsed` reads a value. */
+  parsedList<V>(name: string, parse: (token: string) => V): V[];
 }
 
 /** How one token of a value is read: its value, or undefined when it is not one; `expected` says what it must be. */
@@ -87,10 +93,10 @@ const wholeNumber = (token: string) => {
   return value !== undefined && Number.isSafeInteger(value) ? value : undefined;
 };
 /** What a size is, as a refusal says it. */
-export const SIZE_EXPECTED = 'a size (bytes, or a number with a unit K, M, G)';
+const SIZE_EXPECTED = 'a size (bytes, or a number with a unit K, M, G)';
 
 /** A size token's bytes (runners/common/size.ts), or undefined when it is not one. */
-export const sizeOrUndefined = (token: string): number | undefined => {
+const sizeOrUndefined = (token: string): number | undefined => {
   try {
     return parseSize(token);
   } catch {
@@ -128,15 +134,31 @@ export function benchOptions<T extends ParseArgsConfig>(config: T, usage: string
     const value = reader.read(raw);
     return value !== undefined ? value : refuse(`--${name} '${raw}': expected ${reader.expected}`);
   };
-  const list = <V>(name: string, reader: Reader<V>): V[] => {
-    const expected = `a comma-separated list, each ${reader.expected}`;
-    const raw = given(name, expected);
+  /** `parse(raw)`, or its error's message as the refusal, naming the option first when the message does not. */
+  const thrown = <V>(name: string, raw: string, parse: (raw: string) => V): V => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      const message = (error as Error).message;
+      return refuse(message.startsWith(`--${name}`) ? message : `--${name} '${raw}': ${message}`);
+    }
+  };
+  /** The tokens of a comma-separated list, at least one. */
+  const tokensOf = (name: string, expected: string): { raw: string; tokens: string[] } => {
+    const raw = given(name, `a comma-separated list, each ${expected}`);
     const tokens = raw.split(',').map((t) => t.trim()).filter(Boolean);
-    if (tokens.length === 0) return refuse(`--${name} '${raw}': expected ${expected}`);
+    return tokens.length > 0 ? { raw, tokens } : refuse(`--${name} '${raw}': expected a comma-separated list, each ${expected}`);
+  };
+  const list = <V>(name: string, reader: Reader<V>): V[] => {
+    const { raw, tokens } = tokensOf(name, reader.expected);
     return tokens.map((token) => {
       const value = reader.read(token);
       return value !== undefined ? value : refuse(`--${name} '${raw}': '${token}' is not ${reader.expected}`);
     });
+  };
+  const labelledSize = (label: string) => {
+    const bytes = sizeOrUndefined(label);
+    return bytes ? { label, bytes } : undefined;
   };
   return {
     values: parsed.values,
@@ -150,6 +172,9 @@ export function benchOptions<T extends ParseArgsConfig>(config: T, usage: string
     oneOf: (name, choices) => one(name, choiceReader(choices)),
     someOf: (name, choices) => list(name, choiceReader(choices)),
     listOf: (name, read, expected) => list(name, { read, expected }),
+    labelledSizes: (name) => list(name, { read: labelledSize, expected: `${SIZE_EXPECTED}, more than 0` }),
+    parsed: (name, parse) => thrown(name, given(name, 'a value'), parse),
+    parsedList: (name, parse) => tokensOf(name, 'a value').tokens.map((token) => thrown(name, token, parse)),
   };
 }
 
