@@ -16,8 +16,6 @@ import {
   libc,
   openStore,
   rankFromEnv,
-  spawnLocalRanks,
-  nodeEntryArgv,
   ucp,
   XferEngine,
   type BackendOptions,
@@ -25,6 +23,7 @@ import {
   type Store,
 } from '../runners/xfer/index.ts';
 import { benchOptions } from './lib/options.ts';
+import { runAsLocalRanks } from './lib/local-ranks.ts';
 
 const USAGE = `usage: node --import tsx bench/engine-host.ts [--mib 64] [--iters 20] [--ucx-tls tcp] [--smoke]
   --mib MiB per WRITE, median of --iters iterations; --ucx-tls: UCX_TLS of the ucx rows (default: the
@@ -136,9 +135,4 @@ function report(rows: Row[]): void {
   console.log(`appended to ${path.relative(process.cwd(), out)}`);
 }
 
-if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
-  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
-  process.exit(result.ok ? 0 : 1);
-} else {
-  await rankMain();
-}
+await runAsLocalRanks(here, 2, rankMain);

@@ -12,11 +12,12 @@
 import { fileURLToPath } from 'node:url';
 import { monoNs } from '../runners/xfer/clock.ts';
 import { libfabric } from '../runners/xfer/native/libfabric.ts';
-import { allocateHost, libc, nodeEntryArgv, openStore, rankFromEnv, spawnLocalRanks, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
+import { allocateHost, libc, openStore, rankFromEnv, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { maxOf, median } from './lib/stats.ts';
 import { benchArgs } from './lib/smoke.ts';
 import { benchOptions } from './lib/options.ts';
+import { runAsLocalRanks } from './lib/local-ranks.ts';
 
 const USAGE = `usage: node --import tsx bench/libfabric-shm.ts [--block 64K] [--batches 1,16,64,256] [--iters 30] [--smoke]
   Batches of --batches blocks of --block bytes, median of --iters iterations. --smoke: batches of 1
@@ -113,9 +114,4 @@ function report(rows: Row[]): void {
   );
 }
 
-if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
-  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
-  process.exit(result.ok ? 0 : 1);
-} else {
-  await rankMain();
-}
+await runAsLocalRanks(here, 2, rankMain);
