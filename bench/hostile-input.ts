@@ -8,9 +8,6 @@
 // to the matrix bound (READ_LIMITS.matrix), named by a CT perftest config whose validation reads it,
 // with the same goals.
 // Command line: USAGE below (--help prints it).
-// --shapes: only these shapes (config or matrix); --bound-bytes, --matrix-bytes: fill them to N
-// bytes instead of the bounds (the goals are the bounds'). --smoke: two shapes of each at 16 KiB,
-// to show the script still runs; no figure kept.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
