@@ -10,6 +10,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, expect, inject, it } from 'vitest';
 import { GridEngineScheduler } from '../../framework/scheduler/gridengine.ts';
+import { JOB_ENDED_FILE } from '../../framework/scheduler/log-folder.ts';
 import type { JobRequest, JobStatus } from '../../framework/scheduler/scheduler.ts';
 import { describeGridEngine, describeGridEngineHosts, gridEngineEnv } from '../setup/gridengine.ts';
 import {
@@ -108,6 +109,8 @@ describeGridEngineHosts('a job of two nodes on two Grid Engine hosts', () => {
     const listening = (log: string) => /listening on ([^:\s]+):/.exec(readFileSync(path.join(record!.logDir!, log), 'utf8'))?.[1];
     // The job's first host (whichever Grid Engine picked) serves generation, the other context.
     expect([listening('3_output_GEN_0.log'), listening('3_output_CTX_0.log')].sort()).toEqual(hosts.slice(0, 2));
+    // Under Grid Engine too the job's script marked its end (what the run's watcher polls on).
+    expect(readFileSync(path.join(record!.logDir!, JOB_ENDED_FILE), 'utf8')).toBe('0\n');
   });
 });
 
