@@ -25,7 +25,10 @@ export interface WatcherOptions {
    * takes tens of seconds however fast its clients fail. Default 0 (the count alone decides).
    */
   minFailureSpanMs?: number;
-  /** Consecutive polls a job may be missing from the answer before it counts as vanished. Default 3. */
+  /**
+   * Consecutive polls a job may be missing from the answer before it counts as vanished (the short
+   * polls after an end mark not counted). Default 3.
+   */
   maxMisses?: number;
   /**
    * After a job's end mark: the interval between polls (ms), never below this apart. Default 50
@@ -198,10 +201,11 @@ export class JobWatcher {
     let changed = false;
     try {
       const ids = [...this.jobs.keys()];
+      const short = this.woken();
       this.cycles += 1;
       const statuses = await this.scheduler.poll(ids);
       this.failures = 0;
-      for (const id of ids) changed = this.update(id, statuses.get(id)) || changed;
+      for (const id of ids) changed = this.update(id, statuses.get(id), short) || changed;
     } catch (err) {
       this.failures += 1;
       if (this.failures === 1) this.firstFailureAt = Date.now();
@@ -224,11 +228,13 @@ export class JobWatcher {
   }
 
   /** Applies one job's answer; true when its state changed. */
-  private update(id: string, status: JobStatus | undefined): boolean {
+  private update(id: string, status: JobStatus | undefined, short: boolean): boolean {
     const watched = this.jobs.get(id);
     if (!watched) return false;
     if (!status) {
-      watched.misses += 1;
+      // The short polls after an end mark do not count: they would call a job vanished in a
+      // fraction of a second, where the interval's polls take a second or more.
+      if (!short) watched.misses += 1;
       if (watched.misses < this.options.maxMisses) return false;
       // The scheduler forgot the job and nothing says how it ended: a verdict must not guess.
       status = { id, state: 'UNKNOWN', terminal: true, reason: 'the scheduler no longer reports this job' };

@@ -191,4 +191,19 @@ describe('JobWatcher', () => {
     expect(heard.every((h) => h === 'b')).toBe(true);
     open.close();
   });
+  it('the short polls after an end mark do not count a job the scheduler does not report yet as vanished', { timeout: 30_000 }, async () => {
+    const s = new ScriptedScheduler();
+    // Only the end mark brings polls here, every one of them short.
+    const w = new JobWatcher(s, { minIntervalMs: 600_000, maxIntervalMs: 600_000, maxMisses: 3, wakeIntervalMs: 1, wakeWindowMs: 600_000 });
+    const dir = logFolder('unreported');
+    w.listenForEnd('1', dir);
+    const wait = w.wait('1');
+    writeFileSync(path.join(dir, JOB_ENDED_FILE), '0\n');
+    // Twice maxMisses polls without '1' in the answer: counted, they would have made it UNKNOWN.
+    await vi.waitFor(() => expect(s.polls.length).toBeGreaterThanOrEqual(6), { timeout: 20_000 });
+    expect(w.inFlight()).toEqual(['1']);
+    s.states.set('1', done('1'));
+    expect((await wait).state).toBe('COMPLETED');
+    w.close();
+  });
 });
