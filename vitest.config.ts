@@ -82,36 +82,45 @@ function testWorkers(raw = process.env.DISAGG_TEST_WORKERS): number {
   process.exit(2);
 }
 
+/**
+ * What every project shares with the root, given to each project here. Not through `extends: true`:
+ * Vite would then load this file again, bundled and checked, once per project (five more loads at
+ * every start, `vitest list --project disagg` included: bench/startup.ts), for options that are
+ * all here.
+ */
+const shared = {
+  // Transformed modules kept between runs in node_modules/.experimental-vitest-cache (keyed by each
+  // file's content and the config): a run or a listing pays Vitest's transform of the framework
+  // once, not at every start (bench/startup.ts); the unit project's ~75 files likewise
+  // (bench/unit-project.ts). The cluster project's tests stay on the default.
+  experimental: { fsModuleCache: true },
+  // One value for every project: Vitest refuses projects of one group with different counts.
+  maxWorkers: testWorkers(),
+  // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
+  sequence: { sequencer: SlowestFirstSequencer },
+  // The cluster project's global teardown stops the cluster it started and waits for the run's
+  // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
+  teardownTimeout: 300_000, // the cluster's `down` (up to 180 s) and the leak check's grace (30 s)
+  tags: [
+    { name: 'perf', description: 'Performance tests (test_configs/<type>/perf).' },
+    { name: 'accuracy', description: 'Accuracy tests (test_configs/<type>/accuracy).' },
+    { name: 'stress', description: 'Stress tests (test_configs/<type>/stress).' },
+  ],
+};
+
 export default defineConfig({
   test: {
     reporters: ['default', './framework/suite/reporter.ts'],
-    // Transformed modules kept between runs in node_modules/.experimental-vitest-cache (keyed by each
-    // file's content and the config): a run or a listing pays Vitest's transform of the framework
-    // once, not at every start (bench/startup.ts); the unit project's ~75 files likewise
-    // (bench/unit-project.ts). The cluster project's tests stay on the default.
-    experimental: { fsModuleCache: true },
-    // One value for every project: Vitest refuses projects of one group with different counts.
-    maxWorkers: testWorkers(),
-    // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
-    sequence: { sequencer: SlowestFirstSequencer },
-    // The cluster project's global teardown stops the cluster it started and waits for the run's
-    // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
-    teardownTimeout: 300_000, // the cluster's `down` (up to 180 s) and the leak check's grace (30 s)
-    tags: [
-      { name: 'perf', description: 'Performance tests (test_configs/<type>/perf).' },
-      { name: 'accuracy', description: 'Accuracy tests (test_configs/<type>/accuracy).' },
-      { name: 'stress', description: 'Stress tests (test_configs/<type>/stress).' },
-    ],
+    ...shared,
     projects: [
       {
-        extends: true,
         // Limits for a loaded machine, where a file can wait minutes for a CPU: a test decides from
         // what it recorded, never from how fast the machine is.
-        test: { name: 'unit', include: UNIT_TESTS, testTimeout: 120_000, hookTimeout: 120_000 },
+        test: { ...shared, name: 'unit', include: UNIT_TESTS, testTimeout: 120_000, hookTimeout: 120_000 },
       },
       {
-        extends: true,
         test: {
+          ...shared,
           name: 'cluster',
           include: ['tests/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...UNIT_TESTS],
@@ -122,8 +131,8 @@ export default defineConfig({
         },
       },
       ...(await testTypeProjects()).map((type) => ({
-        extends: true as const,
         test: {
+          ...shared,
           name: type,
           include: [suite],
           env: { DISAGG_BENCH_TEST_TYPE: type },
