@@ -23,7 +23,7 @@ if (runsTestTypes()) watchLauncherOnce();
  * (docs/testing.md says how to tell).
  */
 const UNIT_TESTS = [
-  'tests/bench/{help,side-runs-placement,ucx-perftest-final}.test.ts',
+  'tests/bench/{command-lines,help,side-runs-placement,ucx-perftest-final}.test.ts',
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,file-stamp,ids,parse-cache,resolve}.test.ts',

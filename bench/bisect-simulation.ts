@@ -6,17 +6,22 @@
 // the command's default (budget.ts) unless given. Goals (each case, 2,000 bisections): a real step
 // named right in >= 95 %, else "inconclusive", a wrong commit in <= 2 %; no change: >= 99 %
 // "nothing to search" or "inconclusive". The mean number of runs (ends included) is reported.
-// `--outliers 0.05`: heavy tails, one run in 20 off by ±20 % besides (informative, no goal).
-//   node --import tsx bench/bisect-simulation.ts [--trials 2000] [--noise 3] [--outliers 0] [--repeat 1] [--max-step-runs N] [--max-runs N] [--seed 1]
-import { parseArgs } from 'node:util';
+// Command line: USAGE below (--help prints it).
 import { bisect, type BisectPlan, type Candidate } from '../framework/history/bisect/bisect.ts';
 import { DEFAULT_BUDGET, type Budget } from '../framework/history/bisect/budget.ts';
 import type { StepRunInput, StepValue } from '../framework/history/bisect/step-run.ts';
 import { normalSample, seededRandom } from '../runners/common/random.ts';
 import { appendResult, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/bisect-simulation.ts [--trials 2000] [--noise 3] [--outliers 0] [--repeat N]
+    [--max-step-runs N] [--max-runs N] [--seed 1] [--smoke]
+  --trials bisections per case at --noise percent of normal run-to-run noise; --outliers 0.05: heavy
+  tails, one run in 20 off by ±20 % besides (informative, no goal); --repeat, --max-step-runs,
+  --max-runs: the bisection's budget (default: the command's). --smoke: 40 trials, no figure kept.`;
+
+const cli = benchOptions({
   args: benchArgs(['--trials', '40']),
   options: {
     trials: { type: 'string', default: '2000' },
@@ -27,18 +32,15 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     /** Heavy tails: this share of runs (a fraction) is off by ±20 % on top of the noise. */
     outliers: { type: 'string', default: '0' },
-    help: { type: 'boolean', short: 'h' },
   },
-});
-if (values.help) {
-  console.log('usage: node --import tsx bench/bisect-simulation.ts [--trials 2000] [--noise 3] [--outliers 0] [--repeat N] [--max-step-runs N] [--max-runs N] [--seed 1] [--smoke]');
-  process.exit(0);
-}
-const TRIALS = Number(values.trials);
-const NOISE = Number(values.noise) / 100;
-const OUTLIERS = Number(values.outliers);
+}, USAGE);
+const TRIALS = cli.wholeNumber('trials');
+const NOISE_PCT = cli.number('noise');
+const NOISE = NOISE_PCT / 100;
+const OUTLIERS = cli.number('outliers', { min: 0, max: 1 });
+const SEED = cli.wholeNumber('seed', {});
 const COMMITS = 16;
-const BUDGET: Budget = { repeat: Number(values.repeat), maxStepRuns: Number(values['max-step-runs']), maxRuns: Number(values['max-runs']) };
+const BUDGET: Budget = { repeat: cli.wholeNumber('repeat'), maxStepRuns: cli.wholeNumber('max-step-runs'), maxRuns: cli.wholeNumber('max-runs') };
 
 interface Case {
   name: string;
@@ -92,12 +94,12 @@ async function trial(c: Case, random: () => number): Promise<{ kind: string; rig
 }
 
 printRunHeader();
-console.log(`noise ${values.noise} % (normal)${OUTLIERS > 0 ? `, ${OUTLIERS * 100} % of runs off by ±20 %` : ''}, ${COMMITS} commits, ${TRIALS} bisections per case, budget --repeat ${BUDGET.repeat} --max-step-runs ${BUDGET.maxStepRuns} --max-runs ${BUDGET.maxRuns}, seed ${values.seed}`);
+console.log(`noise ${NOISE_PCT} % (normal)${OUTLIERS > 0 ? `, ${OUTLIERS * 100} % of runs off by ±20 %` : ''}, ${COMMITS} commits, ${TRIALS} bisections per case, budget --repeat ${BUDGET.repeat} --max-step-runs ${BUDGET.maxStepRuns} --max-runs ${BUDGET.maxRuns}, seed ${SEED}`);
 const rows: (string | number)[][] = [];
 const goals: Goal[] = [];
 const figures: Record<string, unknown> = {};
 for (const [k, c] of CASES.entries()) {
-  const random = seededRandom(Number(values.seed) * 1000 + k);
+  const random = seededRandom(SEED * 1000 + k);
   const counts: Record<string, number> = { right: 0, wrong: 0, inconclusive: 0, nothing: 0, none: 0 };
   const runs: number[] = [];
   for (let t = 0; t < TRIALS; t++) {
@@ -120,4 +122,4 @@ for (const [k, c] of CASES.entries()) {
 }
 printTable('outcomes, % of bisections; runs of the test per bisection (ends included)', ['case', 'right', 'wrong', 'inconclusive', 'nothing', 'none', 'mean runs', 'p95 runs', 'max runs'], rows);
 printGoals(goals);
-appendResult('bisect-simulation', { trials: TRIALS, noisePct: Number(values.noise), outliers: OUTLIERS, commits: COMMITS, budget: BUDGET, seed: Number(values.seed), cases: figures }, goals);
+appendResult('bisect-simulation', { trials: TRIALS, noisePct: NOISE_PCT, outliers: OUTLIERS, commits: COMMITS, budget: BUDGET, seed: SEED, cases: figures }, goals);

@@ -10,11 +10,7 @@
 // (the ledger's jobs not ended; SLURM's queue with --scheduler slurm), and whether the run named
 // what it did not run: results.json's notRun lists the test once it was collected or submitted (a
 // run cut before that says it submitted nothing). Goal: every trial within 10 s.
-//   node --import tsx bench/cancel.ts [--repeat 10] [--scheduler local|slurm] [--config nixl|disagg]
-//        [--entries run,vitest] [--targets npx,node] [--signals SIGTERM,SIGINT] [--delays 0.5,2,5,10,20]
-//        [--busy 2] [--stop-at ISO-TIME] [--smoke]   (a delay may be `running`)
-// Each repetition covers every point once; --stop-at starts no repetition's trial after that time
-// and summarises what ran. The log (every trial, one line) goes to stdout; the summary to
+// Command line: USAGE below (--help prints it). The log (every trial, one line) goes to stdout; the summary to
 // bench/results/cancel.jsonl. DISAGG_BIN passes through (tsx: the checkout's sources, where a shared
 // node_modules holds another checkout's CLI bundle).
 import { randomBytes } from 'node:crypto';
@@ -22,7 +18,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import { packageRoot } from '../framework/settings.ts';
 import { readLedger } from '../framework/jobs/ledger.ts';
@@ -30,10 +25,18 @@ import { startHealthStandIn } from './lib/health-standin.ts';
 import { sleepJobConfig, writeSleepConfigs } from './lib/sleep-jobs.ts';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 import { maxOf } from '../runners/common/stats.ts';
 
-// --smoke: one trial (SIGTERM to disagg-bench run's node process once its job is out), no load.
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/cancel.ts [--repeat 1] [--scheduler local|slurm] [--config nixl|disagg]
+    [--entries run,vitest] [--targets npx,node] [--signals SIGTERM,SIGINT] [--delays 0.5,2,5,10,20]
+    [--busy 2] [--gone-within 10] [--stop-at ISO-TIME] [--smoke]
+  Each repetition covers every point (entry x target x signal x delay) once; a delay is seconds after
+  the start or \`running\`; --busy busy loops load the machine; --gone-within: the goal in seconds;
+  --stop-at starts no repetition's trial after that time and summarises what ran. --smoke: one
+  trial (SIGTERM to disagg-bench run's node process 5 s after the start), no load, no figure kept.`;
+
+const cli = benchOptions({
   args: benchArgs(['--entries', 'run', '--targets', 'node', '--signals', 'SIGTERM', '--delays', '5', '--busy', '0']),
   options: {
     repeat: { type: 'string', default: '1' },
@@ -47,20 +50,24 @@ const { values } = parseArgs({
     'stop-at': { type: 'string' },
     'gone-within': { type: 'string', default: '10' },
   },
-});
-const list = (raw: string) => raw.split(',').map((s) => s.trim()).filter(Boolean);
-const repeat = Number(values.repeat);
-const scheduler = values.scheduler as 'local' | 'slurm';
-const configKind = values.config as 'nixl' | 'disagg';
-if (!['nixl', 'disagg'].includes(configKind)) throw new Error(`--config ${values.config}: expected nixl or disagg`);
-const goneWithinS = Number(values['gone-within']);
-const stopAt = values['stop-at'] ? Date.parse(values['stop-at']) : Infinity;
+}, USAGE);
+const repeat = cli.wholeNumber('repeat');
+const scheduler = cli.oneOf('scheduler', ['local', 'slurm']);
+const configKind = cli.oneOf('config', ['nixl', 'disagg']);
+const goneWithinS = cli.number('gone-within', { above: 0 });
+const stopAtText = cli.values['stop-at'];
+const stopAt = stopAtText === undefined ? Infinity : Date.parse(stopAtText);
+if (Number.isNaN(stopAt)) cli.refuse(`--stop-at '${stopAtText}': expected a date and time, e.g. 2026-12-07T14:00:00Z`);
+const busy = cli.wholeNumber('busy', { min: 0 });
+const entries = cli.someOf('entries', ['run', 'vitest']);
+const targets = cli.someOf('targets', ['npx', 'node']);
+const signals = cli.someOf('signals', ['SIGTERM', 'SIGINT']);
 const SLEEP_S = 60;
 
 type Entry = 'run' | 'vitest';
 /** Seconds after the start, or once the run's job runs. */
 type Delay = number | 'running';
-const delays: Delay[] = list(values.delays!).map((d) => (d === 'running' ? d : Number(d)));
+const delays: Delay[] = cli.listOf('delays', (d) => (d === 'running' ? d : d !== '' && Number(d) >= 0 ? Number(d) : undefined), 'seconds after the start (0 or more) or running');
 /** The README's two commands: `disagg-bench run` runs every test type; Vitest's form names the config's. */
 const COMMANDS: Record<Entry, string[]> = {
   run: ['npx', 'disagg-bench', 'run'],
@@ -269,26 +276,26 @@ function summarise(trials: Trial[], reps: number): void {
     const key = `${t.entry} ${t.target} ${t.signal} ${t.delayS}`;
     rows.set(key, [...(rows.get(key) ?? []), t]);
   }
-  printTable(`cancel: ${scheduler} scheduler, ${configKind} config, ${values.busy} busy loop(s), ${reps} repetition(s) of every point completed`, ['point', 'ok', 'worst gone (s)', 'jobs left', 'not-run listed'], [...rows].map(([key, ts]) => [
+  printTable(`cancel: ${scheduler} scheduler, ${configKind} config, ${busy} busy loop(s), ${reps} repetition(s) of every point completed`, ['point', 'ok', 'worst gone (s)', 'jobs left', 'not-run listed'], [...rows].map(([key, ts]) => [
     key, `${ts.filter((t) => t.ok).length}/${ts.length}`, maxOf(ts.map((t) => t.goneAfterS ?? Infinity)).toFixed(1), ts.reduce((n, t) => n + t.jobsLeft.length, 0),
     `${ts.filter((t) => t.listed).length}/${ts.filter((t) => t.submitted || t.listed).length}`,
   ]));
   const goals: Goal[] = [{ what: 'trials where the run was gone, no job left and the not-run named, within 10 s (fraction)', value: trials.length ? trials.filter((t) => t.ok).length / trials.length : 0, limit: 1, atMost: false }];
   printGoals(goals);
-  appendResult('cancel', { scheduler, config: configKind, busy: Number(values.busy), repeat, repetitionsCompleted: reps, trials }, goals);
+  appendResult('cancel', { scheduler, config: configKind, busy, repeat, repetitionsCompleted: reps, trials }, goals);
 }
 
 async function main(): Promise<void> {
   const health = configKind === 'disagg' ? await startHealthStandIn() : undefined;
   const trials: Trial[] = [];
   let reps = 0;
-  startBusyLoops(Number(values.busy));
+  startBusyLoops(busy);
   try {
     repetitions: for (let r = 0; r < repeat; r++) {
       for (const delayS of delays) {
-        for (const entry of list(values.entries!) as Entry[]) {
-          for (const target of list(values.targets!) as ('npx' | 'node')[]) {
-            for (const signal of list(values.signals!) as NodeJS.Signals[]) {
+        for (const entry of entries) {
+          for (const target of targets) {
+            for (const signal of signals) {
               if (Date.now() > stopAt) break repetitions;
               const t = await trial(entry, target, signal, delayS, health?.port);
               trials.push(t);

@@ -6,12 +6,11 @@
 // discover, parse, validate, resolve, select) in this process: the first call (cold: schemas
 // compiled) and the median of the next ones. Goals: 1,000 configs listed in at most 2.0 s, 10,000
 // in at most 4 s (bench/startup.ts: the same against an earlier commit in one run).
-//   node --import tsx bench/collection.ts [--configs 1000,10000] [--runs 3] [--keep]
+// Command line: USAGE below (--help prints it).
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import fg from 'fast-glob';
 import { packageRoot, readSettings } from '../framework/settings.ts';
 import { planRun } from '../framework/select/plan.ts';
@@ -20,16 +19,22 @@ import { appendResult, loadNow, printGoals, printRunHeader, printTable, type Goa
 import { median } from './lib/stats.ts';
 import { outputTail, timedCommandCpu } from './lib/timed-command.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--configs', '20', '--runs', '1']),
+const USAGE = `usage: node --import tsx bench/collection.ts [--configs 1000,10000] [--runs 3] [--keep] [--smoke]
+  Listing N valid configs for each N of --configs, median of --runs runs each, against bare Vitest
+  in the same run; --keep: leave the WORK_DIRs. --smoke: 20 configs, one run, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--configs', '20', '--runs', '1']),
   options: {
     configs: { type: 'string', default: '1000,10000' },
     runs: { type: 'string', default: '3' },
     keep: { type: 'boolean', default: false },
   },
-});
-const configCounts = values.configs.split(',').map(Number);
-const runs = Number(values.runs);
+}, USAGE);
+const { values } = cli;
+const configCounts = cli.wholeNumbers('configs');
+const runs = cli.wholeNumber('runs');
 const GPU_TYPE = 'GB200';
 
 /** Copies the examples round-robin into WORK_DIR/test_configs/disagg/<category>/<stem>_<n>.yaml. */

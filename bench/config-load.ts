@@ -12,12 +12,11 @@
 //   loading inside Vitest, against validate's.
 // Each loader figure is the fastest of --runs runs (default 3): on a shared machine the fastest
 // run is the one least slowed by others; every run is in the JSON line.
-//   node --import tsx bench/config-load.ts [--runs 3] [--keep]
+// Command line: USAGE below (--help prints it).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import fg from 'fast-glob';
 import { parseDocument } from 'yaml';
 import { packageRoot } from '../framework/settings.ts';
@@ -26,10 +25,15 @@ import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts
 import { outputTail, timedCommand } from './lib/timed-command.ts';
 import { minOf } from './lib/stats.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--runs', '1']), options: { keep: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' } } });
-const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number >= 1, got ${values.runs}`);
+const USAGE = `usage: node --import tsx bench/config-load.ts [--runs 3] [--keep] [--smoke]
+  Each loader figure the fastest of --runs runs; --keep: leave the scratch folder. --smoke: one run,
+  no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--runs', '1']), options: { keep: { type: 'boolean', default: false }, runs: { type: 'string', default: '3' } } }, USAGE);
+const { values } = cli;
+const runs = cli.wholeNumber('runs');
 
 const example = fg.sync('test_configs/disagg/perf/*.yaml', { cwd: packageRoot }).sort()[0];
 const base = readFileSync(path.join(packageRoot, example), 'utf8');

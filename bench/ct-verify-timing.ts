@@ -8,25 +8,32 @@
 // tar -x -C DIR` with node_modules linked in) as the baseline; run that with DISAGG_BIN=tsx, since
 // the CLI bundle's cache lives in node_modules, and through a linked node_modules the ranks would
 // run this checkout's bundle.
-//   node --import tsx bench/ct-verify-timing.ts [--rounds 5] [--iters 30] [--bin /path/to/checkout]
+// Command line: USAGE below (--help prints it).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median } from './lib/stats.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--iters', '2']), options: { rounds: { type: 'string', default: '5' }, iters: { type: 'string', default: '30' }, bin: { type: 'string' } } });
-const rounds = Number(values.rounds);
+const USAGE = `usage: node --import tsx bench/ct-verify-timing.ts [--rounds 5] [--iters 30] [--bin /path/to/checkout] [--smoke]
+  --rounds of the CT perftest with and without --verify-buffers, --iters iterations each; --bin: the
+  checkout whose bin/disagg-bench.js runs (default this one). --smoke: one round of 2 iterations, no
+  figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--rounds', '1', '--iters', '2']), options: { rounds: { type: 'string', default: '5' }, iters: { type: 'string', default: '30' }, bin: { type: 'string' } } }, USAGE);
+const { values } = cli;
+const rounds = cli.wholeNumber('rounds');
+const iters = cli.wholeNumber('iters');
 const root = values.bin ? path.resolve(values.bin) : path.dirname(benchDir);
 const bin = path.join(root, 'bin/disagg-bench.js');
 const dir = mkdtempSync(path.join(tmpdir(), 'ct-verify-timing-'));
 const cell = '8M';
 writeFileSync(path.join(dir, 'a2a.txt'), Array.from({ length: 4 }, (_, i) => Array.from({ length: 4 }, (_, j) => (i === j ? '0' : cell)).join(' ')).join('\n') + '\n');
 const config = path.join(dir, 'ct.yaml');
-writeFileSync(config, `iters: ${values.iters}\nwarmup_iters: 2\ntraffic_pattern: { matrix_file: a2a.txt, mem_type: cpu, xfer_op: WRITE }\n`);
+writeFileSync(config, `iters: ${iters}\nwarmup_iters: 2\ntraffic_pattern: { matrix_file: a2a.txt, mem_type: cpu, xfer_op: WRITE }\n`);
 
 interface Run {
   avgLatencyPerIterS: number;
@@ -58,7 +65,7 @@ rmSync(dir, { recursive: true, force: true });
 
 const med = (runs: Run[], key: keyof Run) => median(runs.map((r) => r[key]));
 const ratio = Number((med(verified, 'avgLatencyPerIterS') / med(plain, 'avgLatencyPerIterS')).toFixed(3));
-printTable(`CT perftest, 4 ranks, all-to-all ${cell} per pair, shm, ${values.iters} iterations, ${rounds} rounds each (medians)${values.bin ? `, bin of ${root}` : ''}`, ['', 'Avg latency/iter (s)', 'Total time (s)'], [
+printTable(`CT perftest, 4 ranks, all-to-all ${cell} per pair, shm, ${iters} iterations, ${rounds} rounds each (medians)${values.bin ? `, bin of ${root}` : ''}`, ['', 'Avg latency/iter (s)', 'Total time (s)'], [
   ['plain', med(plain, 'avgLatencyPerIterS').toFixed(6), med(plain, 'totalS').toFixed(6)],
   ['--verify-buffers', med(verified, 'avgLatencyPerIterS').toFixed(6), med(verified, 'totalS').toFixed(6)],
   ['ratio verified / plain', ratio, ''],
@@ -66,4 +73,4 @@ printTable(`CT perftest, 4 ranks, all-to-all ${cell} per pair, shm, ${values.ite
 const goals: Goal[] = [{ what: 'Avg latency/iter with --verify-buffers / without', value: ratio, limit: 1.25, atMost: true }];
 printGoals(goals);
 const binMode = process.env.DISAGG_BIN === 'tsx' ? 'tsx' : 'bundle'; // tsx: every rank's JavaScript, the verification included, runs slower
-console.log(`results: ${appendResult('ct-verify-timing', { bin: values.bin ? root : 'this checkout', binMode, rounds, iters: Number(values.iters), plain, verified, ratio }, goals)}`);
+console.log(`results: ${appendResult('ct-verify-timing', { bin: values.bin ? root : 'this checkout', binMode, rounds, iters, plain, verified, ratio }, goals)}`);

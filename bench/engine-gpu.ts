@@ -3,11 +3,10 @@
 // cudaMemcpyPeerAsync of the same size in the same run; plus `nccl` one way when NCCL is there.
 // Goal: cuda >= 95% of the plain peer copy. Prints a table and appends one JSON line to
 // bench/results/engine-gpu.jsonl.
-//   node --import tsx bench/engine-gpu.ts [--mib 256] [--iters 20]
+// Command line: USAGE below (--help prints it).
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { maxOf } from './lib/stats.ts';
 import {
   backendAvailability,
@@ -23,11 +22,18 @@ import {
 } from '../runners/xfer/index.ts';
 import { appendJsonLine, runAsLocalRanks } from './lib/local-ranks.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
+
+const USAGE = `usage: node --import tsx bench/engine-gpu.ts [--mib 256] [--iters 20] [--out FILE] [--smoke]
+  --mib MiB per direction, median of --iters timed iterations; --out: the JSON lines file (default
+  bench/results/engine-gpu.jsonl). --smoke: 1 MiB, 2 iterations, no figure kept.`;
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({ args: benchArgs(['--mib', '1', '--iters', '2']), options: { mib: { type: 'string', default: '256' }, iters: { type: 'string', default: '20' }, out: { type: 'string' } } });
-const bytes = Number(values.mib) * 1024 * 1024;
-const iterations = Number(values.iters);
+const cli = benchOptions({ args: benchArgs(['--mib', '1', '--iters', '2']), options: { mib: { type: 'string', default: '256' }, iters: { type: 'string', default: '20' }, out: { type: 'string' } } }, USAGE);
+const { values } = cli;
+const mib = cli.wholeNumber('mib');
+const bytes = mib * 1024 * 1024;
+const iterations = cli.wholeNumber('iters');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Row {
@@ -128,7 +134,7 @@ function report(rows: Row[], ncclNote: string): void {
   const baselineOf = (name: string) =>
     name.includes('both') ? 'cudaMemcpyPeerAsync both ways at once' : name.includes('1->0') ? 'cudaMemcpyPeerAsync 1->0' : 'cudaMemcpyPeerAsync 0->1';
   const gpus = nvmlDeviceNames();
-  console.log(`\n${values.mib} MiB per direction, 2 ranks on ${gpus.slice(0, 2).join(' + ')}; ${ncclNote}`);
+  console.log(`\n${mib} MiB per direction, 2 ranks on ${gpus.slice(0, 2).join(' + ')}; ${ncclNote}`);
   console.log(`${'transfer'.padEnd(44)} ${'median GB/s'.padStart(12)} ${'best GB/s'.padStart(10)} ${'vs peer copy'.padStart(13)}`);
   for (const r of rows) {
     const m = median(r.gbps);

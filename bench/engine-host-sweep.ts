@@ -6,16 +6,21 @@
 // node: runners/xfer/backends/ucx-options.ts). 4 KiB latency: the sweep's Avg Lat. and
 // `ucx_perftest -t ucp_put_lat`. Goals: shm >= 0.9x memcpy for blocks >= 16 MiB, ucx >= 1.0x
 // ucx_perftest. Prints one table and appends a JSON line to bench/results/engine-host-sweep.jsonl.
-//   node --import tsx bench/engine-host-sweep.ts [--iters 200] [--warmup 20] [--ucx-tls tcp]
-import { parseArgs } from 'node:util';
+// Command line: USAGE below (--help prints it).
 import { memcpyGBps } from './lib/memcpy.ts';
 import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
 import { minOf } from './lib/stats.ts';
 import { rowKey, runSweep, type SweepRow } from './lib/sweep-run.ts';
 import { perftest as ucxPerftest, type PerftestFinal } from './lib/ucx-perftest.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--iters', '2', '--warmup', '1', '--perftest-mib', '1']),
+const USAGE = `usage: node --import tsx bench/engine-host-sweep.ts [--iters 200] [--warmup 20] [--ucx-tls tcp] [--perftest-mib 128] [--smoke]
+  The sweep's --iters and --warmup iterations per block size; --ucx-tls: UCX_TLS of the engine and
+  ucx_perftest (default: the environment's, or UCX's choice); --perftest-mib: MiB each ucx_perftest
+  size moves (iterations = this / size, 3..1000). --smoke: 2 iterations, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--iters', '2', '--warmup', '1', '--perftest-mib', '1']),
   options: {
     iters: { type: 'string', default: '200' },
     warmup: { type: 'string', default: '20' },
@@ -23,7 +28,11 @@ const { values } = parseArgs({ args: benchArgs(['--iters', '2', '--warmup', '1',
     /** Bytes each ucx_perftest size moves (iterations = this / size, 3..1000): tcp here is slow. */
     'perftest-mib': { type: 'string', default: '128' },
   },
-});
+}, USAGE);
+const { values } = cli;
+const iters = cli.wholeNumber('iters');
+const warmup = cli.wholeNumber('warmup', { min: 0 });
+const perftestMib = cli.number('perftest-mib', { above: 0 });
 const MIN_BLOCK = 4096;
 const MAX_BLOCK = 64 * 2 ** 20;
 const LARGE_BLOCK = 16 * 2 ** 20;
@@ -40,14 +49,14 @@ const tlsLabel = values['ucx-tls'] ?? process.env.UCX_TLS ?? 'unset (UCX picks)'
 /** One `disagg-bench sweep` WRITE over all sizes. */
 async function engineSweep(backend: 'shm' | 'ucx'): Promise<{ rows: Map<number, SweepRow>; transports: string[] }> {
   const args = ['--backend', backend, '--op_type', 'WRITE', '--start_block_size', String(MIN_BLOCK), '--max_block_size', String(MAX_BLOCK),
-    '--num_iter', values.iters!, '--warmup_iter', values.warmup!];
+    '--num_iter', String(iters), '--warmup_iter', String(warmup)];
   const run = await runSweep(args, backend === 'ucx' ? ucxEnv : {});
   return { rows: new Map(sizes.map((size) => [size, run.rows.get(rowKey(size))!])), transports: run.transports };
 }
 
 const perftest = (test: 'ucp_put_bw' | 'ucp_put_lat', size: number, iters: number, errorHandling: boolean) => ucxPerftest(test, size, iters, errorHandling, ucxEnv);
 
-const perftestIters = (size: number) => Math.min(1000, Math.max(3, Math.round((Number(values['perftest-mib']) * 2 ** 20) / size)));
+const perftestIters = (size: number) => Math.min(1000, Math.max(3, Math.round((perftestMib * 2 ** 20) / size)));
 
 async function main(): Promise<void> {
   const m = machine();
@@ -107,8 +116,8 @@ async function main(): Promise<void> {
   printGoals(goals);
   appendResult('engine-host-sweep', {
     ucxTls: tlsLabel,
-    iters: Number(values.iters),
-    warmup: Number(values.warmup),
+    iters,
+    warmup,
     rows,
     memcpyBefore,
     memcpyAfter,

@@ -3,12 +3,11 @@
 // memcpy of the same size between two local buffers measured in the same run, interleaved.
 // Goal: shm WRITE >= 90% of the single memcpy. Prints a table and appends one JSON line
 // to bench/results/engine-host.jsonl.
-//   node --import tsx bench/engine-host.ts [--mib 64] [--iters 20] [--ucx-tls tcp]
+// Command line: USAGE below (--help prints it).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { maxOf } from './lib/stats.ts';
 import { monoNs } from '../runners/xfer/clock.ts';
 import { benchArgs, smoke } from './lib/smoke.ts';
@@ -17,22 +16,28 @@ import {
   libc,
   openStore,
   rankFromEnv,
-  spawnLocalRanks,
-  nodeEntryArgv,
   ucp,
   XferEngine,
   type BackendOptions,
   type BackendName,
   type Store,
 } from '../runners/xfer/index.ts';
+import { benchOptions } from './lib/options.ts';
+import { runAsLocalRanks } from './lib/local-ranks.ts';
+
+const USAGE = `usage: node --import tsx bench/engine-host.ts [--mib 64] [--iters 20] [--ucx-tls tcp] [--smoke]
+  --mib MiB per WRITE, median of --iters iterations; --ucx-tls: UCX_TLS of the ucx rows (default: the
+  environment's, or UCX's choice). --smoke: 1 MiB, 2 iterations, no figure kept.`;
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({ args: benchArgs(['--mib', '1', '--iters', '2']),
+const cli = benchOptions({ args: benchArgs(['--mib', '1', '--iters', '2']),
   options: { mib: { type: 'string', default: '64' }, iters: { type: 'string', default: '20' }, 'ucx-tls': { type: 'string' } },
-});
-const bytes = Number(values.mib) * 1024 * 1024;
+}, USAGE);
+const { values } = cli;
+const mib = cli.wholeNumber('mib');
+const bytes = mib * 1024 * 1024;
 const tls = values['ucx-tls'] ?? process.env.UCX_TLS ?? 'TLS: UCX picks';
-const iterations = Number(values.iters);
+const iterations = cli.wholeNumber('iters');
 
 interface Row {
   name: string;
@@ -98,7 +103,7 @@ async function measure(
 
 function report(rows: Row[]): void {
   const base = median(rows[0].gbps);
-  console.log(`\n${values.mib} MiB host-memory transfers, 2 ranks, ${os.availableParallelism()} CPUs (${os.cpus()[0]?.model ?? '?'})`);
+  console.log(`\n${mib} MiB host-memory transfers, 2 ranks, ${os.availableParallelism()} CPUs (${os.cpus()[0]?.model ?? '?'})`);
   console.log(`${'transfer'.padEnd(48)} ${'median GB/s'.padStart(12)} ${'best GB/s'.padStart(10)} ${'vs memcpy'.padStart(10)}`);
   for (const r of rows) {
     const m = median(r.gbps);
@@ -130,9 +135,4 @@ function report(rows: Row[]): void {
   console.log(`appended to ${path.relative(process.cwd(), out)}`);
 }
 
-if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
-  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
-  process.exit(result.ok ? 0 : 1);
-} else {
-  await rankMain();
-}
+await runAsLocalRanks(here, 2, rankMain);

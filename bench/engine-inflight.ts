@@ -7,21 +7,26 @@
 // the first is printed beside it. The ucx backend is measured alike.
 // Goal: shm at batch 16 x depth 4 >= 0.5x memcpy of the same 64 KiB blocks (median of the rounds).
 // Prints tables and appends a JSON line to bench/results/engine-inflight.jsonl.
-//   node --import tsx bench/engine-inflight.ts [--rounds 5] [--iters 4000]
-import { parseArgs } from 'node:util';
+// Command line: USAGE below (--help prints it).
 import { memcpyGBps } from './lib/memcpy.ts';
 import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median, medianRange } from './lib/stats.ts';
 import { rowKey, runSweep } from './lib/sweep-run.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--iters', '20']),
+const USAGE = `usage: node --import tsx bench/engine-inflight.ts [--rounds 5] [--iters 4000] [--smoke]
+  --rounds of each backend and batch x depth, --iters iterations each. --smoke: one round of 20
+  iterations, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--rounds', '1', '--iters', '20']),
   options: {
     rounds: { type: 'string', default: '5' },
     iters: { type: 'string', default: '4000' },
   },
-});
-const rounds = Number(values.rounds);
+}, USAGE);
+const rounds = cli.wholeNumber('rounds');
+const iterations = cli.wholeNumber('iters');
 const BLOCK = 64 * 1024;
 /** (batch, depth): one request at a time first (the sweep's defaults), the goal's configuration last. */
 const CONFIGS = [
@@ -37,10 +42,9 @@ const BACKENDS = ['shm', 'ucx'] as const;
 const key = (backend: string, c: { batch: number; depth: number }) => `${backend} ${c.batch}x${c.depth}`;
 
 async function sweepGbps(backend: string, c: { batch: number; depth: number }): Promise<number> {
-  const iters = values.iters!;
   const args = ['--backend', backend, '--op_type', 'WRITE', '--start_block_size', String(BLOCK), '--max_block_size', String(BLOCK),
     '--start_batch_size', String(c.batch), '--max_batch_size', String(c.batch), '--pipeline_depth', String(c.depth),
-    '--num_iter', iters, '--warmup_iter', String(Math.round(Number(iters) / 10))];
+    '--num_iter', String(iterations), '--warmup_iter', String(Math.round(iterations / 10))];
   const run = await runSweep(args);
   return run.rows.get(rowKey(BLOCK, c.batch))!.gbps;
 }
@@ -110,7 +114,7 @@ async function main(): Promise<void> {
   ];
   console.log();
   printGoals(goals);
-  appendResult('engine-inflight', { block: BLOCK, rounds, iters: Number(values.iters), rows }, goals);
+  appendResult('engine-inflight', { block: BLOCK, rounds, iters: iterations, rows }, goals);
 }
 
 await main();

@@ -5,22 +5,27 @@
 // 'peer' on every endpoint: tcp on one host) and with NIXL's memory (registered, not UCX-allocated).
 // Goals (median of the rounds' ratios): >= 1.0 at 64 MiB, >= 0.8 at 1 MiB; the spread is printed.
 // Prints tables and appends a JSON line to bench/results/engine-ucx.jsonl.
-//   node --import tsx bench/engine-ucx.ts [--rounds 5] [--reference]
-import { parseArgs } from 'node:util';
+// Command line: USAGE below (--help prints it).
 import { appendResult, machine, printGoals, printTable, type Goal } from './lib/report.ts';
 import { median, medianRange } from './lib/stats.ts';
 import { rowKey, runSweep } from './lib/sweep-run.ts';
 import { perftest } from './lib/ucx-perftest.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--rounds', '1']),
+const USAGE = `usage: node --import tsx bench/engine-ucx.ts [--rounds 5] [--reference] [--smoke]
+  --rounds of the engine and ucx_perftest per size, alternating; --reference: also NIXL's default
+  error handling and NIXL's memory once per size (slow here: tcp, AM). --smoke: one round, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--rounds', '1']),
   options: {
     rounds: { type: 'string', default: '5' },
     /** Also run NIXL's default error handling and NIXL's memory once per size (slow here: tcp, AM). */
     reference: { type: 'boolean', default: false },
   },
-});
-const rounds = Number(values.rounds);
+}, USAGE);
+const { values } = cli;
+const rounds = cli.wholeNumber('rounds');
 const MiB = 2 ** 20;
 /** Block size, iterations (engine and perftest alike), warm-up, goal. */
 const SIZES = [

@@ -7,11 +7,10 @@
 //    in-memory source: the same assembly and core the CLI runs), thousands of trials per case.
 // 2. The real CLI and DuckDB (bin/disagg-bench.js history import / regressions / alerts / ack in
 //    child processes): its verdicts agree with (1) on the same data, and an alert's life.
-//   node --import tsx bench/gate-simulation.ts [--trials 2000] [--cli-trials 6] [--noise 3] [--seed 1]
+// Command line: USAGE below (--help prints it).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import type { Alert } from '../framework/history/alert-store.ts';
 import type { RunPoint } from '../framework/history/gate/judge-run.ts';
@@ -21,25 +20,26 @@ import type { TestRecord } from '../framework/results/json.ts';
 import { DEFAULT_GATE } from '../framework/settings.ts';
 import { appendResult, benchDir, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/gate-simulation.ts [--trials 2000] [--cli-trials 6] [--noise 3] [--seed 1] [--smoke]
+  --trials of the gate's own code per case, --cli-trials through the real CLI and DuckDB, at --noise
+  percent of run-to-run noise, seeded. --smoke: 20 trials, none through the CLI, no figure kept.`;
+
+const commandLine = benchOptions({
   args: benchArgs(['--trials', '20', '--cli-trials', '0']),
-  options: { trials: { type: 'string', default: '2000' }, 'cli-trials': { type: 'string', default: '6' }, noise: { type: 'string', default: '3' }, seed: { type: 'string', default: '1' }, help: { type: 'boolean' } },
-});
-if (values.help) {
-  console.log('usage: node --import tsx bench/gate-simulation.ts [--trials N] [--cli-trials N] [--noise PCT] [--seed N] [--smoke]');
-  process.exit(0);
-}
-const TRIALS = Number(values.trials);
+  options: { trials: { type: 'string', default: '2000' }, 'cli-trials': { type: 'string', default: '6' }, noise: { type: 'string', default: '3' }, seed: { type: 'string', default: '1' } },
+}, USAGE);
+const TRIALS = commandLine.wholeNumber('trials');
 /** Trials of the cases that are shown, not goals. */
 const SHOWN = Math.max(1, Math.round(TRIALS / 4));
-const CLI_TRIALS = Number(values['cli-trials']);
-const NOISE = Number(values.noise) / 100;
+const CLI_TRIALS = commandLine.wholeNumber('cli-trials', { min: 0 });
+const NOISE = commandLine.number('noise') / 100;
 const DAY_MS = 86_400_000;
 const DAY0 = Date.UTC(2026, 9, 1);
 
 // A seeded generator (mulberry32) and normal deviates (Box-Muller): the same figures every time.
-let state = Number(values.seed) | 0;
+let state = commandLine.wholeNumber('seed', {}) | 0;
 const uniform = () => {
   state = (state + 0x6d2b79f5) | 0;
   let t = Math.imul(state ^ (state >>> 15), 1 | state);

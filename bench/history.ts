@@ -10,7 +10,7 @@
 // - `history import` of a results.json of 100,000 metric values (2,000 records x 50 metrics) into
 //   that store, as a user runs it: median of up to 3 imports, each a file of its own; goal 10 s;
 // - the store's size for those 1,000,000 records.
-//   node --import tsx bench/history.ts [--runs 5] [--days 20] [--tests 1000] [--metrics 50] [--import-rows 100000] [--no-postgres]
+// Command line: USAGE below (--help prints it).
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,7 +34,7 @@ const USAGE = `usage: node --import tsx bench/history.ts [--runs 5] [--days 20] 
   regressions\` over days x tests x metrics stored values, \`history import\` of --import-rows
   values, the store's size. --smoke: tiny sizes, no figure kept.`;
 
-const { values } = benchOptions({ args: benchArgs(['--runs', '1', '--days', '2', '--tests', '10', '--metrics', '2', '--import-rows', '100']),
+const cli = benchOptions({ args: benchArgs(['--runs', '1', '--days', '2', '--tests', '10', '--metrics', '2', '--import-rows', '100']),
   options: {
     runs: { type: 'string', default: '5' },
     days: { type: 'string', default: '20' },
@@ -44,7 +44,8 @@ const { values } = benchOptions({ args: benchArgs(['--runs', '1', '--days', '2',
     'no-postgres': { type: 'boolean', default: false },
   },
 }, USAGE);
-const [RUNS, DAYS, TESTS, METRICS, IMPORT_ROWS] = [values.runs, values.days, values.tests, values.metrics, values['import-rows']].map(Number);
+const { values } = cli;
+const [RUNS, DAYS, TESTS, METRICS, IMPORT_ROWS] = ['runs', 'days', 'tests', 'metrics', 'import-rows'].map((name) => cli.wholeNumber(name));
 const DAY_MS = 86_400_000;
 const START = Date.UTC(2026, 9, 1);
 const scratch = mkdtempSync(path.join(tmpdir(), 'bench-history-'));

@@ -7,14 +7,10 @@
 // times the bound is refused unread. Then each matrix shape of bench/hostile-matrix-shapes.ts, filled
 // to the matrix bound (READ_LIMITS.matrix), named by a CT perftest config whose validation reads it,
 // with the same goals.
-//   node --import tsx bench/hostile-input.ts [--runs 1] [--shapes NAME,...] [--bound-bytes N] [--matrix-bytes N] [--smoke]
-// --shapes: only these shapes (config or matrix); --bound-bytes, --matrix-bytes: fill them to N
-// bytes instead of the bounds (the goals are the bounds'). --smoke: two shapes of each at 16 KiB,
-// to show the script still runs; no figure kept.
+// Command line: USAGE below (--help prints it).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import fg from 'fast-glob';
 import { packageRoot } from '../framework/settings.ts';
 import { MAX_CONFIG_BYTES } from '../framework/config/load.ts';
@@ -25,22 +21,24 @@ import { matrixShapes } from './hostile-matrix-shapes.ts';
 import { READ_LIMITS } from '../runners/common/read-file.ts';
 import { maxOf } from '../runners/common/stats.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/hostile-input.ts [--runs 1] [--shapes NAME,...] [--bound-bytes N] [--matrix-bytes N] [--smoke]
+  --runs per file; --shapes: only these shapes (config or matrix); --bound-bytes, --matrix-bytes:
+  fill them to N bytes instead of the bounds (the goals are the bounds'). --smoke: two shapes of each
+  at 16 KiB, to show the script still runs; no figure kept.`;
+
+const cli = benchOptions({
   args: benchArgs(['--shapes', [...Object.keys(shapes).slice(0, 2), ...Object.keys(matrixShapes).slice(0, 2)].join(','), '--bound-bytes', String(16 * 1024), '--matrix-bytes', String(16 * 1024)]),
   options: { runs: { type: 'string', default: '1' }, shapes: { type: 'string' }, 'bound-bytes': { type: 'string' }, 'matrix-bytes': { type: 'string' } },
-});
-const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number >= 1, got ${values.runs}`);
-const boundBytes = values['bound-bytes'] === undefined ? MAX_CONFIG_BYTES : Number(values['bound-bytes']);
-if (!Number.isInteger(boundBytes) || boundBytes < 1 || boundBytes > MAX_CONFIG_BYTES) throw new Error(`--bound-bytes takes a whole number from 1 to ${MAX_CONFIG_BYTES}, got ${values['bound-bytes']}`);
+}, USAGE);
+const { values } = cli;
+const runs = cli.wholeNumber('runs');
+const boundBytes = values['bound-bytes'] === undefined ? MAX_CONFIG_BYTES : cli.wholeNumber('bound-bytes', { min: 1, max: MAX_CONFIG_BYTES });
 const matrixBound = READ_LIMITS.matrix;
-const matrixBytes = values['matrix-bytes'] === undefined ? matrixBound : Number(values['matrix-bytes']);
-if (!Number.isInteger(matrixBytes) || matrixBytes < 64 || matrixBytes > matrixBound) throw new Error(`--matrix-bytes takes a whole number from 64 to ${matrixBound}, got ${values['matrix-bytes']}`);
+const matrixBytes = values['matrix-bytes'] === undefined ? matrixBound : cli.wholeNumber('matrix-bytes', { min: 64, max: matrixBound });
 const every = [...Object.keys(shapes), ...Object.keys(matrixShapes)];
-const chosen = values.shapes === undefined ? every : values.shapes.split(',').filter(Boolean);
-const unknown = chosen.filter((name) => !every.includes(name));
-if (unknown.length > 0) throw new Error(`--shapes: unknown shape(s) ${unknown.join(', ')}: expected some of ${every.join(', ')}`);
+const chosen = values.shapes === undefined ? every : cli.someOf('shapes', every);
 
 interface Load {
   wallS: number;

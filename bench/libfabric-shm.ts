@@ -8,24 +8,29 @@
 // shm >= 0.5x memcpy at 64 KiB. FI_SHM_DISABLE_CMA=1 measures the provider's other path (copies
 // through its shared-memory bounce buffers, completed when the target has copied them out).
 // Prints a table and appends one JSON line to bench/results/libfabric-shm.jsonl.
-//   node --import tsx bench/libfabric-shm.ts [--block 64K] [--batches 1,16,64,256] [--iters 30]
+// Command line: USAGE below (--help prints it).
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { monoNs } from '../runners/xfer/clock.ts';
-import { parseSize } from '../runners/common/size.ts';
 import { libfabric } from '../runners/xfer/native/libfabric.ts';
-import { allocateHost, libc, nodeEntryArgv, openStore, rankFromEnv, spawnLocalRanks, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
+import { allocateHost, libc, openStore, rankFromEnv, XferEngine, type XferRequest } from '../runners/xfer/index.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { maxOf, median } from './lib/stats.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
+import { runAsLocalRanks } from './lib/local-ranks.ts';
+
+const USAGE = `usage: node --import tsx bench/libfabric-shm.ts [--block 64K] [--batches 1,16,64,256] [--iters 30] [--smoke]
+  Batches of --batches blocks of --block bytes, median of --iters iterations. --smoke: batches of 1
+  and 4, 2 iterations, no figure kept.`;
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({ args: benchArgs(['--batches', '1,4', '--iters', '2']),
+const cli = benchOptions({ args: benchArgs(['--batches', '1,4', '--iters', '2']),
   options: { block: { type: 'string', default: '64K' }, batches: { type: 'string', default: '1,16,64,256' }, iters: { type: 'string', default: '30' } },
-});
-const block = parseSize(values.block);
-const batches = values.batches.split(',').map(Number);
-const iterations = Number(values.iters);
+}, USAGE);
+const { values } = cli;
+const block = cli.size('block', { min: 1 });
+const batches = cli.wholeNumbers('batches');
+const iterations = cli.wholeNumber('iters');
 const largest = maxOf(batches) * block;
 
 interface Row {
@@ -109,9 +114,4 @@ function report(rows: Row[]): void {
   );
 }
 
-if (process.env.RANK === undefined && process.env.SLURM_PROCID === undefined) {
-  const result = await spawnLocalRanks(2, nodeEntryArgv(here, process.argv.slice(2)));
-  process.exit(result.ok ? 0 : 1);
-} else {
-  await rankMain();
-}
+await runAsLocalRanks(here, 2, rankMain);

@@ -13,21 +13,28 @@
 //      threads in one server on a shared 2-core machine ran 100x slower: llama.cpp's threads spin
 //      at their barriers), at concurrency 1 and 4: median TTFT and ITL, output throughput.
 // Appends one JSON line to bench/results/llamacpp-serving.jsonl.
-//   node --import tsx bench/llamacpp-serving.ts [--shapes tiny,qwen3-0.6b] [--rounds 7] [--tokens 96] [--prompt 128]
+// Command line: USAGE below (--help prints it).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { execa } from 'execa';
 import { nodeEntryArgv, spawnLocalRanks } from '../runners/xfer/index.ts';
 import { dummyModel } from '../runners/llamacpp/gguf/dummy-model.ts';
+import { modelShapes } from '../runners/llamacpp/shapes.ts';
 import { LlamaRuntime } from '../runners/llamacpp/llama-runtime.ts';
 import { llamaBin, startAggregated, startDisaggregated, type Deployment } from '../tests/fixtures/llamacpp/deployment.ts';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
 import { median } from './lib/stats.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/llamacpp-serving.ts [--shapes tiny,qwen3-0.6b] [--rounds 7] [--tokens 96] [--prompt 128]
+    [--concurrencies 1,4] [--threads 1] [--smoke]
+  Per model shape of --shapes: --rounds of --tokens tokens after a prompt of --prompt tokens,
+  serve-bench at each of --concurrencies, --threads CPU threads per server and for the bare loop.
+  --smoke: the tiny shape, one round of 8 tokens, no figure kept.`;
+
+const cli = benchOptions({
   args: benchArgs(['--shapes', 'tiny', '--rounds', '1', '--tokens', '8', '--prompt', '16', '--concurrencies', '1']),
   options: {
     shapes: { type: 'string', default: 'tiny,qwen3-0.6b' },
@@ -37,13 +44,14 @@ const { values } = parseArgs({
     concurrencies: { type: 'string', default: '1,4' },
     threads: { type: 'string', default: '1' },
   },
-});
-const rounds = Number(values.rounds);
-const tokens = Number(values.tokens);
-const promptLen = Number(values.prompt);
-const concurrencies = values.concurrencies!.split(',').map(Number);
+}, USAGE);
+const shapeNames = cli.someOf('shapes', Object.keys(modelShapes));
+const rounds = cli.wholeNumber('rounds');
+const tokens = cli.wholeNumber('tokens');
+const promptLen = cli.wholeNumber('prompt');
+const concurrencies = cli.wholeNumbers('concurrencies');
 /** CPU threads of every server and of the bare loop (on a GPU build the layers run on the GPU). */
-const threads = Number(values.threads);
+const threads = cli.wholeNumber('threads');
 const scratch = mkdtempSync(path.join(tmpdir(), 'bench-llamacpp-'));
 const env = { ...process.env };
 const prompt = Array.from({ length: promptLen }, (_, i) => (31 * i + 7) % 32000);
@@ -132,7 +140,7 @@ const started = (d: Deployment) => (live.add(d), d);
 const figures: Record<string, unknown> = { tokens, prompt: promptLen, rounds, threads, library: process.env.LLAMA_CPP_LIB_DIR ?? '@node-llama-cpp/linux-x64 (CPU)' };
 const goals: Goal[] = [];
 try {
-  for (const shape of values.shapes!.split(',')) {
+  for (const shape of shapeNames) {
     const model = `dummy:${shape}`;
     const file = dummyModel(shape);
     const worker = { max_batch_size: 4, max_seq_len: MAX_SEQ, max_num_tokens: 256, n_threads: threads };

@@ -12,19 +12,24 @@
 // finds shared memory / CMA between them. Ratios: each figure over the mean of the iperf3 runs
 // just before and after its round, against each of the two iperf3s; medians over rounds. Prints a table and appends one JSON line
 // to bench/results/netns-link.jsonl. Root, iperf3, ucx-utils (ucx_perftest) and libfabric1 needed.
-//   node --import tsx bench/netns-link.ts [--rounds 3] [--blocks 64M] [--seconds 5]
+// Command line: USAGE below (--help prints it).
 import { execa } from 'execa';
-import { parseArgs } from 'node:util';
 import { parseSize } from '../runners/common/size.ts';
 import { netnsCluster, netnsClusterScript, netnsSrun, netnsUnsupported } from '../tests/fixtures/xfer/netns-cluster.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
 import { serverListening } from './lib/ucx-perftest.ts';
 import { maxOf, median, medianRange, minOf } from './lib/stats.ts';
 import { benchArgs, smoke } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--rounds', '1', '--seconds', '1']), options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '64M' }, seconds: { type: 'string', default: '5' } } });
-const rounds = Number(values.rounds);
-const blocks = values.blocks.split(',').map((b) => ({ name: b, bytes: parseSize(b) }));
+const USAGE = `usage: node --import tsx bench/netns-link.ts [--rounds 3] [--blocks 64M] [--seconds 5] [--smoke]
+  --rounds of each figure at each size of --blocks, iperf3 runs of --seconds seconds between them.
+  --smoke: one round, 1 s iperf3 runs, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--rounds', '1', '--seconds', '1']), options: { rounds: { type: 'string', default: '3' }, blocks: { type: 'string', default: '64M' }, seconds: { type: 'string', default: '5' } } }, USAGE);
+const rounds = cli.wholeNumber('rounds');
+const blocks = cli.labelledSizes('blocks').map(({ label, bytes }) => ({ name: label, bytes }));
+const seconds = cli.wholeNumber('seconds');
 const GOAL_BLOCK = parseSize('64M');
 const GOAL_RATIO = 0.8;
 /** UCX's own tcp fragment sizes (ucx_info -c), to show what the engine's defaults change. */
@@ -44,7 +49,7 @@ async function iperf3(target: string, write?: string): Promise<number> {
   const server = execa('srun', ['-w', 'ns2', '-N', '1', '-n', '1', 'iperf3', '-s', '-1', '-B', target], { env: c.env, reject: false, all: true });
   try {
     for (let tries = 0; ; tries++) {
-      const r = await netnsSrun(['-w', 'ns1', '-N', '1', '-n', '1', 'iperf3', '-c', target, '-t', values.seconds, '-J', ...(write ? ['-l', write] : [])]);
+      const r = await netnsSrun(['-w', 'ns1', '-N', '1', '-n', '1', 'iperf3', '-c', target, '-t', String(seconds), '-J', ...(write ? ['-l', write] : [])]);
       const json = r.output.includes('{') ? (JSON.parse(r.output.slice(r.output.indexOf('{'))) as { end?: { sum_received?: { bits_per_second: number } } }) : {};
       const received = json.end?.sum_received?.bits_per_second;
       if (r.exitCode === 0 && received !== undefined) return received / 8e9;
@@ -168,7 +173,7 @@ async function main(): Promise<number> {
   const f2 = (x: number) => x.toFixed(2);
   printTable(
     `two SLURM nodes in their own network namespaces (veth + bridge), WRITE ns1 -> ns2, UCX_TLS=tcp, medians (min-max) of ${rounds} round(s); ` +
-      `iperf3 (one TCP stream, ${values.seconds} s) ${medianRange(iperfDefault, f2)} GB/s with its default writes, ${medianRange(iperfLong, f2)} with 1 MiB writes`,
+      `iperf3 (one TCP stream, ${seconds} s) ${medianRange(iperfDefault, f2)} GB/s with its default writes, ${medianRange(iperfLong, f2)} with 1 MiB writes`,
     ['measure', 'block', 'GB/s', 'vs iperf3', 'vs iperf3 -l 1M'],
     rows.map((r) => [r.measure, r.block, medianRange(r.perRound, f2), medianRange(r.ratios, f2), medianRange(r.ratiosLong, f2)]),
   );

@@ -5,11 +5,17 @@
 #   submitted <job id> <epoch s>   ended <job id> <epoch s>   poll <epoch s>
 #
 #   bench/orchestration-baseline.sh BATCH_SIZE POLL_SEC EVENTS_FILE ARGS_FILE...
-# Each ARGS_FILE holds one job's sbatch arguments (with --parsable), one per line.
+# Each ARGS_FILE holds one job's sbatch arguments (with --parsable), one per line. --help: this
+# header, exit 0; anything else it cannot use: one line, exit 2.
 set -euo pipefail
 
-(($# >= 4)) || { echo "usage: $0 BATCH_SIZE POLL_SEC EVENTS_FILE ARGS_FILE..." >&2; exit 2; }
+usage='usage: bench/orchestration-baseline.sh BATCH_SIZE POLL_SEC EVENTS_FILE ARGS_FILE... (--help: more)'
+[[ ${1:-} == --help || ${1:-} == -h ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; }
+for arg; do [[ $arg != -* ]] || { echo "orchestration-baseline.sh: unknown option '$arg'; $usage" >&2; exit 2; }; done
+(($# >= 4)) || { echo "orchestration-baseline.sh: $# arguments; $usage" >&2; exit 2; }
 batch_size=$1 poll_sec=$2 events=$3
+[[ $batch_size =~ ^[1-9][0-9]*$ ]] || { echo "orchestration-baseline.sh: BATCH_SIZE '$batch_size': expected a whole number of at least 1" >&2; exit 2; }
+[[ $poll_sec =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "orchestration-baseline.sh: POLL_SEC '$poll_sec': expected seconds, e.g. 0.1" >&2; exit 2; }
 shift 3
 jobs=("$@")
 

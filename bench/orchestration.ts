@@ -5,15 +5,12 @@
 // sleep-job.yaml). Reports wall times and their ratio, completion-detection latency (against the
 // controller's own millisecond record of the job's completion, and against the job's last
 // timestamp), and the SLURM commands the framework issued (wrappers first on its PATH).
-//   node --import tsx bench/orchestration.ts [--jobs 40] [--batch 10] [--sleep 5] [--poll 0.1]
-//     [--order baseline-first|framework-first] [--poll-max SEC (DISAGG_POLL_MAX_SEC)] [--keep]
-//     [--smoke]   (2 jobs of `sleep 1` in one batch: that it still runs, in seconds; no figure kept)
+// Command line: USAGE below (--help prints it).
 // The GPU type is H100: one whose sbatch arguments the local SLURM takes (GB200's carry
 // --segment, which SLURM before 24.11 refuses).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { packageRoot } from '../framework/settings.ts';
 import { readLedger } from '../framework/jobs/ledger.ts';
 import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts';
@@ -24,8 +21,16 @@ import { startHealthStandIn } from './lib/health-standin.ts';
 import { outputTail, timedCommand, type TimedRun } from './lib/timed-command.ts';
 import { sleepJobConfig, workEnd, writeBaselineJobs, writeSleepConfigs, type SleepJob } from './lib/sleep-jobs.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--jobs', '2', '--batch', '2', '--sleep', '1']),
+const USAGE = `usage: node --import tsx bench/orchestration.ts [--jobs 40] [--batch 10] [--sleep 5] [--poll 0.1]
+    [--order baseline-first|framework-first] [--poll-max SEC] [--keep] [--smoke]
+  --jobs N jobs of \`sleep --sleep\` seconds in batches of --batch, through the framework and through
+  the shell loop polling squeue every --poll seconds; --poll-max: DISAGG_POLL_MAX_SEC of the
+  framework's run (default unset); --order: which run goes first; --keep: leave the scratch folder.
+  --smoke: 2 jobs of \`sleep 1\` in one batch, that it still runs, in seconds; no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--jobs', '2', '--batch', '2', '--sleep', '1']),
   options: {
     jobs: { type: 'string', default: '40' },
     batch: { type: 'string', default: '10' },
@@ -37,11 +42,14 @@ const { values } = parseArgs({ args: benchArgs(['--jobs', '2', '--batch', '2', '
     /** Which run goes first (alternate between runs: the cluster and the machine drift). */
     order: { type: 'string', default: 'baseline-first' },
   },
-});
-if (values.order !== 'baseline-first' && values.order !== 'framework-first') throw new Error(`--order ${values.order}: expected baseline-first or framework-first`);
-const jobCount = Number(values.jobs);
-const batchSize = Number(values.batch);
-const sleepSec = Number(values.sleep);
+}, USAGE);
+const { values } = cli;
+const order = cli.oneOf('order', ['baseline-first', 'framework-first']);
+const jobCount = cli.wholeNumber('jobs');
+const batchSize = cli.wholeNumber('batch');
+const sleepSec = cli.number('sleep');
+const pollSec = cli.number('poll', { above: 0 });
+const pollMaxSec = values['poll-max'] === undefined ? undefined : cli.number('poll-max', { above: 0 });
 const GPU_TYPE = 'H100';
 
 /** One job of one run, times in epoch seconds. */
@@ -76,7 +84,7 @@ async function runBaseline(jobs: SleepJob[], dir: string, common: NodeJS.Process
   const argsFiles = await writeBaselineJobs(jobs, { outputPath, workDir: path.join(dir, 'work'), packageRoot, gpuType: GPU_TYPE, env: common });
   const events = path.join(dir, 'baseline-events.txt');
   const script = path.join(packageRoot, 'bench', 'orchestration-baseline.sh');
-  const run = await timedCommand('bash', [script, String(batchSize), values.poll!, events, ...argsFiles], { env: common, cwd: dir });
+  const run = await timedCommand('bash', [script, String(batchSize), String(pollSec), events, ...argsFiles], { env: common, cwd: dir });
   if (run.exitCode !== 0) throw new Error(`baseline loop failed (exit ${run.exitCode}):\n${outputTail(run.output)}`);
   const submitted = new Map<string, number>();
   const ended = new Map<string, number>();
@@ -101,7 +109,7 @@ async function runFramework(jobs: SleepJob[], dir: string, common: NodeJS.Proces
   const wrappers = writeCallLoggingWrappers(path.join(dir, 'wrappers'), callLog);
   const env = {
     ...common, PATH: `${wrappers}:${common.PATH}`, SCHEDULER: 'slurm', OUTPUT_PATH: outputPath,
-    ...(values['poll-max'] && { DISAGG_POLL_MAX_SEC: values['poll-max'] }),
+    ...(pollMaxSec !== undefined && { DISAGG_POLL_MAX_SEC: String(pollMaxSec) }),
   };
   const run = await timedCommand('npx', ['vitest', 'run', '--project', 'disagg'], { env, cwd: packageRoot, timeoutMs: 30 * 60_000 });
   if (run.exitCode !== 0) throw new Error(`the framework run failed (exit ${run.exitCode}):\n${outputTail(run.output)}`);
@@ -186,7 +194,7 @@ async function main(): Promise<void> {
     const jobs = writeSleepConfigs(path.join(dir, 'work'), jobCount, sleepJobConfig(health.port, sleepSec));
     const common = cleanEnv({ SLURM_CONF: cluster.conf, GPU_TYPE, WORK_DIR: path.join(dir, 'work'), DISAGG_BATCH_SIZE: String(batchSize) });
     const since = Date.now() - 1000;
-    console.log(`${jobCount} jobs of \`sleep ${sleepSec}\`, batches of ${batchSize}, ${values.order} (scratch: ${dir})`);
+    console.log(`${jobCount} jobs of \`sleep ${sleepSec}\`, batches of ${batchSize}, ${order} (scratch: ${dir})`);
     const callLog = path.join(dir, 'slurm-calls.tsv');
     const runBase = async () => {
       const r = await runBaseline(jobs, dir, common);
@@ -198,7 +206,7 @@ async function main(): Promise<void> {
       console.log(`framework: ${r.run.wallS.toFixed(2)} s`);
       return r;
     };
-    const framework = values.order === 'framework-first' ? await runFw() : undefined;
+    const framework = order === 'framework-first' ? await runFw() : undefined;
     const baseline = await runBase();
     const frameworkRun = framework ?? (await runFw());
     const listS = await listOnly({ ...common, SCHEDULER: 'slurm', OUTPUT_PATH: path.join(dir, 'list-out') });
@@ -259,8 +267,8 @@ function report(
   ];
   const met = printGoals(goals);
   appendResult('orchestration', {
-    jobs: jobCount, batchSize, sleepSec, pollSec: Number(values.poll), order: values.order,
-    frameworkPollMaxSec: values['poll-max'] ? Number(values['poll-max']) : 'default',
+    jobs: jobCount, batchSize, sleepSec, pollSec, order,
+    frameworkPollMaxSec: pollMaxSec ?? 'default',
     framework: { ...fw, vitestListS: Number(listS.toFixed(3)) }, baseline: base, ratio: Number((fw.wallS / base.wallS).toFixed(3)),
     ideal: { nominalS: idealNominal, measuredS: Number(idealMeasured.toFixed(3)), frameworkOverNominal: Number((fw.wallS / idealNominal).toFixed(3)), frameworkOverMeasured: Number((fw.wallS / idealMeasured).toFixed(3)) },
     slurmCommands: counts, statusCycles: cycles,

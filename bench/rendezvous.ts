@@ -7,24 +7,27 @@
 // does; plain node, no tsx). Goal: <= 0.5 s for 8 ranks. Last, the real command end to end:
 // `node bin/disagg-bench.js ct-perftest --ranks N` (one 4 KiB transfer per pair, shm), spawn to
 // exit, through the bin's CLI bundle and through tsx (DISAGG_BIN=tsx).
-//   node --import tsx bench/rendezvous.ts [--ranks 2,4,8] [--rounds 3]
+// Command line: USAGE below (--help prints it).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { parseArgs } from 'node:util';
 import { monoNs, nodeEntryArgv, spawnLocalRanks } from '../runners/xfer/index.ts';
 import { appendResult, benchDir, printGoals, printTable, type Goal } from './lib/report.ts';
 import { packageRoot } from '../framework/settings.ts';
 import { maxOf, median } from './lib/stats.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--ranks', '2', '--rounds', '1']),
+const USAGE = `usage: node --import tsx bench/rendezvous.ts [--ranks 2,4,8] [--rounds 3] [--smoke]
+  Each world size of --ranks, --rounds times. --smoke: 2 ranks, one round, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--ranks', '2', '--rounds', '1']),
   options: { ranks: { type: 'string', default: '2,4,8' }, rounds: { type: 'string', default: '3' } },
-});
-const worldSizes = values.ranks!.split(',').map(Number);
-const rounds = Number(values.rounds);
+}, USAGE);
+const worldSizes = cli.wholeNumbers('ranks', { min: 2 });
+const rounds = cli.wholeNumber('rounds');
 const rankEntry = path.join(benchDir, 'fixtures', 'rendezvous-rank.ts');
 const emptyEntry = path.join(benchDir, 'fixtures', 'empty.ts');
 

@@ -3,14 +3,12 @@
 // `node bin/disagg-bench.js run disagg` and by `node node_modules/vitest/vitest.mjs run --project
 // disagg`, rounds alternating which goes first; wall time of each, start to exit. Goal: the median
 // difference at most 0.3 s.
-//   node --import tsx bench/run-overhead.ts [--rounds 5] [--smoke]
-// --smoke: one round (two short runs), to show the script still runs; no figure kept.
+// Command line: USAGE below (--help prints it).
 // DISAGG_BIN passes through (tsx: the checkout's sources, where a shared node_modules holds another
 // checkout's CLI bundle; it costs tsx's start on top, which the figure then includes).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { packageRoot } from '../framework/settings.ts';
 import { startHealthStandIn } from './lib/health-standin.ts';
 import { sleepJobConfig, writeSleepConfigs } from './lib/sleep-jobs.ts';
@@ -18,9 +16,13 @@ import { appendResult, printGoals, printTable, type Goal } from './lib/report.ts
 import { median } from './lib/stats.ts';
 import { timedCommand } from './lib/timed-command.ts';
 import { benchArgs } from './lib/smoke.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({ args: benchArgs(['--rounds', '1']), options: { rounds: { type: 'string', default: '5' } } });
-const rounds = Number(values.rounds);
+const USAGE = `usage: node --import tsx bench/run-overhead.ts [--rounds 5] [--smoke]
+  --rounds of each form, alternating. --smoke: one round, no figure kept.`;
+
+const cli = benchOptions({ args: benchArgs(['--rounds', '1']), options: { rounds: { type: 'string', default: '5' } } }, USAGE);
+const rounds = cli.wholeNumber('rounds');
 
 const FORMS = {
   run: ['node', path.join(packageRoot, 'bin/disagg-bench.js'), 'run', 'disagg'],

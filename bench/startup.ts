@@ -11,7 +11,7 @@
 // user's first finds them). Medians of wall time, and of CPU time (user + system of the process
 // tree: what the load does not stretch as much), each also as the difference from bare Vitest of
 // the same tree in the same run: the goal's "fixed cost above bare Vitest" is empty minus bare.
-//   node --import tsx bench/startup.ts [--before REV] [--runs 5] [--configs 1000,10000] [--smoke] [--keep]
+// Command line: USAGE below (--help prints it).
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,7 +28,7 @@ const USAGE = `usage: node --import tsx bench/startup.ts [--before REV] [--runs 
   (with --before REV, against that commit too), medians of wall and CPU time. --smoke: one round of
   10 configs, no figure kept; --keep: leave the trees it copied.`;
 
-const { values } = benchOptions({
+const cli = benchOptions({
   options: {
     before: { type: 'string' },
     runs: { type: 'string', default: '5' },
@@ -37,8 +37,9 @@ const { values } = benchOptions({
     keep: { type: 'boolean', default: false },
   },
 }, USAGE);
-const runs = values.smoke ? 1 : Number(values.runs);
-const configCounts = (values.smoke ? '10' : values.configs).split(',').map(Number);
+const { values } = cli;
+const runs = values.smoke ? 1 : cli.wholeNumber('runs');
+const configCounts = values.smoke ? [10] : cli.wholeNumbers('configs');
 const GPU_TYPE = 'GB200';
 
 interface Tree {

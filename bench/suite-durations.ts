@@ -2,8 +2,7 @@
 // one with DISAGG_TEST_REPORT=FILE) and, when given, that run's output (for the lines scripts/
 // test.sh and tests/setup/global-setup.ts print: typecheck, global setup, global teardown, total),
 // and prints a table of every test file's wall time and the slowest tests.
-//
-//   npx tsx bench/suite-durations.ts REPORT.json [RUN.log] [--note "text"]... [--top N]
+// Command line: USAGE below (--help prints it).
 //
 // Files run side by side when Vitest has several workers, so the files' times may add up to more
 // than the run's wall time; the `busy` line says how much of the wall time at least one file ran.
@@ -11,6 +10,11 @@ import { readFileSync } from 'node:fs';
 import { cpus, hostname, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { maxOf, minOf } from '../runners/common/stats.ts';
+import { benchOptions } from './lib/options.ts';
+
+const USAGE = `usage: npx tsx bench/suite-durations.ts REPORT.json [RUN.log] [--note TEXT]... [--top N]
+  REPORT.json: a Vitest JSON report; RUN.log: that run's output; --note: a line for the table's
+  head (repeatable); --top: how many of the slowest tests to list (default 20).`;
 
 interface AssertionResult {
   fullName?: string;
@@ -38,26 +42,13 @@ interface Report {
   testResults: FileResult[];
 }
 
-function usage(message: string): never {
-  process.stderr.write(`suite-durations: ${message}\nusage: npx tsx bench/suite-durations.ts REPORT.json [RUN.log] [--note TEXT]... [--top N]\n`);
-  process.exit(2);
-}
+const cli = benchOptions({ allowPositionals: true, options: { note: { type: 'string', multiple: true, default: [] }, top: { type: 'string', default: '20' } } }, USAGE);
+const usage = cli.refuse;
 
-function parseArgs(argv: string[]) {
-  const files: string[] = [];
-  const notes: string[] = [];
-  let top = 20;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--note') notes.push(argv[++i] ?? usage('--note takes a text'));
-    else if (arg === '--top') {
-      top = Number(argv[++i]);
-      if (!Number.isInteger(top) || top < 1) usage('--top takes a whole number >= 1');
-    } else if (arg.startsWith('--')) usage(`unknown option ${arg}`);
-    else files.push(arg);
-  }
-  if (files.length < 1 || files.length > 2) usage('one JSON report and at most one run log expected');
-  return { report: files[0], log: files[1], notes, top };
+function commandLine() {
+  const files = cli.positionals;
+  if (files.length < 1 || files.length > 2) usage(`${files.length} files given: expected one JSON report and at most one run log`);
+  return { report: files[0], log: files[1] as string | undefined, notes: cli.values.note, top: cli.wholeNumber('top') };
 }
 
 function readReport(file: string): Report {
@@ -107,7 +98,7 @@ function covered(intervals: Array<[number, number]>): number {
 }
 
 function main() {
-  const args = parseArgs(process.argv.slice(2));
+  const args = commandLine();
   const report = readReport(args.report);
   const root = process.cwd();
   const files = report.testResults.map((f) => ({

@@ -4,27 +4,33 @@
 // command and load, each run's wall and CPU time (user + system of the process tree) and Vitest's
 // own duration, and the slowest files of the last run (Vitest's JSON report). Goal: at most 30 s
 // wall on the 2-core machine.
-//   node --import tsx bench/unit-project.ts [--runs 2] [--files tests/a.test.ts,...] [--slowest 10]
+// Command line: USAGE below (--help prints it).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { packageRoot } from '../framework/settings.ts';
 import { appendResult, loadNow, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
 import { median } from './lib/stats.ts';
 import { outputTail, timedCommandCpu } from './lib/timed-command.ts';
+import { benchOptions } from './lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/unit-project.ts [--runs 2] [--files tests/a.test.ts,...] [--slowest 10] [--smoke]
+  --runs of the unit project (or of --files alone), the --slowest files listed. --smoke: one run of
+  one file, no figure kept.`;
+
+const cli = benchOptions({
   args: benchArgs(['--runs', '1', '--files', 'tests/common/size.test.ts']),
   options: {
     runs: { type: 'string', default: '2' },
     files: { type: 'string' },
     slowest: { type: 'string', default: '10' },
   },
-});
-const runs = Number(values.runs);
-const files = values.files ? values.files.split(',') : [];
+}, USAGE);
+const { values } = cli;
+const runs = cli.wholeNumber('runs');
+const files = values.files === undefined ? [] : cli.listOf('files', (f) => f, 'a test file');
+const slowestCount = cli.wholeNumber('slowest', { min: 0 });
 
 interface JsonReport {
   numTotalTests: number;
@@ -61,7 +67,7 @@ async function main(): Promise<void> {
       String(i + 1), s(r.wallS), s(r.cpuS), s(r.vitestDurationS), String(r.report.testResults.length), String(r.report.numTotalTests),
     ]));
     const last = results[results.length - 1];
-    const slowest = [...last.report.testResults].sort((a, b) => b.endTime - b.startTime - (a.endTime - a.startTime)).slice(0, Number(values.slowest));
+    const slowest = [...last.report.testResults].sort((a, b) => b.endTime - b.startTime - (a.endTime - a.startTime)).slice(0, slowestCount);
     printTable(`slowest files of run ${results.length} (start to end of each file; files overlap on the workers)`, ['file', 'seconds', 'tests'], slowest.map((f) => [
       path.relative(packageRoot, f.name), s((f.endTime - f.startTime) / 1000), String(f.assertionResults.length),
     ]));

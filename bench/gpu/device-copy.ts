@@ -3,24 +3,29 @@
 // timed on the GPU with events, alternating kernel and memcpy, median of --iters. Each size's
 // copy is verified byte for byte at rank 1. Rows for many small blocks too (one kernel launch
 // against one cudaMemcpyAsync per block). Goal: kernel >= 0.9x memcpy from 16 MiB up.
-//   node --import tsx bench/gpu/device-copy.ts --ranks-share-gpu [--sizes 16M,64M,256M,1G] [--iters 20]
-// --ranks-share-gpu puts both ranks on GPU 0 (two processes can open each other's IPC handles on
-// one device): allowed for this benchmark only, which says so in its output. Without it, rank r
-// uses GPU r (2 GPUs needed): the kernel then writes over NVLink/PCIe against cudaMemcpyAsync peer.
+// Command line: USAGE below (--help prints it).
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { parseSize } from '../../runners/common/size.ts';
 import { appendJsonLine, runAsLocalRanks } from '../lib/local-ranks.ts';
 import { maxOf } from '../lib/stats.ts';
 import { allocateGpu, checkPattern, cudart, fillPattern, nvmlDeviceNames, openStore, rankFromEnv } from '../../runners/xfer/index.ts';
 import { cudaMemcpyDefault } from '../../runners/xfer/native/cudart.ts';
 import { DeviceCopier, type DevicePhase } from '../../runners/xfer/device-copy/device-copier.ts';
 import { defaultKernelShape, parseKernelShape } from '../../runners/xfer/device-copy/kernel-source.ts';
+import { benchOptions } from '../lib/options.ts';
+
+const USAGE = `usage: node --import tsx bench/gpu/device-copy.ts --ranks-share-gpu [--sizes 16M,64M,256M,1G] [--iters 20]
+    [--kernel THREADS/UNROLL/streaming|cached] [--shapes SHAPE,...] [--out FILE]
+  --ranks-share-gpu puts both ranks on GPU 0 (two processes can open each other's IPC handles on
+  one device): allowed for this benchmark only, which says so in its output. Without it, rank r
+  uses GPU r (2 GPUs needed): the kernel then writes over NVLink/PCIe against cudaMemcpyAsync peer.
+  --kernel: the kernel's shape for every row (default: the backend's); --shapes: extra kernel shapes
+  timed at the largest size, e.g. 256/8/streaming,512/4/cached; --out: the JSON lines file (default
+  bench/results/gpu/device-copy.jsonl).`;
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({
+const cli = benchOptions({
   options: {
     sizes: { type: 'string', default: '16M,64M,256M,1G' },
     iters: { type: 'string', default: '20' },
@@ -31,14 +36,16 @@ const { values } = parseArgs({
     shapes: { type: 'string', default: '' },
     out: { type: 'string' },
   },
-});
-const sizes = values.sizes.split(',').map((s) => parseSize(s.trim()));
-const iterations = Number(values.iters);
+}, USAGE);
+const { values } = cli;
+const sizes = cli.sizes('sizes', { min: 1 });
+const iterations = cli.wholeNumber('iters');
 const share = values['ranks-share-gpu'];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const GOAL = 0.9;
 const GOAL_FROM = 16 << 20;
-const kernelShape = values.kernel ? parseKernelShape(values.kernel, '--kernel') : defaultKernelShape;
+const kernelShape = values.kernel === undefined ? defaultKernelShape : cli.parsed('kernel', (raw) => parseKernelShape(raw, '--kernel'));
+const extraShapes = values.shapes === '' ? [] : cli.parsedList('shapes', (raw) => ({ raw, shape: parseKernelShape(raw, '--shapes') }));
 
 interface Row {
   name: string;
@@ -107,8 +114,8 @@ async function rankMain(): Promise<void> {
       if (count * bytes * 2 > largest) continue;
       rows.push(measure(`${count} blocks of ${bytes} B`, Array.from({ length: count }, (_, i) => ({ offset: i * bytes * 2, bytes }))));
     }
-    for (const raw of values.shapes.split(',').filter(Boolean)) {
-      const c = new DeviceCopier(device, parseKernelShape(raw, '--shapes'));
+    for (const { raw, shape } of extraShapes) {
+      const c = new DeviceCopier(device, shape);
       rows.push(measure(`one block of ${largest >> 20} MiB, kernel ${raw}`, [{ offset: 0, bytes: largest }], c));
       c.destroy();
     }

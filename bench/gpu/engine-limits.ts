@@ -16,9 +16,7 @@
 // One JSON line per row goes to --out; summarize-limits.ts sets them against NCCL, EP and the KV
 // pipe of the same run. More ranks than GPUs (XFER_RANKS_MAY_SHARE_GPU=1) checks the code only:
 // ranks share GPUs and the rows say so.
-//   node --import tsx bench/gpu/engine-limits.ts --out limits.jsonl [--ranks 2] [--sizes 1M,16M,64M,256M,1G]
-//     [--variants copy-engine,copy-engine:64M,kernel@1024/4/streaming,auto] [--ep 128x7168x8,4096x7168x8] [--iters 20]
-import { parseArgs } from 'node:util';
+// Command line: USAGE below (--help prints it).
 import { fileURLToPath } from 'node:url';
 import { parseSize } from '../../runners/common/size.ts';
 import { cudart, monoNs, nvmlDeviceNames, openStore, rankFromEnv, XferEngine, type CudaOptions, type Store, type XferRequest } from '../../runners/xfer/index.ts';
@@ -32,9 +30,18 @@ import { crossGpuBytes } from '../../runners/xfer/benches/ep/ep-data-plane.ts';
 import { appendJsonLine, runAsLocalRanks } from '../lib/local-ranks.ts';
 import { maxOf, mean, median, minOf } from '../lib/stats.ts';
 import { measureLimits, type LimitSize } from './peer-copy-limits.ts';
+import { benchOptions } from '../lib/options.ts';
+
+const USAGE = `usage: node --import tsx bench/gpu/engine-limits.ts [--out limits.jsonl] [--ranks 2] [--sizes 1M,16M,64M,256M,1G]
+    [--limit-sizes 4G] [--a2a-sizes 1M,16M,64M,256M] [--variants copy-engine,kernel,auto]
+    [--ep 128x7168x8,4096x7168x8] [--iters 20] [--warmup 5]
+  --sizes: the limits' and --limit-sizes the limits' only (e.g. the KV pipe's commit); --a2a-sizes:
+  the all-to-all's bytes per peer; a variant is copy-engine|kernel|auto[:CHUNK][@threads/unroll/
+  streaming|cached], e.g. copy-engine:64M, kernel@1024/4/streaming; --ep: EP shapes tokens x hidden
+  x topk (36 experts per rank, seed 1); --out: the JSON lines file (none if not given).`;
 
 const here = fileURLToPath(import.meta.url);
-const { values } = parseArgs({
+const cli = benchOptions({
   options: {
     ranks: { type: 'string', default: '2' },
     sizes: { type: 'string', default: '1M,16M,64M,256M,1G' },
@@ -48,19 +55,15 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '5' },
     out: { type: 'string' },
   },
-});
-const list = (raw: string) => raw.split(',').map((s) => s.trim()).filter(Boolean);
-const count = (name: 'ranks' | 'iters' | 'warmup', least: number): number => {
-  const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < least) {
-    console.error(`engine-limits: --${name} '${values[name]}': expected a whole number of at least ${least}`);
-    process.exit(2);
-  }
-  return n;
-};
-const ranks = count('ranks', 2);
-const iterations = count('iters', 1);
-const warmup = count('warmup', 0);
+}, USAGE);
+const { values } = cli;
+const ranks = cli.wholeNumber('ranks', { min: 2 });
+const iterations = cli.wholeNumber('iters');
+const warmup = cli.wholeNumber('warmup', { min: 0 });
+const limitSizes: LimitSize[] = [...cli.labelledSizes('sizes'), ...cli.labelledSizes('limit-sizes')];
+const a2aSizes = cli.sizes('a2a-sizes', { min: 1 });
+const epShapes = cli.listOf('ep', (shape) => (/^\d+x\d+x\d+$/.test(shape) ? shape : undefined), 'an EP shape tokens x hidden x topk, e.g. 128x7168x8');
+const variants = cli.parsedList('variants', parseVariant);
 const EXPERTS_PER_RANK = 36;
 
 interface Variant {
@@ -74,7 +77,7 @@ interface Variant {
  */
 function parseVariant(raw: string): Variant {
   const m = /^([a-z-]+)(?::([^@]+))?(?:@(.+))?$/.exec(raw);
-  if (!m) throw new Error(`--variants '${raw}': expected copy-engine|kernel|auto[:CHUNK][@threads/unroll/streaming|cached]`);
+  if (!m) throw new Error('expected copy-engine|kernel|auto[:CHUNK][@threads/unroll/streaming|cached]');
   const cuda: CudaOptions = { copy: parseCudaCopyPath(m[1], `--variants '${raw}'`) };
   if (m[2]) cuda.chunkBytes = parseSize(m[2]);
   if (m[3]) cuda.kernelShape = parseKernelShape(m[3], `--variants '${raw}'`);
@@ -87,7 +90,7 @@ function parseVariant(raw: string): Variant {
  * rounded), so every GPU receives them at once from all the others.
  */
 function epLimitSizes(): LimitSize[] {
-  return list(values.ep).flatMap((shape) => {
+  return epShapes.flatMap((shape) => {
     const [tokens, hidden, topk] = shape.split('x').map(Number);
     const layout = epLayout({ ranks, tokens, hidden, expertsPerRank: EXPERTS_PER_RANK, topk, seed: 1 });
     return (['dispatch', 'combine', 'e2e'] as const).map((phase) => {
@@ -199,15 +202,14 @@ async function rankMain(): Promise<void> {
   const store = await openStore(info);
   if (cudart().deviceCount() < 2) throw new Error('engine-limits needs 2 GPUs at least: the limits are copies between them');
   if (info.rank === 0) {
-    const sizes = [...list(values.sizes), ...list(values['limit-sizes'])].map((label) => ({ label, bytes: parseSize(label) }));
     emit({ kind: 'machine', gpus: nvmlDeviceNames(), ranks, cudaRuntime: cudart().runtimeVersion(), node: process.version, iterations, warmup });
     const t0 = monoNs();
-    measureLimits([...sizes, ...epLimitSizes()], ranks, (row) => emit({ ...row }));
+    measureLimits([...limitSizes, ...epLimitSizes()], ranks, (row) => emit({ ...row }));
     console.log(`limits measured in ${((monoNs() - t0) / 1e9).toFixed(1)} s`);
   }
   await store.barrier('limits-done');
   const gateSeq = { next: 1 };
-  for (const raw of list(values.variants)) await allToAll(store, parseVariant(raw), list(values['a2a-sizes']).map(parseSize), gateSeq);
+  for (const variant of variants) await allToAll(store, variant, a2aSizes, gateSeq);
   await store.close();
 }
 

@@ -4,10 +4,16 @@
 // the engine records it, in each of 3 trials. (256 MiB took ~0.2 ms on an H100, within one
 // completion poll of the small copy: both could be seen done in the same poll.) Prints one JSON
 // line per trial and `inflight cuda: PASS|FAIL`.
-//   node inflight.mjs
+// Command line: USAGE below (--help prints it).
 import { XferEngine } from '../../runners/xfer/engine.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
 import { openStore } from '../../runners/xfer/store.ts';
+import { benchOptions } from '../lib/options.ts';
+
+const USAGE = `usage: node inflight.mjs   (bundled by bench/gpu/bundle.sh; no options)
+  On one GPU, a 4 KiB copy posted after a 1 GiB one must complete first, in each of 3 trials.`;
+
+benchOptions({ options: {} }, USAGE);
 
 const BIG = 1 << 30;
 const TRIALS = 3;

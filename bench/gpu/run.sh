@@ -26,7 +26,13 @@
 # Parts whose ranks outnumber the GPUs are refused (ranks would share a GPU) unless
 # XFER_RANKS_MAY_SHARE_GPU=1 is exported; `device` and `nixl-tools` share on purpose and say so.
 # Each part's results and logs go to $OUT/<part>.tgz; the console shows each step's tail.
+# --help: this header, exit 0; a part it does not have: one line, exit 2, before any part runs.
 set -uo pipefail
+[[ ${1:-} == --help || ${1:-} == -h ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; }
+PARTS=(engine ct nixl sweep ep kvpipe alltoall device libfabric nixl-tools inflight limits)
+for part in "$@"; do
+  [[ " ${PARTS[*]} " == *" $part "* ]] || { echo "run.sh: unknown part '$part': expected some of ${PARTS[*]}" >&2; exit 2; }
+done
 cd "$(dirname "$0")/.."
 export D=${D:-$(basename "$(dirname "$(readlink -f "$0")")")}
 [[ -x /tmp/node ]] || { xz -dc $D/node.xz > /tmp/node && chmod +x /tmp/node; }
@@ -223,7 +229,6 @@ nixl-tools() {
 }
 
 for part in "$@"; do
-  declare -F "$part" >/dev/null || { echo "unknown part '$part' (engine, ct, nixl, sweep, ep, kvpipe, alltoall, device, libfabric, nixl-tools, inflight, limits)"; exit 2; }
   export R=/tmp/gpu-results/$part
   mkdir -p "$R"
   echo "##### $part"

@@ -1,18 +1,20 @@
 // EP at the seed's shape from a GPU run's `ep` part (bench/gpu/run.sh ep): e2e latency of the
 // GPU-initiated path (one kernel per phase) against the host-posted emulation, per world size,
 // read from the logs with the framework's own NIXL EP parser. Goal: host / GPU >= 2.
-//   npx tsx bench/gpu/summarize-ep.ts <folder with ep-cuda-N-gpu.log and ep-cuda-N-host.log>
+// Command line: USAGE below (--help prints it).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { extractNixlEpMetrics } from '../../framework/metrics/extractors/nixl-ep.ts';
 import { resultsDir } from '../lib/report.ts';
+import { benchOptions } from '../lib/options.ts';
+
+const USAGE = `usage: npx tsx bench/gpu/summarize-ep.ts <folder of the ep part>
+  The folder holds ep-cuda-N-gpu.log and ep-cuda-N-host.log for N = 2, 4, 8 (bench/gpu/run.sh ep).`;
 
 const GOAL = 2;
-const dir = process.argv[2];
-if (!dir) {
-  console.error('usage: summarize-ep.ts <folder of the ep part>');
-  process.exit(2);
-}
+const cli = benchOptions({ allowPositionals: true, options: {} }, USAGE);
+if (cli.positionals.length !== 1) cli.refuse(`${cli.positionals.length} folders given: expected one, the ep part's`);
+const dir = cli.positionals[0];
 /** Mean e2e latency (us) and ranks passed in one log, or undefined when it has none. */
 function e2e(file: string): { latencyUs: number; passed: string } | undefined {
   if (!existsSync(file)) return undefined;

@@ -7,20 +7,21 @@
 // against the limit timed per GPU) and gated (both between gates on the GPUs, first start to last
 // end: the same start and stop points); the goal is judged on the gated pair. N ranks: the
 // machine line's `ranks` (engine-limits --ranks); NCCL's lines of that many ranks.
-//   npx tsx bench/gpu/summarize-limits.ts <folder> [--out bench/results/gpu-limits.jsonl]
+// Command line: USAGE below (--help prints it).
 import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { extractNixlEpMetrics } from '../../framework/metrics/extractors/nixl-ep.ts';
 import { maxOf, median, minOf } from '../lib/stats.ts';
 import { exchangeMode, gatedExchangeMode, ONE_WAY_PREFIX } from './limit-modes.ts';
+import { benchOptions } from '../lib/options.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { out: { type: 'string' } } });
+const USAGE = `usage: npx tsx bench/gpu/summarize-limits.ts <folder with run1/, run2/, ...> [--out FILE]
+  --out: the JSON lines file the summary is appended to (default <folder>/summary.jsonl).`;
+
+const cli = benchOptions({ allowPositionals: true, options: { out: { type: 'string' } } }, USAGE);
+const { values, positionals } = cli;
+if (positionals.length !== 1) cli.refuse(`${positionals.length} folders given: expected one, holding run1/, run2/, ...`);
 const dir = positionals[0];
-if (!dir) {
-  console.error('usage: summarize-limits.ts <folder with run1/, run2/, ...> [--out FILE]');
-  process.exit(2);
-}
 
 interface LimitLine { kind: 'limit'; mode: string; label: string; bytes: number; medianMs: number; gbps: number }
 interface A2aTiming { medianMs: number; verified: boolean }

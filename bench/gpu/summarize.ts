@@ -2,17 +2,19 @@
 // bytes per peer, the engine's CT perftest (cuda: copy engines parallel or staggered, or the copy
 // kernel) against NCCL all_to_all_single, as time per exchange and the ratio NCCL time / CT time.
 // Goal, for 64-256 MiB per peer: >= 1.3 on 2 GPUs, >= 1.2 on 4 GPUs.
-//   npx tsx bench/gpu/summarize.ts bench/results/gpu/2026-11-21-alltoall.jsonl
+// Command line: USAGE below (--help prints it).
 import { appendFileSync, readFileSync } from 'node:fs';
+import { benchOptions } from '../lib/options.ts';
+
+const USAGE = `usage: npx tsx bench/gpu/summarize.ts <alltoall.jsonl>
+  e.g. bench/results/gpu/2026-11-21-alltoall.jsonl, as bench/gpu/alltoall.sh writes it.`;
 
 interface CtLine { tool: string; schedule?: string; ranks: number; size: string; report: { avg_iter_latency_ms: number } }
 interface NcclLine { tool: string; ranks: number; bytes_per_peer: number; median_s: number }
 
-const file = process.argv[2];
-if (!file) {
-  console.error('usage: summarize.ts <alltoall.jsonl>');
-  process.exit(2);
-}
+const cli = benchOptions({ allowPositionals: true, options: {} }, USAGE);
+if (cli.positionals.length !== 1) cli.refuse(`${cli.positionals.length} files given: expected one alltoall.jsonl`);
+const file = cli.positionals[0];
 const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as CtLine | NcclLine);
 const mib = (size: string) => Number(size.replace(/M$/, ''));
 const nccl = new Map<string, number>();

@@ -11,7 +11,9 @@
 # engine bundled there (launch.mjs, commands.mjs): `BASE_REV=<commit> ... prepare` bundles that
 # commit's engine into .nixl-gpu/base, a baseline for the same call.
 # On one GPU, vram puts both ranks of each side on it and says so (side-runs.ts).
+# --help: this header, exit 0; a part it does not have: one line, exit 2.
 set -uo pipefail
+[[ ${1:-} == --help || ${1:-} == -h ]] && { sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0; }
 cd "$(dirname "$0")/../.."
 D=.nixl-gpu
 export NIXL_SOURCES=$PWD/.nixl-src NIXL_PREFIX=${NIXL_PREFIX:-/tmp/nixl}
@@ -81,5 +83,5 @@ case "${1:-}" in
   build) build ;;
   host) compare "${LABEL:-gpu-machine-host-$(date -u +%F)}" --seg DRAM --engine-backend ucx "${@:2}" ;;
   vram) compare "${LABEL:-gpu-machine-vram-$(date -u +%F)}" --seg VRAM --engine-backend cuda "${@:2}" ;;
-  *) echo "usage: bench/nixl/gpu-run.sh prepare|build|host|vram [side-by-side arguments]" >&2; exit 2 ;;
+  *) echo "gpu-run.sh: ${1:+unknown part '$1': }expected prepare, build, host or vram [side-by-side arguments] (--help: more)" >&2; exit 2 ;;
 esac

@@ -9,29 +9,32 @@
 // each size on each side; the summary sets each side's Avg Post / Avg Tx at 4 KiB beside the
 // latency ratio. Ratios: engine / nixlbench bandwidth per block size, engine / nixlbench Avg Lat.
 // Goals (host memory): bandwidth >= 1.0x from 64 KiB up, latency <= 1.1x at 4 KiB.
-//   node --import tsx bench/nixl/side-by-side.ts [--transports shm,tcp] [--rounds 1]
-//        [--iters 100] [--warmup 10] [--batches 1,16] [--ops READ,WRITE] [--start 4096]
-//        [--max 67108864] [--runtime ASIO|ETCD] [--nixlbench PATH] [--engine-ucx-lib DIR|system]
-//        [--seg DRAM|VRAM] [--engine-backend ucx] [--label NAME] [--smoke]
-// `--transports`: UCX_TLS of both sides, each as `<name>,self` (shm with UCX_MM_ERROR_HANDLING=y;
-// tcp1m: tcp with 1 MiB tcp segments on both sides; see transportEnv); `default` leaves UCX_TLS unset.
-// `--engine "CMD"` runs the engine's sweep command directly instead of as a job (the GPU machine's
-// bundle, bench/nixl/gpu-run.sh, where there is no checkout to run jobs from; there the transports
-// default to `default`). Logs: bench/results/nixl-side-by-side-<label>/ (label: the date), one
-// folder per transport, op and batch, with both sides' job folders; figures appended to
-// bench/results/nixl-side-by-side.jsonl.
+// Command line: USAGE below (--help prints it). Logs: bench/results/nixl-side-by-side-<label>/ (label:
+// the date), one folder per transport, op and batch, with both sides' job folders; figures appended
+// to bench/results/nixl-side-by-side.jsonl.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { appendResult, machine, printGoals, printTable, resultsDir, type Goal } from '../lib/report.ts';
 import { benchArgs, smoke } from '../lib/smoke.ts';
 import { median } from '../lib/stats.ts';
 import { minOf } from '../../runners/common/stats.ts';
 import { makeSides, NO_ROW, type Flags, type Row, type SideRun } from './side-runs.ts';
+import { benchOptions } from '../lib/options.ts';
 
-const { values } = parseArgs({
+const USAGE = `usage: node --import tsx bench/nixl/side-by-side.ts [--transports shm,tcp] [--rounds 1]
+    [--iters 200] [--warmup 20] [--batches 1,16] [--ops READ,WRITE] [--start 4096]
+    [--max 67108864] [--runtime ASIO|ETCD] [--nixlbench PATH] [--engine-ucx-lib DIR|system]
+    [--seg DRAM|VRAM] [--engine-backend ucx] [--nixl-backend UCX] [--engine CMD] [--label NAME] [--smoke]
+  --transports: UCX_TLS of both sides, each as <name>,self (shm with UCX_MM_ERROR_HANDLING=y; tcp1m:
+  tcp with 1 MiB tcp segments on both sides); default leaves UCX_TLS unset. --engine CMD runs the
+  engine's sweep command directly instead of as a job (the GPU machine's bundle, bench/nixl/
+  gpu-run.sh, where there is no checkout to run jobs from; there the transports default to
+  default). --label names the log folder (default: the date). --smoke: tcp, WRITE, one batch of
+  blocks up to 16 KiB, 8 iterations, no figure kept.`;
+
+const cli = benchOptions({
   args: benchArgs(['--max', '16384', '--iters', '8', '--warmup', '2', '--batches', '1', '--ops', 'WRITE', '--transports', 'tcp']),
   options: {
     smoke: { type: 'boolean' },
@@ -52,7 +55,15 @@ const { values } = parseArgs({
     engine: { type: 'string' },
     label: { type: 'string' },
   },
-});
+}, USAGE);
+const { values } = cli;
+const runtime = cli.oneOf('runtime', ['ASIO', 'ETCD']);
+const seg = cli.oneOf('seg', ['DRAM', 'VRAM']);
+const ops = cli.someOf('ops', ['READ', 'WRITE']);
+const batches = cli.wholeNumbers('batches');
+const [start, max, iters] = ['start', 'max', 'iters'].map((name) => cli.wholeNumber(name));
+const warmup = cli.wholeNumber('warmup', { min: 0 });
+const rounds = cli.wholeNumber('rounds');
 const repoRoot = process.cwd();
 
 function nixlbenchBinary(): string {
@@ -93,24 +104,23 @@ const sides = makeSides({
   nixlbench: binary,
   nixlBackend: values['nixl-backend']!,
   engineBackend: values['engine-backend']!,
-  runtime: values.runtime === 'ETCD' ? 'ETCD' : 'ASIO',
+  runtime,
   engineCommand: values.engine,
   engineEnv: ucxLib ? { LD_LIBRARY_PATH: [ucxLib, process.env.LD_LIBRARY_PATH].filter(Boolean).join(':') } : {},
 });
 
 /** The flags both tools take, as nixlbench spells them. */
 function sweepFlags(op: string, batch: number): Flags {
-  const max = Number(values.max);
   return {
     op_type: op,
-    initiator_seg_type: values.seg!,
-    target_seg_type: values.seg!,
-    start_block_size: Number(values.start),
+    initiator_seg_type: seg,
+    target_seg_type: seg,
+    start_block_size: start,
     max_block_size: max,
     start_batch_size: batch,
     max_batch_size: batch,
-    num_iter: Number(values.iters),
-    warmup_iter: Number(values.warmup),
+    num_iter: iters,
+    warmup_iter: warmup,
     // nixlbench allocates total_buffer_size per process (default 8 GiB): enough for one step
     total_buffer_size: Math.max(max * batch, 64 * 2 ** 20),
   };
@@ -145,11 +155,10 @@ const KiB = 1024;
 
 async function main(): Promise<void> {
   const m = machine();
-  const transports = (values.transports ?? (values.engine ? 'default' : 'shm,tcp')).split(',');
-  const rounds = Number(values.rounds);
-  console.log(`side by side: engine ${values['engine-backend']} (UCX from ${ucxLib ?? 'the system'}) vs ${binary} (--backend ${values['nixl-backend']}, ${values.runtime}), ${values.seg}, transports ${transports.join(' / ')}, ${rounds} round(s); ${m.nproc} CPUs (${m.cpuModel}), load ${m.load1AtStart} at start; logs ${logRoot}`);
+  const transports = values.transports === undefined ? (values.engine ? ['default'] : ['shm', 'tcp']) : cli.listOf('transports', (t) => t, 'a UCX transport name, tcp1m or default');
+  console.log(`side by side: engine ${values['engine-backend']} (UCX from ${ucxLib ?? 'the system'}) vs ${binary} (--backend ${values['nixl-backend']}, ${runtime}), ${seg}, transports ${transports.join(' / ')}, ${rounds} round(s); ${m.nproc} CPUs (${m.cpuModel}), load ${m.load1AtStart} at start; logs ${logRoot}`);
   // VRAM: where the ranks are (with one GPU both sides put both ranks on it, and say so)
-  const placement = values.seg === 'VRAM' ? sides.gpuPlacement?.() : undefined;
+  const placement = seg === 'VRAM' ? sides.gpuPlacement?.() : undefined;
   if (placement) console.log(placement.note);
   const figures: Record<string, unknown>[] = [];
   const goals: Goal[] = [];
@@ -159,8 +168,8 @@ async function main(): Promise<void> {
     // UCX_LOG_LEVEL=info: the lanes; UCX_PROTO_INFO=y: which protocol and transport each message
     // size takes (printed once per configuration, at its first use in the warm-up)
     const env: Record<string, string> = { UCX_LOG_LEVEL: 'info', UCX_PROTO_INFO: 'y', ...transportEnv(transport) };
-    for (const op of values.ops!.split(',')) {
-      for (const batch of values.batches!.split(',').map(Number)) {
+    for (const op of ops) {
+      for (const batch of batches) {
         const group = `${transport}-${op.toLowerCase()}-b${batch}`;
         const flags = sweepFlags(op, batch);
         const loadBefore = os.loadavg()[0];
@@ -196,7 +205,7 @@ async function main(): Promise<void> {
           transport, op, batch, fmt(k4?.latRatio ?? NaN, 2), `${fmt(k4?.enginePostUs ?? NaN, 1)}/${fmt(k4?.engineTxUs ?? NaN, 1)}`, `${fmt(k4?.nixlPostUs ?? NaN, 1)}/${fmt(k4?.nixlTxUs ?? NaN, 1)}`,
           ...[64 * KiB, KiB * KiB, 64 * KiB * KiB].map((b) => fmt(at(b)?.bwRatio ?? NaN, 2)), fmt(minOf(from64k, NaN), 2),
         ]);
-        if (values.seg === 'DRAM') {
+        if (seg === 'DRAM') {
           if (from64k.length > 0) goals.push({ what: `${group}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
           if (k4) goals.push({ what: `${group}: latency ratio at 4 KiB`, value: Number(k4.latRatio.toFixed(3)), limit: 1.1, atMost: true });
         }
@@ -206,7 +215,7 @@ async function main(): Promise<void> {
   printTable('engine / nixlbench (post/tx: Avg Post / Avg Tx us at 4 KiB)', ['transport', 'op', 'batch', 'lat 4K', 'engine post/tx', 'nixlbench post/tx', 'bw 64K', 'bw 1M', 'bw 64M', 'lowest bw from 64K'], summary);
   printGoals(goals);
   appendResult('nixl-side-by-side', {
-    nixlbench: binary, runtime: values.runtime, seg: values.seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'],
+    nixlbench: binary, runtime, seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'],
     engineUcxLib: ucxLib ?? 'system', ...(placement ? { gpus: placement } : {}), logs: path.relative(repoRoot, logRoot), results: figures,
   }, goals);
   if (smoke) fs.rmSync(logRoot, { recursive: true, force: true });

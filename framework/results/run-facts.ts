@@ -5,7 +5,7 @@
 // run's report later shows the same header.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SUMMARY_JSON_FILE } from './digest/write-digest.ts';
+import { SUMMARY_JSON_FILE } from './digest/summary-files.ts';
 
 /** A git work tree's state, as `git rev-parse` says it; absent fields: not a work tree, or detached. */
 export interface GitFacts {

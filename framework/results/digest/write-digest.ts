@@ -8,9 +8,8 @@ import { writeWhole, writeWholeSync } from '../../../runners/common/write-whole.
 import { buildDigest, type Digest, type PreviousValues } from './digest.ts';
 import { digestMarkdown, digestTerminal } from './digest-text.ts';
 import type { RunFacts } from '../run-facts.ts';
+import { SUMMARY_JSON_FILE, SUMMARY_MD_FILE } from './summary-files.ts';
 
-export const SUMMARY_MD_FILE = 'summary.md';
-export const SUMMARY_JSON_FILE = 'summary.json';
 
 export interface RunDigestInput {
   /** The folder holding the run's results.json; summary.* are written beside it. */

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPORT_FILE } from '../report/render.ts';
-import { SUMMARY_JSON_FILE } from '../digest/write-digest.ts';
+import { SUMMARY_JSON_FILE } from '../digest/summary-files.ts';
 import { INDEX_FILE, indexRootOf, RUNS_FOLDER } from './runs-folder.ts';
 
 export { INDEX_FILE, indexRootOf, RUNS_FOLDER };
