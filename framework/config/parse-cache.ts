@@ -5,14 +5,14 @@
 // files seen in the last plan, so it never grows past the configs in use. The parse is keyed by
 // the file's content hash (mtimes alone are too coarse: two writes in the same few milliseconds
 // share one); a file whose stamp (inode, size, mtime, ctime: file-stamp.ts) is the one taken when
-// that content was read is not read again, and one written within a timestamp tick of that read
-// got no stamp, so it is read and hashed. The verdict (schema and rule issues, the GPU types named) also by the rules' version
-// (rules-version.ts), so a changed schema or rule is never hidden. A verdict whose rules looked at
+// that content was read is not read again, and one written within 2 s of that read got no stamp,
+// so it is read and hashed. The verdict (schema and rule issues, the GPU types named) is keyed also
+// by the rules' version (rules-version.ts), so a changed schema or rule is never hidden. A verdict whose rules looked at
 // files beside the config (relative paths) is not kept: those files may change on their own.
 // Files that did not parse cleanly are not cached (their issues need the document's positions).
-// Two JSON files under node_modules/.cache per set: an index (content hash and verdict of each
-// file: what a listing needs) and the parsed data, read only when a test's config is first used
-// (a run), so listing 10,000 configs reads ~2.4 MB instead of ~24 MB. Writers replace each file
+// Two JSON files under node_modules/.cache per set: an index (content hash, stamp and verdict of
+// each file: what a listing needs) and the parsed data, read only when a test's config is first used
+// (a run), so listing 10,000 configs reads ~2.8 MB instead of ~24 MB. Writers replace each file
 // atomically; both carry the generation they were written in, and data from another generation is
 // not trusted (the file is parsed again). A lost or corrupt cache only costs a re-parse.
 // DISAGG_PARSE_CACHE=off reads and keeps nothing.
