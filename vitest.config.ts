@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { allTestTypeNames } from './framework/contract/extension-types.ts';
 import SlowestFirstSequencer from './scripts/test-sequencer.ts';
 import { runsTestTypes, watchLauncherOnce } from './framework/suite/cancellation.ts';
+import { isListing } from './framework/suite/run-project.ts';
 
 // A run of test-type projects watches the npx that started it from here, Vitest's first read of
 // the project, not from the global setup: a SIGTERM to npx before the global setup ran would
@@ -26,7 +27,7 @@ const UNIT_TESTS = [
   'tests/bench/{command-lines,help,side-runs-placement,ucx-perftest-final}.test.ts',
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
-  'tests/config/{discover,ids,parse-cache,resolve}.test.ts',
+  'tests/config/{discover,file-stamp,ids,parse-cache,resolve}.test.ts',
   'tests/history/{baseline,bisect-search,bisect-statistics,gate-judge,regression-config}.test.ts',
   'tests/jobs/{batch-manager,judge-unit,resume-unit,session-unit}.test.ts',
   'tests/lint/*.test.ts',
@@ -82,36 +83,45 @@ function testWorkers(raw = process.env.DISAGG_TEST_WORKERS): number {
   process.exit(2);
 }
 
+/**
+ * What every project shares with the root, given to each project here. Not through `extends: true`:
+ * Vite would then load this file again, bundled and checked, once per project (five more loads at
+ * every start, `vitest list --project disagg` included: bench/startup.ts), for options that are
+ * all here.
+ */
+const shared = {
+  // Transformed modules kept between runs in node_modules/.experimental-vitest-cache (keyed by each
+  // file's content and the config): a run or a listing pays Vitest's transform of the framework
+  // once, not at every start (bench/startup.ts); the unit project's ~75 files likewise
+  // (bench/unit-project.ts). The cluster project's tests stay on the default.
+  experimental: { fsModuleCache: true },
+  // One value for every project: Vitest refuses projects of one group with different counts.
+  maxWorkers: testWorkers(),
+  // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
+  sequence: { sequencer: SlowestFirstSequencer },
+  // The cluster project's global teardown stops the cluster it started and waits for the run's
+  // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
+  teardownTimeout: 300_000, // the cluster's `down` (up to 180 s) and the leak check's grace (30 s)
+  tags: [
+    { name: 'perf', description: 'Performance tests (test_configs/<type>/perf).' },
+    { name: 'accuracy', description: 'Accuracy tests (test_configs/<type>/accuracy).' },
+    { name: 'stress', description: 'Stress tests (test_configs/<type>/stress).' },
+  ],
+};
+
 export default defineConfig({
   test: {
     reporters: ['default', './framework/suite/reporter.ts'],
-    // Transformed modules kept between runs in node_modules/.experimental-vitest-cache (keyed by each
-    // file's content and the config): a run or a listing pays Vitest's transform of the framework
-    // once, not at every start (bench/startup.ts); the unit project's ~75 files likewise
-    // (bench/unit-project.ts). The cluster project's tests stay on the default.
-    experimental: { fsModuleCache: true },
-    // One value for every project: Vitest refuses projects of one group with different counts.
-    maxWorkers: testWorkers(),
-    // Slowest files first, from Vitest's cache or, on a fresh clone, the committed duration tables.
-    sequence: { sequencer: SlowestFirstSequencer },
-    // The cluster project's global teardown stops the cluster it started and waits for the run's
-    // processes to end (tests/setup/global-setup.ts); Vitest's default 10 s would cut it short.
-    teardownTimeout: 300_000, // the cluster's `down` (up to 180 s) and the leak check's grace (30 s)
-    tags: [
-      { name: 'perf', description: 'Performance tests (test_configs/<type>/perf).' },
-      { name: 'accuracy', description: 'Accuracy tests (test_configs/<type>/accuracy).' },
-      { name: 'stress', description: 'Stress tests (test_configs/<type>/stress).' },
-    ],
+    ...shared,
     projects: [
       {
-        extends: true,
         // Limits for a loaded machine, where a file can wait minutes for a CPU: a test decides from
         // what it recorded, never from how fast the machine is.
-        test: { name: 'unit', include: UNIT_TESTS, testTimeout: 120_000, hookTimeout: 120_000 },
+        test: { ...shared, name: 'unit', include: UNIT_TESTS, testTimeout: 120_000, hookTimeout: 120_000 },
       },
       {
-        extends: true,
         test: {
+          ...shared,
           name: 'cluster',
           include: ['tests/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...UNIT_TESTS],
@@ -122,14 +132,18 @@ export default defineConfig({
         },
       },
       ...(await testTypeProjects()).map((type) => ({
-        extends: true as const,
         test: {
+          ...shared,
           name: type,
           include: [suite],
           env: { DISAGG_BENCH_TEST_TYPE: type },
           globalSetup: ['framework/suite/global-setup.ts'],
           // Vitest's runner, which also tells a worker's session when Vitest cancels the run.
           runner: 'framework/suite/cancel-runner.ts',
+          // A run's workers are processes (Vitest's default): each cancels its own jobs on a signal,
+          // and end-workers.ts finds and ends them under /proc. `vitest list` submits nothing and
+          // only collects: its worker is a thread, which starts ~0.1 s sooner (bench/startup.ts).
+          pool: isListing() ? 'threads' : 'forks',
           // A test waits on its job; the job manager owns the real timeout and cancels on expiry.
           testTimeout: 0,
           // Every config's test waits on its job at once; the batch manager limits what runs.

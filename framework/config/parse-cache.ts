@@ -3,14 +3,16 @@
 // a config costs; validation, with its schema compiled first, most of the rest).
 // One cache file per set of configs planned together (WORK_DIR and test type), holding only the
 // files seen in the last plan, so it never grows past the configs in use. The parse is keyed by
-// the file's content hash (mtimes are too coarse: two writes in the same few milliseconds share
-// one); the verdict (schema and rule issues, the GPU types named) also by the rules' version
-// (rules-version.ts), so a changed schema or rule is never hidden. A verdict whose rules looked at
+// the file's content hash (mtimes alone are too coarse: two writes in the same few milliseconds
+// share one); a file whose stamp (inode, size, mtime, ctime: file-stamp.ts) is the one taken when
+// that content was read is not read again, and one written within 2 s of that read got no stamp,
+// so it is read and hashed. The verdict (schema and rule issues, the GPU types named) is keyed also
+// by the rules' version (rules-version.ts), so a changed schema or rule is never hidden. A verdict whose rules looked at
 // files beside the config (relative paths) is not kept: those files may change on their own.
 // Files that did not parse cleanly are not cached (their issues need the document's positions).
-// Two JSON files under node_modules/.cache per set: an index (content hash and verdict of each
-// file: what a listing needs) and the parsed data, read only when a test's config is first used
-// (a run), so listing 10,000 configs reads ~2.4 MB instead of ~24 MB. Writers replace each file
+// Two JSON files under node_modules/.cache per set: an index (content hash, stamp and verdict of
+// each file: what a listing needs) and the parsed data, read only when a test's config is first used
+// (a run), so listing 10,000 configs reads ~2.8 MB instead of ~24 MB. Writers replace each file
 // atomically; both carry the generation they were written in, and data from another generation is
 // not trusted (the file is parsed again). A lost or corrupt cache only costs a re-parse.
 // DISAGG_PARSE_CACHE=off reads and keeps nothing.
@@ -22,6 +24,7 @@ import { packageRoot } from '../settings.ts';
 import type { ConfigIssue } from './issue.ts';
 import { decodeConfigBytes, parseYaml, readConfigBytes, type ParsedYaml } from './load.ts';
 import { rulesVersion } from './rules-version.ts';
+import { stampOf, statBeforeRead, unchangedSince, type FileStamp } from './file-stamp.ts';
 
 /** What validating a parsed config found: its schema and rule issues, and the GPU types it names. */
 export interface Verdict {
@@ -31,6 +34,8 @@ export interface Verdict {
 
 interface IndexEntry {
   sha1: string;
+  /** The file's stamp when content `sha1` was read, if it may be trusted for it (file-stamp.ts). */
+  stamp?: FileStamp;
   /** The verdict, under the index's rules version. */
   verdict?: Verdict;
 }
@@ -46,7 +51,7 @@ export interface CachedParse extends ParsedYaml {
 }
 
 /** Bump when what a parse produces changes shape (load.ts) or the entries do. */
-const FORMAT = 7;
+const FORMAT = 8;
 const cacheDir = path.join(packageRoot, 'node_modules', '.cache', 'disagg-bench', 'parsed-configs');
 const off = () => process.env.DISAGG_PARSE_CACHE === 'off';
 
@@ -139,17 +144,33 @@ function textAsPlanned(absFile: string, sha1: string, displayFile: string): stri
 
 /**
  * Like readYamlFileSync (load.ts), from the cache when the file's content was parsed before: then
- * the bytes are hashed, not decoded (a listing of unchanged files decodes none).
+ * the bytes are hashed, not decoded, or not even read where the file's stamp is unchanged (a
+ * listing of unchanged files reads none).
  */
 export function readYamlFileCached(absFile: string, displayFile: string): CachedParse {
   const cache = loadIndex();
-  const read = readConfigBytes(absFile, displayFile);
-  if (read.issue) return { data: undefined, issues: [read.issue], locate: () => undefined };
-  const { bytes } = read;
-  const sha1 = createHash('sha1').update(bytes).digest('hex');
+  const known = cache.get(absFile);
+  // The stat before the read: a write after it changes the stamp, or is too recent to get one.
+  const { stat, atMs } = statBeforeRead(absFile);
+  let bytes: Buffer | undefined;
+  let sha1: string;
+  if (known && unchangedSince(known.stamp, stat)) {
+    sha1 = known.sha1;
+  } else {
+    const read = readConfigBytes(absFile, displayFile);
+    if (read.issue) return { data: undefined, issues: [read.issue], locate: () => undefined };
+    bytes = read.bytes;
+    sha1 = createHash('sha1').update(bytes).digest('hex');
+  }
+  const stamp = bytes ? stat && stampOf(stat, atMs) : known?.stamp;
   seen.add(absFile);
-  const hit = cache.get(absFile);
+  const hit = known;
   if (hit && hit.sha1 === sha1) {
+    if (hit.stamp !== stamp) {
+      if (stamp) hit.stamp = stamp;
+      else delete hit.stamp;
+      indexDirty = true;
+    }
     let parsed: ParsedYaml | undefined;
     let value: { data: unknown } | undefined;
     // Positions are needed only to place a new issue (the verdict's are kept): the bytes are kept
@@ -166,11 +187,11 @@ export function readYamlFileCached(absFile: string, displayFile: string): Cached
       locate: (p) => (parsed ??= parseYaml(textNow(), displayFile)).locate(p),
     };
   }
-  const decoded = decodeConfigBytes(bytes, displayFile);
+  const decoded = decodeConfigBytes(bytes!, displayFile);
   if (decoded.issue) return { data: undefined, issues: [decoded.issue], locate: () => undefined };
   const parsed = parseYaml(decoded.text, displayFile);
   if (parsed.issues.length === 0 && !off() && survivesJson(parsed.data)) {
-    cache.set(absFile, { sha1 });
+    cache.set(absFile, { sha1, ...(stamp ? { stamp } : {}) });
     const entry = { sha1, data: parsed.data };
     fresh.set(absFile, entry);
     data?.set(absFile, entry);

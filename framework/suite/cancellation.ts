@@ -35,6 +35,7 @@
 import { signalExitCode } from '../../runners/common/exit-codes.ts';
 import { testTypeNames } from '../contract/names.ts';
 import { watchLauncher } from './launcher-watch.ts';
+import { isListing } from './run-project.ts';
 
 /** The signals that end a run; each exits 128 + its number (130, 143, 129), as a shell reports it. */
 export const RUN_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -194,9 +195,11 @@ export function takeSignalsForVitest(ending: RunEnding): () => void {
 /**
  * Whether a `vitest` command line runs test-type projects (no --project, or one naming a test
  * type): only such a run has jobs to protect. The unit project's own run keeps Vitest's behaviour
- * (its global teardown must run to stop the cluster it started).
+ * (its global teardown must run to stop the cluster it started), and so does `vitest list`, which
+ * collects the tests and runs none.
  */
 export function runsTestTypes(argv: readonly string[] = process.argv): boolean {
+  if (isListing(argv)) return false;
   const projects: string[] = [];
   argv.forEach((word, i) => {
     if (word === '--project' && argv[i + 1]) projects.push(argv[i + 1]);

@@ -1,15 +1,15 @@
 // Everything a run takes from the environment, checked in Vitest's main process before any test
-// file loads and before anything is submitted: the variables (settings.ts), DISAGG_FORCE_ENV's
-// names, the test list, OUTPUT_PATH. A user's mistake is one line per problem, never a stack.
-// The test types and the plan (most of the framework's modules) load only for the checks that need
-// them, DISAGG_FORCE_ENV naming variables and GPU_TYPE naming no known GPU: a run or a listing
-// without either pays nothing for them in the main process.
+// file loads and before anything is submitted: the variables (settings.ts), SCHEDULER's name,
+// DISAGG_FORCE_ENV's names, GPU_TYPE, the test list, OUTPUT_PATH. A user's mistake is one line per
+// problem, never a stack. `vitest list` checks all but OUTPUT_PATH, which only a run writes into.
+// What only some checks need loads for them alone: the scheduler registry (~20 modules) when
+// SCHEDULER is set, the test types when DISAGG_FORCE_ENV names variables, the plan when GPU_TYPE
+// names no known GPU, the OUTPUT_PATH check and the results modules it reads for a run.
 import { readSettings, SettingsError, type Settings } from '../settings.ts';
 import { forcedVariables } from '../config/resolve.ts';
 import { readTestList, TestListError } from '../select/testlist.ts';
 import { knownGpuTypes, gpuTypeFromEnv } from '../select/gpu.ts';
-import { checkOutputPath, OutputPathError } from './output-path.ts';
-import { schedulerProblem } from '../scheduler/create.ts';
+import { OutputPathError } from './output-path-error.ts';
 
 /** The errors that are a user's input, shown as their message alone. */
 export function isUserInputError(err: unknown): err is Error {
@@ -31,8 +31,23 @@ async function gpuProblemOf(settings: Settings, env: NodeJS.ProcessEnv): Promise
   return gpuTypeProblem(settings, env);
 }
 
+/** SCHEDULER's problem, if it names no registered scheduler (the registry loads only when it is set). */
+async function schedulerProblemOf(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (!env.SCHEDULER?.trim()) return undefined;
+  const { schedulerProblem } = await import('../scheduler/create.ts');
+  return schedulerProblem(env);
+}
+
 /** Checks the run's environment; returns the settings and warnings, or throws a user-input error. */
 export async function checkRunEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<{ settings: Settings; warnings: string[] }> {
+  const checked = await checkListingEnvironment(env);
+  const { checkOutputPath } = await import('./output-path.ts');
+  checkOutputPath(checked.settings.outputPath);
+  return checked;
+}
+
+/** What decides which tests a listing shows and how: all of checkRunEnvironment's checks but OUTPUT_PATH's. */
+export async function checkListingEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<{ settings: Settings; warnings: string[] }> {
   const problems: string[] = [];
   let settings: Settings | undefined;
   try {
@@ -41,7 +56,7 @@ export async function checkRunEnvironment(env: NodeJS.ProcessEnv = process.env):
     if (!(err instanceof SettingsError)) throw err;
     problems.push(...err.problems);
   }
-  const scheduler = schedulerProblem(env);
+  const scheduler = await schedulerProblemOf(env);
   if (scheduler) problems.unshift(scheduler);
   const forced = forcedVariables(env);
   if (forced !== 'all' && forced.size > 0) {
@@ -55,6 +70,5 @@ export async function checkRunEnvironment(env: NodeJS.ProcessEnv = process.env):
   const gpuProblem = await gpuProblemOf(settings, env);
   if (gpuProblem) throw new SettingsError([gpuProblem]);
   if (settings.testList) readTestList(settings.testList, settings.workDir);
-  checkOutputPath(settings.outputPath);
   return { settings, warnings: settings.batchSizeWarning ? [settings.batchSizeWarning] : [] };
 }

@@ -1,49 +1,30 @@
 // Runs once per test-type project in Vitest's main process. It names the run (one id shared by
-// every project of one invocation), checks the environment (variables, test list, OUTPUT_PATH)
-// before any job goes out (a mistake: one line per problem, exit 2), ends the run at once on
-// SIGINT/SIGTERM/SIGHUP or when the npx that started it is gone (cancellation.ts routes them here;
-// main-interrupt.ts: jobs cancelled and recorded, workers ended, tests not run named), and at
-// teardown cancels what the run's ledger still lists, the backstop for workers that died before
-// they could cancel their jobs, and makes the end-of-run writes if no reporter did (run-end.ts).
+// every project of one invocation), tells the workers which test-type projects this invocation
+// runs, and checks the environment (variables, test list, OUTPUT_PATH) before any job goes out (a
+// mistake: one line per problem, exit 2). A run's part, its signals, its announcement and its
+// teardown (run-setup.ts), loads only for a run: `vitest list` submits nothing and writes nothing,
+// so it checks what decides what is listed (not OUTPUT_PATH) and loads ~15 modules, not ~60.
 import type { TestProject } from 'vitest/node';
-import { packageRoot, readSettings } from '../settings.ts';
-import { cancelLeftovers, describeLeftovers } from '../jobs/leftover-jobs.ts';
-import { schedulerKind } from '../scheduler/create.ts';
-import { checkRunEnvironment, isUserInputError } from './env-check.ts';
+import { packageRoot } from '../settings.ts';
+import { checkListingEnvironment, checkRunEnvironment, isUserInputError } from './env-check.ts';
 import { EXIT_USAGE } from '../../runners/common/exit-codes.ts';
 import { allTestTypeNames } from '../contract/extension-types.ts';
-import { cancelRunJobsNow, endInterruptedRun, stderrLines } from './main-interrupt.ts';
-import { interruptedBecause, takeSignalsForVitest } from './cancellation.ts';
-import { anyTestRecorded, isListing, runTests, type RunTests } from './run-tests.ts';
+import { isListing } from './run-project.ts';
 import { newRunId } from './run-id.ts';
 import { loadExtensions } from '../config/extensions.ts';
 import { InputError } from '../../runners/common/errors.ts';
 
 const runId = process.env.DISAGG_RUN_ID ?? newRunId();
 process.env.DISAGG_RUN_ID = runId;
-let announced = false;
-let ending = false;
-/** Gives the run's signals back at teardown. */
-let releaseSignals = () => {};
-/** What Vitest knows of the run's tests, whichever reporters are in use (its state API). */
-let tests: () => RunTests = () => ({ collected: 0, ids: [], unfinished: [], interrupted: [], cutShort: [] });
+let checked = false;
 
-/** Ends the run at once (main-interrupt.ts), then the process, with Vitest's exit code when its own signal handler set one, else `exitCode`. */
-function endRun(why: string, exitCode: number): void {
-  if (ending) return;
-  ending = true;
-  endInterruptedRun(readSettings().outputPath, runId, interruptedBecause(why), tests, stderrLines(why));
-  // Now: Vitest's handler may have scheduled an exit too, but the workers' ends are already queued
-  // and Vitest would report each as an unhandled error first.
-  process.exit(process.exitCode ?? exitCode);
-}
-
-/** The environment checked; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
-async function checkEnvironmentOrExit(): Promise<void> {
+/** The environment checked, once per invocation; a user's mistake ends the run here, one line per problem (Vitest would add a stack and a code frame). */
+async function checkEnvironmentOrExit(listing: boolean): Promise<void> {
+  if (checked) return;
+  checked = true;
   try {
-    // WORK_DIR's extensions first: SCHEDULER may name a scheduler one of them registers.
-    await loadExtensions(process.env.WORK_DIR || packageRoot);
-    for (const warning of (await checkRunEnvironment()).warnings) console.warn(`disagg-bench: warning: ${warning}`);
+    const { warnings } = await (listing ? checkListingEnvironment() : checkRunEnvironment());
+    for (const warning of warnings) console.warn(`disagg-bench: warning: ${warning}`);
   } catch (err) {
     if (!isUserInputError(err) && !(err instanceof InputError)) throw err;
     for (const line of err.message.split('\n')) process.stderr.write(`disagg-bench: error: ${line}\n`);
@@ -57,33 +38,13 @@ export default async function setup(project: TestProject) {
   // The test-type projects this invocation runs (after --project), in order: the first reports
   // what concerns the whole run (unknown test-list ids, configs of no test type).
   const running = new Set(project.vitest.projects.map((p) => p.name));
-  // WORK_DIR's extensions first: their test types are projects of the run too.
+  // WORK_DIR's extensions first: their test types are projects of the run too, and SCHEDULER may
+  // name a scheduler one of them registers.
   await loadExtensions(process.env.WORK_DIR || packageRoot);
   project.provide('runProjects', allTestTypeNames().filter((name) => running.has(name)));
-  if (!announced) await checkEnvironmentOrExit();
-  const settings = readSettings();
-  if (!announced) {
-    announced = true;
-    console.log(`disagg-bench: scheduler ${schedulerKind(settings)}, output ${settings.outputPath}, run ${runId}`);
-    const { vitest } = project;
-    tests = () => runTests(vitest.state.getTestModules());
-    releaseSignals = takeSignalsForVitest({ end: endRun, cancelJobs: (why) => cancelRunJobsNow(settings.outputPath, runId, interruptedBecause(why), stderrLines(why)) });
-  }
-  return async function teardown() {
-    releaseSignals();
-    // `vitest list` submits no job and runs no test: nothing is left over, nothing to write (and
-    // looking through a listing's thousands of collected tests costs it time for nothing).
-    if (isListing()) return;
-    // The backstop for a worker that died (or was killed) with jobs in flight.
-    const outcome = await cancelLeftovers(settings.outputPath, { run: runId, reason: `the run ${runId} ended with the job in flight (its worker died)` });
-    const said = describeLeftovers(outcome);
-    if (said) console.warn(`cleanup: ${said}`);
-    // Reporters named on the command line replace the project's: its end-of-run writes happen here then.
-    const modules = project.vitest.state.getTestModules();
-    const cut = runTests(modules);
-    if (anyTestRecorded(modules) || cut.unfinished.length > 0 || cut.cutShort.length > 0) {
-      const { runEndTests, writeRunEnd } = await import('./run-end.ts'); // at the end only: a listing never needs it
-      await writeRunEnd(runId, () => runEndTests(modules, settings, runId));
-    }
-  };
+  const listing = isListing();
+  await checkEnvironmentOrExit(listing);
+  if (listing) return;
+  const { setupRun } = await import('./run-setup.ts');
+  return setupRun(project, runId);
 }

@@ -10,19 +10,8 @@ import { JOBS_FILE, LEDGER_FILE } from '../jobs/ledger.ts';
 import { CLAIMS_FOLDER } from '../jobs/run-claims.ts';
 import { LOG_FOLDERS } from '../scheduler/log-folder.ts';
 import { REPORT_FILE } from '../results/report/report-file.ts';
-import { DisaggBenchError, EnvironmentError } from '../../runners/common/errors.ts';
-import type { ErrorCategory } from '../../runners/common/errors.ts';
-
-export class OutputPathError extends DisaggBenchError {
-  override get category(): ErrorCategory {
-    return 'environment';
-  }
-  override name = 'OutputPathError';
-  /** `outputPath`: OUTPUT_PATH's folder, the place of every problem. */
-  constructor(message: string, outputPath: string) {
-    super(message, { file: outputPath, place: 'OUTPUT_PATH' });
-  }
-}
+import { EnvironmentError } from '../../runners/common/errors.ts';
+import { OutputPathError } from './output-path-error.ts';
 
 /** Files of OUTPUT_PATH a run appends to or replaces, and folders it writes into. */
 const RUN_FILES = [RESULTS_JSON_FILE, PERF_CSV_FILE, LEDGER_FILE, JOBS_FILE, REPORT_FILE];

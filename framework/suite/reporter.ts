@@ -5,7 +5,7 @@
 import type { Reporter, TestModule } from 'vitest/node';
 import { formatMetricsTable, type MetricsRow } from './metrics-table.ts';
 import { readSettings } from '../settings.ts';
-import { isRunProject } from './run-tests.ts';
+import { isRunProject } from './run-project.ts';
 
 /** How long after the first test starts the end-of-run modules load: after the first batch is submitted. */
 const PRELOAD_DELAY_MS = 2_000;

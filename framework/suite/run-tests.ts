@@ -4,15 +4,7 @@
 import type { TestModule } from 'vitest/node';
 import { readLedger } from '../jobs/ledger.ts';
 import { readRecordsSync } from '../results/json.ts';
-
-/**
- * Only the config tests of test-type projects count (not the project's own unit tests): a
- * test-type project, a built-in type's or an extension's, is the one vitest.config.ts gives its
- * type's name in DISAGG_BENCH_TEST_TYPE (read from the project, so no registry need be loaded here).
- */
-export function isRunProject(project: { name: string; config: { env?: Record<string, unknown> } }): boolean {
-  return project.config.env?.DISAGG_BENCH_TEST_TYPE === project.name;
-}
+import { isListing, isRunProject } from './run-project.ts';
 
 export interface RunTests {
   collected: number;
@@ -31,14 +23,6 @@ export interface RunTests {
  * markPendingTasksAsSkipped); a test skipped for its own reason (another GPU) carries that reason.
  */
 const CANCELLED_NOTE = /^The test run was aborted/;
-
-/**
- * Whether this process is Vitest's `list` command: it collects the tests without running any, so
- * none of them is unfinished or "not run" (its tests stay pending by design).
- */
-export function isListing(argv: readonly string[] = process.argv): boolean {
-  return /vitest(\.mjs)?$/.test(argv[1] ?? '') && argv[2] === 'list';
-}
 
 export function runTests(modules: ReadonlyArray<TestModule>): RunTests {
   const tests = modules.filter((m) => isRunProject(m.project)).flatMap((m) => [...m.children.allTests()]);

@@ -21,7 +21,7 @@ import { SchedulerError } from '../../framework/scheduler/scheduler.ts';
 import { GgufError } from '../../runners/llamacpp/gguf/gguf-check.ts';
 import { LlamaError } from '../../runners/llamacpp/native/llama.ts';
 import { BadRequest } from '../../runners/llamacpp/openai-protocol.ts';
-import { OutputPathError } from '../../framework/suite/output-path.ts';
+import { OutputPathError } from '../../framework/suite/output-path-error.ts';
 import { ResultsInputError } from '../../framework/results/report/load.ts';
 import { CsvHeaderMismatchError } from '../../framework/results/csv.ts';
 import { FileLockError } from '../../framework/results/file-lock.ts';

@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flushParseCache, keepVerdict, openParseCache, parseCacheFile, readYamlFileCached } from '../../framework/config/parse-cache.ts';
 import { rulesVersion } from '../../framework/config/rules-version.ts';
+import { RACY_MARGIN_MS } from '../../framework/config/file-stamp.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'parse-cache-'));
 const file = path.join(dir, 'c.yaml');
@@ -93,5 +94,54 @@ describe('the parsed data, read when first asked for', () => {
     const planned = readYamlFileCached(file, 'c.yaml');
     writeFileSync(file, 'a: 2\n');
     expect(() => planned.data).toThrow(/^c\.yaml: changed since this run was planned/);
+  });
+});
+
+describe('file stamps in the cache', () => {
+  const verdict = { issues: [], supportedGpus: ['H100'] };
+  const storedEntry = (scope: string) => JSON.parse(readFileSync(parseCacheFile(scope), 'utf8')).entries[file] as { sha1: string; stamp?: string };
+
+  it('a file written just now gets no stamp: rewritten within the same second at the same size, it is read again and validated anew', () => {
+    const scope = `racy:${dir}`;
+    openParseCache(scope);
+    writeFileSync(file, 'gpu: H100\n');
+    readYamlFileCached(file, 'c.yaml');
+    keepVerdict(file, verdict);
+    flushParseCache();
+    expect(storedEntry(scope).stamp).toBeUndefined();
+    writeFileSync(file, 'gpu: B200\n'); // same size, same second
+    openParseCache(`other:${dir}`);
+    openParseCache(scope);
+    const again = readYamlFileCached(file, 'c.yaml');
+    expect(again.verdict).toBeUndefined();
+    expect(again.data).toEqual({ gpu: 'B200' });
+  });
+
+  it('an unchanged file older than the margin is stamped and then not read again; a write that restores its mtime still makes it read', async () => {
+    const scope = `stamped:${dir}`;
+    writeFileSync(file, 'gpu: H100\n');
+    await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS + 100)); // the write's times out of the margin
+    openParseCache(scope);
+    readYamlFileCached(file, 'c.yaml');
+    keepVerdict(file, verdict);
+    flushParseCache();
+    const entry = storedEntry(scope);
+    expect(entry.stamp).toBeDefined();
+    // Trusted: an index entry whose content hash no longer matches the bytes is still served (the file is not read).
+    const stored = JSON.parse(readFileSync(parseCacheFile(scope), 'utf8'));
+    stored.entries[file] = { ...entry, sha1: 'not the hash of the bytes', verdict: { issues: [], supportedGpus: ['from the stamp'] } };
+    writeFileSync(parseCacheFile(scope), JSON.stringify(stored));
+    openParseCache(`other:${dir}`);
+    openParseCache(scope);
+    expect(readYamlFileCached(file, 'c.yaml').verdict).toEqual({ issues: [], supportedGpus: ['from the stamp'] });
+    // Same size, and the old mtime put back (cp -p, touch -d): the change time differs, so it is read.
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, 'gpu: B200\n');
+    utimesSync(file, atime, mtime);
+    openParseCache(`other:${dir}`);
+    openParseCache(scope);
+    const changed = readYamlFileCached(file, 'c.yaml');
+    expect(changed.verdict).toBeUndefined();
+    expect(changed.data).toEqual({ gpu: 'B200' });
   });
 });

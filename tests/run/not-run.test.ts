@@ -30,13 +30,19 @@ function digestOf(folder: string): Digest {
 
 /** Live processes carrying the mark (the run, its workers, its local jobs). */
 function markedProcesses(mark: string): number[] {
+  return markedCommands(mark).map((p) => p.pid);
+}
+
+/** The live processes carrying the run's mark, each with its command line (read while it lived). */
+function markedCommands(mark: string): { pid: number; argv: string }[] {
   return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((pid) => {
     try {
       if (!readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`DISAGG_NOT_RUN_MARK=${mark}`)) return [];
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z') ? [] : [Number(pid)];
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return [];
+      return [{ pid: Number(pid), argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') }];
     } catch {
-      return [];
+      return []; // ended while we looked
     }
   });
 }
@@ -93,8 +99,8 @@ describe.concurrent('results.json names the tests a cut-short run did not run', 
     const mark = randomBytes(4).toString('hex');
     const child = startSuite({ ...dir, scheduler: 'local', detached: true, env: { DISAGG_BATCH_SIZE: '1', DISAGG_NOT_RUN_MARK: mark } });
     await waitUntil('the first job to run', () => statesOf(dir.outputPath, testIdOf('a_first')).includes('RUNNING'), 240_000);
-    const main = markedProcesses(mark).find((pid) => /vitest(\.mjs)? run/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')));
-    process.kill(main!, 'SIGTERM');
+    const main = markedCommands(mark).find((p) => /vitest(\.mjs)? run/.test(p.argv));
+    process.kill(main!.pid, 'SIGTERM');
     const result = await child;
     expect(result.exitCode, String(result.all)).toBe(143);
     await waitUntil('every process of the run to end', () => markedProcesses(mark).length === 0, ENDS_WITHIN_MS);

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isListing, withoutResultOfRun } from '../../framework/suite/run-tests.ts';
+import { withoutResultOfRun } from '../../framework/suite/run-tests.ts';
+import { isListing } from '../../framework/suite/run-project.ts';
 import { LEDGER_FILE } from '../../framework/jobs/ledger.ts';
 import { RESULTS_JSON_FILE, RESULTS_JSON_VERSION } from '../../framework/results/json.ts';
 
