@@ -74,7 +74,10 @@ it('a GGUF cut off fails the job with the sentence that says so', async () => {
   const result = await runJob(job.script);
   expect(result.exitCode).not.toBe(0);
   const sentence = new RegExp(`${cut.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is cut off: its tensors end at byte \\d+ but the file has \\d+`);
-  expect(readFileSync(path.join(job.logDir, '3_output_GEN_0.log'), 'utf8')).toMatch(sentence);
+  // Both servers load the model; whichever finds the cut first ends the job, and the other may be
+  // stopped before it gets that far: the sentence is in the log of at least one of them.
+  const serverLogs = ['3_output_GEN_0.log', '3_output_CTX_0.log'].map((f) => path.join(job.logDir, f)).filter(existsSync);
+  expect(serverLogs.map((f) => readFileSync(f, 'utf8')).filter((text) => sentence.test(text)).length).toBeGreaterThan(0);
   expect(result.all).toMatch(sentence);
   expect(pidsWith(job.logDir)).toEqual([]);
 }, 120_000);
