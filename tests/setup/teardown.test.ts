@@ -16,12 +16,14 @@ const vitestBin = `${repoRoot}/node_modules/vitest/vitest.mjs`;
 /**
  * A child `vitest run` of the fixture config, with this environment on top of ours; the
  * DISAGG_KEEP_SLURM of the run that runs this test is not passed on (each case sets its own).
+ * The Grid Engine cell stays off in the child: these cases are about SLURM and the leak check, and
+ * a cell of two hosts brought up and down per child run cost over a minute each.
  */
 async function childRun(env: Record<string, string>) {
   const { DISAGG_KEEP_SLURM: _ours, ...inherited } = process.env;
   const result = await execa('node', [vitestBin, 'run', '--config', 'tests/fixtures/setup/vitest.config.ts'], {
     cwd: repoRoot, reject: false, all: true, stdin: 'ignore', timeout: 600_000, extendEnv: false,
-    env: { ...inherited, NO_COLOR: '1', DISAGG_LEAK_GRACE_MS: '2000', ...env },
+    env: { ...inherited, NO_COLOR: '1', DISAGG_LEAK_GRACE_MS: '2000', DISAGG_NO_GRIDENGINE: '1', ...env },
   });
   return { code: result.exitCode, output: String(result.all) };
 }
