@@ -201,18 +201,21 @@ async function cliChecks(trials: number): Promise<{ goals: Goal[]; figures: Reco
     // closes it. Judged on the stepped figure alone (a noise alert elsewhere is not its life).
     const steppedFinding = (findings: { testId: string; metric: string; labels: Record<string, unknown>; regression: boolean; alertId?: string }[]) =>
       findings.find((f) => f.testId === stepped.testId && `${f.metric}${JSON.stringify(Object.fromEntries(Object.entries(f.labels).sort()))}` === stepped.key);
-    const life = async (fixAfter: number | undefined) => {
-      const db = path.join(scratch, `life-${fixAfter ?? 'ack'}.duckdb`);
-      const quiet = { noise: () => 0.01 * normal() };
-      await history(db, ['import', ...Array.from({ length: 10 }, (_, d) => file(`l${fixAfter}-d${d}.json`, runOf(d, quiet)))]);
+    // `nights` of history at `noise`, then `runs` runs of a `size` step (none from run `fixAfter` on);
+    // acknowledged after run 4 when neither fixed nor `noAck`.
+    const life = async (fixAfter: number | undefined, { size = 0.2, noise = 0.01, nights = 10, runs = 6, noAck = false } = {}) => {
+      const name = `${fixAfter ?? 'ack'}-${size}-${noise}`;
+      const db = path.join(scratch, `life-${name}.duckdb`);
+      const quiet = { noise: () => noise * normal() };
+      await history(db, ['import', ...Array.from({ length: nights }, (_, d) => file(`l${name}-d${d}.json`, runOf(d, quiet)))]);
       const shown: number[] = [];
-      for (let k = 0; k < 6; k++) {
-        const step = fixAfter !== undefined && k >= fixAfter ? 0 : 0.2;
-        await history(db, ['import', file(`l${fixAfter}-j${k}.json`, runOf(10 + k, { ...quiet, step }))]);
+      for (let k = 0; k < runs; k++) {
+        const step = fixAfter !== undefined && k >= fixAfter ? 0 : size;
+        await history(db, ['import', file(`l${name}-j${k}.json`, runOf(nights + k, { ...quiet, step }))]);
         const verdict = JSON.parse((await history(db, ['regressions', '--json'])).stdout) as { findings: Parameters<typeof steppedFinding>[0] };
         const mine = steppedFinding(verdict.findings);
         shown.push(mine?.regression ? 1 : 0);
-        if (fixAfter === undefined && k === 3 && mine?.alertId) await history(db, ['ack', mine.alertId, '--reason', 'accepted in the simulation']);
+        if (fixAfter === undefined && !noAck && k === 3 && mine?.alertId) await history(db, ['ack', mine.alertId, '--reason', 'accepted in the simulation']);
       }
       const all = (JSON.parse((await history(db, ['alerts', '--json'])).stdout) as { alerts: Alert[] }).alerts;
       const open = all.filter((a) => a.testId === stepped.testId && a.metric === stepped.key.replace(/\{.*$/, '')).length;
@@ -220,9 +223,11 @@ async function cliChecks(trials: number): Promise<{ goals: Goal[]; figures: Reco
     };
     const acked = await life(undefined);
     const fixed = await life(3);
-    console.log(`CLI: ${agree} of ${trials} trials gave the in-process verdict; the stepped figure regressed (1) or not (0) run by run: a lasting step acknowledged after run 4: ${acked.shown.join(' ')}, ${acked.open} of its alerts open; fixed at run 4: ${fixed.shown.join(' ')}, ${fixed.open} open`);
+    // The nightly case: 14 nights at the run's noise, then a lasting 15 % step nobody acts on.
+    const nightly = await life(undefined, { size: 0.15, noise: NOISE, nights: 14, runs: 4, noAck: true });
+    console.log(`CLI: ${agree} of ${trials} trials gave the in-process verdict; the stepped figure regressed (1) or not (0) run by run: a lasting step acknowledged after run 4: ${acked.shown.join(' ')}, ${acked.open} of its alerts open; fixed at run 4: ${fixed.shown.join(' ')}, ${fixed.open} open; a lasting 15 % step at ${NOISE * 100} % noise after 14 nights, not acknowledged: ${nightly.shown.join(' ')}, ${nightly.open} open`);
     return {
-      figures: { agree, trials, ackedRegressed: acked.shown, fixedRegressed: fixed.shown },
+      figures: { agree, trials, ackedRegressed: acked.shown, fixedRegressed: fixed.shown, nightly15Regressed: nightly.shown },
       goals: [
         { what: 'CLI verdicts equal to the in-process ones (%)', value: Math.round((agree / trials) * 100), limit: 100, atMost: false },
         { what: 'runs showing a lasting step until acknowledged (of 4)', value: acked.shown.slice(0, 4).filter((c) => c === 1).length, limit: 4, atMost: false },
