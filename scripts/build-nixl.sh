@@ -24,7 +24,8 @@
 # Prefix: ${NIXL_PREFIX:-${XDG_CACHE_HOME:-~/.cache}/disagg-bench/nixl-<commit>}; nixlbench is
 # <prefix>/bin/nixlbench, each step's log <prefix>/logs/<step>.log.
 # Debian packages it needs: meson ninja-build cmake g++ make autoconf automake libtool pkg-config
-# libfabric-dev libhwloc-dev (NIXL builds its libfabric utilities whenever libfabric is found);
+# libfabric-dev libhwloc-dev pybind11-dev (NIXL builds its libfabric utilities whenever libfabric is
+# found; its meson setup requires pybind11 for the Python bindings even when nothing uses them);
 # libgflags-dev (else gflags is built); for the ETCD runtime also libgrpc++-dev
 # libprotobuf-dev protobuf-compiler-grpc libcpprest-dev.
 set -euo pipefail

@@ -22,17 +22,21 @@ import { median } from '../lib/stats.ts';
 import { minOf } from '../../runners/common/stats.ts';
 import { makeSides, NO_ROW, type Flags, type Row, type SideRun } from './side-runs.ts';
 import { benchOptions } from '../lib/options.ts';
+import { ucxCompletions, ucxPosts } from '../../runners/xfer/backends/ucx-options.ts';
 
 const USAGE = `usage: node --import tsx bench/nixl/side-by-side.ts [--transports shm,tcp] [--rounds 1]
     [--iters 200] [--warmup 20] [--batches 1,16] [--ops READ,WRITE] [--start 4096]
     [--max 67108864] [--runtime ASIO|ETCD] [--nixlbench PATH] [--engine-ucx-lib DIR|system]
     [--seg DRAM|VRAM] [--engine-backend ucx] [--nixl-backend UCX] [--engine CMD] [--label NAME] [--smoke]
+    [--ucx-variants POST/COMPLETION,...]
   --transports: UCX_TLS of both sides, each as <name>,self (shm with UCX_MM_ERROR_HANDLING=y; tcp1m:
   tcp with 1 MiB tcp segments on both sides); default leaves UCX_TLS unset. --engine CMD runs the
   engine's sweep command directly instead of as a job (the GPU machine's bundle, bench/nixl/
   gpu-run.sh, where there is no checkout to run jobs from; there the transports default to
   default). --label names the log folder (default: the date). --smoke: tcp, WRITE, one batch of
-  blocks up to 16 KiB, 8 iterations, no figure kept.`;
+  blocks up to 16 KiB, 8 iterations, no figure kept. --ucx-variants plain/each,nixl/flush: the
+  engine once per variant in every round (XFER_UCX_POST / XFER_UCX_COMPLETION, runners/xfer/README.md),
+  each set beside the same nixlbench runs; the order rotates from round to round.`;
 
 const cli = benchOptions({
   args: benchArgs(['--max', '16384', '--iters', '8', '--warmup', '2', '--batches', '1', '--ops', 'WRITE', '--transports', 'tcp']),
@@ -54,6 +58,7 @@ const cli = benchOptions({
     max: { type: 'string', default: '67108864' },
     engine: { type: 'string' },
     label: { type: 'string' },
+    'ucx-variants': { type: 'string' },
   },
 }, USAGE);
 const { values } = cli;
@@ -64,6 +69,15 @@ const batches = cli.wholeNumbers('batches');
 const [start, max, iters] = ['start', 'max', 'iters'].map((name) => cli.wholeNumber(name));
 const warmup = cli.wholeNumber('warmup', { min: 0 });
 const rounds = cli.wholeNumber('rounds');
+/** The engine's ucx backend posted and completed each way given (XFER_UCX_POST / XFER_UCX_COMPLETION), one run of each per round. */
+const variants: { name: string; env: Record<string, string> }[] =
+  values['ucx-variants'] === undefined
+    ? [{ name: 'engine', env: {} }]
+    : cli.listOf('ucx-variants', (v) => {
+        const [post, completion, extra] = v.split('/');
+        if (extra !== undefined || !(ucxPosts as readonly string[]).includes(post) || !(ucxCompletions as readonly string[]).includes(completion ?? '')) return undefined;
+        return { name: v, env: { XFER_UCX_POST: post, XFER_UCX_COMPLETION: completion } };
+      }, `POST/COMPLETION: POST one of ${ucxPosts.join(', ')}, COMPLETION one of ${ucxCompletions.join(', ')}`);
 const repoRoot = process.cwd();
 
 function nixlbenchBinary(): string {
@@ -163,7 +177,7 @@ async function main(): Promise<void> {
   const figures: Record<string, unknown>[] = [];
   const goals: Goal[] = [];
   const summary: (string | number)[][] = [];
-  let engineFirst = true;
+  let turn = 0;
   for (const transport of transports) {
     // UCX_LOG_LEVEL=info: the lanes; UCX_PROTO_INFO=y: which protocol and transport each message
     // size takes (printed once per configuration, at its first use in the warm-up)
@@ -173,46 +187,57 @@ async function main(): Promise<void> {
         const group = `${transport}-${op.toLowerCase()}-b${batch}`;
         const flags = sweepFlags(op, batch);
         const loadBefore = os.loadavg()[0];
-        const engineRuns: SideRun[] = [];
+        const engineRuns = new Map(variants.map((v) => [v.name, [] as SideRun[]]));
         const nixlRuns: SideRun[] = [];
         for (let r = 1; r <= rounds; r++) {
-          const runEngine = async () => engineRuns.push(await sides.engine(flags, env, path.join(logRoot, group, `engine-r${r}`)));
-          const runNixl = async () => nixlRuns.push(await sides.nixlbench(flags, env, path.join(logRoot, group, `nixlbench-r${r}`)));
-          for (const run of engineFirst ? [runEngine, runNixl] : [runNixl, runEngine]) await run();
-          engineFirst = !engineFirst;
+          const runs = [
+            async () => nixlRuns.push(await sides.nixlbench(flags, env, path.join(logRoot, group, `nixlbench-r${r}`))),
+            ...variants.map((v) => async () => {
+              const folder = variants.length === 1 ? `engine-r${r}` : `engine-${v.name.replace('/', '-')}-r${r}`;
+              engineRuns.get(v.name)!.push(await sides.engine(flags, { ...env, ...v.env }, path.join(logRoot, group, folder)));
+            }),
+          ];
+          // who goes first rotates from one round (and group) to the next
+          for (let k = 0; k < runs.length; k++) await runs[(k + turn) % runs.length]();
+          turn++;
         }
-        const engine = medianRows(engineRuns);
         const nixl = medianRows(nixlRuns);
-        const rows = [...nixl.keys()].map((block) => {
-          const e = engine.get(block) ?? NO_ROW;
-          const n = nixl.get(block)!;
-          return {
-            block, engineGbps: e.gbps, nixlGbps: n.gbps, bwRatio: e.gbps / n.gbps, engineLatUs: e.latUs, nixlLatUs: n.latUs, latRatio: e.latUs / n.latUs,
-            enginePostUs: e.postUs, nixlPostUs: n.postUs, engineTxUs: e.txUs, nixlTxUs: n.txUs,
-          };
-        });
-        const lanes = { engine: [...new Set(engineRuns.flatMap((r) => r.lanes))], nixlbench: [...new Set(nixlRuns.flatMap((r) => r.lanes))] };
-        printTable(`${op}, batch ${batch}, UCX_TLS ${env.UCX_TLS ?? '(unset)'}`, ['block', 'engine GB/s', 'nixlbench GB/s', 'bw ratio', 'engine lat us', 'nixlbench lat us', 'lat ratio'], rows.map((r) => [r.block, fmt(r.engineGbps), fmt(r.nixlGbps), fmt(r.bwRatio, 2), fmt(r.engineLatUs, 2), fmt(r.nixlLatUs, 2), fmt(r.latRatio, 2)]));
         const load = [Number(loadBefore.toFixed(2)), Number(os.loadavg()[0].toFixed(2))];
-        const notes = [...engineRuns.map((r) => r.note && `engine: ${r.note}`), ...nixlRuns.map((r) => r.note && `nixlbench: ${r.note}`)].filter(Boolean);
-        for (const note of notes) console.log(`note: ${note}`);
-        console.log(`lanes: engine ${lanes.engine.join(' | ') || '(none logged)'}; nixlbench ${lanes.nixlbench.join(' | ') || '(none logged)'}; load ${load.join(' -> ')}`);
-        figures.push({ transport, env, op, batch, rounds, load1: load, rows, lanes, notes });
-        const at = (block: number) => rows.find((r) => r.block === block);
-        const from64k = rows.filter((r) => r.block >= 64 * KiB).map((r) => r.bwRatio);
-        const k4 = at(4 * KiB);
-        summary.push([
-          transport, op, batch, fmt(k4?.latRatio ?? NaN, 2), `${fmt(k4?.enginePostUs ?? NaN, 1)}/${fmt(k4?.engineTxUs ?? NaN, 1)}`, `${fmt(k4?.nixlPostUs ?? NaN, 1)}/${fmt(k4?.nixlTxUs ?? NaN, 1)}`,
-          ...[64 * KiB, KiB * KiB, 64 * KiB * KiB].map((b) => fmt(at(b)?.bwRatio ?? NaN, 2)), fmt(minOf(from64k, NaN), 2),
-        ]);
-        if (seg === 'DRAM') {
-          if (from64k.length > 0) goals.push({ what: `${group}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
-          if (k4) goals.push({ what: `${group}: latency ratio at 4 KiB`, value: Number(k4.latRatio.toFixed(3)), limit: 1.1, atMost: true });
+        for (const variant of variants) {
+          const vRuns = engineRuns.get(variant.name)!;
+          const engine = medianRows(vRuns);
+          const rows = [...nixl.keys()].map((block) => {
+            const e = engine.get(block) ?? NO_ROW;
+            const n = nixl.get(block)!;
+            return {
+              block, engineGbps: e.gbps, nixlGbps: n.gbps, bwRatio: e.gbps / n.gbps, engineLatUs: e.latUs, nixlLatUs: n.latUs, latRatio: e.latUs / n.latUs,
+              enginePostUs: e.postUs, nixlPostUs: n.postUs, engineTxUs: e.txUs, nixlTxUs: n.txUs,
+            };
+          });
+          const lanes = { engine: [...new Set(vRuns.flatMap((r) => r.lanes))], nixlbench: [...new Set(nixlRuns.flatMap((r) => r.lanes))] };
+          const named = variants.length === 1 ? '' : ` (engine ${variant.name})`;
+          printTable(`${op}, batch ${batch}, UCX_TLS ${env.UCX_TLS ?? '(unset)'}${named}`, ['block', 'engine GB/s', 'nixlbench GB/s', 'bw ratio', 'engine lat us', 'nixlbench lat us', 'lat ratio'], rows.map((r) => [r.block, fmt(r.engineGbps), fmt(r.nixlGbps), fmt(r.bwRatio, 2), fmt(r.engineLatUs, 2), fmt(r.nixlLatUs, 2), fmt(r.latRatio, 2)]));
+          const notes = [...vRuns.map((r) => r.note && `engine: ${r.note}`), ...nixlRuns.map((r) => r.note && `nixlbench: ${r.note}`)].filter(Boolean);
+          for (const note of notes) console.log(`note: ${note}`);
+          console.log(`lanes: engine ${lanes.engine.join(' | ') || '(none logged)'}; nixlbench ${lanes.nixlbench.join(' | ') || '(none logged)'}; load ${load.join(' -> ')}`);
+          figures.push({ transport, env: { ...env, ...variant.env }, ...(named ? { variant: variant.name } : {}), op, batch, rounds, load1: load, rows, lanes, notes });
+          const at = (block: number) => rows.find((r) => r.block === block);
+          const from64k = rows.filter((r) => r.block >= 64 * KiB).map((r) => r.bwRatio);
+          const k4 = at(4 * KiB);
+          summary.push([
+            transport, ...(variants.length === 1 ? [] : [variant.name]), op, batch, fmt(k4?.latRatio ?? NaN, 2), `${fmt(k4?.enginePostUs ?? NaN, 1)}/${fmt(k4?.engineTxUs ?? NaN, 1)}`, `${fmt(k4?.nixlPostUs ?? NaN, 1)}/${fmt(k4?.nixlTxUs ?? NaN, 1)}`,
+            ...[64 * KiB, KiB * KiB, 64 * KiB * KiB].map((b) => fmt(at(b)?.bwRatio ?? NaN, 2)), fmt(minOf(from64k, NaN), 2),
+          ]);
+          if (seg === 'DRAM') {
+            const what = `${group}${variants.length === 1 ? '' : ` ${variant.name}`}`;
+            if (from64k.length > 0) goals.push({ what: `${what}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
+            if (k4) goals.push({ what: `${what}: latency ratio at 4 KiB`, value: Number(k4.latRatio.toFixed(3)), limit: 1.1, atMost: true });
+          }
         }
       }
     }
   }
-  printTable('engine / nixlbench (post/tx: Avg Post / Avg Tx us at 4 KiB)', ['transport', 'op', 'batch', 'lat 4K', 'engine post/tx', 'nixlbench post/tx', 'bw 64K', 'bw 1M', 'bw 64M', 'lowest bw from 64K'], summary);
+  printTable('engine / nixlbench (post/tx: Avg Post / Avg Tx us at 4 KiB)', ['transport', ...(variants.length === 1 ? [] : ['engine']), 'op', 'batch', 'lat 4K', 'engine post/tx', 'nixlbench post/tx', 'bw 64K', 'bw 1M', 'bw 64M', 'lowest bw from 64K'], summary);
   printGoals(goals);
   appendResult('nixl-side-by-side', {
     nixlbench: binary, runtime, seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'],

@@ -85,12 +85,16 @@ const meetingProbes: Record<string, Probe> = {
 };
 const cfg = ['cfg.yaml'];
 /** The ucx backend's flags, which every bench command takes out before its own parser. */
-const ucxExtra = ['ucx-error-handling', 'ucx_error_handling', 'ucx-memory', 'ucx_memory'];
+const ucxExtra = ['ucx-error-handling', 'ucx_error_handling', 'ucx-memory', 'ucx_memory', 'ucx-post', 'ucx_post', 'ucx-completion', 'ucx_completion'];
 const ucxProbes: Record<string, Probe> = {
   'ucx-error-handling': flag('ucx-error-handling', 'peer'),
   ucx_error_handling: flag('ucx_error_handling', 'none'),
   'ucx-memory': flag('ucx-memory', 'registered'),
   ucx_memory: flag('ucx_memory', 'registered'),
+  'ucx-post': flag('ucx-post', 'nixl'),
+  ucx_post: flag('ucx_post', 'memh'),
+  'ucx-completion': flag('ucx-completion', 'flush'),
+  ucx_completion: flag('ucx_completion', 'flush'),
 };
 /** A command's parse after its ucx flags went into an environment of their own (what the ranks inherit). */
 const withUcx = (parse: (argv: string[]) => unknown) => (argv: string[]) => {

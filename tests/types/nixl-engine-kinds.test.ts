@@ -80,18 +80,21 @@ describe('sweep kind', () => {
 });
 
 describe('ucx section (the engine\'s ucx backend)', () => {
-  const sweep = { ...example('sweep_ucx_read_write'), ucx: { error_handling: 'peer', memory: 'registered', tls: 'tcp', net_devices: 'lo' } };
+  const sweep = { ...example('sweep_ucx_read_write'), ucx: { error_handling: 'peer', memory: 'registered', post: 'nixl', completion: 'flush', tls: 'tcp', net_devices: 'lo' } };
 
   test('reaches every rank as its environment', () => {
     expect(issues(sweep)).toEqual([]);
     const script = renderNixlJobScript({ testId: 'nixl_perf_t', config: nixlConfig(sweep), logDir: '/logs/t', packageRoot: root, rank: sweepKind.rankCommand(ctx(sweep)) });
-    for (const line of ["export XFER_UCX_ERROR_HANDLING=peer", "export XFER_UCX_MEMORY=registered", "export UCX_TLS=tcp", "export UCX_NET_DEVICES=lo"]) expect(script).toContain(line);
+    for (const line of ['export XFER_UCX_ERROR_HANDLING=peer', 'export XFER_UCX_MEMORY=registered', 'export XFER_UCX_POST=nixl', 'export XFER_UCX_COMPLETION=flush', 'export UCX_TLS=tcp', 'export UCX_NET_DEVICES=lo']) {
+      expect(script).toContain(line);
+    }
   });
 
   test('is refused where it would be ignored, and names a bad choice', () => {
     const shm = { ...example('sweep_shm_read_write'), ucx: { error_handling: 'none' } };
     expect(issues(shm)).toEqual([expect.stringMatching(/ucx: applies to backend ucx only; this config uses shm/)]);
     expect(issues({ ...sweep, ucx: { error_handling: 'strict' } })[0]).toMatch(/ucx\.error_handling/);
+    expect(issues({ ...sweep, ucx: { post: 'fast' } })[0]).toMatch(/ucx\.post/);
     const tool = { metadata: { description: 'x' }, benchmark: { kind: 'nixlbench', ranks: 2, backend: 'ucx' }, nixlbench: { path: '/opt/nixl/bin/nixlbench' }, ucx: { error_handling: 'none' } };
     expect(issues(tool)).toEqual([expect.stringMatching(/ucx: applies to the transfer engine's kinds; nixlbench takes its UCX settings/)]);
   });

@@ -2,6 +2,7 @@
 // backends: regions, plans, READ/WRITE verified, control-plane timing, request checks, availability.
 import { afterEach, describe, expect, it } from 'vitest';
 import { availableBackends } from '../../runners/xfer/backends/registry.ts';
+import type { UcxOptions } from '../../runners/xfer/backends/ucx.ts';
 import { XferEngine } from '../../runners/xfer/engine.ts';
 import { checkPattern, fillPattern, poisonPattern } from '../../runners/xfer/pattern.ts';
 import { rankFromEnv } from '../../runners/xfer/rank.ts';
@@ -12,11 +13,11 @@ afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
 
-async function single(backend: 'shm' | 'ucx'): Promise<{ engine: XferEngine; store: Store }> {
+async function single(backend: 'shm' | 'ucx', ucx: UcxOptions = {}): Promise<{ engine: XferEngine; store: Store }> {
   const info = rankFromEnv({ XFER_JOB_ID: `engine-test-${backend}-${process.pid}` });
   const store = await openStore(info, { timeoutMs: 20_000 });
   cleanup.push(() => store.close(0));
-  const engine = await XferEngine.create({ backend, rank: info, store, ucx: { tls: 'tcp' } });
+  const engine = await XferEngine.create({ backend, rank: info, store, ucx: { tls: 'tcp', ...ucx } });
   cleanup.push(() => engine.destroy());
   return { engine, store };
 }
@@ -73,6 +74,40 @@ describe.each(['shm', 'ucx'] as const)('engine with %s (one rank, to itself)', (
     await expect(engine.prepare([{ ...base, local: 'nope' }])).rejects.toThrow(/no local region 'nope' \(registered: buf\)/);
     await expect(engine.prepare([{ ...base, remote: 'nope' }])).rejects.toThrow(/rank 0 has no region 'nope' \(it has: buf\)/);
     await expect(engine.prepare([{ ...base, peer: 3 }])).rejects.toThrow(/rank 3 is not connected/);
+  });
+});
+
+// Over tcp a put or get often stays open after its post: 'flush' completion then frees it and waits
+// on the endpoint's flush alone, which must still cover it.
+describe.each([
+  ['memh', 'each'],
+  ['nixl', 'each'],
+  ['plain', 'flush'],
+  ['nixl', 'flush'],
+] as const)('ucx posting with %s, completion %s', (post, completion) => {
+  it('moves 64 WRITEs and READs of 64 KiB right, each done after its post and by the end', async () => {
+    const { engine } = await single('ucx', { post, completion });
+    const size = 64 * 65_536;
+    const src = engine.allocate('src', size);
+    const dst = engine.allocate('dst', size);
+    await engine.connect();
+    const stream = { sender: 0, receiver: 0, iteration: 1 };
+    const requests = (op: 'READ' | 'WRITE') =>
+      Array.from({ length: 64 }, (_, i) =>
+        op === 'WRITE'
+          ? { op, peer: 0, local: 'src', localOffset: i * 65_536, remote: 'dst', remoteOffset: i * 65_536, length: 65_536 }
+          : { op, peer: 0, local: 'dst', localOffset: i * 65_536, remote: 'src', remoteOffset: i * 65_536, length: 65_536 },
+      );
+    for (const op of ['WRITE', 'READ'] as const) {
+      fillPattern(src, 0, size, stream);
+      poisonPattern(dst, 0, size, stream);
+      const result = await engine.transfer(requests(op));
+      expect(checkPattern(dst, 0, size, stream), op).toBeUndefined();
+      for (const t of result.requests) {
+        expect(t.doneNs).toBeGreaterThanOrEqual(t.postNs);
+        expect(t.doneNs).toBeLessThanOrEqual(result.endNs);
+      }
+    }
   });
 });
 

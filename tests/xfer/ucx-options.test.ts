@@ -13,17 +13,31 @@ describe('ucx choices', () => {
   });
 
   it('defaults to auto and UCX-allocated memory; the environment, then the options, decide; a bad value is named', () => {
-    expect(resolveUcxChoices({}, {})).toEqual({ errorHandling: 'auto', memory: 'ucx' });
-    expect(resolveUcxChoices({}, { XFER_UCX_ERROR_HANDLING: 'PEER', XFER_UCX_MEMORY: 'registered' })).toEqual({ errorHandling: 'peer', memory: 'registered' });
+    expect(resolveUcxChoices({}, {})).toEqual({ errorHandling: 'auto', memory: 'ucx', post: 'plain', completion: 'each' });
+    expect(resolveUcxChoices({}, { XFER_UCX_ERROR_HANDLING: 'PEER', XFER_UCX_MEMORY: 'registered', XFER_UCX_POST: 'nixl', XFER_UCX_COMPLETION: 'flush' })).toEqual({
+      errorHandling: 'peer',
+      memory: 'registered',
+      post: 'nixl',
+      completion: 'flush',
+    });
+    expect(resolveUcxChoices({ post: 'memh' }, { XFER_UCX_POST: 'nixl' }).post).toBe('memh');
+    expect(() => resolveUcxChoices({}, { XFER_UCX_COMPLETION: 'later' })).toThrow("XFER_UCX_COMPLETION (environment) must be one of each, flush, got 'later'");
     expect(resolveUcxChoices({ errorHandling: 'none' }, { XFER_UCX_ERROR_HANDLING: 'peer' }).errorHandling).toBe('none');
     expect(() => resolveUcxChoices({}, { XFER_UCX_ERROR_HANDLING: 'strict' })).toThrow("XFER_UCX_ERROR_HANDLING (environment) must be one of auto, peer, none, got 'strict'");
   });
 
   it('flags of every bench command: taken out of argv, both spellings, into the environment of the ranks', () => {
     const env: NodeJS.ProcessEnv = {};
-    const rest = takeUcxFlags(['--backend', 'ucx', '--ucx-error-handling', 'peer', '--ucx_memory=registered', '--num_iter', '4'], env);
+    const rest = takeUcxFlags(['--backend', 'ucx', '--ucx-error-handling', 'peer', '--ucx_memory=registered', '--ucx-post', 'nixl', '--ucx_completion', 'flush', '--num_iter', '4'], env);
     expect(rest).toEqual(['--backend', 'ucx', '--num_iter', '4']);
-    expect(env).toEqual({ XFER_UCX_ERROR_HANDLING: 'peer', XFER_UCX_MEMORY: 'registered', XFER_UCX_FLAGS: '--ucx-error-handling peer --ucx-memory registered' });
+    expect(env).toEqual({
+      XFER_UCX_ERROR_HANDLING: 'peer',
+      XFER_UCX_MEMORY: 'registered',
+      XFER_UCX_POST: 'nixl',
+      XFER_UCX_COMPLETION: 'flush',
+      XFER_UCX_FLAGS: '--ucx-error-handling peer --ucx-memory registered --ucx-post nixl --ucx-completion flush',
+    });
+    expect(() => takeUcxFlags(['--ucx-post', 'fast'], {})).toThrow("--ucx-post must be one of plain, memh, nixl, got 'fast'");
     expect(() => takeUcxFlags(['--ucx-error-handling', 'maybe'], {})).toThrow("--ucx-error-handling must be one of auto, peer, none, got 'maybe'");
     expect(() => takeUcxFlags(['--ucx-memory'], {})).toThrow('--ucx-memory needs a value: one of ucx, registered');
     expect(takeUcxFlags(['--iters', '3'], env)).toEqual(['--iters', '3']);

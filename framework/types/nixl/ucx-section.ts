@@ -4,15 +4,19 @@
 //   ucx:
 //     error_handling: auto      # auto | peer | none (NIXL's ucx_error_handling_mode; NIXL's default is peer)
 //     memory: ucx               # ucx (UCX allocates, as ucx_perftest) | registered (as NIXL)
+//     post: plain               # plain | memh | nixl (each put/get with the memory handle and MULTI_SEND, as NIXL)
+//     completion: each          # each (every request polled) | flush (only the endpoint's flush, as NIXL)
 //     tls: tcp                  # UCX_TLS of the ranks
 //     net_devices: lo           # UCX_NET_DEVICES of the ranks
 import type { JsonSchema, RuleViolation } from '../../contract/test-type.ts';
-import { UCX_CHOICE_ENV, ucxErrorHandlings, ucxMemories } from '../../../runners/xfer/backends/ucx-options.ts';
+import { UCX_CHOICE_ENV, ucxCompletions, ucxErrorHandlings, ucxMemories, ucxPosts } from '../../../runners/xfer/backends/ucx-options.ts';
 import type { NixlKind } from './kind.ts';
 
 export interface UcxSection {
   error_handling?: (typeof ucxErrorHandlings)[number];
   memory?: (typeof ucxMemories)[number];
+  post?: (typeof ucxPosts)[number];
+  completion?: (typeof ucxCompletions)[number];
   tls?: string;
   net_devices?: string;
 }
@@ -23,6 +27,8 @@ export const ucxSectionSchema: JsonSchema = {
   properties: {
     error_handling: { enum: [...ucxErrorHandlings] },
     memory: { enum: [...ucxMemories] },
+    post: { enum: [...ucxPosts] },
+    completion: { enum: [...ucxCompletions] },
     tls: { type: 'string', minLength: 1 },
     net_devices: { type: 'string', minLength: 1 },
   },
@@ -46,6 +52,8 @@ export function ucxSectionEnv(section: UcxSection | undefined): Record<string, s
   const env: Record<string, string> = {};
   if (section.error_handling) env[UCX_CHOICE_ENV.errorHandling] = section.error_handling;
   if (section.memory) env[UCX_CHOICE_ENV.memory] = section.memory;
+  if (section.post) env[UCX_CHOICE_ENV.post] = section.post;
+  if (section.completion) env[UCX_CHOICE_ENV.completion] = section.completion;
   if (section.tls) env.UCX_TLS = section.tls;
   if (section.net_devices) env.UCX_NET_DEVICES = section.net_devices;
   return env;

@@ -21,6 +21,23 @@ export const ucxMemories = ['ucx', 'registered'] as const;
  */
 export type UcxMemory = (typeof ucxMemories)[number];
 
+export const ucxPosts = ['plain', 'memh', 'nixl'] as const;
+/**
+ * What each put/get is posted with. 'plain': no request parameters; UCX then finds the local
+ * buffer's memory type and registration on every call. 'memh': the local region's memory handle.
+ * 'nixl': the memory handle and UCP_OP_ATTR_FLAG_MULTI_SEND, as NIXL's UCX backend posts them.
+ */
+export type UcxPost = (typeof ucxPosts)[number];
+
+export const ucxCompletions = ['each', 'flush'] as const;
+/**
+ * How execute() learns that a plan is done. 'each': every put/get UCX did not finish inside its
+ * post is polled, and each request gets its own done time. 'flush': such a put/get is freed at once
+ * (UCX completes it internally) and only the endpoint's flush is polled, as NIXL's UCX backend
+ * does; an operation's done time is then its flush's.
+ */
+export type UcxCompletion = (typeof ucxCompletions)[number];
+
 export interface UcxOptions {
   /** UCX_TLS for this context (e.g. 'tcp'); default: the environment's, else UCX's choice. */
   tls?: string;
@@ -32,12 +49,21 @@ export interface UcxOptions {
   errorHandling?: UcxErrorHandling;
   /** Default: XFER_UCX_MEMORY, else 'ucx'. */
   memory?: UcxMemory;
+  /** Default: XFER_UCX_POST, else 'plain'. */
+  post?: UcxPost;
+  /** Default: XFER_UCX_COMPLETION, else 'each'. */
+  completion?: UcxCompletion;
   /** A thread of its own progresses the worker (NIXL's progress thread, nixlbench --enable_pt). */
   progressThread?: boolean;
 }
 
 /** The environment variables that carry the choices to every rank (flags and configs set them). */
-export const UCX_CHOICE_ENV = { errorHandling: 'XFER_UCX_ERROR_HANDLING', memory: 'XFER_UCX_MEMORY' } as const;
+export const UCX_CHOICE_ENV = {
+  errorHandling: 'XFER_UCX_ERROR_HANDLING',
+  memory: 'XFER_UCX_MEMORY',
+  post: 'XFER_UCX_POST',
+  completion: 'XFER_UCX_COMPLETION',
+} as const;
 /** The ucx flags a bench command was given (benches/common/ucx-flags.ts), for the refusal below. */
 export const UCX_FLAGS_ENV = 'XFER_UCX_FLAGS';
 
@@ -54,12 +80,17 @@ export function checkUcxChoice<T extends string>(what: string, value: string, ch
 }
 
 /** Options with every choice decided: given, else from the environment, else the default. */
-export function resolveUcxChoices(options: UcxOptions, env: NodeJS.ProcessEnv = process.env): { errorHandling: UcxErrorHandling; memory: UcxMemory } {
+export function resolveUcxChoices(
+  options: UcxOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): { errorHandling: UcxErrorHandling; memory: UcxMemory; post: UcxPost; completion: UcxCompletion } {
   const fromEnv = <T extends string>(name: string, choices: readonly T[]): T | undefined =>
     env[name] === undefined ? undefined : checkUcxChoice(`${name} (environment)`, env[name]!, choices);
   return {
     errorHandling: options.errorHandling ?? fromEnv(UCX_CHOICE_ENV.errorHandling, ucxErrorHandlings) ?? 'auto',
     memory: options.memory ?? fromEnv(UCX_CHOICE_ENV.memory, ucxMemories) ?? 'ucx',
+    post: options.post ?? fromEnv(UCX_CHOICE_ENV.post, ucxPosts) ?? 'plain',
+    completion: options.completion ?? fromEnv(UCX_CHOICE_ENV.completion, ucxCompletions) ?? 'each',
   };
 }
 

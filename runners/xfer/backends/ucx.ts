@@ -4,7 +4,9 @@
 // ucp_mem_map); peers get their remote keys and this worker's address through the store.
 // WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete at
 // the target when execute() returns. Several execute() calls may be in flight at once: each polls
-// its own requests, and completes as soon as they are done, whatever the others do.
+// its own requests, and completes as soon as they are done, whatever the others do. What each
+// put/get is posted with, and whether every request or only the flush is polled, are the `post`
+// and `completion` choices (ucx-options.ts).
 import fs from 'node:fs';
 import { monoNs, yieldToEventLoop } from '../clock.ts';
 import { TransferError, XferError } from '../errors.ts';
@@ -12,14 +14,23 @@ import { hostRegion, type MemoryKind, type Region } from '../memory.ts';
 import { ucp, type Ucp, type UcpErrorMode, type UcpRequest } from '../native/ucp.ts';
 import { resolveRequests, type RemoteRegion, type ResolvedRequest } from './resolve.ts';
 import type { Backend, BackendContext, ExecuteOptions, PeerView, PreparedPlan, RequestTiming, XferRequest, XferResult } from './types.ts';
-import { endpointErrorMode, resolveUcxChoices, type UcxErrorHandling, type UcxMemory, type UcxOptions } from './ucx-options.ts';
+import {
+  endpointErrorMode,
+  resolveUcxChoices,
+  type UcxCompletion,
+  type UcxErrorHandling,
+  type UcxMemory,
+  type UcxOptions,
+  type UcxPost,
+} from './ucx-options.ts';
 import { UcxProgressDriver } from './ucx-progress.ts';
 import { UcxProgressThread } from './ucx-progress-thread.ts';
 
 export type { UcxOptions } from './ucx-options.ts';
 
 interface UcxPlan extends PreparedPlan {
-  resolved: (ResolvedRequest & { ep: bigint; epIndex: number; rkey: bigint })[];
+  /** `param`: the put/get's request parameters (the backend's `post` choice). */
+  resolved: (ResolvedRequest & { ep: bigint; epIndex: number; rkey: bigint; param: Buffer })[];
   /** The plan's endpoints, each flushed once per execute(). */
   endpoints: { ep: bigint; peer: number }[];
 }
@@ -48,6 +59,10 @@ export class UcxBackend implements Backend {
   private readonly peers = new Map<number, Peer>();
   readonly errorHandling: UcxErrorHandling;
   readonly memory: UcxMemory;
+  readonly post: UcxPost;
+  readonly completion: UcxCompletion;
+  /** Request parameters per local memory handle (the `post` choice), made once. */
+  private readonly params = new Map<bigint, Buffer>();
   /** NIXL's UCX defaults this UCX does not know (skipped, as NIXL skips them). */
   readonly skippedDefaults: string[];
   /** The engine's UCX defaults that the environment (or options.config) replaced, as logged. */
@@ -59,7 +74,7 @@ export class UcxBackend implements Backend {
     private readonly ctx: BackendContext,
     options: UcxOptions = {},
   ) {
-    ({ errorHandling: this.errorHandling, memory: this.memory } = resolveUcxChoices(options));
+    ({ errorHandling: this.errorHandling, memory: this.memory, post: this.post, completion: this.completion } = resolveUcxChoices(options));
     this.ucp = ucp();
     const config: Record<string, string> = { ...options.config };
     if (options.tls) config.TLS = options.tls;
@@ -167,9 +182,18 @@ export class UcxBackend implements Backend {
       const peer = this.peers.get(r.request.peer)!;
       let epIndex = endpoints.findIndex((e) => e.ep === peer.ep);
       if (epIndex < 0) epIndex = endpoints.push({ ep: peer.ep, peer: r.request.peer }) - 1;
-      return { ...r, ep: peer.ep, epIndex, rkey: peer.rkeys.get(r.request.remote)! };
+      return { ...r, ep: peer.ep, epIndex, rkey: peer.rkeys.get(r.request.remote)!, param: this.requestParam(locals.get(r.request.local)!) };
     });
     return { requests, resolved, endpoints, bytes: resolved.reduce((sum, r) => sum + r.length, 0) };
+  }
+
+  /** The request parameters of a put/get from `local` (the `post` choice). */
+  private requestParam(local: Region): Buffer {
+    const memh = this.post === 'plain' ? null : (this.memhs.get(local) ?? null);
+    const key = memh ?? 0n;
+    let param = this.params.get(key);
+    if (!param) this.params.set(key, (param = this.ucp.requestParam(memh, this.post === 'nixl')));
+    return param;
   }
 
   async execute(plan: PreparedPlan, options: ExecuteOptions): Promise<XferResult> {
@@ -179,6 +203,7 @@ export class UcxBackend implements Backend {
     const timings: RequestTiming[] = new Array(resolved.length);
     const flushDoneNs = new Array<number>(endpoints.length).fill(0);
     let open: UcxOp[] = [];
+    const flushOnly = this.completion === 'flush';
     const startNs = monoNs();
     let postedNs = startNs;
     try {
@@ -189,12 +214,15 @@ export class UcxBackend implements Backend {
         const postNs = monoNs();
         let request: UcpRequest;
         try {
-          request = r.request.op === 'WRITE' ? u.put(r.ep, r.src, r.length, r.remote, r.rkey) : u.get(r.ep, r.dst, r.length, r.remote, r.rkey);
+          request = r.request.op === 'WRITE' ? u.put(r.ep, r.src, r.length, r.remote, r.rkey, r.param) : u.get(r.ep, r.dst, r.length, r.remote, r.rkey, r.param);
         } catch (err) {
           throw new PeerFailure(r.request.peer, (err as Error).message);
         }
         timings[index] = { postNs, doneNs: request === null ? monoNs() : 0 };
-        if (request !== null) open.push({ index, peer: r.request.peer, epIndex: r.epIndex, request, what: `${r.request.op} of ${r.length} bytes` });
+        if (request === null) continue;
+        // 'flush': UCX completes a freed request internally; the endpoint's flush (below) covers it
+        if (flushOnly) u.requestFree(request);
+        else open.push({ index, peer: r.request.peer, epIndex: r.epIndex, request, what: `${r.request.op} of ${r.length} bytes` });
       }
       // A flush completes once every put/get on its endpoint is complete at the target.
       for (let e = 0; e < endpoints.length; e++) {
@@ -215,9 +243,10 @@ export class UcxBackend implements Backend {
       for (const o of open) u.requestFree(o.request); // UCX completes freed requests internally
       throw await this.explain(err);
     }
-    // A WRITE is complete (visible at the target) when its endpoint's flush is.
+    // A WRITE is complete (visible at the target) when its endpoint's flush is, and so is an
+    // operation freed unfinished ('flush' completion).
     for (let i = 0; i < resolved.length; i++) {
-      if (resolved[i].request.op === 'WRITE') timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs[resolved[i].epIndex]);
+      if (resolved[i].request.op === 'WRITE' || timings[i].doneNs === 0) timings[i].doneNs = Math.max(timings[i].doneNs, flushDoneNs[resolved[i].epIndex]);
     }
     return { startNs, postedNs, endNs: monoNs(), bytes: plan.bytes, requests: timings };
   }

@@ -34,6 +34,10 @@ const UCP_MEM_MAP_ALLOCATE = 1 << 1;
 const UCP_MEM_ATTR_FIELD_ADDRESS = 1n << 0n;
 const UCP_MEM_ATTR_FIELD_LENGTH = 1n << 1n;
 const UCP_OP_ATTR_FIELD_FLAGS = 1 << 4;
+const UCP_OP_ATTR_FIELD_MEMH = 1 << 8;
+const UCP_OP_ATTR_FLAG_MULTI_SEND = 1 << 19;
+/** ucp_request_param_t's memh field (op_attr_mask @0, flags @4, request @8, cb @16, datatype @24, user_data @32, reply_buffer @40, memory_type @48, recv_info @56). */
+const REQUEST_PARAM_MEMH_OFFSET = 64;
 const UCP_EP_CLOSE_FLAG_FORCE = 1 << 0;
 const UCS_ERR_BUSY = -15;
 /** UCS_PTR_IS_ERR: status pointers at or above (uintptr_t)UCS_ERR_LAST (-100) carry an error. */
@@ -98,8 +102,15 @@ export interface Ucp {
   rkeyPack(context: bigint, memh: bigint): Buffer;
   rkeyUnpack(ep: bigint, packed: Buffer): bigint;
   rkeyDestroy(rkey: bigint): void;
-  put(ep: bigint, local: bigint, length: number, remote: bigint, rkey: bigint): UcpRequest;
-  get(ep: bigint, local: bigint, length: number, remote: bigint, rkey: bigint): UcpRequest;
+  /**
+   * A put/get's request parameters: none (UCX then finds the local buffer's memory type and
+   * registration itself on every call), or the local memory handle, and UCP_OP_ATTR_FLAG_MULTI_SEND
+   * (bandwidth of many operations in flight over the latency of one) as NIXL passes them.
+   */
+  requestParam(memh: bigint | null, multiSend: boolean): Buffer;
+  /** `param`: from requestParam; default none. */
+  put(ep: bigint, local: bigint, length: number, remote: bigint, rkey: bigint, param?: Buffer): UcpRequest;
+  get(ep: bigint, local: bigint, length: number, remote: bigint, rkey: bigint, param?: Buffer): UcpRequest;
   /** Completes when every put/get posted on `ep` is complete at the target too. */
   epFlush(ep: bigint): UcpRequest;
   /** 'done', 'pending', or throws the request's error. */
@@ -292,8 +303,15 @@ export const ucp = lazyBinding((): Ucp => {
       return rkey[0]!;
     },
     rkeyDestroy: (rkey) => f.rkey_destroy(rkey),
-    put: (ep, local, length, remote, rkey) => requestOrNull(f.put_nbx(ep, local, length, remote, rkey, plainParam), 'ucp_put_nbx', length),
-    get: (ep, local, length, remote, rkey) => requestOrNull(f.get_nbx(ep, local, length, remote, rkey, plainParam), 'ucp_get_nbx', length),
+    requestParam(memh, multiSend) {
+      if (memh === null && !multiSend) return plainParam;
+      const param = Buffer.alloc(128);
+      param.writeUInt32LE((memh === null ? 0 : UCP_OP_ATTR_FIELD_MEMH) | (multiSend ? UCP_OP_ATTR_FLAG_MULTI_SEND : 0), 0);
+      if (memh !== null) param.writeBigUInt64LE(memh, REQUEST_PARAM_MEMH_OFFSET);
+      return param;
+    },
+    put: (ep, local, length, remote, rkey, param = plainParam) => requestOrNull(f.put_nbx(ep, local, length, remote, rkey, param), 'ucp_put_nbx', length),
+    get: (ep, local, length, remote, rkey, param = plainParam) => requestOrNull(f.get_nbx(ep, local, length, remote, rkey, param), 'ucp_get_nbx', length),
     epFlush: (ep) => requestOrNull(f.ep_flush_nbx(ep, plainParam), 'ucp_ep_flush_nbx'),
     requestState(request, call) {
       const status = f.request_check_status(request) as number;
