@@ -80,9 +80,9 @@ describe.each(['shm', 'ucx'] as const)('engine with %s (one rank, to itself)', (
 // Over tcp a put or get often stays open after its post: 'flush' completion then frees it and waits
 // on the endpoint's flush alone, which must still cover it.
 describe.each([
-  ['memh', 'each'],
+  ['plain', 'each'],
   ['nixl', 'each'],
-  ['plain', 'flush'],
+  ['memh', 'flush'],
   ['nixl', 'flush'],
 ] as const)('ucx posting with %s, completion %s', (post, completion) => {
   it('moves 64 WRITEs and READs of 64 KiB right, each done after its post and by the end', async () => {

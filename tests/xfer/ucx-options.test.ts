@@ -12,8 +12,8 @@ describe('ucx choices', () => {
     expect(endpointErrorMode('none', false)).toBe('none');
   });
 
-  it('defaults to auto and UCX-allocated memory; the environment, then the options, decide; a bad value is named', () => {
-    expect(resolveUcxChoices({}, {})).toEqual({ errorHandling: 'auto', memory: 'ucx', post: 'plain', completion: 'each' });
+  it('defaults to auto, UCX-allocated memory, the memory handle with each put/get and every request polled; the environment, then the options, decide; a bad value is named', () => {
+    expect(resolveUcxChoices({}, {})).toEqual({ errorHandling: 'auto', memory: 'ucx', post: 'memh', completion: 'each' });
     expect(resolveUcxChoices({}, { XFER_UCX_ERROR_HANDLING: 'PEER', XFER_UCX_MEMORY: 'registered', XFER_UCX_POST: 'nixl', XFER_UCX_COMPLETION: 'flush' })).toEqual({
       errorHandling: 'peer',
       memory: 'registered',
@@ -37,7 +37,7 @@ describe('ucx choices', () => {
       XFER_UCX_COMPLETION: 'flush',
       XFER_UCX_FLAGS: '--ucx-error-handling peer --ucx-memory registered --ucx-post nixl --ucx-completion flush',
     });
-    expect(() => takeUcxFlags(['--ucx-post', 'fast'], {})).toThrow("--ucx-post must be one of plain, memh, nixl, got 'fast'");
+    expect(() => takeUcxFlags(['--ucx-post', 'fast'], {})).toThrow("--ucx-post must be one of memh, plain, nixl, got 'fast'");
     expect(() => takeUcxFlags(['--ucx-error-handling', 'maybe'], {})).toThrow("--ucx-error-handling must be one of auto, peer, none, got 'maybe'");
     expect(() => takeUcxFlags(['--ucx-memory'], {})).toThrow('--ucx-memory needs a value: one of ucx, registered');
     expect(takeUcxFlags(['--iters', '3'], env)).toEqual(['--iters', '3']);

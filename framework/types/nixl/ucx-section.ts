@@ -4,7 +4,7 @@
 //   ucx:
 //     error_handling: auto      # auto | peer | none (NIXL's ucx_error_handling_mode; NIXL's default is peer)
 //     memory: ucx               # ucx (UCX allocates, as ucx_perftest) | registered (as NIXL)
-//     post: plain               # plain | memh | nixl (each put/get with the memory handle and MULTI_SEND, as NIXL)
+//     post: memh                # memh (the memory handle with each put/get) | plain | nixl (and MULTI_SEND, as NIXL)
 //     completion: each          # each (every request polled) | flush (only the endpoint's flush, as NIXL)
 //     tls: tcp                  # UCX_TLS of the ranks
 //     net_devices: lo           # UCX_NET_DEVICES of the ranks

@@ -1,5 +1,5 @@
 // The ucx backend's choices as flags of every bench command: --ucx-error-handling auto|peer|none,
-// --ucx-memory ucx|registered, --ucx-post plain|memh|nixl and --ucx-completion each|flush
+// --ucx-memory ucx|registered, --ucx-post memh|plain|nixl and --ucx-completion each|flush
 // (underscores too, in nixlbench's style). They reach every rank
 // through the environment, as a config's `ucx:` section does (backends/ucx-options.ts), and name
 // themselves there so that an engine on another backend refuses them instead of ignoring them.
@@ -16,7 +16,7 @@ import { UsageError } from './options.ts';
 import { takeOptions } from '../../../common/args/take-options.ts';
 
 export const ucxFlagsUsage =
-  '--ucx-error-handling auto|peer|none  --ucx-memory ucx|registered  --ucx-post plain|memh|nixl  --ucx-completion each|flush\n' +
+  '--ucx-error-handling auto|peer|none  --ucx-memory ucx|registered  --ucx-post memh|plain|nixl  --ucx-completion each|flush\n' +
   '      (ucx backend: transports per peer, how puts and gets are posted and completed; see runners/xfer/README.md;\n' +
   '      also spelled --ucx_error_handling, --ucx_memory, --ucx_post, --ucx_completion)';
 
