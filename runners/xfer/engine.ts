@@ -94,7 +94,7 @@ export class XferEngine {
     const backend = createBackend(
       options.backend,
       // Host backends get no device: a GPU region picks it when it is allocated.
-      { rank: rank.rank, worldSize: rank.worldSize, localRank: rank.localRank, node: rank.node, store, device: device ?? -1 },
+      { rank: rank.rank, worldSize: rank.worldSize, localRank: rank.localRank, localWorldSize: rank.localWorldSize, node: rank.node, store, device: device ?? -1 },
       options,
     );
     const engine = new XferEngine(backend, rank, store, device, options.timeoutMs ?? store.defaultTimeoutMs);

@@ -111,6 +111,20 @@ describe.each([
   });
 });
 
+describe('ucx progress while idle', () => {
+  it('keeps progressing briefly after a transfer, then waits on its event fd without using the CPU', async () => {
+    const { engine } = await single('ucx');
+    engine.allocate('buf', 65_536);
+    await engine.connect();
+    await engine.transfer([{ op: 'WRITE', peer: 0, local: 'buf', localOffset: 0, remote: 'buf', remoteOffset: 32_768, length: 32_768 }]);
+    const before = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const used = process.cpuUsage(before);
+    // a worker progressed without end would take most of a core for the 400 ms
+    expect((used.user + used.system) / 1000).toBeLessThan(150);
+  });
+});
+
 describe('availableBackends', () => {
   it('reports shm, ucx and libfabric available here, and every unavailable backend with its reason', () => {
     const all = availableBackends();

@@ -61,7 +61,7 @@ describe.each([
 describe.each(['shm', 'tcp'])('libfabric %s, one process', (provider) => {
   it('several execute() calls in flight at once complete on their own, every byte where it belongs', async () => {
     const store = { deadRanks: new Set<number>() } as unknown as Store;
-    const backend = new LibfabricBackend({ rank: 0, worldSize: 1, localRank: 0, node: 'here', store, device: -1 }, { provider });
+    const backend = new LibfabricBackend({ rank: 0, worldSize: 1, localRank: 0, localWorldSize: 1, node: 'here', store, device: -1 }, { provider });
     const owner = { job: 'libfabric-test', rank: 0, node: 'here' };
     const [src, dst] = ['src', 'dst'].map((name) => allocateHost(name, 4 << 20, owner));
     try {
@@ -103,7 +103,7 @@ describe('libfabric failures', () => {
   it('a peer that cannot be reached fails the transfer at its deadline, naming the peer', async () => {
     // One process, no rank 1: a store that knows of no death (what a store says when the peer was never there).
     const store = { deadRanks: new Set<number>(), learnIfDead: async () => false } as unknown as Store;
-    const backend = new LibfabricBackend({ rank: 0, worldSize: 2, localRank: 0, node: 'here', store, device: -1 }, { provider: 'tcp' });
+    const backend = new LibfabricBackend({ rank: 0, worldSize: 2, localRank: 0, localWorldSize: 2, node: 'here', store, device: -1 }, { provider: 'tcp' });
     const region = allocateHost('buf', 1 << 16, { job: 'libfabric-test', rank: 0, node: 'here' });
     try {
       const extras = backend.register(region);

@@ -54,6 +54,8 @@ export interface BackendContext {
   rank: number;
   worldSize: number;
   localRank: number;
+  /** Ranks on this node. */
+  localWorldSize: number;
   node: string;
   store: Store;
   /** CUDA device of this rank (GPU backends; -1 for host backends). */

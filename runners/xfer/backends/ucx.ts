@@ -86,7 +86,7 @@ export class UcxBackend implements Backend {
     this.progressThread = options.progressThread ?? false;
     this.worker = this.ucp.workerCreate(this.context, this.progressThread ? 'multi' : 'single');
     const eventFd = this.ucp.workerEventFd(this.worker);
-    this.driver = this.progressThread ? new UcxProgressThread(this.worker, eventFd) : new UcxProgressDriver(this.ucp, this.worker, eventFd);
+    this.driver = this.progressThread ? new UcxProgressThread(this.worker, eventFd) : new UcxProgressDriver(this.ucp, this.worker, eventFd, ctx.localWorldSize);
     this.driver.start();
     this.memoryKinds = ucxHasCudaSupport() ? ['host', 'gpu'] : ['host'];
   }
