@@ -22,7 +22,7 @@ import { median } from '../lib/stats.ts';
 import { minOf } from '../../runners/common/stats.ts';
 import { makeSides, NO_ROW, type Flags, type Row, type SideRun } from './side-runs.ts';
 import { benchOptions } from '../lib/options.ts';
-import { ucxCompletions, ucxPosts } from '../../runners/xfer/backends/ucx-options.ts';
+import { UCX_CHOICE_ENV, ucxCompletions, ucxPosts } from '../../runners/xfer/backends/ucx-options.ts';
 
 const USAGE = `usage: node --import tsx bench/nixl/side-by-side.ts [--transports shm,tcp] [--rounds 1]
     [--iters 200] [--warmup 20] [--batches 1,16] [--ops READ,WRITE] [--start 4096]
@@ -69,15 +69,17 @@ const batches = cli.wholeNumbers('batches');
 const [start, max, iters] = ['start', 'max', 'iters'].map((name) => cli.wholeNumber(name));
 const warmup = cli.wholeNumber('warmup', { min: 0 });
 const rounds = cli.wholeNumber('rounds');
-/** The engine's ucx backend posted and completed each way given (XFER_UCX_POST / XFER_UCX_COMPLETION), one run of each per round. */
-const variants: { name: string; env: Record<string, string> }[] =
-  values['ucx-variants'] === undefined
-    ? [{ name: 'engine', env: {} }]
-    : cli.listOf('ucx-variants', (v) => {
-        const [post, completion, extra] = v.split('/');
-        if (extra !== undefined || !(ucxPosts as readonly string[]).includes(post) || !(ucxCompletions as readonly string[]).includes(completion ?? '')) return undefined;
-        return { name: v, env: { XFER_UCX_POST: post, XFER_UCX_COMPLETION: completion } };
-      }, `POST/COMPLETION: POST one of ${ucxPosts.join(', ')}, COMPLETION one of ${ucxCompletions.join(', ')}`);
+/** The engine's ucx backend posted and completed each way given (its post and completion choices), one run of each per round. */
+const labelled = values['ucx-variants'] !== undefined;
+const variants: { name: string; env: Record<string, string> }[] = labelled
+  ? cli.listOf('ucx-variants', (v) => {
+      const [post, completion, extra] = v.split('/');
+      if (extra !== undefined || !(ucxPosts as readonly string[]).includes(post) || !(ucxCompletions as readonly string[]).includes(completion ?? '')) return undefined;
+      return { name: v, env: { [UCX_CHOICE_ENV.post]: post, [UCX_CHOICE_ENV.completion]: completion } };
+    }, `POST/COMPLETION: POST one of ${ucxPosts.join(', ')}, COMPLETION one of ${ucxCompletions.join(', ')}`)
+  : [{ name: 'engine', env: {} }];
+if (labelled && values['engine-backend'] !== 'ucx') cli.refuse(`--ucx-variants: the variants are the ucx backend's, and --engine-backend is ${values['engine-backend']}`);
+if (new Set(variants.map((v) => v.name)).size !== variants.length) cli.refuse(`--ucx-variants '${values['ucx-variants']}': a variant is named twice`);
 const repoRoot = process.cwd();
 
 function nixlbenchBinary(): string {
@@ -191,11 +193,11 @@ async function main(): Promise<void> {
         const nixlRuns: SideRun[] = [];
         for (let r = 1; r <= rounds; r++) {
           const runs = [
-            async () => nixlRuns.push(await sides.nixlbench(flags, env, path.join(logRoot, group, `nixlbench-r${r}`))),
             ...variants.map((v) => async () => {
-              const folder = variants.length === 1 ? `engine-r${r}` : `engine-${v.name.replace('/', '-')}-r${r}`;
+              const folder = labelled ? `engine-${v.name.replace('/', '-')}-r${r}` : `engine-r${r}`;
               engineRuns.get(v.name)!.push(await sides.engine(flags, { ...env, ...v.env }, path.join(logRoot, group, folder)));
             }),
+            async () => nixlRuns.push(await sides.nixlbench(flags, env, path.join(logRoot, group, `nixlbench-r${r}`))),
           ];
           // who goes first rotates from one round (and group) to the next
           for (let k = 0; k < runs.length; k++) await runs[(k + turn) % runs.length]();
@@ -215,7 +217,7 @@ async function main(): Promise<void> {
             };
           });
           const lanes = { engine: [...new Set(vRuns.flatMap((r) => r.lanes))], nixlbench: [...new Set(nixlRuns.flatMap((r) => r.lanes))] };
-          const named = variants.length === 1 ? '' : ` (engine ${variant.name})`;
+          const named = labelled ? ` (engine ${variant.name})` : '';
           printTable(`${op}, batch ${batch}, UCX_TLS ${env.UCX_TLS ?? '(unset)'}${named}`, ['block', 'engine GB/s', 'nixlbench GB/s', 'bw ratio', 'engine lat us', 'nixlbench lat us', 'lat ratio'], rows.map((r) => [r.block, fmt(r.engineGbps), fmt(r.nixlGbps), fmt(r.bwRatio, 2), fmt(r.engineLatUs, 2), fmt(r.nixlLatUs, 2), fmt(r.latRatio, 2)]));
           const notes = [...vRuns.map((r) => r.note && `engine: ${r.note}`), ...nixlRuns.map((r) => r.note && `nixlbench: ${r.note}`)].filter(Boolean);
           for (const note of notes) console.log(`note: ${note}`);
@@ -225,11 +227,11 @@ async function main(): Promise<void> {
           const from64k = rows.filter((r) => r.block >= 64 * KiB).map((r) => r.bwRatio);
           const k4 = at(4 * KiB);
           summary.push([
-            transport, ...(variants.length === 1 ? [] : [variant.name]), op, batch, fmt(k4?.latRatio ?? NaN, 2), `${fmt(k4?.enginePostUs ?? NaN, 1)}/${fmt(k4?.engineTxUs ?? NaN, 1)}`, `${fmt(k4?.nixlPostUs ?? NaN, 1)}/${fmt(k4?.nixlTxUs ?? NaN, 1)}`,
+            transport, ...(labelled ? [variant.name] : []), op, batch, fmt(k4?.latRatio ?? NaN, 2), `${fmt(k4?.enginePostUs ?? NaN, 1)}/${fmt(k4?.engineTxUs ?? NaN, 1)}`, `${fmt(k4?.nixlPostUs ?? NaN, 1)}/${fmt(k4?.nixlTxUs ?? NaN, 1)}`,
             ...[64 * KiB, KiB * KiB, 64 * KiB * KiB].map((b) => fmt(at(b)?.bwRatio ?? NaN, 2)), fmt(minOf(from64k, NaN), 2),
           ]);
           if (seg === 'DRAM') {
-            const what = `${group}${variants.length === 1 ? '' : ` ${variant.name}`}`;
+            const what = labelled ? `${group} ${variant.name}` : group;
             if (from64k.length > 0) goals.push({ what: `${what}: lowest bandwidth ratio from 64 KiB`, value: Number(minOf(from64k).toFixed(3)), limit: 1.0, atMost: false });
             if (k4) goals.push({ what: `${what}: latency ratio at 4 KiB`, value: Number(k4.latRatio.toFixed(3)), limit: 1.1, atMost: true });
           }
@@ -237,7 +239,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  printTable('engine / nixlbench (post/tx: Avg Post / Avg Tx us at 4 KiB)', ['transport', ...(variants.length === 1 ? [] : ['engine']), 'op', 'batch', 'lat 4K', 'engine post/tx', 'nixlbench post/tx', 'bw 64K', 'bw 1M', 'bw 64M', 'lowest bw from 64K'], summary);
+  printTable('engine / nixlbench (post/tx: Avg Post / Avg Tx us at 4 KiB)', ['transport', ...(labelled ? ['engine'] : []), 'op', 'batch', 'lat 4K', 'engine post/tx', 'nixlbench post/tx', 'bw 64K', 'bw 1M', 'bw 64M', 'lowest bw from 64K'], summary);
   printGoals(goals);
   appendResult('nixl-side-by-side', {
     nixlbench: binary, runtime, seg, engineBackend: values['engine-backend'], nixlBackend: values['nixl-backend'],

@@ -17,9 +17,10 @@
 // not trusted (the file is parsed again). A lost or corrupt cache only costs a re-parse.
 // DISAGG_PARSE_CACHE=off reads and keeps nothing.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../runners/common/errors.ts';
+import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { packageRoot } from '../settings.ts';
 import type { ConfigIssue } from './issue.ts';
 import { decodeConfigBytes, parseYaml, readConfigBytes, type ParsedYaml } from './load.ts';
@@ -226,12 +227,6 @@ function survivesJson(value: unknown): boolean {
   return ok;
 }
 
-function writeAtomically(file: string, content: unknown): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, JSON.stringify(content));
-  renameSync(temporary, file);
-}
-
 /**
  * Writes what changed (temporary files renamed over the old ones): the data only when new files
  * were parsed, in a new generation, then the index. Files not seen in this plan are dropped.
@@ -252,13 +247,13 @@ export function flushParseCache(): void {
       // an index entry whose data is lost (a data file of another generation) is parsed anew next time
       for (const file of index.keys()) if (!all.has(file)) index.delete(file);
       generation = randomBytes(8).toString('hex');
-      writeAtomically(dataFileOf(indexFile), { format: FORMAT, generation, entries: Object.fromEntries(all) });
+      writeWholeSync(dataFileOf(indexFile), JSON.stringify({ format: FORMAT, generation, entries: Object.fromEntries(all) }));
       fresh.clear();
       indexDirty = true;
     }
     if (!indexDirty) return;
     indexDirty = false;
-    writeAtomically(indexFile, { format: FORMAT, generation: generation ?? randomBytes(8).toString('hex'), rules: rulesVersion(), entries: Object.fromEntries(index) });
+    writeWholeSync(indexFile, JSON.stringify({ format: FORMAT, generation: generation ?? randomBytes(8).toString('hex'), rules: rulesVersion(), entries: Object.fromEntries(index) }));
   } catch {
     // A cache that cannot be written is only slower next time.
   }

@@ -8,9 +8,10 @@
 // stats. A file written within a timestamp tick of the hashing gets no stamp, so the next process
 // hashes again. DISAGG_PARSE_CACHE=off reads and keeps nothing.
 import { createHash } from 'node:crypto';
-import { type Dirent, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { type Dirent, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../settings.ts';
+import { writeWholeSync } from '../../runners/common/write-whole.ts';
 import { stampOf, statBeforeRead, unchangedSince, type FileStamp } from './file-stamp.ts';
 
 const SOURCE_FOLDERS = ['framework', 'runners'];
@@ -63,9 +64,7 @@ function keptVersion(files: string[]): string | undefined {
 function keep(kept: Kept): void {
   try {
     mkdirSync(path.dirname(keptFile), { recursive: true });
-    const temporary = `${keptFile}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify(kept));
-    renameSync(temporary, keptFile);
+    writeWholeSync(keptFile, JSON.stringify(kept));
   } catch {
     // only slower next time
   }

@@ -35,11 +35,17 @@ export function runSlurmCommand(file: string, args: readonly string[], options: 
   // node:child_process itself: a scheduler command is on the path of every submission and poll,
   // and a process-running library's modules and per-call work would be in each of them.
   return new Promise((resolve) => {
-    const child = spawn(file, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(file, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      // spawn throws at once for what it cannot even try (a NUL byte in an argument or variable)
+      return resolve({ command, ok: false, stdout: '', stderr: '', failure: (error as Error).message });
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;

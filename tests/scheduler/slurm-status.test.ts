@@ -195,6 +195,12 @@ describe('SLURM commands', () => {
     expect(slow).toMatchObject({ ok: false, failure: 'timed out after 100 ms' });
   });
 
+  it('reports an argument spawn refuses outright as a failed outcome, never a rejection', async () => {
+    const refused = await runSlurmCommand('sbatch', ['a\u0000b'], { timeoutMs: 5000 });
+    expect(refused).toMatchObject({ ok: false, stdout: '', stderr: '' });
+    expect(refused.failure).toMatch(/null bytes/i);
+  });
+
   it('quotes arguments for display only where needed', () => {
     expect(formatCommand('scancel', ['1', '2'])).toBe('scancel 1 2');
     expect(formatCommand('sbatch', ["--job-name=it's x"])).toBe(`sbatch '--job-name=it'\\''s x'`);

@@ -87,6 +87,7 @@ describe.each([
 ] as const)('ucx posting with %s, completion %s', (post, completion) => {
   it('moves 64 WRITEs and READs of 64 KiB right, each done after its post and by the end', async () => {
     const { engine } = await single('ucx', { post, completion });
+    expect(engine.backend).toMatchObject({ post, completion });
     const size = 64 * 65_536;
     const src = engine.allocate('src', size);
     const dst = engine.allocate('dst', size);
@@ -112,7 +113,7 @@ describe.each([
 });
 
 describe('ucx progress while idle', () => {
-  it('keeps progressing briefly after a transfer, then waits on its event fd without using the CPU', async () => {
+  it('uses no CPU while idle after a transfer: the brief progressing after work ends, then it waits on its event fd', async () => {
     const { engine } = await single('ucx');
     engine.allocate('buf', 65_536);
     await engine.connect();

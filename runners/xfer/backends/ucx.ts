@@ -4,7 +4,8 @@
 // ucp_mem_map); peers get their remote keys and this worker's address through the store.
 // WRITE = ucp_put_nbx, READ = ucp_get_nbx, then a flush per endpoint so a WRITE is complete at
 // the target when execute() returns. Several execute() calls may be in flight at once: each polls
-// its own requests, and completes as soon as they are done, whatever the others do. What each
+// its own requests, and completes as soon as they are done, whatever the others do (with 'flush'
+// completion it waits on its endpoints' flushes, which also cover the others' puts and gets). What each
 // put/get is posted with, and whether every request or only the flush is polled, are the `post`
 // and `completion` choices (ucx-options.ts).
 import fs from 'node:fs';
@@ -61,8 +62,8 @@ export class UcxBackend implements Backend {
   readonly memory: UcxMemory;
   readonly post: UcxPost;
   readonly completion: UcxCompletion;
-  /** Request parameters per local memory handle (the `post` choice), made once. */
-  private readonly params = new Map<bigint, Buffer>();
+  /** Each registered region's put/get request parameters (the `post` choice), made at registration. */
+  private readonly params = new Map<Region, Buffer>();
   /** NIXL's UCX defaults this UCX does not know (skipped, as NIXL skips them). */
   readonly skippedDefaults: string[];
   /** The engine's UCX defaults that the environment (or options.config) replaced, as logged. */
@@ -126,6 +127,7 @@ export class UcxBackend implements Backend {
     }
     const memh = this.allocated.get(region) ?? this.ucp.memMap(this.context, region.address, Math.max(region.size, 1));
     this.memhs.set(region, memh);
+    this.params.set(region, this.ucp.requestParam(this.post === 'plain' ? null : memh, this.post === 'nixl'));
     return { rkey: this.ucp.rkeyPack(this.context, memh) };
   }
 
@@ -133,6 +135,7 @@ export class UcxBackend implements Backend {
     const memh = this.memhs.get(region);
     if (memh === undefined) return;
     this.memhs.delete(region);
+    this.params.delete(region);
     if (!this.allocated.has(region)) this.ucp.memUnmap(this.context, memh); // UCX's own: unmapped by close()
   }
 
@@ -189,10 +192,8 @@ export class UcxBackend implements Backend {
 
   /** The request parameters of a put/get from `local` (the `post` choice). */
   private requestParam(local: Region): Buffer {
-    const memh = this.post === 'plain' ? null : (this.memhs.get(local) ?? null);
-    const key = memh ?? 0n;
-    let param = this.params.get(key);
-    if (!param) this.params.set(key, (param = this.ucp.requestParam(memh, this.post === 'nixl')));
+    const param = this.params.get(local);
+    if (!param) throw new XferError(`ucx: local region '${local.name}' is not registered`);
     return param;
   }
 
