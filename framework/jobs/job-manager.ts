@@ -230,6 +230,7 @@ export class JobManager {
       }
       if (status.cannotStart) {
         await scheduler.cancel([job.jobId]).catch(() => undefined);
+        watcher.forget(job.jobId, new DisaggBenchError('the job can never start; cancelled'));
         return { ...status, state: 'CANCELLED', terminal: true, reason: `the job can never start: ${status.cannotStart}; cancelled` };
       }
       return status;

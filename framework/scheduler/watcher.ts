@@ -25,11 +25,14 @@ export interface WatcherOptions {
    * takes tens of seconds however fast its clients fail. Default 0 (the count alone decides).
    */
   minFailureSpanMs?: number;
-  /**
-   * Consecutive polls a job may be missing from the answer before it counts as vanished (the short
-   * polls after an end mark not counted). Default 3.
-   */
+  /** Consecutive polls a job may be missing from the answer before it counts as vanished. Default 3. */
   maxMisses?: number;
+  /**
+   * ...and for at least this long (ms) since the first of them: polls a fraction of a second apart
+   * (after an end mark, or under a low DISAGG_POLL_MAX_SEC) must not call a job vanished that the
+   * scheduler lists a moment later. Default 1000.
+   */
+  minMissSpanMs?: number;
   /**
    * After a job's end mark: the interval between polls (ms), never below this apart. Default 50
    * (the job's script exits a fraction of a second before the scheduler says the job ended).
@@ -48,6 +51,8 @@ export interface WatcherOptions {
 interface Watched {
   last?: JobStatus;
   misses: number;
+  /** When the first of the current run of misses was seen (epoch ms). */
+  firstMissAt: number;
   resolve(status: JobStatus): void;
   reject(error: Error): void;
   promise: Promise<JobStatus>;
@@ -83,6 +88,7 @@ export class JobWatcher {
       maxConsecutiveFailures: 5,
       minFailureSpanMs: 0,
       maxMisses: 3,
+      minMissSpanMs: 1000,
       wakeIntervalMs: 50,
       wakeWindowMs: 2000,
       ...options,
@@ -101,15 +107,7 @@ export class JobWatcher {
     if (this.closed) return Promise.reject(new DisaggBenchError('job watcher is closed'));
     let watched = this.jobs.get(id);
     if (!watched) {
-      let resolve!: (s: JobStatus) => void;
-      let reject!: (e: Error) => void;
-      const promise = new Promise<JobStatus>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      // Forgetting a job rejects its promise; a handler here keeps that from being "unhandled".
-      promise.catch(() => undefined);
-      watched = { misses: 0, resolve, reject, promise };
+      watched = { misses: 0, firstMissAt: 0, ...deferred() };
       this.jobs.set(id, watched);
       this.reset();
     }
@@ -201,11 +199,10 @@ export class JobWatcher {
     let changed = false;
     try {
       const ids = [...this.jobs.keys()];
-      const short = this.woken();
       this.cycles += 1;
       const statuses = await this.scheduler.poll(ids);
       this.failures = 0;
-      for (const id of ids) changed = this.update(id, statuses.get(id), short) || changed;
+      for (const id of ids) changed = this.update(id, statuses.get(id)) || changed;
     } catch (err) {
       this.failures += 1;
       if (this.failures === 1) this.firstFailureAt = Date.now();
@@ -228,14 +225,14 @@ export class JobWatcher {
   }
 
   /** Applies one job's answer; true when its state changed. */
-  private update(id: string, status: JobStatus | undefined, short: boolean): boolean {
+  private update(id: string, status: JobStatus | undefined): boolean {
     const watched = this.jobs.get(id);
     if (!watched) return false;
     if (!status) {
-      // The short polls after an end mark do not count: they would call a job vanished in a
-      // fraction of a second, where the interval's polls take a second or more.
-      if (!short) watched.misses += 1;
-      if (watched.misses < this.options.maxMisses) return false;
+      const now = Date.now();
+      if (watched.misses === 0) watched.firstMissAt = now;
+      watched.misses += 1;
+      if (watched.misses < this.options.maxMisses || now - watched.firstMissAt < this.options.minMissSpanMs) return false;
       // The scheduler forgot the job and nothing says how it ended: a verdict must not guess.
       status = { id, state: 'UNKNOWN', terminal: true, reason: 'the scheduler no longer reports this job' };
     } else {
@@ -248,11 +245,29 @@ export class JobWatcher {
     const newReason = !changed && !status.terminal && previous?.reason !== status.reason;
     watched.last = status;
     if (changed || newReason) this.options.onChange?.(status, previous);
-    // A job that can never start is as final as one that ended: its waiters decide (cancel, fail).
-    if (status.terminal || status.cannotStart) {
+    if (status.terminal) {
       this.drop(id, watched);
       watched.resolve(status);
+    } else if (status.cannotStart) {
+      // A job that can never start is as final as one that ended for its waiters, who decide
+      // (cancel, or wait again while a node's state settles). It stays watched, its end mark
+      // still heard, until it ends or is forgotten: a later wait() gets the next answer.
+      const { resolve } = watched;
+      Object.assign(watched, deferred());
+      resolve(status);
     }
     return changed;
   }
+}
+
+/** A promise and its settlers; forgetting a job rejects it, and a handler here keeps that from being "unhandled". */
+function deferred(): Pick<Watched, 'promise' | 'resolve' | 'reject'> {
+  let resolve!: (s: JobStatus) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<JobStatus>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }

@@ -69,7 +69,7 @@ describe('JobWatcher', () => {
 
   it('turns a job the scheduler forgot into UNKNOWN after a few misses, and stops early on cannotStart', async () => {
     const s = new ScriptedScheduler();
-    const w = new JobWatcher(s, { minIntervalMs: 1, maxIntervalMs: 2, maxMisses: 3 });
+    const w = new JobWatcher(s, { minIntervalMs: 1, maxIntervalMs: 2, maxMisses: 3, minMissSpanMs: 20 });
     const gone = await w.wait('404');
     expect(gone).toMatchObject({ state: 'UNKNOWN', terminal: true });
     s.states.set('7', { id: '7', state: 'PENDING', terminal: false, reason: 'PartitionConfig', cannotStart: 'PartitionConfig' });
@@ -191,6 +191,38 @@ describe('JobWatcher', () => {
     expect(heard.every((h) => h === 'b')).toBe(true);
     open.close();
   });
+  it('a job missing from the answers while another job\'s end mark brings short polls is still found vanished, once the misses span minMissSpanMs', { timeout: 30_000 }, async () => {
+    const s = new ScriptedScheduler();
+    s.states.set('1', running('1'));
+    // '1' marks its end and the window of short polls outlasts the test; '2' is never reported.
+    const w = new JobWatcher(s, { minIntervalMs: 600_000, maxIntervalMs: 600_000, maxMisses: 3, minMissSpanMs: 50, wakeIntervalMs: 1, wakeWindowMs: 600_000 });
+    const dir = logFolder('other-marked');
+    w.listenForEnd('1', dir);
+    const forgotten = w.wait('2');
+    writeFileSync(path.join(dir, JOB_ENDED_FILE), '0\n');
+    expect(await forgotten).toMatchObject({ id: '2', state: 'UNKNOWN', terminal: true });
+    expect(w.inFlight()).toEqual(['1']);
+    w.close();
+  });
+
+  it('a job that cannot start stays watched, its end mark still heard, when its waiter waits again', { timeout: 30_000 }, async () => {
+    const s = new ScriptedScheduler();
+    s.states.set('7', { id: '7', state: 'PENDING', terminal: false, reason: 'ReqNodeNotAvail', cannotStart: 'ReqNodeNotAvail' });
+    // Polls at once after the submission, then not for 10 minutes: only the end mark brings one later.
+    const w = new JobWatcher(s, { minIntervalMs: 1, growth: 1e9, maxIntervalMs: 600_000, wakeIntervalMs: 1, wakeWindowMs: 1 });
+    const dir = logFolder('cannot-start');
+    w.listenForEnd('7', dir);
+    expect(await w.wait('7')).toMatchObject({ cannotStart: 'ReqNodeNotAvail' });
+    // The node came back: the job runs (the settling wait of the jobs layer asks again).
+    s.states.set('7', running('7'));
+    const again = w.wait('7');
+    await vi.waitFor(() => expect(w.status('7')?.state).toBe('RUNNING'), { timeout: 20_000 });
+    s.states.set('7', done('7'));
+    writeFileSync(path.join(dir, JOB_ENDED_FILE), '0\n');
+    expect((await again).state).toBe('COMPLETED');
+    w.close();
+  });
+
   it('the short polls after an end mark do not count a job the scheduler does not report yet as vanished', { timeout: 30_000 }, async () => {
     const s = new ScriptedScheduler();
     // Only the end mark brings polls here, every one of them short.
