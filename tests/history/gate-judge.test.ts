@@ -107,6 +107,32 @@ describe("the rules' thresholds", () => {
     // the two-run mean needs less than its Bonferroni share would ask
     expect(t.twoRun).toBeLessThan(normalQuantile(1 - (0.05 * 0.55) / 29) - 0.05);
   });
+  it('after a judged run, the two rules spend the share on new alerts only: pairs whose previous run raised its own alert are not counted', () => {
+    const rho = 1.06 / 13 / (1 + 1.06 / 13);
+    const plain = ruleThresholds(0.05, 29, rho, Infinity, false);
+    const t = ruleThresholds(0.05, 29, rho, Infinity, false, true);
+    const q = seriesAlpha(0.05, 29);
+    expect(t.oneRun).toBe(plain.oneRun);
+    expect(t.twoRun).toBeLessThan(plain.twoRun - 0.02);
+    const g = rng(7);
+    const pairs = 400_000;
+    let raised = 0;
+    let raisedPlain = 0;
+    for (let k = 0; k < pairs; k++) {
+      const level = g.normal() * Math.sqrt(rho / (1 - rho));
+      const zPrev = (g.normal() + level) * Math.sqrt(1 - rho);
+      const zNow = (g.normal() + level) * Math.sqrt(1 - rho);
+      // the previous run's own one-run alert would be open now: not this run's
+      if (zPrev >= t.oneRun) continue;
+      const fires = (c2: number) => zNow >= t.oneRun || (zPrev >= t.each && zNow >= t.each && (zPrev + zNow) / Math.sqrt(2 + 2 * rho) >= c2);
+      if (fires(t.twoRun)) raised++;
+      if (fires(plain.twoRun)) raisedPlain++;
+    }
+    expect(raised / pairs / q).toBeGreaterThan(0.92);
+    expect(raised / pairs / q).toBeLessThan(1.08);
+    // the thresholds made for an unjudged previous run leave part of the share unspent in a stream
+    expect(raisedPlain / raised).toBeLessThan(0.97);
+  });
   it('normal tail: the quantiles read back', () => {
     for (const p of [0.3, 0.05, 1e-3, 1e-5]) expect(normalTail(normalQuantile(1 - p)) / p).toBeCloseTo(1, 5);
   });

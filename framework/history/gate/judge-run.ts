@@ -288,10 +288,14 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   // against the same estimated level, so their z share its error (its variance a share of one
   // run's: robust.ts trimmedMeanVarianceShare), a correlation rho of the two z.
   const prev = s.previous;
-  const beforeRuns = prev && j.baseline.some((p) => p.runId === prev.runId) ? j.baseline.length - 1 : j.baseline.length;
+  const prevInBaseline = prev !== undefined && j.baseline.some((p) => p.runId === prev.runId);
+  const beforeRuns = prevInBaseline ? j.baseline.length - 1 : j.baseline.length;
   const levelShare = trimmedMeanVarianceShare(beforeRuns);
   const rho = levelShare / (1 + levelShare);
-  const rules = ruleThresholds(options.alpha, n, rho, noise.df, heavy);
+  // The previous run was judged against the runs before it, as its pair is now: had it crossed the
+  // one-run bound, its alert would be open and this series judged against it above.
+  const previousJudged = prevInBaseline && beforeRuns >= options.minRuns;
+  const rules = ruleThresholds(options.alpha, n, rho, noise.df, heavy, previousJudged);
   const oneRun = heavy ? ruleThresholds(options.alpha, n, rho, noise.df, false).oneRun : rules.oneRun;
   if (-worse > s.threshold && -z >= oneRun) return { ...common, status: 'improved', regression: false, note: `better than its level beyond the noise (${pct(-worse)})` };
   if (worse <= 0) return { ...common, status: 'ok', regression: false, note: 'at or better than its level' };

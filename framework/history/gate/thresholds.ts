@@ -8,6 +8,10 @@
 //    the level they share). The two rules overlap (a run far enough for one is often far enough for
 //    both): a sum of their shares (Bonferroni between the rules) left part of q unspent and the
 //    two-run rule stricter than it needed to be.
+// The budget counts runs that raise a new alert. Where the previous run was judged by the same
+// one-run rule against the same level, a previous z beyond c1 raised the alert then, and this run
+// only shows it: such pairs are not this run's false alarms, so c2 is set on the pairs whose
+// previous run stayed below c1 (a nightly stream at 31 gating figures: c2 3.01 -> 2.98).
 // The thresholds are found in the normal's terms, then read as Student t quantiles at the same tail
 // probability where the noise rests on few degrees of freedom.
 import { normalQuantile, tQuantile } from './robust.ts';
@@ -36,16 +40,21 @@ export function normalTail(z: number): number {
 const density = (z: number) => Math.exp(-z * z / 2) / Math.sqrt(2 * Math.PI);
 
 /**
- * P(each <= zNow < c1, zPrev >= each, (zPrev + zNow) / sqrt(2 + 2 rho) >= c2) for standard normal
- * zPrev, zNow with correlation rho: the two-run rule's false alarms the one-run rule does not
- * already raise. Simpson's rule over zNow (zPrev given zNow is normal: rho zNow, 1 - rho^2).
+ * P(each <= zNow < c1, each <= zPrev < prevBelow, (zPrev + zNow) / sqrt(2 + 2 rho) >= c2) for
+ * standard normal zPrev, zNow with correlation rho: the two-run rule's false alarms the one-run
+ * rule does not already raise (on this run, and with prevBelow = c1 on the previous one).
+ * Simpson's rule over zNow (zPrev given zNow is normal: rho zNow, 1 - rho^2).
  */
-export function twoRunOnlyTail(c1: number, c2: number, each: number, rho: number): number {
+export function twoRunOnlyTail(c1: number, c2: number, each: number, rho: number, prevBelow = Infinity): number {
   const top = Math.min(c1, 12);
   if (!(top > each)) return 0;
   const sum = c2 * Math.sqrt(2 + 2 * rho);
   const sd = Math.sqrt(1 - rho * rho);
-  const f = (x: number) => density(x) * normalTail((Math.max(each, sum - x) - rho * x) / sd);
+  const f = (x: number) => {
+    const from = (Math.max(each, sum - x) - rho * x) / sd;
+    const below = Number.isFinite(prevBelow) ? normalTail((prevBelow - rho * x) / sd) : 0;
+    return density(x) * Math.max(0, normalTail(from) - below);
+  };
   const steps = 400;
   const h = (top - each) / steps;
   let acc = f(each) + f(top);
@@ -64,7 +73,7 @@ export interface RuleThresholds {
 }
 
 /** Computed thresholds by their inputs (a run asks for the same few by the ten thousand). */
-const cache = new Map<number, Map<number, Map<number, Map<number, RuleThresholds>>>>();
+const cache = new Map<number, Map<string, Map<number, Map<number, RuleThresholds>>>>();
 const cached = <K, V>(map: Map<K, V>, key: K, make: () => V) => {
   let value = map.get(key);
   if (value === undefined) map.set(key, (value = make()));
@@ -73,23 +82,26 @@ const cached = <K, V>(map: Map<K, V>, key: K, make: () => V) => {
 
 /**
  * The thresholds of a series: the run's alpha, its family size G, the correlation rho of the two
- * runs' z (their shared level), the noise's degrees of freedom, and whether its test has wild single
+ * runs' z (their shared level), the noise's degrees of freedom, whether its test has wild single
  * values (then no one-run rule: each of the two runs must be beyond a threshold of its own, the
- * square root of the two-run share, so one outlier never alerts by itself).
+ * square root of the two-run share, so one outlier never alerts by itself), and whether the
+ * previous run was judged by the one-run rule against the same level (its alerts then are its own,
+ * not this run's: see the head of this file).
  */
 let cachedCount = 0;
 
-export function ruleThresholds(alpha: number, family: number, rho: number, df: number, heavy: boolean): RuleThresholds {
+export function ruleThresholds(alpha: number, family: number, rho: number, df: number, heavy: boolean, previousJudged = false): RuleThresholds {
   // a long process (a simulation) meets endless degrees of freedom: start over now and then
   if (cachedCount > 10_000) {
     cache.clear();
     cachedCount = 0;
   }
-  const byRho = cached(cached(cache, alpha, () => new Map()), heavy ? -family : family, () => new Map());
-  return cached(cached(byRho, rho, () => new Map()), df, () => (cachedCount++, computeThresholds(alpha, family, rho, df, heavy)));
+  const key = `${family}${heavy ? ' heavy' : previousJudged ? ' after a judged run' : ''}`;
+  const byRho = cached(cached(cache, alpha, () => new Map()), key, () => new Map());
+  return cached(cached(byRho, rho, () => new Map()), df, () => (cachedCount++, computeThresholds(alpha, family, rho, df, heavy, previousJudged && !heavy)));
 }
 
-function computeThresholds(alpha: number, family: number, rho: number, df: number, heavy: boolean): RuleThresholds {
+function computeThresholds(alpha: number, family: number, rho: number, df: number, heavy: boolean, previousJudged: boolean): RuleThresholds {
   const q = seriesAlpha(alpha, family);
   const oneRunZ = heavy ? Infinity : normalQuantile(1 - ONE_RUN_SHARE * q);
   const twoRunShare = (1 - ONE_RUN_SHARE) * q;
@@ -99,7 +111,7 @@ function computeThresholds(alpha: number, family: number, rho: number, df: numbe
   let hi = 12;
   for (let k = 0; k < 60; k++) {
     const mid = (lo + hi) / 2;
-    if (twoRunOnlyTail(oneRunZ, mid, eachZ, rho) > twoRunShare) lo = mid;
+    if (twoRunOnlyTail(oneRunZ, mid, eachZ, rho, previousJudged ? oneRunZ : Infinity) > twoRunShare) lo = mid;
     else hi = mid;
   }
   const twoRunZ = hi;
