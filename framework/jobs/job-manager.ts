@@ -19,7 +19,7 @@ import { defaultLauncher } from '../scheduler/registry.ts';
 import type { ResumeAction } from './resume.ts';
 import { redactSecrets } from '../secrets.ts';
 import { recordCancelled } from './leftover-jobs.ts';
-import { DisaggBenchError, InternalError, type ErrorCategory } from '../../runners/common/errors.ts';
+import { DisaggBenchError, FailureError, InternalError, type ErrorCategory } from '../../runners/common/errors.ts';
 
 /** Never-start reasons that may clear on their own, and how long they must hold to count. */
 const SETTLING_NEVER_START_MS: Record<string, number> = { ReqNodeNotAvail: 60_000 };
@@ -230,7 +230,7 @@ export class JobManager {
       }
       if (status.cannotStart) {
         await scheduler.cancel([job.jobId]).catch(() => undefined);
-        watcher.forget(job.jobId, new DisaggBenchError('the job can never start; cancelled'));
+        watcher.forget(job.jobId, new FailureError('the job can never start; cancelled'));
         return { ...status, state: 'CANCELLED', terminal: true, reason: `the job can never start: ${status.cannotStart}; cancelled` };
       }
       return status;
