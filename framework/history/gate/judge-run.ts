@@ -11,7 +11,7 @@
 //
 // A run raises an alert on a gating series when the change is worse than the series' threshold
 // (upstream's fraction: the size that matters) and significant for the whole run at once:
-// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise any alert, is split over the
+// DISAGG_GATE_ALPHA, the share of unchanged runs allowed to raise a new alert, is split over the
 // run's G gating series (Šidák), and each series' share between two rules (gate/thresholds.ts):
 //  - one run: z >= c1, when the test's history shows no wild single values;
 //  - two runs: the previous run and this one both worse (each by half its noise or more, or where
@@ -73,7 +73,7 @@ export interface GateSeries extends SeriesIdentity {
 }
 
 export interface GateOptions {
-  /** Share of unchanged runs allowed to raise any alert (DISAGG_GATE_ALPHA, default 0.05). */
+  /** Share of unchanged runs allowed to raise a new alert (DISAGG_GATE_ALPHA, default 0.05). */
   alpha: number;
   /** Runs a series' baseline needs before it is judged (DISAGG_GATE_MIN_RUNS, default 5). */
   minRuns: number;

@@ -1,5 +1,5 @@
 // The gate's two rules and the share of the run's false-alarm budget each spends. The budget
-// (DISAGG_GATE_ALPHA: the share of unchanged runs allowed to raise any alert) is split over the
+// (DISAGG_GATE_ALPHA: the share of unchanged runs allowed to raise a new alert) is split over the
 // run's G gating series by Šidák (exact for independent series, where Bonferroni spends less than
 // it may), and each series' share q between the rules so that together they spend exactly q:
 //  - one run: z >= c1, with a fixed share of q;
