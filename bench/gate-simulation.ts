@@ -57,7 +57,10 @@ const shape: TestRecord[] = (JSON.parse(readFileSync(path.join(benchDir, 'fixtur
 const shapeIds = shape.map((r) => r.metrics.map((m) => (m.higherIsBetter === undefined ? undefined : idOf(r, r.run!.identity, m))));
 /** The gated figure a step is put on: the first test's first headline entry. */
 const stepped = { testId: shape[0].testId, key: shape[0].run!.gate![0] };
-const isStepped = (r: TestRecord, m: TestRecord['metrics'][number]) => r.testId === stepped.testId && `${m.name}${JSON.stringify(Object.fromEntries(Object.entries(m.labels).sort()))}` === stepped.key;
+/** A figure as a gate entry names it: the metric and its labels in name order. */
+const figureKey = (metric: string, labels: object) => `${metric}${JSON.stringify(Object.fromEntries(Object.entries(labels).sort()))}`;
+const isSteppedFigure = (testId: string, metric: string, labels: object) => testId === stepped.testId && figureKey(metric, labels) === stepped.key;
+const isStepped = (r: TestRecord, m: TestRecord['metrics'][number]) => isSteppedFigure(r.testId, m.name, m.labels);
 
 interface Day {
   noise: Noise;
@@ -113,7 +116,7 @@ async function trial(history: Day[], judged: Day[]): Promise<number> {
   for (let k = 0; k < judged.length; k++) {
     const run = runOf(history.length + k, judged[k]);
     const verdict = await judge(source, run);
-    const alerted = verdict.verdict.findings.some((f) => f.regression && f.testId === stepped.testId && `${f.metric}${JSON.stringify(Object.fromEntries(Object.entries(f.labels).sort()))}` === stepped.key);
+    const alerted = verdict.verdict.findings.some((f) => f.regression && isSteppedFigure(f.testId, f.metric, f.labels));
     if (alerted) return k;
     source.add(run);
   }
@@ -128,12 +131,11 @@ async function trial(history: Day[], judged: Day[]): Promise<number> {
 async function raisesNewAlert(nights: number, day: Day): Promise<boolean> {
   const source = new MemorySource();
   for (let d = 0; d < nights - 1; d++) source.add(runOf(d, day));
-  const key = (f: { testId: string; metric: string; labels: object }) => `${f.testId} ${f.metric}${JSON.stringify(f.labels)}`;
   const before = runOf(nights - 1, day);
-  const open = new Set((await judge(source, before)).verdict.findings.filter((f) => f.regression).map(key));
+  const open = new Set((await judge(source, before)).verdict.findings.filter((f) => f.regression).map((f) => f.seriesId));
   source.add(before);
   const counted = await judge(source, runOf(nights, day));
-  return counted.verdict.findings.some((f) => f.regression && !open.has(key(f)));
+  return counted.verdict.findings.some((f) => f.regression && !open.has(f.seriesId));
 }
 
 const days = (n: number, day: Day) => Array.from({ length: n }, () => day);
@@ -216,7 +218,7 @@ async function cliChecks(trials: number): Promise<{ goals: Goal[]; figures: Reco
     // An alert's life: a lasting 20 % step is shown by every later run until acknowledged; a fix
     // closes it. Judged on the stepped figure alone (a noise alert elsewhere is not its life).
     const steppedFinding = (findings: { testId: string; metric: string; labels: Record<string, unknown>; regression: boolean; alertId?: string }[]) =>
-      findings.find((f) => f.testId === stepped.testId && `${f.metric}${JSON.stringify(Object.fromEntries(Object.entries(f.labels).sort()))}` === stepped.key);
+      findings.find((f) => isSteppedFigure(f.testId, f.metric, f.labels));
     // `nights` of history at `noise`, then `runs` runs of a `size` step (none from run `fixAfter` on);
     // acknowledged after run 4 when neither fixed nor `noAck`.
     const life = async (fixAfter: number | undefined, { size = 0.2, noise = 0.01, nights = 10, runs = 6, noAck = false } = {}) => {
