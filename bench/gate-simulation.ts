@@ -14,6 +14,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { Alert } from '../framework/history/alert-store.ts';
 import type { RunPoint } from '../framework/history/gate/judge-run.ts';
+import type { DetectableChange } from '../framework/history/gate/detectable.ts';
 import { idOf } from '../framework/history/regression.ts';
 import { judgeRecords, type GateSource } from '../framework/history/run-verdict.ts';
 import type { TestRecord } from '../framework/results/json.ts';
@@ -109,10 +110,20 @@ class MemorySource implements GateSource {
 const judge = (source: GateSource, run: TestRecord[]) =>
   judgeRecords(source, run.map((record) => ({ record, identity: record.run!.identity, gate: record.run!.gate ?? [] })), { runId: run[0].run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE });
 
-/** A trial: `history` post-merge days, then the judged days; the judged run that first alerted (0-based), or -1. */
-async function trial(history: Day[], judged: Day[]): Promise<number> {
+/**
+ * A trial: `history` post-merge days, then the judged days; the judged run that first alerted
+ * (0-based), or -1. `judged` as a function: of the smallest worsening the gate states it catches in
+ * the stepped figure (a noise-only run judged first, and dropped, says it).
+ */
+async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[])): Promise<number> {
   const source = new MemorySource();
   history.forEach((day, d) => source.add(runOf(d, day)));
+  if (typeof judged === 'function') {
+    const probe = await judge(source, runOf(history.length, { noise: gaussian }));
+    const stated = probe.verdict.findings.find((f) => isSteppedFigure(f.testId, f.metric, f.labels))?.detectable;
+    if (!stated) throw new Error('the stepped figure was not judged: no stated size');
+    judged = judged(stated);
+  }
   for (let k = 0; k < judged.length; k++) {
     const run = runOf(history.length + k, judged[k]);
     const verdict = await judge(source, run);
@@ -148,6 +159,8 @@ async function share(trials: number, make: () => Promise<boolean>): Promise<numb
 printRunHeader();
 console.log(`suite: ${shape.length} tests, ${shape.reduce((a, r) => a + r.metrics.filter((m) => m.higherIsBetter !== undefined).length, 0)} figures with a direction, ${shape.reduce((a, r) => a + (r.run?.gate?.length ?? 0), 0)} gate entries; stepped: ${stepped.testId} ${stepped.key}`);
 const g = { noise: gaussian };
+/** The stated sizes are caught at least this often (they say 95 %, by normal approximations). */
+const STATED_AT_LEAST = 93;
 const rows: Array<[string, number]> = [];
 const measure = async (what: string, trials: number, make: () => Promise<boolean>) => {
   const value = await share(trials, make);
@@ -163,6 +176,9 @@ await measure('noise only, heavy-tailed, 30 days (%)', SHOWN, () => raisesNewAle
 const first15 = await measure('15 % step, alerted on its first run (%)', TRIALS, async () => (await trial(days(14, g), [{ ...g, step: 0.15 }])) === 0);
 const by2nd10 = await measure('10 % step, alerted by its second run (%)', TRIALS, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }, { ...g, step: 0.1 }])) >= 0);
 await measure('10 % step, alerted on its first run (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }])) === 0);
+// The sizes the gate states it catches (95 %), checked against its own code: a step of exactly that size.
+const statedFirst = await measure('a step of the size the gate states for one run, alerted on its first run (%)', TRIALS, async () => (await trial(days(14, g), (s) => [{ ...g, step: s.oneRun }])) === 0);
+const statedBy2nd = await measure('a step of the size the gate states for two runs, alerted by its second run (%)', TRIALS, async () => (await trial(days(14, g), (s) => [{ ...g, step: s.byTwoRuns }, { ...g, step: s.byTwoRuns }])) >= 0);
 const outlierDay = await measure('15 % step after one bad day (all 20 % off) among 14, first run (%)', TRIALS, async () => {
   const bad = Math.floor(uniform() * 14);
   const history = days(14, g).map((day, d) => (d === bad ? { ...day, offAll: 0.2 } : day));
@@ -178,6 +194,8 @@ const goals: Goal[] = [
   { what: 'noise-only runs alerting, heavy-tailed (%)', value: heavy14, limit: 10, atMost: true },
   { what: '10 % step alerted by the second run (%)', value: by2nd10, limit: 95, atMost: false },
   { what: '15 % step alerted on the first run (%)', value: first15, limit: 95, atMost: false },
+  { what: "a step of the gate's stated one-run size alerted on its first run (%; stated: 95, normal approximations)", value: statedFirst, limit: STATED_AT_LEAST, atMost: false },
+  { what: "a step of the gate's stated two-run size alerted by its second run (%)", value: statedBy2nd, limit: STATED_AT_LEAST, atMost: false },
   { what: 'detection change after one outlier day (points)', value: Number(Math.abs(first15 - outlierDay).toFixed(1)), limit: 5, atMost: true },
   ...cli.goals,
 ];

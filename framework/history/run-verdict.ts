@@ -138,6 +138,8 @@ export function segment(points: readonly RunPoint[], alerts: readonly Alert[], p
   };
 }
 
+const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
+
 /** A gate finding as results.json keeps it: upstream's fields (baseline, diffPercent) and the robust rule's. */
 export function asRecordFinding(f: GateFinding): RegressionFinding {
   const level = Number.isFinite(f.level) ? f.level : 0;
@@ -163,5 +165,6 @@ export function asRecordFinding(f: GateFinding): RegressionFinding {
     ...(f.firstRunId ? { firstRunId: f.firstRunId } : {}),
     ...(f.lastGoodRunId ? { lastGoodRunId: f.lastGoodRunId } : {}),
     ...(f.pValue !== undefined ? { pValue: f.pValue } : {}),
+    ...(f.detectable ? { detectable: { oneRun: finiteOrNull(f.detectable.oneRun), byTwoRuns: finiteOrNull(f.detectable.byTwoRuns) } } : {}),
   };
 }

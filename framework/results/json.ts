@@ -140,6 +140,12 @@ export interface RegressionFinding {
   firstRunId?: string;
   lastGoodRunId?: string;
   pValue?: number;
+  /**
+   * Robust rule, a judged figure: the smallest worsening (a fraction of the level) the gate catches
+   * with 95 % probability on its first run and by its second; null: no worsening short of the whole
+   * level is (too noisy, or a test with wild single values on one run).
+   */
+  detectable?: { oneRun: number | null; byTwoRuns: number | null };
 }
 
 export interface RecordRegression {

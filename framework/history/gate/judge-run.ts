@@ -22,6 +22,7 @@
 // two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
 import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, sortedCopy, sortedTrimmedMean, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
 import { ruleThresholds } from './thresholds.ts';
+import { detectableChange, type DetectableChange } from './detectable.ts';
 
 /** One run's value of a series (the mean, when the run measured it more than once). */
 export interface RunPoint {
@@ -126,6 +127,8 @@ export interface GateFinding extends SeriesIdentity {
   alertId?: string;
   /** Why a change is not a regression, or how it was confirmed. */
   note: string;
+  /** A judged series: the smallest worsening the gate catches on its first run and by its second (gate/detectable.ts). */
+  detectable?: DetectableChange;
 }
 
 /** The run's verdict: every finding, and the numbers the correction used. */
@@ -281,7 +284,6 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   const worseAtBest = worseness(best, j.level, up);
   const z = worse / scale;
   const change = (s.value - j.level) / Math.abs(j.level);
-  const common = { ...base, level: j.level, change, scale, z };
   const n = Math.max(family, 1);
   // The two-run rule: the previous run and this one, both worse, judged together against the
   // level of the runs before them (the previous run is no baseline of itself). Both are judged
@@ -297,6 +299,8 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   const previousJudged = prevInBaseline && beforeRuns >= options.minRuns;
   const rules = ruleThresholds(options.alpha, n, rho, noise.df, heavy, previousJudged);
   const oneRun = heavy ? ruleThresholds(options.alpha, n, rho, noise.df, false).oneRun : rules.oneRun;
+  const detectable = detectableChange({ rules, scale, threshold: s.threshold, rho, higherIsBetter: up, heavy });
+  const common = { ...base, level: j.level, change, scale, z, detectable };
   if (-worse > s.threshold && -z >= oneRun) return { ...common, status: 'improved', regression: false, note: `better than its level beyond the noise (${pct(-worse)})` };
   if (worse <= 0) return { ...common, status: 'ok', regression: false, note: 'at or better than its level' };
   const beyondThreshold = worseAtBest > s.threshold;

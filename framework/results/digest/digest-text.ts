@@ -3,6 +3,7 @@
 // what a reader of a log's tail needs: regressions, skipped tests, tests not run, the totals
 // and where the report is.
 import type { Digest, DigestFigure, DigestHeadline, DigestTest } from './digest.ts';
+import type { GateSensitivity } from '../gate-sensitivity.ts';
 import { labelsText } from './digest.ts';
 import { belowResolutionText } from '../../metrics/resolution.ts';
 import { STATE_WORDS, TIME_WORDS } from '../test-states.ts';
@@ -62,6 +63,16 @@ function baselineText(h: DigestHeadline | undefined): string {
   return `${signed(b.changePercent)}${mark}`;
 }
 
+const sizeText = (x: number | null) => (x === null ? 'none' : `${(x * 100).toFixed(1)} %`);
+
+/** What a quiet verdict rules out, and where the gate sees least: one line under the verdict. */
+export function sensitivityText(s: GateSensitivity): string {
+  const l = s.least;
+  const labels = labelsText(l.labels);
+  const blind = s.blind ? `; ${s.blind} figure(s) no worsening alerts on (too noisy for the run's false-alarm budget)` : '';
+  return `gate sensitivity: in the median of ${s.figures} judged gating figure(s) a worsening of ${sizeText(s.medianOneRun)} is caught on its first run and ${sizeText(s.medianByTwoRuns)} by its second (95 % of the time); least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} ${sizeText(l.oneRun)} / ${sizeText(l.byTwoRuns)}${blind}`;
+}
+
 function totalsLine(d: Digest): string {
   const t = d.totals;
   const parts = [`${t.passed} passed`, `${t.failed} failed`, `${t.skipped} skipped`];
@@ -118,6 +129,7 @@ export function digestTerminal(d: Digest): string {
   for (const t of d.tests.filter((x) => x.verdict === 'skipped')) out.push(`skipped: ${t.testId}: ${t.skipReason ?? 'no reason recorded'}`);
   const notRun = d.tests.filter((x) => x.verdict === 'not run');
   if (notRun.length > 0) out.push(`not run: ${notRun.map((t) => t.testId).join(', ')}${d.resume ? `; continue with: ${d.resume}` : ''}`);
+  if (d.gateSensitivity) out.push(sensitivityText(d.gateSensitivity));
   for (const note of d.notes) out.push(note);
   out.push(totalsLine(d));
   if (d.files.report) out.push(`report: ${d.files.report}`);
@@ -142,6 +154,7 @@ export function digestMarkdown(d: Digest): string {
   section('Figures', d.tests.filter((t) => t.figures).map((t) => `${t.testId}: ${figureGroups(t.figures!).join('; ')}`));
   section('Regressions', regressionLines(d));
   section('Open alerts (until the series comes back or `disagg-bench history ack ID --reason ...`)', d.openAlerts ?? []);
+  section('Gate sensitivity', d.gateSensitivity ? [sensitivityText(d.gateSensitivity).replace(/^gate sensitivity: /, '')] : []);
   section('Failed', d.tests.filter((t) => t.verdict === 'failed').map((t) => `${t.testId}: ${t.failures.join('; ') || 'no reason recorded'}`));
   section('Skipped', d.tests.filter((t) => t.verdict === 'skipped').map((t) => `${t.testId}: ${t.skipReason ?? 'no reason recorded'}`));
   section('Not run', d.tests.filter((t) => t.verdict === 'not run').map((t) => `${t.testId}${d.resume ? `: continue with \`${d.resume}\`` : ''}`));

@@ -5,6 +5,7 @@
 // with their reasons, tests not run with how to continue, and where the report is. The same
 // model is written as summary.json (SUMMARY_JSON_VERSION; schema in docs/run-digest.md) and
 // rendered as summary.md and the terminal's last lines (digest-text.ts).
+import { gateSensitivity, type GateSensitivity } from '../gate-sensitivity.ts';
 import type { Metric } from '../../metrics/metric.ts';
 import type { RegressionFinding, TestRecord } from '../json.ts';
 import type { RunFacts } from '../run-facts.ts';
@@ -95,6 +96,8 @@ export interface Digest {
   notes: string[];
   /** Alerts still open in the history after this run, each in one line (history alerts). */
   openAlerts?: string[];
+  /** The worsening the gate catches in this run's gating figures (robust rule, judged figures only). */
+  gateSensitivity?: GateSensitivity;
 }
 
 export interface DigestInput {
@@ -198,6 +201,7 @@ export function buildDigest(input: DigestInput): Digest {
       .sort((a, b) => Number(isHeadline(r, b)) - Number(isHeadline(r, a)))
       .map((f) => ({ testId: r.testId, mode: r.regression!.mode, ...f })),
   );
+  const sensitivity = gateSensitivity(records.flatMap((r) => (r.regression?.findings ?? []).map((f) => ({ testId: r.testId, ...f }))));
   const starts = records.map((r) => r.timing.start).sort();
   const ends = records.map((r) => r.timing.end).sort();
   const gpuTypes = [...new Set(records.map((r) => r.gpuType).filter((g): g is string => !!g))].join(', ');
@@ -216,5 +220,6 @@ export function buildDigest(input: DigestInput): Digest {
     files: input.files,
     notes: input.notes ?? [],
     ...(input.openAlerts?.length && { openAlerts: input.openAlerts }),
+    ...(sensitivity && { gateSensitivity: sensitivity }),
   };
 }
