@@ -43,6 +43,8 @@ describe('alerts', () => {
     const first = await cli('regressions');
     expect(first.exitCode, first.all).toBe(1);
     expect(first.stdout).toMatch(/^REGRESSION {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\[concurrency=8\]: 30\.0000 ms against its level 20\.0\d*: \+\d+\.\d% worse.*confirmed by one run/m);
+    // under the verdict, what the gate can tell at this history's noise
+    expect(first.stdout).toMatch(/^gate sensitivity: the worsening caught 95 % of the time, median of \d+ judged gating figure\(s\): \d+\.\d % on its first run, \d+\.\d % by its second; least sensitive: /m);
     const listed = await cli('alerts');
     expect(listed.stdout).toMatch(new RegExp(`^${id} {2}disagg_perf_model_1k1k_ccb-UCX SERVER_MEDIAN_TTFT\\[concurrency=8\\]: \\+\\d+\\.\\d% against 20\\.0\\d* ms .*commits c7\\.\\.c8; open`, 'm'));
 
@@ -68,7 +70,11 @@ describe('alerts', () => {
 
     // the new level is the baseline: 30 ms passes, and 45 ms (50 % worse again) alerts anew
     await cli('import', file([day(10, 29.8)]));
-    expect((await cli('regressions')).exitCode).toBe(0);
+    const quiet = await cli('regressions', '--json');
+    expect(quiet.exitCode).toBe(0);
+    const sensitivity = JSON.parse(quiet.stdout).sensitivity;
+    expect(sensitivity.figures).toBeGreaterThan(0);
+    expect(sensitivity.medianOneRun).toBeGreaterThan(0.05); // never below the threshold
     expect((await cli('alerts')).stdout).toMatch(/^0 open alert\(s\)/m);
     await cli('import', file([day(11, 45)]));
     const again = await cli('regressions');

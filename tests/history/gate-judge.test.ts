@@ -254,6 +254,60 @@ describe('the gate on a whole run', () => {
   });
 });
 
+describe('the worsening the gate states it catches', () => {
+  /** Series 0 of a quiet run, its direction set, and the size the gate states for it. */
+  const stated = (seed: number, up: boolean) => {
+    const series = suite(seed).map((x, k) => (k === 0 ? { ...x, higherIsBetter: up } : x));
+    return { series, size: judgeRun(series, OPTIONS).findings[0].detectable! };
+  };
+  const worse = (value: number, d: number, up: boolean) => value * (up ? 1 - d : 1 + d);
+  const caughtShare = (trials: number, catches: (seed: number) => boolean) => {
+    let caught = 0;
+    for (let seed = 1; seed <= trials; seed++) if (catches(seed)) caught++;
+    return caught / trials;
+  };
+
+  for (const up of [true, false]) {
+    it(`a step of the stated one-run size is caught on its first run about 95 % of the time, half of it seldom (${up ? 'a bandwidth' : 'a latency'})`, () => {
+      const at = (factor: number) =>
+        caughtShare(120, (seed) => {
+          const { series, size } = stated(seed, up);
+          expect(size.oneRun).toBeGreaterThan(0.05);
+          expect(size.byTwoRuns).toBeLessThan(size.oneRun);
+          const stepped = [{ ...series[0], value: worse(series[0].value, size.oneRun * factor, up) }, ...series.slice(1)];
+          return judgeRun(stepped, OPTIONS).findings[0].regression;
+        });
+      expect(at(1)).toBeGreaterThanOrEqual(0.91);
+      expect(at(0.5)).toBeLessThan(0.3);
+    });
+  }
+
+  it('a step of the stated two-run size, lasting two runs, is caught by its second about 95 % of the time', () => {
+    const share = caughtShare(200, (seed) => {
+      const { series, size } = stated(seed, true);
+      const s0 = series[0];
+      const previous = { ...s0.previous!, runId: 'r14', tsMs: 14_000, value: worse(10 * (1 + 0.03 * rng(seed + 1000).normal()), size.byTwoRuns, true) }; // series 0's level is 10
+      const stepped = [{ ...s0, history: [...s0.history, previous], previous, value: worse(s0.value, size.byTwoRuns, true) }, ...series.slice(1)];
+      return judgeRun(stepped, OPTIONS).findings[0].regression;
+    });
+    expect(share).toBeGreaterThanOrEqual(0.91);
+  });
+
+  it('a test with wild single values states no one-run size; noisier figures need larger changes', () => {
+    const wild = (r: ReturnType<typeof rng>) => (r.uniform() < 0.05 ? (r.uniform() < 0.5 ? 0.2 : -0.2) : 0.03 * r.normal());
+    const verdict = judgeRun(suite(3, { noise: wild }), OPTIONS);
+    expect(verdict.heavyTailed.length).toBeGreaterThan(0);
+    const heavy = verdict.findings.find((f) => verdict.heavyTailed.includes(f.testId) && f.gated)!;
+    expect(heavy.detectable!.oneRun).toBe(Infinity);
+    expect(heavy.detectable!.byTwoRuns).toBeLessThan(Infinity);
+    const quiet = judgeRun(suite(3, { noise: (r) => 0.01 * r.normal() }), OPTIONS).findings[0].detectable!;
+    const loud = judgeRun(suite(3, { noise: (r) => 0.06 * r.normal() }), OPTIONS).findings[0].detectable!;
+    expect(loud.oneRun).toBeGreaterThan(2 * quiet.oneRun);
+    // at 1 % noise the threshold (5 %) decides: nothing below it is ever caught
+    expect(quiet.byTwoRuns).toBeGreaterThan(0.05);
+  });
+});
+
 describe('the baseline segment', () => {
   const points: RunPoint[] = Array.from({ length: 10 }, (_, k) => ({ runId: `r${k}`, tsMs: k * 10, value: k < 5 ? 100 : 80 }));
   const alert = (over: Partial<Alert>): Alert =>

@@ -43,3 +43,29 @@ describe('the digest and the robust gate', () => {
     expect(digestMarkdown(digest)).toMatch(/## Open alerts[\s\S]*a33333333/);
   });
 });
+
+describe('what a quiet verdict rules out', () => {
+  const judged = (testId: string, oneRun: number | null, byTwoRuns: number | null, gated = true) =>
+    ({ testId, record: record(testId, finding({ status: 'ok', change: 0.01, value: 20.2, gated, detectable: { oneRun, byTwoRuns } })) });
+  const files = { results: 'results.json', summaryMd: 'summary.md', summaryJson: 'summary.json' };
+
+  it('says the median sizes the gate catches and the figure it sees least well, from the gating figures alone', () => {
+    const digest = buildDigest({
+      runId: 'r',
+      tests: [judged('a', 0.14, 0.1), judged('b', 0.16, 0.11), judged('c', 0.3, 0.2), judged('shown', 0.9, 0.9, false), { testId: 'young', record: record('young', finding({ status: 'unjudged' })) }],
+      files,
+    });
+    expect(digest.gateSensitivity).toMatchObject({ figures: 3, medianOneRun: 0.16, medianByTwoRuns: 0.11, blind: 0, least: { testId: 'c', oneRun: 0.3, byTwoRuns: 0.2 } });
+    expect(digestTerminal(digest)).toMatch(/^gate sensitivity: the worsening caught 95 % of the time, median of 3 judged gating figure\(s\): 16\.0 % on its first run, 11\.0 % by its second; least sensitive: c TTFT \(30\.0 %, 20\.0 %\)$/m);
+    expect(digestMarkdown(digest)).toMatch(/## Gate sensitivity\n\n- the worsening caught 95 % of the time, median of 3/);
+  });
+
+  it('counts the figures no worsening alerts on, and says nothing where no figure was judged', () => {
+    const blind = buildDigest({ runId: 'r', tests: [judged('a', 0.14, 0.1), judged('wild', null, 0.4), judged('loud', null, null)], files });
+    expect(blind.gateSensitivity).toMatchObject({ medianOneRun: null, medianByTwoRuns: 0.4, blind: 1, least: { testId: 'loud' } });
+    expect(digestTerminal(blind)).toMatch(/: not caught on its first run, 40\.0 % by its second; least sensitive: loud TTFT \(not caught, not caught\); 1 figure\(s\) too noisy for any worsening to alert/);
+    const none = buildDigest({ runId: 'r', tests: [{ testId: 'young', record: record('young', finding({ status: 'unjudged' })) }], files });
+    expect(none.gateSensitivity).toBeUndefined();
+    expect(digestTerminal(none)).not.toMatch(/gate sensitivity/);
+  });
+});

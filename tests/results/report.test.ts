@@ -162,7 +162,7 @@ describe("the gate's verdict in the report", () => {
     ...records[0],
     regression: {
       mode: 'warn',
-      findings: [{ metric: 'X', labels: {}, unit: 'ms', value: 30, baseline: 20, threshold: 0.05, diffPercent: -50, regression: true, days: 8, gated: true, rule: 'robust', status: 'regression', change: 0.5, alertId: 'a1234abcd' }],
+      findings: [{ metric: 'X', labels: {}, unit: 'ms', value: 30, baseline: 20, threshold: 0.05, diffPercent: -50, regression: true, days: 8, gated: true, rule: 'robust', status: 'regression', change: 0.5, alertId: 'a1234abcd', detectable: { oneRun: 0.144, byTwoRuns: 0.101 } }],
     },
   };
   const { html } = renderReport({
@@ -174,6 +174,10 @@ describe("the gate's verdict in the report", () => {
     expect(html).toMatch(/<a href="#open-alerts">1 open alert<\/a>/);
     expect(html).toMatch(new RegExp(`data-test="${records[0].testId}"[\\s\\S]*?REGRESSED`));
     expect(html).toMatch(/<section id="open-alerts"><h2>Open alerts<\/h2>[\s\S]*a1234abcd/);
+  });
+  it('says under the counts what the gate catches, as the digest says it', () => {
+    expect(html).toMatch(/<p class="meta" id="gate-sensitivity">gate sensitivity: the worsening caught 95 % of the time, median of 1 judged gating figure\(s\): 14\.4 % on its first run, 10\.1 % by its second/);
+    expect(renderReport({ records }).html).not.toMatch(/id="gate-sensitivity"/);
   });
   it('says 0 regressed, and no alert section, when the gate found none', () => {
     const quiet = renderReport({ records }).html;

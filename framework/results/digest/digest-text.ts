@@ -63,14 +63,14 @@ function baselineText(h: DigestHeadline | undefined): string {
   return `${signed(b.changePercent)}${mark}`;
 }
 
-const sizeText = (x: number | null) => (x === null ? 'none' : `${(x * 100).toFixed(1)} %`);
+const sizeText = (x: number | null) => (x === null ? 'not caught' : `${(x * 100).toFixed(1)} %`);
 
 /** What a quiet verdict rules out, and where the gate sees least: one line under the verdict. */
 export function sensitivityText(s: GateSensitivity): string {
   const l = s.least;
   const labels = labelsText(l.labels);
-  const blind = s.blind ? `; ${s.blind} figure(s) no worsening alerts on (too noisy for the run's false-alarm budget)` : '';
-  return `gate sensitivity: in the median of ${s.figures} judged gating figure(s) a worsening of ${sizeText(s.medianOneRun)} is caught on its first run and ${sizeText(s.medianByTwoRuns)} by its second (95 % of the time); least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} ${sizeText(l.oneRun)} / ${sizeText(l.byTwoRuns)}${blind}`;
+  const blind = s.blind ? `; ${s.blind} figure(s) too noisy for any worsening to alert` : '';
+  return `gate sensitivity: the worsening caught 95 % of the time, median of ${s.figures} judged gating figure(s): ${sizeText(s.medianOneRun)} on its first run, ${sizeText(s.medianByTwoRuns)} by its second; least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} (${sizeText(l.oneRun)}, ${sizeText(l.byTwoRuns)})${blind}`;
 }
 
 function totalsLine(d: Digest): string {

@@ -1,5 +1,7 @@
 // report.html from records: the header with counts, the tests table, the baseline comparison when
 // a baseline is given, and the plots. Pure apart from reading the inlined scripts once.
+import { gateSensitivity } from '../gate-sensitivity.ts';
+import { sensitivityText } from '../digest/digest-text.ts';
 import { hostname } from 'node:os';
 import type { TestRecord } from '../json.ts';
 import { compareResults, DEFAULT_REGRESSION_THRESHOLD, type Comparison } from './compare.ts';
@@ -83,6 +85,7 @@ function header(input: ReportInput, comparison: Comparison | undefined): string 
   const regressed = input.records.filter((r) => r.regression?.findings.some((f) => f.regression)).length;
   const open = input.trends?.openAlerts?.length ?? 0;
   const gate = `<span class="${regressed ? 'flag' : ''}" id="regressed-count">${regressed} regressed</span>${open ? `<span class="flag"><a href="#open-alerts">${open} open alert${open === 1 ? '' : 's'}</a></span>` : ''}`;
+  const sensitivity = gateSensitivity(input.records.flatMap((r) => (r.regression?.findings ?? []).map((f) => ({ testId: r.testId, ...f }))));
   return [
     `<header><h1>${escapeHtml(input.title ?? 'disagg-bench report')}</h1>`,
     input.indexLink ? `<p class="meta"><a id="index-link" href="${escapeHtml(input.indexLink)}">All runs</a></p>` : '',
@@ -91,7 +94,8 @@ function header(input: ReportInput, comparison: Comparison | undefined): string 
       `${sources ? ` from ${sources}` : ''}${hosts.length ? ` · hosts ${escapeHtml(hosts.join(', '))}` : ''}` +
       `${gpus.length ? ` · GPU ${escapeHtml(gpus.join(', '))}` : ''}</p>`,
     `<p class="counts"><span>${input.records.length} tests</span><span class="verdict-passed">${count('passed')} passed</span>` +
-      `<span class="verdict-failed">${count('failed')} failed</span><span class="verdict-skipped">${count('skipped')} skipped</span>${gate}${regressions}</p></header>`,
+      `<span class="verdict-failed">${count('failed')} failed</span><span class="verdict-skipped">${count('skipped')} skipped</span>${gate}${regressions}</p>` +
+      `${sensitivity ? `<p class="meta" id="gate-sensitivity">${escapeHtml(sensitivityText(sensitivity))}</p>` : ''}</header>`,
   ].join('\n');
 }
 
