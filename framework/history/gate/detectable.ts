@@ -39,24 +39,23 @@ export interface DetectableInput {
   heavy: boolean;
 }
 
-/** The largest worsening searched where lower is better (a tenfold slowdown); where higher is better, the whole level. */
+/** The largest worsening stated where lower is better (a tenfold slowdown); where higher is better, the whole level. */
 const MOST_WORSE = 10;
 
 /**
- * Smallest d with P(d - noise(d) N >= bound) >= power, by bisection (d - quantile noise(d) rises
- * with d at any noise the gate can judge with); Infinity where no worsening in range gets there.
+ * Smallest d with P(d - noise(d) N >= bound) >= power, where noise(d) = sd sqrt(k(d)^2 + share)
+ * (k = 1 - d where higher is better, 1 + d where lower is): d - bound = quantile noise(d), squared,
+ * is a quadratic in d, and the size is its larger root. Infinity where no worsening in range gets there.
  */
-function sizeBeyond(bound: number, noise: (d: number) => number, higherIsBetter: boolean, quantile: number): number {
-  const beyond = (d: number) => d - quantile * noise(d) >= bound;
-  let hi = higherIsBetter ? 1 : MOST_WORSE;
-  if (!beyond(hi)) return Infinity;
-  let lo = 0;
-  for (let k = 0; k < 50; k++) {
-    const mid = (lo + hi) / 2;
-    if (beyond(mid)) hi = mid;
-    else lo = mid;
-  }
-  return hi;
+function sizeBeyond(bound: number, sd: number, share: number, higherIsBetter: boolean, quantile: number): number {
+  const a = (quantile * sd) ** 2;
+  const sign = higherIsBetter ? -1 : 1;
+  // (1 - a) d^2 - 2 (bound + a sign) d + bound^2 - a (1 + share) = 0
+  const half = bound + a * sign;
+  const discriminant = half * half - (1 - a) * (bound * bound - a * (1 + share));
+  if (!(a < 1) || discriminant < 0) return Infinity;
+  const d = (half + Math.sqrt(discriminant)) / (1 - a);
+  return d > 0 && d < (higherIsBetter ? 1 : MOST_WORSE) ? d : Infinity;
 }
 
 export function detectableChange(input: DetectableInput): DetectableChange {
@@ -66,13 +65,11 @@ export function detectableChange(input: DetectableInput): DetectableChange {
   // scale is one run's noise around a level of the others: the run's own (sd) and the level's (share of it).
   const share = rho / (1 - rho);
   const sd = scale / Math.sqrt(1 + share);
-  const kept = (d: number) => (higherIsBetter ? 1 - d : 1 + d);
-  const oneNoise = (d: number) => sd * Math.sqrt(kept(d) ** 2 + share);
-  const oneRun = heavy ? Infinity : sizeBeyond(Math.max(threshold, rules.oneRun * scale), oneNoise, higherIsBetter, q);
-  // The two runs' mean worseness: the rule's bound c2 on their mean z is c2 sqrt(2 + 2 rho) / 2 noise.
-  const meanNoise = (d: number) => sd * Math.sqrt(kept(d) ** 2 / 2 + share);
-  const twoRunMean = sizeBeyond(Math.max(threshold, (rules.twoRun * scale * Math.sqrt(2 + 2 * rho)) / 2), meanNoise, higherIsBetter, q);
+  const oneRun = heavy ? Infinity : sizeBeyond(Math.max(threshold, rules.oneRun * scale), sd, share, higherIsBetter, q);
+  // The two runs' mean worseness: the rule's bound c2 on their mean z is c2 sqrt(2 + 2 rho) / 2
+  // noise; its own noise is sd sqrt(k^2 / 2 + share), i.e. (sd / sqrt 2) sqrt(k^2 + 2 share).
+  const twoRunMean = sizeBeyond(Math.max(threshold, (rules.twoRun * scale * Math.sqrt(2 + 2 * rho)) / 2), sd / Math.SQRT2, 2 * share, higherIsBetter, q);
   // Each run beyond its own bound, both at once: each with the square root of the power.
-  const each = sizeBeyond(rules.each * scale, oneNoise, higherIsBetter, normalQuantile(Math.sqrt(DETECTION_POWER)));
+  const each = sizeBeyond(rules.each * scale, sd, share, higherIsBetter, normalQuantile(Math.sqrt(DETECTION_POWER)));
   return { oneRun, byTwoRuns: Math.min(oneRun, Math.max(twoRunMean, each)) };
 }
