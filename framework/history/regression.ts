@@ -145,6 +145,13 @@ export const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}$
  * runs, and why), or upstream's (`value=... baseline=... threshold=5.00% diff=-12.34%`, labelled as
  * upstream's rule), then whether it gates and why a breach is not a regression.
  */
+/** The worsening the gate catches in this figure (95 % of the time), as `history regressions --all` lists it. */
+const caught = (f: RegressionFinding) => {
+  if (!f.detectable) return '';
+  const size = (x: number | null) => (x === null ? 'none' : `${(x * 100).toFixed(1)}%`);
+  return `, catches ${size(f.detectable.oneRun)} on one run, ${size(f.detectable.byTwoRuns)} by two`;
+};
+
 export function describeFinding(testId: string, f: RegressionFinding): string {
   const gate = f.gated === false ? ', shown, not gating' : '';
   if (f.rule === 'robust') {
@@ -153,7 +160,7 @@ export function describeFinding(testId: string, f: RegressionFinding): string {
     const change = f.change ?? 0;
     const direction = change === 0 ? '' : (f.diffPercent ?? 0) < 0 ? ' worse' : ' better';
     const range = f.firstRunId ? `, from run ${f.firstRunId}${f.lastGoodRunId ? ` (last good ${f.lastGoodRunId})` : ''}` : '';
-    return `${what}: ${signedPercent(change)}${direction}, noise ${((f.scale ?? 0) * 100).toFixed(1)}%, ${f.runs ?? f.days} run(s)${gate}${range}: ${f.note ?? ''}`;
+    return `${what}: ${signedPercent(change)}${direction}, noise ${((f.scale ?? 0) * 100).toFixed(1)}%, ${f.runs ?? f.days} run(s)${caught(f)}${gate}${range}: ${f.note ?? ''}`;
   }
   return `${testId} ${f.metric}${labelText(f.labels)}: value=${f.value.toFixed(4)} baseline=${f.baseline.toFixed(4)} threshold=${(f.threshold * 100).toFixed(2)}% diff=${f.diffPercent >= 0 ? '+' : ''}${f.diffPercent.toFixed(2)}% (${f.unit}, ${f.days} day(s) of history${gate}, upstream's rule)${f.note && f.gated !== false ? `: ${f.note}` : ''}`;
 }

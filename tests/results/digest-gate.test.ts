@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildDigest } from '../../framework/results/digest/digest.ts';
 import { digestMarkdown, digestTerminal } from '../../framework/results/digest/digest-text.ts';
 import type { RegressionFinding, TestRecord } from '../../framework/results/json.ts';
+import { describeFinding } from '../../framework/history/regression.ts';
 
 const at = new Date(Date.UTC(2026, 11, 1, 12)).toISOString();
 const ttft = { name: 'TTFT', value: 30, unit: 'ms', higherIsBetter: false, labels: {} };
@@ -67,5 +68,11 @@ describe('what a quiet verdict rules out', () => {
     const none = buildDigest({ runId: 'r', tests: [{ testId: 'young', record: record('young', finding({ status: 'unjudged' })) }], files });
     expect(none.gateSensitivity).toBeUndefined();
     expect(digestTerminal(none)).not.toMatch(/gate sensitivity/);
+  });
+
+  it('names each figure\'s own sizes in `history regressions --all`', () => {
+    const line = describeFinding('t', finding({ status: 'ok', change: 0.01, value: 20.2, detectable: { oneRun: null, byTwoRuns: 0.101 } }));
+    expect(line).toMatch(/noise 2\.0%, 8 run\(s\), catches none on one run, 10\.1% by two:/);
+    expect(describeFinding('t', finding({ status: 'ok' }))).not.toMatch(/catches/);
   });
 });
