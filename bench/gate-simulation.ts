@@ -22,6 +22,7 @@ import { DEFAULT_GATE } from '../framework/settings.ts';
 import { appendResult, benchDir, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
 import { benchArgs } from './lib/smoke.ts';
 import { benchOptions } from './lib/options.ts';
+import { median } from './lib/stats.ts';
 
 const USAGE = `usage: node --import tsx bench/gate-simulation.ts [--trials 2000] [--cli-trials 6] [--noise 3] [--seed 1] [--smoke]
   --trials of the gate's own code per case, --cli-trials through the real CLI and DuckDB, at --noise
@@ -110,6 +111,9 @@ class MemorySource implements GateSource {
 const judge = (source: GateSource, run: TestRecord[]) =>
   judgeRecords(source, run.map((record) => ({ record, identity: record.run!.identity, gate: record.run!.gate ?? [] })), { runId: run[0].run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE });
 
+/** The sizes the gate stated for the stepped figure, one per trial that asked. */
+const statedSizes: DetectableChange[] = [];
+
 /**
  * A trial: `history` post-merge days, then the judged days; the judged run that first alerted
  * (0-based), or -1. `judged` as a function: of the smallest worsening the gate states it catches in
@@ -122,6 +126,7 @@ async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange)
     const probe = await judge(source, runOf(history.length, { noise: gaussian }));
     const stated = probe.verdict.findings.find((f) => isSteppedFigure(f.testId, f.metric, f.labels))?.detectable;
     if (!stated) throw new Error('the stepped figure was not judged: no stated size');
+    statedSizes.push(stated);
     judged = judged(stated);
   }
   for (let k = 0; k < judged.length; k++) {
@@ -184,6 +189,8 @@ const outlierDay = await measure('15 % step after one bad day (all 20 % off) amo
   const history = days(14, g).map((day, d) => (d === bad ? { ...day, offAll: 0.2 } : day));
   return (await trial(history, [{ ...g, step: 0.15 }])) === 0;
 });
+const statedMedian = (pick: (s: DetectableChange) => number) => Number((median(statedSizes.map(pick)) * 100).toFixed(1));
+console.log(`the stepped figure's stated sizes, median of ${statedSizes.length} trials: ${statedMedian((s) => s.oneRun)} % on one run, ${statedMedian((s) => s.byTwoRuns)} % by two`);
 printTable('gate simulation (in-process, the CLI\'s own judging code)', ['case', '%'], rows);
 
 // 2. Through the real CLI and DuckDB.
