@@ -58,7 +58,7 @@ const shape: TestRecord[] = (JSON.parse(readFileSync(path.join(benchDir, 'fixtur
 /** Each figure's series id (the store's), computed once: every run of the suite has the same. */
 const shapeIds = shape.map((r) => r.metrics.map((m) => (m.higherIsBetter === undefined ? undefined : idOf(r, r.run!.identity, m))));
 /** The gated figure a step is put on: the first test's first headline entry. */
-const stepped = { testId: shape[0].testId, key: shape[0].run!.gate![0] };
+const stepped = { testId: shape[0].testId, key: shape[0].run!.gate![0], gate: shape[0].run!.gate!.length };
 /** A figure as a gate entry names it: the metric and its labels in name order. */
 const figureKey = (metric: string, labels: object) => `${metric}${JSON.stringify(Object.fromEntries(Object.entries(labels).sort()))}`;
 const isSteppedFigure = (testId: string, metric: string, labels: object) => testId === stepped.testId && figureKey(metric, labels) === stepped.key;
@@ -111,6 +111,16 @@ class MemorySource implements GateSource {
 const judge = (source: GateSource, run: TestRecord[]) =>
   judgeRecords(source, run.map((record) => ({ record, identity: record.run!.identity, gate: record.run!.gate ?? [] })), { runId: run[0].run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE });
 
+/**
+ * As a run in progress judges the stepped figure's test when it ends (framework/history/
+ * test-check.ts): that test's record alone, G = its gating figures times the run's tests.
+ */
+const judgeAsItEnds = (source: GateSource, run: TestRecord[]) => {
+  const record = run.find((r) => r.testId === stepped.testId)!;
+  const gate = record.run!.gate ?? [];
+  return judgeRecords(source, [{ record, identity: record.run!.identity, gate }], { runId: record.run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE, family: gate.length * run.length });
+};
+
 /** The sizes the gate stated for the stepped figure, one per trial that asked. */
 const statedSizes: DetectableChange[] = [];
 
@@ -119,7 +129,7 @@ const statedSizes: DetectableChange[] = [];
  * (0-based), or -1. `judged` as a function: of the smallest worsening the gate states it catches in
  * the stepped figure (a noise-only run judged first, and dropped, says it).
  */
-async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[])): Promise<number> {
+async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[]), judgeRun = judge): Promise<number> {
   const source = new MemorySource();
   history.forEach((day, d) => source.add(runOf(d, day)));
   if (typeof judged === 'function') {
@@ -131,7 +141,7 @@ async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange)
   }
   for (let k = 0; k < judged.length; k++) {
     const run = runOf(history.length + k, judged[k]);
-    const verdict = await judge(source, run);
+    const verdict = await judgeRun(source, run);
     const alerted = verdict.verdict.findings.some((f) => f.regression && isSteppedFigure(f.testId, f.metric, f.labels));
     if (alerted) return k;
     source.add(run);
@@ -189,6 +199,9 @@ const outlierDay = await measure('15 % step after one bad day (all 20 % off) amo
   const history = days(14, g).map((day, d) => (d === bad ? { ...day, offAll: 0.2 } : day));
   return (await trial(history, [{ ...g, step: 0.15 }])) === 0;
 });
+// The same steps judged as a run in progress judges them: the stepped test alone, as it ends.
+await measure(`15 % step, first run, judged as its test ends (G = ${stepped.gate * shape.length}) (%)`, SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.15 }], judgeAsItEnds)) === 0);
+await measure('10 % step, by its second run, judged as its test ends (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }, { ...g, step: 0.1 }], judgeAsItEnds)) >= 0);
 const statedMedian = (pick: (s: DetectableChange) => number) => Number((median(statedSizes.map(pick)) * 100).toFixed(1));
 console.log(`the stepped figure's stated sizes, median of ${statedSizes.length} trials: ${statedMedian((s) => s.oneRun)} % on one run, ${statedMedian((s) => s.byTwoRuns)} % by two`);
 printTable('gate simulation (in-process, the CLI\'s own judging code)', ['case', '%'], rows);
