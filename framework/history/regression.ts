@@ -140,18 +140,18 @@ const labelText = (labels: RegressionFinding['labels']) => {
 /** A relative change as a signed percentage in the metric's own terms (TTFT +20.0% = 20 % slower). */
 export const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)}%`;
 
-/**
- * One finding in words: the robust rule's (value, level, change in the metric's own terms, noise,
- * runs, and why), or upstream's (`value=... baseline=... threshold=5.00% diff=-12.34%`, labelled as
- * upstream's rule), then whether it gates and why a breach is not a regression.
- */
-/** The worsening the gate catches in this figure (95 % of the time), as `history regressions --all` lists it. */
+/** The worsening the gate catches in this figure (gate/detectable.ts), as `history regressions --all` lists it. */
 const caught = (f: RegressionFinding) => {
   if (!f.detectable) return '';
   const size = (x: number | null) => (x === null ? 'none' : `${(x * 100).toFixed(1)}%`);
   return `, catches ${size(f.detectable.oneRun)} on one run, ${size(f.detectable.byTwoRuns)} by two`;
 };
 
+/**
+ * One finding in words: the robust rule's (value, level, change in the metric's own terms, noise,
+ * runs, and why), or upstream's (`value=... baseline=... threshold=5.00% diff=-12.34%`, labelled as
+ * upstream's rule), then whether it gates and why a breach is not a regression.
+ */
 export function describeFinding(testId: string, f: RegressionFinding): string {
   const gate = f.gated === false ? ', shown, not gating' : '';
   if (f.rule === 'robust') {

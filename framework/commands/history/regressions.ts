@@ -5,6 +5,7 @@ import { resolveRun } from '../../history/run-ref.ts';
 import { gateVariablesHelp, RUN_KINDS, type RunKind } from '../../settings.ts';
 import { describeAlert } from '../../history/alert-text.ts';
 import { gateSensitivity } from '../../results/gate-sensitivity.ts';
+import { DETECTION_POWER } from '../../history/gate/detectable.ts';
 import { sensitivityText } from '../../results/digest/digest-text.ts';
 import type { RegressionFinding } from '../../results/json.ts';
 import { olderRecordsGate } from '../../history/older-records-gate.ts';
@@ -27,9 +28,10 @@ ${gateVariablesHelp('    ')}
   The run: the latest run of the results file given, else --run, else the latest run in the history.
   Exit 1 when a gating figure of the run regressed or is still under an open alert, listing each;
   0 otherwise; 2 or more when the command could not judge (a usage error, a store that cannot be read).
+  Under the verdict, what it rules out: the worsening caught ${DETECTION_POWER * 100} % of the time in the
+  median gating figure on its first run and by its second, and the figure the gate sees least well
+  (--all: each figure's own).
   --kind  judge again as this kind of run (default: the verdict the run was given)
-  Under the verdict, what it rules out: the worsening caught (95 % of the time) in the median gating
-  figure on its first run and by its second, and the figure the gate sees least well.
   --all   also list the figures that did not regress
   --json  the findings and open alerts as one JSON document`;
 

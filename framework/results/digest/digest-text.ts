@@ -70,7 +70,7 @@ export function sensitivityText(s: GateSensitivity): string {
   const l = s.least;
   const labels = labelsText(l.labels);
   const blind = s.blind ? `; ${s.blind} figure(s) too noisy for any worsening to alert` : '';
-  return `gate sensitivity: the worsening caught 95 % of the time, median of ${s.figures} judged gating figure(s): ${sizeText(s.medianOneRun)} on its first run, ${sizeText(s.medianByTwoRuns)} by its second; least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} (${sizeText(l.oneRun)}, ${sizeText(l.byTwoRuns)})${blind}`;
+  return `gate sensitivity: the worsening caught ${Math.round(s.power * 100)} % of the time, median of ${s.figures} judged gating figure(s): ${sizeText(s.medianOneRun)} on its first run, ${sizeText(s.medianByTwoRuns)} by its second; least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} (${sizeText(l.oneRun)}, ${sizeText(l.byTwoRuns)})${blind}`;
 }
 
 function totalsLine(d: Digest): string {
