@@ -3,6 +3,7 @@
 // segment (since the last acknowledged change; without the runs of an alert still open or since
 // closed; for a pre-merge run, the baseline branch's current level), and hands the series to the
 // pure core (gate/judge-run.ts). Findings come back in the record's shape (RegressionFinding).
+import { DETECTION_POWER } from './gate/detectable.ts';
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
 import type { GateSettings, RunKind } from '../settings.ts';
 import { alertIdOf, type Alert, type AlertStore } from './alert-store.ts';
@@ -165,6 +166,6 @@ export function asRecordFinding(f: GateFinding): RegressionFinding {
     ...(f.firstRunId ? { firstRunId: f.firstRunId } : {}),
     ...(f.lastGoodRunId ? { lastGoodRunId: f.lastGoodRunId } : {}),
     ...(f.pValue !== undefined ? { pValue: f.pValue } : {}),
-    ...(f.detectable ? { detectable: { oneRun: finiteOrNull(f.detectable.oneRun), byTwoRuns: finiteOrNull(f.detectable.byTwoRuns) } } : {}),
+    ...(f.detectable ? { detectable: { power: DETECTION_POWER, oneRun: finiteOrNull(f.detectable.oneRun), byTwoRuns: finiteOrNull(f.detectable.byTwoRuns) } } : {}),
   };
 }

@@ -3,10 +3,9 @@
 // summary.json keeps it; the digest, summary.md and `history regressions` print it under the
 // verdict (digest-text.ts sensitivityText).
 import type { RegressionFinding } from './json.ts';
-import { DETECTION_POWER } from '../history/gate/detectable.ts';
 
 export interface GateSensitivity {
-  /** The chance the sizes are caught with (0.95). */
+  /** The chance the sizes are caught with (0.95), as the findings state it. */
   power: number;
   /** Gating figures the gate judged (with a stated size). */
   figures: number;
@@ -39,7 +38,7 @@ export function gateSensitivity(findings: readonly Judged[]): GateSensitivity | 
   for (let k = 1; k < judged.length; k++) if (byTwo[k] > byTwo[worst]) worst = k;
   const w = judged[worst];
   return {
-    power: DETECTION_POWER,
+    power: judged[0].detectable!.power,
     figures: judged.length,
     medianOneRun: median(oneRun),
     medianByTwoRuns: median(byTwo),

@@ -142,10 +142,10 @@ export interface RegressionFinding {
   pValue?: number;
   /**
    * Robust rule, a judged figure: the smallest worsening (a fraction of the level) the gate catches
-   * with 95 % probability on its first run and by its second; null: no worsening short of the whole
-   * level is (too noisy, or a test with wild single values on one run).
+   * with probability `power` (0.95) on its first run and by its second; null: no worsening short of
+   * the whole level is (too noisy, or a test with wild single values on one run).
    */
-  detectable?: { oneRun: number | null; byTwoRuns: number | null };
+  detectable?: { power: number; oneRun: number | null; byTwoRuns: number | null };
 }
 
 export interface RecordRegression {

@@ -47,7 +47,7 @@ describe('the digest and the robust gate', () => {
 
 describe('what a quiet verdict rules out', () => {
   const judged = (testId: string, oneRun: number | null, byTwoRuns: number | null, gated = true) =>
-    ({ testId, record: record(testId, finding({ status: 'ok', change: 0.01, value: 20.2, gated, detectable: { oneRun, byTwoRuns } })) });
+    ({ testId, record: record(testId, finding({ status: 'ok', change: 0.01, value: 20.2, gated, detectable: { power: 0.95, oneRun, byTwoRuns } })) });
   const files = { results: 'results.json', summaryMd: 'summary.md', summaryJson: 'summary.json' };
 
   it('says the median sizes the gate catches and the figure it sees least well, from the gating figures alone', () => {
@@ -71,7 +71,7 @@ describe('what a quiet verdict rules out', () => {
   });
 
   it('names each figure\'s own sizes in `history regressions --all`', () => {
-    const line = describeFinding('t', finding({ status: 'ok', change: 0.01, value: 20.2, detectable: { oneRun: null, byTwoRuns: 0.101 } }));
+    const line = describeFinding('t', finding({ status: 'ok', change: 0.01, value: 20.2, detectable: { power: 0.95, oneRun: null, byTwoRuns: 0.101 } }));
     expect(line).toMatch(/noise 2\.0%, 8 run\(s\), catches none on one run, 10\.1% by two:/);
     expect(describeFinding('t', finding({ status: 'ok' }))).not.toMatch(/catches/);
   });

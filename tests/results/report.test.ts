@@ -162,7 +162,7 @@ describe("the gate's verdict in the report", () => {
     ...records[0],
     regression: {
       mode: 'warn',
-      findings: [{ metric: 'X', labels: {}, unit: 'ms', value: 30, baseline: 20, threshold: 0.05, diffPercent: -50, regression: true, days: 8, gated: true, rule: 'robust', status: 'regression', change: 0.5, alertId: 'a1234abcd', detectable: { oneRun: 0.144, byTwoRuns: 0.101 } }],
+      findings: [{ metric: 'X', labels: {}, unit: 'ms', value: 30, baseline: 20, threshold: 0.05, diffPercent: -50, regression: true, days: 8, gated: true, rule: 'robust', status: 'regression', change: 0.5, alertId: 'a1234abcd', detectable: { power: 0.95, oneRun: 0.144, byTwoRuns: 0.101 } }],
     },
   };
   const { html } = renderReport({
