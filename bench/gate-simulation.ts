@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { Alert } from '../framework/history/alert-store.ts';
-import type { RunPoint } from '../framework/history/gate/judge-run.ts';
+import type { GateFinding, RunPoint } from '../framework/history/gate/judge-run.ts';
 import type { DetectableChange } from '../framework/history/gate/detectable.ts';
 import { idOf } from '../framework/history/regression.ts';
 import { judgeRecords, type GateSource } from '../framework/history/run-verdict.ts';
@@ -112,14 +112,19 @@ const judge = (source: GateSource, run: TestRecord[]) =>
   judgeRecords(source, run.map((record) => ({ record, identity: record.run!.identity, gate: record.run!.gate ?? [] })), { runId: run[0].run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE });
 
 /**
- * As a run in progress judges the stepped figure's test when it ends (framework/history/
- * test-check.ts): that test's record alone, G = its gating figures times the run's tests.
+ * As a run in progress judges each test when it ends (framework/history/test-check.ts): its record
+ * alone, G = its gating figures times the run's tests. `only`: judge that test alone.
  */
-const judgeAsItEnds = (source: GateSource, run: TestRecord[]) => {
-  const record = run.find((r) => r.testId === stepped.testId)!;
-  const gate = record.run!.gate ?? [];
-  return judgeRecords(source, [{ record, identity: record.run!.identity, gate }], { runId: record.run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE, family: gate.length * run.length });
-};
+async function judgeAsTestsEnd(source: GateSource, run: TestRecord[], only?: string) {
+  const findings = [];
+  for (const record of run.filter((r) => only === undefined || r.testId === only)) {
+    const gate = record.run!.gate ?? [];
+    const judged = await judgeRecords(source, [{ record, identity: record.run!.identity, gate }], { runId: record.run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE, family: gate.length * run.length });
+    findings.push(...judged.verdict.findings);
+  }
+  return { verdict: { findings } };
+}
+const judgeAsItEnds = (source: GateSource, run: TestRecord[]) => judgeAsTestsEnd(source, run, stepped.testId);
 
 /** The sizes the gate stated for the stepped figure, one per trial that asked. */
 const statedSizes: DetectableChange[] = [];
@@ -129,7 +134,7 @@ const statedSizes: DetectableChange[] = [];
  * (0-based), or -1. `judged` as a function: of the smallest worsening the gate states it catches in
  * the stepped figure (a noise-only run judged first, and dropped, says it).
  */
-async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[]), judgeRun = judge): Promise<number> {
+async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[]), judgeRun: (source: GateSource, run: TestRecord[]) => Promise<{ verdict: { findings: GateFinding[] } }> = judge): Promise<number> {
   const source = new MemorySource();
   history.forEach((day, d) => source.add(runOf(d, day)));
   if (typeof judged === 'function') {
@@ -154,13 +159,13 @@ async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange)
  * counted run after it. Whether the counted run raises a new alert: a series whose alert the run
  * before opened is still open (the store judges it against that alert, not afresh).
  */
-async function raisesNewAlert(nights: number, day: Day): Promise<boolean> {
+async function raisesNewAlert(nights: number, day: Day, judgeRun: (source: GateSource, run: TestRecord[]) => Promise<{ verdict: { findings: GateFinding[] } }> = judge): Promise<boolean> {
   const source = new MemorySource();
   for (let d = 0; d < nights - 1; d++) source.add(runOf(d, day));
   const before = runOf(nights - 1, day);
-  const open = new Set((await judge(source, before)).verdict.findings.filter((f) => f.regression).map((f) => f.seriesId));
+  const open = new Set((await judgeRun(source, before)).verdict.findings.filter((f) => f.regression).map((f) => f.seriesId));
   source.add(before);
-  const counted = await judge(source, runOf(nights, day));
+  const counted = await judgeRun(source, runOf(nights, day));
   return counted.verdict.findings.some((f) => f.regression && !open.has(f.seriesId));
 }
 
@@ -199,7 +204,8 @@ const outlierDay = await measure('15 % step after one bad day (all 20 % off) amo
   const history = days(14, g).map((day, d) => (d === bad ? { ...day, offAll: 0.2 } : day));
   return (await trial(history, [{ ...g, step: 0.15 }])) === 0;
 });
-// The same steps judged as a run in progress judges them: the stepped test alone, as it ends.
+// The same cases judged as a run in progress judges them: each test alone, as it ends.
+await measure('noise only, 14 days, judged as each test ends: runs raising a new alert (%)', SHOWN, () => raisesNewAlert(14, g, judgeAsTestsEnd));
 await measure(`15 % step, first run, judged as its test ends (G = ${stepped.gate * shape.length}) (%)`, SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.15 }], judgeAsItEnds)) === 0);
 await measure('10 % step, by its second run, judged as its test ends (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }, { ...g, step: 0.1 }], judgeAsItEnds)) >= 0);
 const statedMedian = (pick: (s: DetectableChange) => number) => Number((median(statedSizes.map(pick)) * 100).toFixed(1));
