@@ -16,7 +16,7 @@ import type { Alert } from '../framework/history/alert-store.ts';
 import type { GateFinding, RunPoint } from '../framework/history/gate/judge-run.ts';
 import type { DetectableChange } from '../framework/history/gate/detectable.ts';
 import { idOf } from '../framework/history/regression.ts';
-import { judgeRecords, type GateSource } from '../framework/history/run-verdict.ts';
+import { judgeRecords, runWideOf, type GateSource } from '../framework/history/run-verdict.ts';
 import type { TestRecord } from '../framework/results/json.ts';
 import { DEFAULT_GATE } from '../framework/settings.ts';
 import { appendResult, benchDir, printGoals, printRunHeader, printTable, type Goal } from './lib/report.ts';
@@ -92,7 +92,10 @@ function runOf(d: number, day: Day): TestRecord[] {
 /** The history's runs in memory, by series, as the store returns them; no alerts. */
 class MemorySource implements GateSource {
   readonly series = new Map<number, RunPoint[]>();
+  /** The run added last: each test's latest stored record. */
+  latest: TestRecord[] = [];
   add(run: TestRecord[]): void {
+    this.latest = run;
     run.forEach((r, i) =>
       r.metrics.forEach((m, k) => {
         const id = shapeIds[i][k];
@@ -113,18 +116,22 @@ const judge = (source: GateSource, run: TestRecord[]) =>
 
 /**
  * As a run in progress judges each test when it ends (framework/history/test-check.ts): its record
- * alone, G = its gating figures times the run's tests. `only`: judge that test alone.
+ * alone, against the run-wide estimates from the tests' latest stored records. `only`: judge that
+ * test alone.
  */
-async function judgeAsTestsEnd(source: GateSource, run: TestRecord[], only?: string) {
+async function judgeAsTestsEnd(source: MemorySource, run: TestRecord[], only?: string) {
+  const options = { runId: run[0].run!.id, runKind: 'post-merge' as const, branch: 'main', gate: DEFAULT_GATE };
+  const stored = source.latest.map((record) => ({ record, identity: record.run!.identity, gate: record.run!.gate ?? [] }));
+  const runWide = await runWideOf(source, stored, { ...options, anchorMs: Date.parse(run[0].timing.start) });
   const findings = [];
   for (const record of run.filter((r) => only === undefined || r.testId === only)) {
     const gate = record.run!.gate ?? [];
-    const judged = await judgeRecords(source, [{ record, identity: record.run!.identity, gate }], { runId: record.run!.id, runKind: 'post-merge', branch: 'main', gate: DEFAULT_GATE, family: gate.length * run.length });
+    const judged = await judgeRecords(source, [{ record, identity: record.run!.identity, gate }], { ...options, ...(runWide ? { runWide } : { family: gate.length * run.length }) });
     findings.push(...judged.verdict.findings);
   }
   return { verdict: { findings } };
 }
-const judgeAsItEnds = (source: GateSource, run: TestRecord[]) => judgeAsTestsEnd(source, run, stepped.testId);
+const judgeAsItEnds = (source: MemorySource, run: TestRecord[]) => judgeAsTestsEnd(source, run, stepped.testId);
 
 /** The sizes the gate stated for the stepped figure, one per trial that asked. */
 const statedSizes: DetectableChange[] = [];
@@ -134,7 +141,7 @@ const statedSizes: DetectableChange[] = [];
  * (0-based), or -1. `judged` as a function: of the smallest worsening the gate states it catches in
  * the stepped figure (a noise-only run judged first, and dropped, says it).
  */
-async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[]), judgeRun: (source: GateSource, run: TestRecord[]) => Promise<{ verdict: { findings: GateFinding[] } }> = judge): Promise<number> {
+async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange) => Day[]), judgeRun: (source: MemorySource, run: TestRecord[]) => Promise<{ verdict: { findings: GateFinding[] } }> = judge): Promise<number> {
   const source = new MemorySource();
   history.forEach((day, d) => source.add(runOf(d, day)));
   if (typeof judged === 'function') {
@@ -159,7 +166,7 @@ async function trial(history: Day[], judged: Day[] | ((stated: DetectableChange)
  * counted run after it. Whether the counted run raises a new alert: a series whose alert the run
  * before opened is still open (the store judges it against that alert, not afresh).
  */
-async function raisesNewAlert(nights: number, day: Day, judgeRun: (source: GateSource, run: TestRecord[]) => Promise<{ verdict: { findings: GateFinding[] } }> = judge): Promise<boolean> {
+async function raisesNewAlert(nights: number, day: Day, judgeRun: (source: MemorySource, run: TestRecord[]) => Promise<{ verdict: { findings: GateFinding[] } }> = judge): Promise<boolean> {
   const source = new MemorySource();
   for (let d = 0; d < nights - 1; d++) source.add(runOf(d, day));
   const before = runOf(nights - 1, day);
@@ -206,7 +213,7 @@ const outlierDay = await measure('15 % step after one bad day (all 20 % off) amo
 });
 // The same cases judged as a run in progress judges them: each test alone, as it ends.
 await measure('noise only, 14 days, judged as each test ends: runs raising a new alert (%)', SHOWN, () => raisesNewAlert(14, g, judgeAsTestsEnd));
-await measure(`15 % step, first run, judged as its test ends (G = ${stepped.gate * shape.length}) (%)`, SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.15 }], judgeAsItEnds)) === 0);
+await measure('15 % step, first run, judged as its test ends (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.15 }], judgeAsItEnds)) === 0);
 await measure('10 % step, by its second run, judged as its test ends (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }, { ...g, step: 0.1 }], judgeAsItEnds)) >= 0);
 const statedMedian = (pick: (s: DetectableChange) => number) => Number((median(statedSizes.map(pick)) * 100).toFixed(1));
 console.log(`the stepped figure's stated sizes, median of ${statedSizes.length} trials: ${statedMedian((s) => s.oneRun)} % on one run, ${statedMedian((s) => s.byTwoRuns)} % by two`);

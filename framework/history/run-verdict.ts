@@ -9,7 +9,7 @@ import type { GateSettings, RunKind } from '../settings.ts';
 import { alertIdOf, type Alert, type AlertStore } from './alert-store.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { isGated } from './gate-metrics.ts';
-import { judgeRun, type GateFinding, type GateSeries, type RunPoint, type RunVerdict } from './gate/judge-run.ts';
+import { judgeRun, runWideEstimates, type GateFinding, type GateSeries, type RunPoint, type RunVerdict, type RunWide } from './gate/judge-run.ts';
 import { checkedMetrics, diffPercent, idOf } from './regression.ts';
 import type { HistoryStore } from './store.ts';
 
@@ -31,6 +31,10 @@ export interface JudgeOptions {
   globalThresholdPercent?: number;
   /** The family size when the records are part of a larger run still going on (a test of it). */
   family?: number;
+  /** The whole run's estimates, when the records are part of a run still going on (runWideOf). */
+  runWide?: RunWide;
+  /** Judge as of this time (ms; default: the records' earliest start): their history is what came before it. */
+  anchorMs?: number;
   /** The records are this stored run's: their series are read where they are. */
   storedRunId?: string;
 }
@@ -55,7 +59,35 @@ export interface GateSource {
 export async function judgeRecords(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<JudgedRun> {
   const empty: JudgedRun = { verdict: { findings: [], family: 0, outlierRuns: [], heavyTailed: [] }, byTest: new Map(), findings: [] };
   if (inputs.length === 0) return empty;
-  const anchor = inputs.reduce((min, i) => Math.min(min, Date.parse(i.record.timing.start)), Infinity);
+  const series = await gateSeriesOf(store, inputs, options);
+  const verdict = judgeRun(series, { alpha: options.gate.alpha, minRuns: options.gate.minRuns, runId: options.runId, ...(options.family ? { family: options.family } : {}), ...(options.runWide ? { runWide: options.runWide } : {}) });
+  const byTest = new Map<string, RegressionFinding[]>();
+  const recordOf = new Map(inputs.map((i) => [i.record.testId, i.record]));
+  // A post-merge run's new regression opens its alert at the run's end under this id (alert-store.ts).
+  const opens = options.runKind === 'post-merge';
+  for (const f of verdict.findings) {
+    const named = opens && f.status === 'regression' && f.firstRunId ? { ...f, alertId: alertIdOf(f.seriesId, f.firstRunId) } : f;
+    const list = byTest.get(f.testId);
+    if (list) list.push(asRecordFinding(named));
+    else byTest.set(f.testId, [asRecordFinding(named)]);
+  }
+  const findings = verdict.findings.map((f) => ({ ...f, gpuType: recordOf.get(f.testId)?.gpuType, branch: options.branch }));
+  return { verdict, byTest, findings };
+}
+
+/**
+ * The run-wide estimates (noise prior, bad nights, family) of a whole run whose records are given,
+ * for judging its tests one at a time as they end: a run in progress passes its tests' latest
+ * stored records, which stand in for the values it has not measured yet.
+ */
+export async function runWideOf(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<RunWide | undefined> {
+  if (inputs.length === 0) return undefined;
+  return runWideEstimates(await gateSeriesOf(store, inputs, options), options.gate.minRuns);
+}
+
+/** Each checked metric of the records as the gate's series: its history (segmented by its alerts), its value, whether it gates. */
+async function gateSeriesOf(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<GateSeries[]> {
+  const anchor = options.anchorMs ?? inputs.reduce((min, i) => Math.min(min, Date.parse(i.record.timing.start)), Infinity);
   const items = inputs.flatMap((input) =>
     checkedMetrics(input.record, input.thresholds, options.globalThresholdPercent).map((c) => ({
       input,
@@ -100,19 +132,7 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
       ...(currentLevel ? { currentLevel } : {}),
     });
   }
-  const verdict = judgeRun(series, { alpha: options.gate.alpha, minRuns: options.gate.minRuns, runId: options.runId, ...(options.family ? { family: options.family } : {}) });
-  const byTest = new Map<string, RegressionFinding[]>();
-  const recordOf = new Map(inputs.map((i) => [i.record.testId, i.record]));
-  // A post-merge run's new regression opens its alert at the run's end under this id (alert-store.ts).
-  const opens = options.runKind === 'post-merge';
-  for (const f of verdict.findings) {
-    const named = opens && f.status === 'regression' && f.firstRunId ? { ...f, alertId: alertIdOf(f.seriesId, f.firstRunId) } : f;
-    const list = byTest.get(f.testId);
-    if (list) list.push(asRecordFinding(named));
-    else byTest.set(f.testId, [asRecordFinding(named)]);
-  }
-  const findings = verdict.findings.map((f) => ({ ...f, gpuType: recordOf.get(f.testId)?.gpuType, branch: options.branch }));
-  return { verdict, byTest, findings };
+  return series;
 }
 
 /**

@@ -11,14 +11,38 @@ import { isHistoryStoreError } from './errors.ts';
 import { lookbackStartMs } from './baseline.ts';
 import { checkRecord, newPoints, regressionMessages, unmeasuredLine, unmeasuredOf } from './regression.ts';
 import { baselineBranchOf, NO_HISTORY, ruleOf } from './check-run.ts';
-import { judgeRecords } from './run-verdict.ts';
+import { judgeRecords, runWideOf, type JudgeOptions } from './run-verdict.ts';
+import type { RunWide } from './gate/judge-run.ts';
 import { gatedMetrics, isGated } from './gate-metrics.ts';
 import { headlineMetrics } from '../metrics/headline.ts';
 import { runContext } from './run-context.ts';
-import { withHistory } from './store.ts';
+import { withHistory, type HistoryStore } from './store.ts';
 import { NOT_APPENDED, replayedRunContext } from './unappended.ts';
 
 const failedStores = new Map<string, string>();
+/** The run-wide estimates of each run, per store, in this process: computed at its first check. */
+const runWides = new Map<string, Promise<RunWide | undefined>>();
+
+/** The whole run's estimates from its tests' latest stored records; undefined where there are none. */
+function runWideFor(store: HistoryStore, storeKey: string, input: HistoryForTestInput, options: JudgeOptions): Promise<RunWide | undefined> {
+  const ids = new Set(input.runTestIds ?? []);
+  if (ids.size === 0) return Promise.resolve(undefined);
+  const key = `${storeKey}\0${input.runId}`;
+  let wide = runWides.get(key);
+  if (!wide) {
+    wide = store.latestRecords().then((records) =>
+      runWideOf(
+        store,
+        records.filter((r) => ids.has(r.testId)).map((r) => ({ record: r, identity: r.run?.identity, gate: r.run?.gate ?? [] })),
+        options,
+      ),
+    );
+    runWides.set(key, wide);
+    // a store that failed is tried afresh by the next check (it says why itself)
+    wide.catch(() => runWides.delete(key));
+  }
+  return wide;
+}
 const queues = new Map<string, Promise<unknown>>();
 
 export interface TestHistory {
@@ -37,6 +61,8 @@ export interface HistoryForTestInput {
   record: TestRecord;
   /** Tests the run's project runs: the gate's correction for many comparisons counts their figures. */
   runTests?: number;
+  /** Their ids: the gate takes its run-wide estimates from their latest stored records (runWideOf). */
+  runTestIds?: readonly string[];
 }
 
 /**
@@ -92,18 +118,16 @@ async function check(input: HistoryForTestInput, outcome: TestHistory, key: stri
     const options = { thresholds: raw, globalThresholdPercent: history.thresholdPercent, identity };
     let checked: { findings: RegressionFinding[]; skipped?: string; unmeasured?: string[] };
     if (history.gate.rule === 'robust') {
-      // The correction counts the run's gating figures: this test's, times the tests of the run.
+      // The run is judged one test at a time, as each ends: against the noise prior, bad nights and
+      // family of the whole run, from its tests' latest stored records (once per run in this
+      // process); where the history has none, the correction counts this test's gating figures
+      // times the run's tests.
       const gating = record.metrics.filter((m) => isGated(outcome.run.gate ?? [], m)).length;
-      const judged = await withHistory(history.target, (store) =>
-        judgeRecords(store, [{ record, thresholds: raw, identity, gate: outcome.run.gate ?? [] }], {
-          runId: input.runId,
-          runKind: history.runKind,
-          branch: outcome.run.branch,
-          gate: history.gate,
-          globalThresholdPercent: history.thresholdPercent,
-          family: gating * Math.max(1, input.runTests ?? 1),
-        }),
-      );
+      const options = { runId: input.runId, runKind: history.runKind, branch: outcome.run.branch, gate: history.gate, globalThresholdPercent: history.thresholdPercent };
+      const judged = await withHistory(history.target, async (store) => {
+        const runWide = await runWideFor(store, key, input, { ...options, anchorMs: Date.parse(record.timing.start) });
+        return judgeRecords(store, [{ record, thresholds: raw, identity, gate: outcome.run.gate ?? [] }], { ...options, ...(runWide ? { runWide } : { family: gating * Math.max(1, input.runTests ?? 1) }) });
+      });
       const findings = judged.byTest.get(record.testId) ?? [];
       checked = { findings, ...(findings.length ? {} : { skipped: NO_HISTORY }), ...unmeasuredOf(record) };
     } else {

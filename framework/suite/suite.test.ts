@@ -78,8 +78,9 @@ function listedTestsOfOtherProjects(runProjects: readonly string[]): string | un
   return `test list ${plan.testList.file}: ${which} test(s) it names are not run by this invocation (run them with --project ${[...counts.keys()].join(' --project ')})`;
 }
 
-/** Tests this project runs: the regression gate's correction for many comparisons counts their figures. */
+/** Tests this project runs: the regression gate judges each against estimates from all of them. */
 let runTests = 1;
+let runTestIds: string[] = [];
 
 describe(typeName, { concurrent: true }, () => {
   // Vitest requires the first (fixture) argument to be a destructuring pattern.
@@ -94,6 +95,7 @@ describe(typeName, { concurrent: true }, () => {
     if (noJob.length > 0) noJobRecords = forResults().then(({ saveNoJobRecords }) => saveNoJobRecords(settings, gpu, noJob)).then(() => undefined, (err: Error) => err.message);
     const toRun = plan.tests.filter((t) => selected.has(t.id) && runnable(t));
     runTests = toRun.length;
+    runTestIds = toRun.map((t) => t.id);
     if (toRun.length === 0) return;
     const { RunSession } = await jobModules();
     session = await RunSession.open({ settings, gpu, runId: inject('runId') });
@@ -143,7 +145,7 @@ describe(typeName, { concurrent: true }, () => {
       if (nothingReplayed) run.failures.push('nothing was replayed: results.json and the CSV keep what they held for this test');
       const nothingToSave = run.alreadyRecorded || nothingReplayed;
       // The history's part: run context for the run's end, and the check against earlier runs.
-      const history = nothingToSave ? undefined : await historyForTest({ settings, runId: inject('runId'), test: planned, record: testRecordOf({ settings, gpu, test: planned, run }), runTests });
+      const history = nothingToSave ? undefined : await historyForTest({ settings, runId: inject('runId'), test: planned, record: testRecordOf({ settings, gpu, test: planned, run }), runTests, runTestIds });
       for (const warning of history?.warnings ?? []) console.warn(warning);
       const saved = nothingToSave ? [] : await saveTestResult({ settings, gpu, test: planned, run, history }).catch((err: Error) => {
         // One error that says all: why the test failed (when it did) and why nothing of it was saved.

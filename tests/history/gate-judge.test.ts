@@ -1,7 +1,7 @@
 // The robust gate's pure core (framework/history/gate/): series in, findings out. Seeded noise, so
 // every figure below is the same on every machine; each rule is shown by a case it decides.
 import { describe, expect, it } from 'vitest';
-import { judgeRun, type GateSeries, type RunPoint } from '../../framework/history/gate/judge-run.ts';
+import { judgeRun, runWideEstimates, type GateSeries, type RunPoint } from '../../framework/history/gate/judge-run.ts';
 import { leaveOneOutTrimmedResiduals, madScale, normalQuantile, tQuantile, trimmedMean } from '../../framework/history/gate/robust.ts';
 import { normalTail, ruleThresholds, seriesAlpha } from '../../framework/history/gate/thresholds.ts';
 import { segment } from '../../framework/history/run-verdict.ts';
@@ -251,6 +251,32 @@ describe('the gate on a whole run', () => {
     expect(up.change).toBeGreaterThan(0);
     const down = judgeRun([{ ...series[0], value: series[0].value * 0.7 }, ...series.slice(1)], OPTIONS).findings[0];
     expect(down).toMatchObject({ status: 'improved', regression: false });
+  });
+});
+
+describe('a run judged one test at a time, as its tests end', () => {
+  it('against the whole run\'s estimates, each test gets the verdict the whole run gives it', () => {
+    for (const seed of [3, 5, 8]) {
+      const series = suite(seed, { step: 0.12, badRun: 6 });
+      const whole = judgeRun(series, OPTIONS);
+      const runWide = runWideEstimates(series, OPTIONS.minRuns);
+      expect(runWide.family).toBe(whole.family);
+      expect([...runWide.outlierRuns]).toEqual(whole.outlierRuns);
+      expect(whole.outlierRuns).toEqual(['r6']); // the bad night, found from every test's series
+      for (const testId of ['test0', 'test5']) {
+        const alone = judgeRun(series.filter((x) => x.testId === testId), { ...OPTIONS, runWide });
+        const same = whole.findings.filter((f) => f.testId === testId);
+        expect(alone.findings.map((f) => [f.seriesId, f.status, f.z, f.detectable])).toEqual(same.map((f) => [f.seriesId, f.status, f.z, f.detectable]));
+      }
+    }
+  });
+
+  it('without them, a test alone is judged on its own few series: its noise and family differ', () => {
+    const series = suite(3);
+    const whole = judgeRun(series, OPTIONS);
+    const alone = judgeRun(series.filter((x) => x.testId === 'test0'), OPTIONS);
+    expect(alone.family).toBeLessThan(whole.family);
+    expect(alone.findings[0].detectable).not.toEqual(whole.findings.find((f) => f.seriesId === alone.findings[0].seriesId)!.detectable);
   });
 });
 

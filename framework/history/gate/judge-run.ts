@@ -20,7 +20,7 @@
 //    alert starts at the previous run, unless the previous run was barely worse (then at this one).
 // An open alert stays a finding of every later run until the series is back at its old level for
 // two runs running (it closes by itself) or someone acknowledges it (the new level becomes the baseline).
-import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, sortedCopy, sortedTrimmedMean, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale } from './robust.ts';
+import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, sortedCopy, sortedTrimmedMean, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale, type ScalePrior } from './robust.ts';
 import { ruleThresholds } from './thresholds.ts';
 import { detectableChange, type DetectableChange } from './detectable.ts';
 
@@ -85,6 +85,22 @@ export interface GateOptions {
    * in progress): the correction uses the larger of this and the gating series given.
    */
   family?: number;
+  /**
+   * The run-wide estimates from the whole run's series, when these are only part of it (a test of
+   * a run in progress, judged against estimates from its other tests' latest series): the noise
+   * prior, the bad nights and the family then come from there.
+   */
+  runWide?: RunWide;
+}
+
+/** What the gate estimates from all of a run's series at once. */
+export interface RunWide {
+  /** The scale the run's series share (robust.ts scalePrior), or none with fewer than three. */
+  prior: ScalePrior | undefined;
+  /** Runs left out of every baseline as off together (bad nights). */
+  outlierRuns: ReadonlySet<string>;
+  /** Gating series with enough history (the correction's family size). */
+  family: number;
 }
 
 export type GateStatus =
@@ -160,12 +176,31 @@ interface Prepared {
 /** Two-sided normal tail of |z| >= 4 happens once in 16,000 values: a test whose history has it twice or more (and in 0.5 % of values) has wild values. */
 const WILD_Z = 4;
 
-export function judgeRun(input: readonly GateSeries[], options: GateOptions): RunVerdict {
-  // 1. Levels and own scales, then the runs that were off together, then again without them.
+/** Levels and own scales, then the runs that were off together, then again without them; the prior of what is left. */
+function estimate(input: readonly GateSeries[], minRuns: number) {
   let prepared = input.map((s) => prepare(s, new Set()));
   const outlierRuns = offTogether(prepared);
   if (outlierRuns.size > 0) prepared = input.map((s) => prepare(s, outlierRuns));
-  const prior = priorOf(prepared.filter((p) => p.baseline.length >= options.minRuns));
+  const prior = priorOf(prepared.filter((p) => p.baseline.length >= minRuns));
+  return { prepared, outlierRuns, prior };
+}
+
+/** A gating series the correction counts: enough history, a level, a noise. */
+const judgeable = (j: Prepared & { moderated: OwnScale }, minRuns: number) =>
+  j.series.gated && !j.series.openAlert && j.baseline.length >= (j.series.currentLevel ? 1 : minRuns) && j.level !== 0 && Number.isFinite(j.moderated.scale);
+
+/** The run-wide estimates of a whole run's series (for judging its tests one at a time against them). */
+export function runWideEstimates(input: readonly GateSeries[], minRuns: number): RunWide {
+  const { prepared, outlierRuns, prior } = estimate(input, minRuns);
+  const family = prepared.filter((p) => judgeable({ ...p, moderated: moderatedScale(p.own, prior) }, minRuns)).length;
+  return { prior, outlierRuns, family };
+}
+
+export function judgeRun(input: readonly GateSeries[], options: GateOptions): RunVerdict {
+  // 1. Levels and own scales, the bad nights and the noise prior: this run's, or the whole run's.
+  const wide = options.runWide;
+  const dropped = wide && new Set(wide.outlierRuns);
+  const { prepared, outlierRuns, prior } = wide ? { prepared: input.map((s) => prepare(s, dropped!)), outlierRuns: wide.outlierRuns, prior: wide.prior } : estimate(input, options.minRuns);
   const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
   // 2. Wild single values, per test: the history's residuals in its own moderated noise.
   const heavy = new Set<string>();
@@ -182,8 +217,7 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
   }
   for (const [testId, t] of byTest) if (t.wild >= 2 && t.wild > 0.005 * t.all) heavy.add(testId);
   // 3. The family: gating series with enough history.
-  const judgeable = judged.filter((j) => j.series.gated && !j.series.openAlert && j.baseline.length >= (j.series.currentLevel ? 1 : options.minRuns) && j.level !== 0 && Number.isFinite(j.moderated.scale)).length;
-  const family = Math.max(judgeable, options.family ?? 0);
+  const family = Math.max(judged.filter((j) => judgeable(j, options.minRuns)).length, options.family ?? 0, wide?.family ?? 0);
   const findings = judged.map((j) => decide(j, j.moderated, family, heavy.has(j.series.testId), options));
   return { findings, family, outlierRuns: [...outlierRuns], heavyTailed: [...heavy] };
 }
