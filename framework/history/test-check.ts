@@ -22,27 +22,6 @@ import { NOT_APPENDED, replayedRunContext } from './unappended.ts';
 const failedStores = new Map<string, string>();
 /** The run-wide estimates of each run, per store, in this process: computed at its first check. */
 const runWides = new Map<string, Promise<RunWide | undefined>>();
-
-/** The whole run's estimates from its tests' latest stored records; undefined where there are none. */
-function runWideFor(store: HistoryStore, storeKey: string, input: HistoryForTestInput, options: JudgeOptions): Promise<RunWide | undefined> {
-  const ids = new Set(input.runTestIds ?? []);
-  if (ids.size === 0) return Promise.resolve(undefined);
-  const key = `${storeKey}\0${input.runId}`;
-  let wide = runWides.get(key);
-  if (!wide) {
-    wide = store.latestRecords().then((records) =>
-      runWideOf(
-        store,
-        records.filter((r) => ids.has(r.testId)).map((r) => ({ record: r, identity: r.run?.identity, gate: r.run?.gate ?? [] })),
-        options,
-      ),
-    );
-    runWides.set(key, wide);
-    // a store that failed is tried afresh by the next check (it says why itself)
-    wide.catch(() => runWides.delete(key));
-  }
-  return wide;
-}
 const queues = new Map<string, Promise<unknown>>();
 
 export interface TestHistory {
@@ -123,10 +102,10 @@ async function check(input: HistoryForTestInput, outcome: TestHistory, key: stri
       // process); where the history has none, the correction counts this test's gating figures
       // times the run's tests.
       const gating = record.metrics.filter((m) => isGated(outcome.run.gate ?? [], m)).length;
-      const options = { runId: input.runId, runKind: history.runKind, branch: outcome.run.branch, gate: history.gate, globalThresholdPercent: history.thresholdPercent };
+      const judging = { runId: input.runId, runKind: history.runKind, branch: outcome.run.branch, gate: history.gate, globalThresholdPercent: history.thresholdPercent };
       const judged = await withHistory(history.target, async (store) => {
-        const runWide = await runWideFor(store, key, input, { ...options, anchorMs: Date.parse(record.timing.start) });
-        return judgeRecords(store, [{ record, thresholds: raw, identity, gate: outcome.run.gate ?? [] }], { ...options, ...(runWide ? { runWide } : { family: gating * Math.max(1, input.runTests ?? 1) }) });
+        const runWide = await runWideFor(store, key, input, { ...judging, anchorMs: Date.parse(record.timing.start) });
+        return judgeRecords(store, [{ record, thresholds: raw, identity, gate: outcome.run.gate ?? [] }], { ...judging, ...(runWide ? { runWide } : { family: gating * Math.max(1, input.runTests ?? 1) }) });
       });
       const findings = judged.byTest.get(record.testId) ?? [];
       checked = { findings, ...(findings.length ? {} : { skipped: NO_HISTORY }), ...unmeasuredOf(record) };
@@ -152,4 +131,25 @@ async function check(input: HistoryForTestInput, outcome: TestHistory, key: stri
       outcome.warnings.push(`${record.testId}: ${why} (the run's other tests are not checked either)`);
     }
   }
+}
+
+/** The whole run's estimates from its tests' latest stored records; undefined where there are none. */
+function runWideFor(store: HistoryStore, storeKey: string, input: HistoryForTestInput, options: JudgeOptions): Promise<RunWide | undefined> {
+  const ids = new Set(input.runTestIds ?? []);
+  if (ids.size === 0) return Promise.resolve(undefined);
+  const key = `${storeKey}\0${input.runId}`;
+  let wide = runWides.get(key);
+  if (!wide) {
+    wide = store.latestRecords().then((records) =>
+      runWideOf(
+        store,
+        records.filter((r) => ids.has(r.testId)).map((r) => ({ record: r, identity: r.run?.identity, gate: r.run?.gate ?? [] })),
+        options,
+      ),
+    );
+    runWides.set(key, wide);
+    // a store that failed is tried afresh by the next check (it says why itself)
+    wide.catch(() => runWides.delete(key));
+  }
+  return wide;
 }
