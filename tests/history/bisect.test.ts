@@ -28,8 +28,10 @@ async function runAt(repo: string, commit: string): Promise<string> {
 }
 
 /** `history bisect` of the test's metric on the local scheduler; `own` replaces the test id and metric. */
+/** How long a SIGTERM'd bisect may take to stop its step's run and clean up before execa's SIGKILL (its default, 5 s, is too short on a loaded box). */
+const SIGTERM_GRACE_MS = 120_000;
 const bisect = (repo: string, args: string[], own = [BISECT_TEST, '--metric', BISECT_METRIC], env: Record<string, string> = {}) =>
-  execa('node', [bin, 'history', 'bisect', ...own, '--scheduler', 'local', ...args], { cwd: scratch, env: { ...baseEnv(repo), ...env }, reject: false, timeout: 500_000 });
+  execa('node', [bin, 'history', 'bisect', ...own, '--scheduler', 'local', ...args], { cwd: scratch, env: { ...baseEnv(repo), ...env }, reject: false, timeout: 500_000, forceKillAfterDelay: SIGTERM_GRACE_MS });
 
 /** What the user's repository looks like: branch, HEAD, status (untracked files too), work trees. */
 const stateOf = (repo: string) => ({

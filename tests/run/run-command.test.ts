@@ -29,6 +29,9 @@ function startRun(args: string[], dir: { workDir: string }, mark: string, env: R
     cwd: path.dirname(dir.workDir),
     env: Object.fromEntries(Object.entries({ ...base, DISAGG_BIN: 'tsx', WORK_DIR: dir.workDir, GPU_TYPE: 'GB200', NO_COLOR: '1', DISAGG_POLL_MAX_SEC: '1', DISAGG_RUN_MARK: mark, ...env }).filter(([, v]) => v !== undefined)),
     extendEnv: false, all: true, reject: false, stdin: 'ignore', timeout: 240_000,
+    // A signalled run cancels its jobs and writes its report before it exits: execa's SIGKILL 5 s
+    // after a kill (its default) cut it short on a loaded box, and the exit code was lost.
+    forceKillAfterDelay: 120_000,
   });
 }
 
