@@ -28,7 +28,7 @@ const UNIT_TESTS = [
   'tests/cli/read-args.test.ts',
   'tests/common/{hostlist,serving-format,size,speaks-for-itself,yaml-load}.test.ts',
   'tests/config/{discover,file-stamp,ids,parse-cache,resolve}.test.ts',
-  'tests/history/{baseline,bisect-search,bisect-statistics,gate-judge,regression-config}.test.ts',
+  'tests/history/{baseline,bisect-search,bisect-statistics,gate-family,gate-judge,regression-config}.test.ts',
   'tests/jobs/{batch-manager,judge-unit,resume-unit,session-unit}.test.ts',
   'tests/lint/*.test.ts',
   'tests/llamacpp/gguf.test.ts',

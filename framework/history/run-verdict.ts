@@ -82,7 +82,7 @@ export async function judgeRecords(store: GateSource, inputs: readonly RecordToJ
  */
 export async function runWideOf(store: GateSource, inputs: readonly RecordToJudge[], options: JudgeOptions): Promise<RunWide | undefined> {
   if (inputs.length === 0) return undefined;
-  return runWideEstimates(await gateSeriesOf(store, inputs, options), options.gate.minRuns);
+  return runWideEstimates(await gateSeriesOf(store, inputs, options), options.gate);
 }
 
 /** Each checked metric of the records as the gate's series: its history (segmented by its alerts), its value, whether it gates. */

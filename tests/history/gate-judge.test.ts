@@ -259,7 +259,7 @@ describe('a run judged one test at a time, as its tests end', () => {
     for (const seed of [3, 5, 8]) {
       const series = suite(seed, { step: 0.12, badRun: 6 });
       const whole = judgeRun(series, OPTIONS);
-      const runWide = runWideEstimates(series, OPTIONS.minRuns);
+      const runWide = runWideEstimates(series, OPTIONS);
       expect(runWide.family).toBe(whole.family);
       expect([...runWide.outlierRuns]).toEqual(whole.outlierRuns);
       expect(whole.outlierRuns).toEqual(['r6']); // the bad night, found from every test's series

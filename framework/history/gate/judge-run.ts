@@ -23,6 +23,7 @@
 import { leaveOneOutTrimmedResiduals, madDegreesOfFreedom, madScale, median, moderatedScale, scalePrior, sortedCopy, sortedTrimmedMean, tQuantile, trimmedMean, trimmedMeanVarianceShare, type OwnScale, type ScalePrior } from './robust.ts';
 import { ruleThresholds } from './thresholds.ts';
 import { detectableChange, type DetectableChange } from './detectable.ts';
+import { effectiveFamily, type SeriesFloors } from './family.ts';
 
 /** One run's value of a series (the mean, when the run measured it more than once). */
 export interface RunPoint {
@@ -185,25 +186,25 @@ function estimate(input: readonly GateSeries[], minRuns: number) {
   return { prepared, outlierRuns, prior };
 }
 
+/** A prepared series with its noise moderated toward the run's prior. */
+type Judged = Prepared & { moderated: OwnScale };
+
 /** A gating series the correction counts: enough history, a level, a noise. */
-const judgeable = (j: Prepared & { moderated: OwnScale }, minRuns: number) =>
+const judgeable = (j: Judged, minRuns: number) =>
   j.series.gated && !j.series.openAlert && j.baseline.length >= (j.series.currentLevel ? 1 : minRuns) && j.level !== 0 && Number.isFinite(j.moderated.scale);
 
 /** The run-wide estimates of a whole run's series (for judging its tests one at a time against them). */
-export function runWideEstimates(input: readonly GateSeries[], minRuns: number): RunWide {
-  const { prepared, outlierRuns, prior } = estimate(input, minRuns);
-  const family = prepared.filter((p) => judgeable({ ...p, moderated: moderatedScale(p.own, prior) }, minRuns)).length;
-  return { prior, outlierRuns, family };
+export function runWideEstimates(input: readonly GateSeries[], options: Pick<GateOptions, 'alpha' | 'minRuns'>): RunWide {
+  const { prepared, outlierRuns, prior } = estimate(input, options.minRuns);
+  const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
+  return { prior, outlierRuns, family: familyOf(judged, heavyTailedTests(judged), options) };
 }
 
-export function judgeRun(input: readonly GateSeries[], options: GateOptions): RunVerdict {
-  // 1. Levels and own scales, the bad nights and the noise prior: this run's, or the whole run's.
-  const wide = options.runWide;
-  const dropped = wide && new Set(wide.outlierRuns);
-  const { prepared, outlierRuns, prior } = wide ? { prepared: input.map((s) => prepare(s, dropped!)), outlierRuns: wide.outlierRuns, prior: wide.prior } : estimate(input, options.minRuns);
-  const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
-  // 2. Wild single values, per test: the history's residuals in its own moderated noise.
-  const heavy = new Set<string>();
+/**
+ * Tests whose history shows wild single values: each series' residuals in its own moderated noise,
+ * two or more beyond WILD_Z and at least 0.5 % of the test's residuals.
+ */
+function heavyTailedTests(judged: readonly Judged[]): Set<string> {
   const byTest = new Map<string, { wild: number; all: number }>();
   for (const j of judged) {
     const t = byTest.get(j.series.testId) ?? { wild: 0, all: 0 };
@@ -215,9 +216,31 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
     }
     byTest.set(j.series.testId, t);
   }
-  for (const [testId, t] of byTest) if (t.wild >= 2 && t.wild > 0.005 * t.all) heavy.add(testId);
-  // 3. The family: gating series with enough history.
-  const family = Math.max(judged.filter((j) => judgeable(j, options.minRuns)).length, options.family ?? 0, wide?.family ?? 0);
+  return new Set([...byTest].filter(([, t]) => t.wild >= 2 && t.wild > 0.005 * t.all).map(([testId]) => testId));
+}
+
+/** The correction's family: the judgeable gating series, each by its chance to alarm on noise (family.ts). */
+function familyOf(judged: readonly Judged[], heavy: ReadonlySet<string>, options: Pick<GateOptions, 'alpha' | 'minRuns'>): number {
+  const members = judged
+    .filter((j) => judgeable(j, options.minRuns))
+    .map((j): SeriesFloors => {
+      const { scale, step } = judgedScale(j, j.moderated);
+      const noise = Math.max(j.moderated.scale, 1e-9);
+      return { lift: scale / noise, floor: (j.series.threshold + step / 2 / Math.abs(j.level)) / noise, rho: levelCorrelation(j, options.minRuns).rho, heavy: heavy.has(j.series.testId) };
+    });
+  return effectiveFamily(members, options.alpha);
+}
+
+export function judgeRun(input: readonly GateSeries[], options: GateOptions): RunVerdict {
+  // 1. Levels and own scales, the bad nights and the noise prior: this run's, or the whole run's.
+  const wide = options.runWide;
+  const dropped = wide && new Set(wide.outlierRuns);
+  const { prepared, outlierRuns, prior } = wide ? { prepared: input.map((s) => prepare(s, dropped!)), outlierRuns: wide.outlierRuns, prior: wide.prior } : estimate(input, options.minRuns);
+  const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
+  // 2. Wild single values, per test.
+  const heavy = heavyTailedTests(judged);
+  // 3. The family: gating series with enough history, each by its chance to alarm on noise.
+  const family = Math.max(familyOf(judged, heavy, options), options.family ?? 0, wide?.family ?? 0);
   const findings = judged.map((j) => decide(j, j.moderated, family, heavy.has(j.series.testId), options));
   return { findings, family, outlierRuns: [...outlierRuns], heavyTailed: [...heavy] };
 }
@@ -288,6 +311,30 @@ function tailOf(z: number, df: number): number {
   return hi;
 }
 
+/**
+ * The scale a series is judged in, a fraction of its level: its noise, or half the print's step
+ * where that is coarser (the value may lie anywhere within it).
+ */
+function judgedScale(j: Prepared, noise: OwnScale): { scale: number; step: number } {
+  const step = j.series.rounded ?? 0;
+  return { scale: Math.max(noise.scale, step / 2 / Math.abs(j.level), 1e-9), step };
+}
+
+/**
+ * The two-run rule's runs against the level of the runs before them (the previous run is no
+ * baseline of itself). Both are judged against the same estimated level, so their z share its
+ * error (its variance a share of one run's: robust.ts trimmedMeanVarianceShare), a correlation rho.
+ * previousJudged: the previous run was judged against the runs before it, as its pair is now (had
+ * it crossed the one-run bound, its alert would be open and the series judged against it).
+ */
+function levelCorrelation(j: Prepared, minRuns: number): { rho: number; beforeRuns: number; previousJudged: boolean } {
+  const prev = j.series.previous;
+  const prevInBaseline = prev !== undefined && j.baseline.some((p) => p.runId === prev.runId);
+  const beforeRuns = prevInBaseline ? j.baseline.length - 1 : j.baseline.length;
+  const levelShare = trimmedMeanVarianceShare(beforeRuns);
+  return { rho: levelShare / (1 + levelShare), beforeRuns, previousJudged: prevInBaseline && beforeRuns >= minRuns };
+}
+
 function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, options: GateOptions): GateFinding {
   const s = j.series;
   const up = s.higherIsBetter;
@@ -311,26 +358,17 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
     return { ...base, level, change: level ? (s.value - level) / Math.abs(level) : 0, scale: noise.scale, z: 0, status: 'unjudged', regression: false, note: why };
   }
   // The print's rounding: the value may lie half a step in the better direction.
-  const step = s.rounded ?? 0;
+  const { scale, step } = judgedScale(j, noise);
   const best = s.value + (up ? step / 2 : -step / 2);
-  const scale = Math.max(noise.scale, step / 2 / Math.abs(j.level), 1e-9);
   const worse = worseness(s.value, j.level, up);
   const worseAtBest = worseness(best, j.level, up);
   const z = worse / scale;
   const change = (s.value - j.level) / Math.abs(j.level);
   const n = Math.max(family, 1);
   // The two-run rule: the previous run and this one, both worse, judged together against the
-  // level of the runs before them (the previous run is no baseline of itself). Both are judged
-  // against the same estimated level, so their z share its error (its variance a share of one
-  // run's: robust.ts trimmedMeanVarianceShare), a correlation rho of the two z.
+  // level of the runs before them.
   const prev = s.previous;
-  const prevInBaseline = prev !== undefined && j.baseline.some((p) => p.runId === prev.runId);
-  const beforeRuns = prevInBaseline ? j.baseline.length - 1 : j.baseline.length;
-  const levelShare = trimmedMeanVarianceShare(beforeRuns);
-  const rho = levelShare / (1 + levelShare);
-  // The previous run was judged against the runs before it, as its pair is now: had it crossed the
-  // one-run bound, its alert would be open and this series judged against it above.
-  const previousJudged = prevInBaseline && beforeRuns >= options.minRuns;
+  const { rho, beforeRuns, previousJudged } = levelCorrelation(j, options.minRuns);
   const rules = ruleThresholds(options.alpha, n, rho, noise.df, heavy, previousJudged);
   const oneRun = heavy ? ruleThresholds(options.alpha, n, rho, noise.df, false).oneRun : rules.oneRun;
   const detectable = detectableChange({ rules, scale, threshold: s.threshold, rho, higherIsBetter: up, heavy });
