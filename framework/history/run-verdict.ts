@@ -155,7 +155,7 @@ export function segment(points: readonly RunPoint[], alerts: readonly Alert[], p
   if (preMerge) return { history: history.filter((p) => p.tsMs >= open.firstTsMs), currentLevel: { alertId: open.id, scale: open.scaleBefore } };
   return {
     history: history.filter((p) => p.tsMs < open.firstTsMs),
-    openAlert: { id: open.id, level: open.levelBefore, scale: open.scaleBefore, firstRunId: open.firstRunId, previousBack: open.backRuns >= 1 },
+    openAlert: { id: open.id, level: open.levelBefore, scale: open.scaleBefore, size: Math.abs(open.change), firstRunId: open.firstRunId, previousBack: open.backRuns >= 1 },
   };
 }
 

@@ -217,13 +217,27 @@ describe('the gate on a whole run', () => {
 
   it('an open alert stays a regression of every run until its series is back, then recovers', () => {
     const base = suite(5)[0];
-    const open = { id: 'a1', level: 10, scale: 0.03, firstRunId: 'r10', previousBack: false };
+    const open = { id: 'a1', level: 10, scale: 0.03, size: 0.2, firstRunId: 'r10', previousBack: false };
     const still = judgeRun([{ ...base, value: 8, openAlert: open }], OPTIONS).findings[0];
     expect(still).toMatchObject({ status: 'still-regressed', regression: true, alertId: 'a1', firstRunId: 'r10' });
     const back = judgeRun([{ ...base, value: 10.05, openAlert: open }], OPTIONS).findings[0];
     expect(back).toMatchObject({ status: 'recovered', regression: false });
     expect(back.note).toMatch(/closes if the next run is too/);
     expect(judgeRun([{ ...base, value: 10.05, openAlert: { ...open, previousBack: true } }], OPTIONS).findings[0].note).toMatch(/for two runs: alert a1 closes/);
+  });
+
+  it('a fixed series reads back within its noise; a partial fix beyond the threshold and the noise keeps the alert', () => {
+    const base = suite(5)[0];
+    const open = { id: 'a1', level: 10, scale: 0.03, size: 0.12, firstRunId: 'r10', previousBack: false };
+    const status = (value: number, scale = 0.03) => judgeRun([{ ...base, value, openAlert: { ...open, scale } }], OPTIONS).findings[0].status;
+    // fixed, one noise worse (3.5 %: beyond half the 5 % threshold, the rule before kept it red)
+    expect(status(9.65)).toBe('recovered');
+    // at the regressed level, or nearer it than the old one
+    expect(status(8.8)).toBe('still-regressed');
+    expect(status(9.35)).toBe('still-regressed');
+    // a quiet series (1 % noise) fixed halfway: 5.5 % worse, beyond the threshold and 2 noise
+    expect(status(9.45, 0.01)).toBe('still-regressed');
+    expect(status(9.6, 0.01)).toBe('recovered');
   });
 
   it('a figure that does not gate is shown, never an alert; too little history is said, not judged', () => {
