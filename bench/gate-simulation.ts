@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import type { Alert } from '../framework/history/alert-store.ts';
-import type { GateFinding, RunPoint } from '../framework/history/gate/judge-run.ts';
+import { judgeRun, type GateFinding, type GateSeries, type OpenAlertState, type RunPoint } from '../framework/history/gate/judge-run.ts';
 import type { DetectableChange } from '../framework/history/gate/detectable.ts';
 import { idOf } from '../framework/history/regression.ts';
 import { judgeRecords, runWideOf, type GateSource } from '../framework/history/run-verdict.ts';
@@ -215,6 +215,25 @@ const outlierDay = await measure('15 % step after one bad day (all 20 % off) amo
 await measure('noise only, 14 days, judged as each test ends: runs raising a new alert (%)', SHOWN, () => raisesNewAlert(14, g, judgeAsTestsEnd));
 await measure('15 % step, first run, judged as its test ends (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.15 }], judgeAsItEnds)) === 0);
 await measure('10 % step, by its second run, judged as its test ends (%)', SHOWN, async () => (await trial(days(14, g), [{ ...g, step: 0.1 }, { ...g, step: 0.1 }], judgeAsItEnds)) >= 0);
+// An open alert run by run, its state carried from each run to the next as the store carries it
+// (judge-run.ts OpenAlertState; the store's own bookkeeping is the CLI's part below): opened for a
+// step of `size` on the stepped figure at the run's noise, then `runs` runs still stepped, or fixed.
+// Whether the alert is still open after them, and the first run it was closed after.
+function alertAfter(size: number, fixed: boolean, runs: number): { open: boolean; closedAfter: number } {
+  const open: OpenAlertState = { id: 'a1', level: 1, scale: NOISE, size, firstRunId: 'day14', previousBack: false };
+  for (let k = 0; k < runs; k++) {
+    const value = (1 + gaussian()) * (fixed ? 1 : 1 - size);
+    const series: GateSeries = { seriesId: 0, testId: stepped.testId, metric: stepped.key, labels: {}, unit: '', higherIsBetter: true, gated: true, threshold: 0.05, value, history: [], openAlert: { ...open } };
+    const finding = judgeRun([series], { alpha: DEFAULT_GATE.alpha, minRuns: DEFAULT_GATE.minRuns, runId: `day${15 + k}` }).findings[0];
+    if (finding.status === 'recovered' && open.previousBack) return { open: false, closedAfter: k + 1 };
+    open.previousBack = finding.status === 'recovered';
+  }
+  return { open: true, closedAfter: Infinity };
+}
+const fixedCloses = await measure('a 20 % step fixed, 3 % noise: its alert closed by the second run after the fix (%)', TRIALS, async () => alertAfter(0.2, true, 2).closedAfter <= 2);
+await measure('a 12 % step fixed: its alert closed by the second run (%)', SHOWN, async () => alertAfter(0.12, true, 2).closedAfter <= 2);
+const lastingOpen = await measure('a lasting 20 % step: its alert open through 20 runs (%)', TRIALS, async () => alertAfter(0.2, false, 20).open);
+await measure('a lasting 10 % step: its alert open through 20 runs (%)', SHOWN, async () => alertAfter(0.1, false, 20).open);
 const statedMedian = (pick: (s: DetectableChange) => number) => Number((median(statedSizes.map(pick)) * 100).toFixed(1));
 console.log(`the stepped figure's stated sizes, median of ${statedSizes.length} trials: ${statedMedian((s) => s.oneRun)} % on one run, ${statedMedian((s) => s.byTwoRuns)} % by two`);
 printTable('gate simulation (in-process, the CLI\'s own judging code)', ['case', '%'], rows);
@@ -230,6 +249,8 @@ const goals: Goal[] = [
   { what: "a step of the gate's stated one-run size alerted on its first run (%; stated: 95, normal approximations)", value: statedFirst, limit: STATED_AT_LEAST, atMost: false },
   { what: "a step of the gate's stated two-run size alerted by its second run (%)", value: statedBy2nd, limit: STATED_AT_LEAST, atMost: false },
   { what: 'detection change after one outlier day (points)', value: Number(Math.abs(first15 - outlierDay).toFixed(1)), limit: 5, atMost: true },
+  { what: 'a lasting 20 % step: its alert open through 20 runs (%)', value: lastingOpen, limit: 100, atMost: false },
+  { what: 'a fixed 20 % step: its alert closed by the second run after the fix (%)', value: fixedCloses, limit: 90, atMost: false },
   ...cli.goals,
 ];
 const met = printGoals(goals);
