@@ -108,7 +108,7 @@ export const DEFAULT_GATE: GateSettings = { metrics: ['headline'], rule: 'robust
  */
 export const GATE_VARIABLES: readonly { name: string; value: string; meaning: string }[] = [
   { name: 'DISAGG_GATE_RULE', value: DEFAULT_GATE.rule, meaning: 'robust: alerts from run-level statistics; upstream: its threshold over the P95 / P5 baseline' },
-  { name: 'DISAGG_GATE_ALPHA', value: String(DEFAULT_GATE.alpha), meaning: 'share of unchanged runs allowed to raise a new alert (split over the run\'s gating figures)' },
+  { name: 'DISAGG_GATE_ALPHA', value: String(DEFAULT_GATE.alpha), meaning: 'share of unchanged runs allowed to raise a new alert (split over the run\'s gating figures, each counted by its chance to alarm on noise)' },
   { name: 'DISAGG_GATE_MIN_RUNS', value: String(DEFAULT_GATE.minRuns), meaning: 'post-merge runs a series needs before it is judged' },
   { name: 'DISAGG_GATE_METRICS', value: DEFAULT_GATE.metrics.join(','), meaning: 'which figures gate: headline, all, NAME, -NAME' },
   { name: 'DISAGG_GATE_MIN_DAYS', value: String(DEFAULT_GATE.minDays), meaning: 'upstream rule: days of history before a series gates' },
