@@ -155,9 +155,12 @@ export function segment(points: readonly RunPoint[], alerts: readonly Alert[], p
   if (preMerge) return { history: history.filter((p) => p.tsMs >= open.firstTsMs), currentLevel: { alertId: open.id, scale: open.scaleBefore } };
   return {
     history: history.filter((p) => p.tsMs < open.firstTsMs),
-    openAlert: { id: open.id, level: open.levelBefore, scale: open.scaleBefore, size: Math.abs(open.change), firstRunId: open.firstRunId, previousBack: open.backRuns >= 1 },
+    openAlert: { id: open.id, level: open.levelBefore, scale: open.scaleBefore, size: alertSize(open.change), firstRunId: open.firstRunId, previousBack: open.backRuns >= 1 },
   };
 }
+
+/** An alert's size as its closing rule reads it; an alert stored without one closes on the threshold and the noise alone. */
+const alertSize = (change: number) => (Math.abs(change) > 0 ? Math.abs(change) : Infinity);
 
 const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
 

@@ -356,6 +356,9 @@ describe('the baseline segment', () => {
     const post = segment(points, [alert({})], false);
     expect(post.history.map((p) => p.runId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
     expect(post.openAlert?.level).toBe(100);
+    expect(post.openAlert?.size).toBe(0.2); // a drop of 20 %, as worse
+    // an alert stored without its change still closes (on the threshold and the noise)
+    expect(segment(points, [alert({ change: Number.NaN })], false).openAlert?.size).toBe(Infinity);
     const pre = segment(points, [alert({})], true);
     expect(pre.history.map((p) => p.value)).toEqual([80, 80, 80, 80, 80]);
     expect(pre.openAlert).toBeUndefined();
