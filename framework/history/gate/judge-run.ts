@@ -200,8 +200,18 @@ function estimate(input: readonly GateSeries[], minRuns: number) {
   return { prepared, outlierRuns, prior };
 }
 
-/** A prepared series with its noise moderated toward the run's prior. */
-type Judged = Prepared & { moderated: OwnScale };
+/**
+ * A prepared series ready to judge: its noise moderated toward the run's prior, the scale it is
+ * judged in (judgedScale) and its two runs' shared level (levelCorrelation).
+ */
+type Judged = Prepared & { moderated: OwnScale; scale: number; step: number; correlation: LevelCorrelation };
+
+function judgedOf(prepared: readonly Prepared[], prior: ScalePrior | undefined, minRuns: number): Judged[] {
+  return prepared.map((p) => {
+    const moderated = moderatedScale(p.own, prior);
+    return { ...p, moderated, ...judgedScale(p, moderated), correlation: levelCorrelation(p, minRuns) };
+  });
+}
 
 /** A gating series the correction counts: enough history, a level, a noise. */
 const judgeable = (j: Judged, minRuns: number) =>
@@ -210,7 +220,7 @@ const judgeable = (j: Judged, minRuns: number) =>
 /** The run-wide estimates of a whole run's series (for judging its tests one at a time against them). */
 export function runWideEstimates(input: readonly GateSeries[], options: Pick<GateOptions, 'alpha' | 'minRuns'>): RunWide {
   const { prepared, outlierRuns, prior } = estimate(input, options.minRuns);
-  const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
+  const judged = judgedOf(prepared, prior, options.minRuns);
   return { prior, outlierRuns, family: familyOf(judged, heavyTailedTests(judged), options) };
 }
 
@@ -238,9 +248,8 @@ function familyOf(judged: readonly Judged[], heavy: ReadonlySet<string>, options
   const members = judged
     .filter((j) => judgeable(j, options.minRuns))
     .map((j): SeriesFloors => {
-      const { scale, step } = judgedScale(j, j.moderated);
       const noise = Math.max(j.moderated.scale, 1e-9);
-      return { lift: scale / noise, floor: (j.series.threshold + step / 2 / Math.abs(j.level)) / noise, rho: levelCorrelation(j, options.minRuns).rho, heavy: heavy.has(j.series.testId) };
+      return { lift: j.scale / noise, floor: (j.series.threshold + j.step / 2 / Math.abs(j.level)) / noise, rho: j.correlation.rho, heavy: heavy.has(j.series.testId) };
     });
   return effectiveFamily(members, options.alpha);
 }
@@ -250,12 +259,12 @@ export function judgeRun(input: readonly GateSeries[], options: GateOptions): Ru
   const wide = options.runWide;
   const dropped = wide && new Set(wide.outlierRuns);
   const { prepared, outlierRuns, prior } = wide ? { prepared: input.map((s) => prepare(s, dropped!)), outlierRuns: wide.outlierRuns, prior: wide.prior } : estimate(input, options.minRuns);
-  const judged = prepared.map((p) => ({ ...p, moderated: moderatedScale(p.own, prior) }));
+  const judged = judgedOf(prepared, prior, options.minRuns);
   // 2. Wild single values, per test.
   const heavy = heavyTailedTests(judged);
   // 3. The family: gating series with enough history, each by its chance to alarm on noise.
   const family = Math.max(familyOf(judged, heavy, options), options.family ?? 0, wide?.family ?? 0);
-  const findings = judged.map((j) => decide(j, j.moderated, family, heavy.has(j.series.testId), options));
+  const findings = judged.map((j) => decide(j, family, heavy.has(j.series.testId), options));
   return { findings, family, outlierRuns: [...outlierRuns], heavyTailed: [...heavy] };
 }
 
@@ -341,7 +350,13 @@ function judgedScale(j: Prepared, noise: OwnScale): { scale: number; step: numbe
  * previousJudged: the previous run was judged against the runs before it, as its pair is now (had
  * it crossed the one-run bound, its alert would be open and the series judged against it).
  */
-function levelCorrelation(j: Prepared, minRuns: number): { rho: number; beforeRuns: number; previousJudged: boolean } {
+interface LevelCorrelation {
+  rho: number;
+  beforeRuns: number;
+  previousJudged: boolean;
+}
+
+function levelCorrelation(j: Prepared, minRuns: number): LevelCorrelation {
   const prev = j.series.previous;
   const prevInBaseline = prev !== undefined && j.baseline.some((p) => p.runId === prev.runId);
   const beforeRuns = prevInBaseline ? j.baseline.length - 1 : j.baseline.length;
@@ -349,8 +364,9 @@ function levelCorrelation(j: Prepared, minRuns: number): { rho: number; beforeRu
   return { rho: levelShare / (1 + levelShare), beforeRuns, previousJudged: prevInBaseline && beforeRuns >= minRuns };
 }
 
-function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, options: GateOptions): GateFinding {
+function decide(j: Judged, family: number, heavy: boolean, options: GateOptions): GateFinding {
   const s = j.series;
+  const noise = j.moderated;
   const up = s.higherIsBetter;
   const base = { seriesId: s.seriesId, testId: s.testId, metric: s.metric, labels: s.labels, unit: s.unit, higherIsBetter: up, gated: s.gated, value: s.value, threshold: s.threshold, runs: j.baseline.length };
   // An open alert: the value is judged back against the level the series had before the change.
@@ -372,7 +388,7 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
     return { ...base, level, change: level ? (s.value - level) / Math.abs(level) : 0, scale: noise.scale, z: 0, status: 'unjudged', regression: false, note: why };
   }
   // The print's rounding: the value may lie half a step in the better direction.
-  const { scale, step } = judgedScale(j, noise);
+  const { scale, step } = j;
   const best = s.value + (up ? step / 2 : -step / 2);
   const worse = worseness(s.value, j.level, up);
   const worseAtBest = worseness(best, j.level, up);
@@ -382,7 +398,7 @@ function decide(j: Prepared, noise: OwnScale, family: number, heavy: boolean, op
   // The two-run rule: the previous run and this one, both worse, judged together against the
   // level of the runs before them.
   const prev = s.previous;
-  const { rho, beforeRuns, previousJudged } = levelCorrelation(j, options.minRuns);
+  const { rho, beforeRuns, previousJudged } = j.correlation;
   const rules = ruleThresholds(options.alpha, n, rho, noise.df, heavy, previousJudged);
   const oneRun = heavy ? ruleThresholds(options.alpha, n, rho, noise.df, false).oneRun : rules.oneRun;
   const detectable = detectableChange({ rules, scale, threshold: s.threshold, rho, higherIsBetter: up, heavy });
