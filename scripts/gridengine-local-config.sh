@@ -77,7 +77,7 @@ configure() {
   if ! cell_qconf -sql 2>/dev/null | grep -qx "$QUEUE"; then
     file=$(mktemp -d)/$QUEUE
     cell_qconf -sq | sed -e "s|^qname .*|qname $QUEUE|" -e 's|^load_thresholds .*|load_thresholds NONE|' \
-      -e 's|^shell .*|shell /bin/bash|' >"$file"
+      -e 's|^shell .*|shell /bin/bash|' -e "s|^pe_list .*|pe_list $pes|" >"$file"
     quietly cell_qconf -Aq "$file"
     rm -rf "$(dirname "$file")"
   fi
