@@ -9,6 +9,7 @@
 // better). The message names test, metric, value, baseline, threshold and change, in upstream's
 // words (`value=... baseline=... threshold=5.00% diff=-12.34%`).
 import type { RegressionFinding, TestRecord } from '../results/json.ts';
+import { caughtText } from '../results/gate-sensitivity.ts';
 import { metricThresholds } from '../metrics/regression-thresholds.ts';
 import type { RunKind } from '../settings.ts';
 import { REGRESSION_FAILURE_PREFIX } from './rows.ts';
@@ -143,8 +144,7 @@ export const signedPercent = (fraction: number) => `${fraction >= 0 ? '+' : ''}$
 /** The worsening the gate catches in this figure (gate/detectable.ts), as `history regressions --all` lists it. */
 const caught = (f: RegressionFinding) => {
   if (!f.detectable) return '';
-  const size = (x: number | null) => (x === null ? 'none' : `${(x * 100).toFixed(1)}%`);
-  return `, catches ${size(f.detectable.oneRun)} on one run, ${size(f.detectable.byTwoRuns)} by two`;
+  return `, ${caughtText(f.detectable.oneRun, f.detectable.byTwoRuns)}`;
 };
 
 /**

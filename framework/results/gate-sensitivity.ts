@@ -18,6 +18,12 @@ export interface GateSensitivity {
   blind: number;
 }
 
+/** A worsening the gate catches, as every view prints it: a percentage of the level, or `none` (no worsening short of the whole level alerts). */
+export const caughtSizeText = (x: number | null) => (x === null ? 'none' : `${(x * 100).toFixed(1)}%`);
+
+/** A figure's sizes in the words the digest, the report and `history regressions --all` share. */
+export const caughtText = (oneRun: number | null, byTwoRuns: number | null) => `catches ${caughtSizeText(oneRun)} on one run, ${caughtSizeText(byTwoRuns)} by two`;
+
 type Judged = Pick<RegressionFinding, 'metric' | 'labels' | 'gated' | 'detectable'> & { testId: string };
 
 const asNumber = (x: number | null | undefined) => (x === null || x === undefined ? Infinity : x);

@@ -57,14 +57,14 @@ describe('what a quiet verdict rules out', () => {
       files,
     });
     expect(digest.gateSensitivity).toMatchObject({ figures: 3, medianOneRun: 0.16, medianByTwoRuns: 0.11, blind: 0, least: { testId: 'c', oneRun: 0.3, byTwoRuns: 0.2 } });
-    expect(digestTerminal(digest)).toMatch(/^gate sensitivity: the worsening caught 95 % of the time, median of 3 judged gating figure\(s\): 16\.0 % on its first run, 11\.0 % by its second; least sensitive: c TTFT \(30\.0 %, 20\.0 %\)$/m);
+    expect(digestTerminal(digest)).toMatch(/^gate sensitivity: the worsening caught 95 % of the time, median of 3 judged gating figure\(s\): 16\.0% on its first run, 11\.0% by its second; least sensitive: c TTFT \(catches 30\.0% on one run, 20\.0% by two\)$/m);
     expect(digestMarkdown(digest)).toMatch(/## Gate sensitivity\n\n- the worsening caught 95 % of the time, median of 3/);
   });
 
   it('counts the figures no worsening alerts on, and says nothing where no figure was judged', () => {
     const blind = buildDigest({ runId: 'r', tests: [judged('a', 0.14, 0.1), judged('wild', null, 0.4), judged('loud', null, null)], files });
     expect(blind.gateSensitivity).toMatchObject({ medianOneRun: null, medianByTwoRuns: 0.4, blind: 1, least: { testId: 'loud' } });
-    expect(digestTerminal(blind)).toMatch(/: not caught on its first run, 40\.0 % by its second; least sensitive: loud TTFT \(not caught, not caught\); 1 figure\(s\) too noisy for any worsening to alert/);
+    expect(digestTerminal(blind)).toMatch(/: none on its first run, 40\.0% by its second; least sensitive: loud TTFT \(catches none on one run, none by two\); 1 figure\(s\) too noisy for any worsening to alert/);
     const none = buildDigest({ runId: 'r', tests: [{ testId: 'young', record: record('young', finding({ status: 'unjudged' })) }], files });
     expect(none.gateSensitivity).toBeUndefined();
     expect(digestTerminal(none)).not.toMatch(/gate sensitivity/);

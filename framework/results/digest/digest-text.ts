@@ -3,7 +3,7 @@
 // what a reader of a log's tail needs: regressions, skipped tests, tests not run, the totals
 // and where the report is.
 import type { Digest, DigestFigure, DigestHeadline, DigestTest } from './digest.ts';
-import type { GateSensitivity } from '../gate-sensitivity.ts';
+import { caughtSizeText, caughtText, type GateSensitivity } from '../gate-sensitivity.ts';
 import { labelsText } from './digest.ts';
 import { belowResolutionText } from '../../metrics/resolution.ts';
 import { STATE_WORDS, TIME_WORDS } from '../test-states.ts';
@@ -63,14 +63,12 @@ function baselineText(h: DigestHeadline | undefined): string {
   return `${signed(b.changePercent)}${mark}`;
 }
 
-const sizeText = (x: number | null) => (x === null ? 'not caught' : `${(x * 100).toFixed(1)} %`);
-
 /** What a quiet verdict rules out, and where the gate sees least: one line under the verdict. */
 export function sensitivityText(s: GateSensitivity): string {
   const l = s.least;
   const labels = labelsText(l.labels);
   const blind = s.blind ? `; ${s.blind} figure(s) too noisy for any worsening to alert` : '';
-  return `gate sensitivity: the worsening caught ${Math.round(s.power * 100)} % of the time, median of ${s.figures} judged gating figure(s): ${sizeText(s.medianOneRun)} on its first run, ${sizeText(s.medianByTwoRuns)} by its second; least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} (${sizeText(l.oneRun)}, ${sizeText(l.byTwoRuns)})${blind}`;
+  return `gate sensitivity: the worsening caught ${Math.round(s.power * 100)} % of the time, median of ${s.figures} judged gating figure(s): ${caughtSizeText(s.medianOneRun)} on its first run, ${caughtSizeText(s.medianByTwoRuns)} by its second; least sensitive: ${l.testId} ${l.metric}${labels ? `{${labels}}` : ''} (${caughtText(l.oneRun, l.byTwoRuns)})${blind}`;
 }
 
 function totalsLine(d: Digest): string {
