@@ -176,7 +176,7 @@ describe("the gate's verdict in the report", () => {
     expect(html).toMatch(/<section id="open-alerts"><h2>Open alerts<\/h2>[\s\S]*a1234abcd/);
   });
   it('says under the counts what the gate catches, as the digest says it', () => {
-    expect(html).toMatch(/<p class="meta" id="gate-sensitivity">gate sensitivity: the worsening caught 95 % of the time, median of 1 judged gating figure\(s\): 14\.4 % on its first run, 10\.1 % by its second/);
+    expect(html).toMatch(/<p class="meta" id="gate-sensitivity">gate sensitivity: the worsening caught 95 % of the time, median of 1 judged gating figure\(s\): 14\.4% on its first run, 10\.1% by its second/);
     expect(renderReport({ records }).html).not.toMatch(/id="gate-sensitivity"/);
   });
   it('says 0 regressed, and no alert section, when the gate found none', () => {
