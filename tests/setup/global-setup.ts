@@ -4,7 +4,8 @@
 // up; DISAGG_NO_GRIDENGINE=1 leaves it off): two execution hosts in namespaces of their own where
 // this kernel allows them, else one (and the reason, for the tests that need two). At the end it stops each if it started it (not when it
 // found it up, nor with DISAGG_KEEP_SLURM=1 / DISAGG_KEEP_GRIDENGINE=1), then fails the run if any
-// process the run started is still alive (naming and killing each).
+// process the run started is still alive (naming and killing each). A setup that fails stops what
+// it started before it throws: Vitest runs no teardown after a failed setup.
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
@@ -34,19 +35,29 @@ const gridEngineSize: Record<string, string> = {};
 const gridEngineLocal = (verb: string, timeoutMs = 600_000) =>
   execa('bash', [gridEngineScript, verb], { reject: false, stdin: 'ignore', all: true, timeout: timeoutMs, env: gridEngineSize });
 
+type ScriptRun = Awaited<ReturnType<typeof gridEngineLocal>>;
+
+/** The error of a bring-up script's verb that failed: its outcome, the tail of its output, what to do. */
+function bringUpError(what: string, command: string, run: ScriptRun, skip: string): Error {
+  const tail = String(run.all ?? '').trim().split('\n').slice(-40).join('\n');
+  return new Error(`could not bring up ${what} (${command}: ${run.timedOut ? 'timed out' : `exit code ${run.exitCode}`}).\n${tail}\nFix the cause above, or set ${skip}.`);
+}
+const gridEngineError = (verb: string, run: ScriptRun) =>
+  bringUpError('the local Grid Engine cell', `bash ${gridEngineScript} ${verb}`, run, 'DISAGG_NO_GRIDENGINE=1 to skip the tests that need it');
+
 /** Brings the Grid Engine cell up; says whether this run started it, its hosts, and why it has one only. */
 async function bringUpGridEngine(): Promise<{ startedHere: boolean; hosts: string[]; oneHostWhy: string }> {
   const check = await gridEngineLocal('netns-check', 60_000);
-  const oneHostWhy = check.exitCode === 0 ? '' : `the cell has one host: network namespaces are not available here (${String(check.stdout ?? '').trim() || `netns-check: exit code ${check.exitCode}`})`;
+  // exit 3: no namespaces here (one host will do); any other failure is the script's (a bad setting)
+  if (check.exitCode !== 0 && check.exitCode !== 3) throw gridEngineError('netns-check', check);
+  const oneHostWhy = check.exitCode === 0 ? '' : `the cell has one host: network namespaces are not available here (${String(check.stdout ?? '').trim()})`;
   if (oneHostWhy) gridEngineSize.DISAGG_GE_HOSTS = '1';
   const wasUp = (await gridEngineLocal('status', 60_000)).exitCode === 0;
   const up = await gridEngineLocal('up');
   if (up.failed) {
-    const tail = String(up.all ?? '').trim().split('\n').slice(-40).join('\n');
-    throw new Error(
-      `could not bring up the local Grid Engine cell (bash ${gridEngineScript} up: ${up.timedOut ? 'timed out' : `exit code ${up.exitCode}`}).\n` +
-        `${tail}\nFix the cause above, or set DISAGG_NO_GRIDENGINE=1 to skip the tests that need it.`,
-    );
+    // a cell this run began to start (its qmaster up, its queue refused) is not left running
+    if (!wasUp) await gridEngineLocal('down', 180_000);
+    throw gridEngineError('up', up);
   }
   const hosts = String((await gridEngineLocal('hosts', 60_000)).stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
   return { startedHere: !wasUp, hosts, oneHostWhy };
@@ -57,15 +68,15 @@ async function bringUpCluster(): Promise<{ startedHere: boolean; slurmConf: stri
   const wasUp = (await slurmLocal('status', 60_000)).exitCode === 0;
   const up = await slurmLocal('up');
   if (up.failed) {
-    const tail = String(up.all ?? '').trim().split('\n').slice(-40).join('\n');
-    throw new Error(
-      `could not bring up the local SLURM cluster (bash ${script} up: ${up.timedOut ? 'timed out' : `exit code ${up.exitCode}`}).\n` +
-        `${tail}\nFix the cause above, or set DISAGG_NO_SLURM=1 to skip the tests that need the cluster.`,
-    );
+    if (!wasUp) await slurmLocal('down', 180_000);
+    throw bringUpError('the local SLURM cluster', `bash ${script} up`, up, 'DISAGG_NO_SLURM=1 to skip the tests that need the cluster');
   }
-  const env = await execa('bash', [script, 'env'], { stdin: 'ignore' });
-  const slurmConf = /SLURM_CONF=(\S+)/.exec(env.stdout)?.[1];
-  if (!slurmConf) throw new Error(`bash ${script} env printed no SLURM_CONF: ${env.stdout}`);
+  const env = await execa('bash', [script, 'env'], { stdin: 'ignore', reject: false });
+  const slurmConf = /SLURM_CONF=(\S+)/.exec(String(env.stdout ?? ''))?.[1];
+  if (!slurmConf) {
+    if (!wasUp) await slurmLocal('down', 180_000);
+    throw new Error(`bash ${script} env printed no SLURM_CONF: ${env.stdout}`);
+  }
   return { startedHere: !wasUp, slurmConf };
 }
 
@@ -82,15 +93,25 @@ export default async function setup(project: TestProject) {
   // The cell comes up while SLURM does: it adds little to the setup's time.
   const gridEngineUp = process.env.DISAGG_NO_GRIDENGINE === '1' ? undefined : bringUpGridEngine();
   gridEngineUp?.catch(() => {}); // awaited below, after SLURM's outcome
-  if (process.env.DISAGG_NO_SLURM === '1') {
-    project.provide('slurmConf', '');
-  } else {
-    cluster = await bringUpCluster();
-    // Workers start after globalSetup and inherit this; provide() serves tests that read it explicitly.
-    process.env.SLURM_CONF = cluster.slurmConf;
-    project.provide('slurmConf', cluster.slurmConf);
+  let gridEngine: Awaited<typeof gridEngineUp>;
+  try {
+    if (process.env.DISAGG_NO_SLURM === '1') {
+      project.provide('slurmConf', '');
+    } else {
+      cluster = await bringUpCluster();
+      // Workers start after globalSetup and inherit this; provide() serves tests that read it explicitly.
+      process.env.SLURM_CONF = cluster.slurmConf;
+      project.provide('slurmConf', cluster.slurmConf);
+    }
+    gridEngine = await gridEngineUp;
+  } catch (err) {
+    // No teardown follows a setup that throws: what this run started stops here (the other one's
+    // bring-up finished first, so that nothing is left half up).
+    const cell = await gridEngineUp?.catch(() => undefined);
+    if (cluster?.startedHere) await slurmLocal('down', 180_000);
+    if (cell?.startedHere) await gridEngineLocal('down', 180_000);
+    throw err;
   }
-  const gridEngine = await gridEngineUp;
   project.provide('gridEngine', gridEngine !== undefined);
   project.provide('gridEngineHosts', gridEngine?.hosts ?? []);
   project.provide('gridEngineOneHostWhy', gridEngine?.oneHostWhy ?? '');

@@ -2,7 +2,7 @@
 // child runs of a one-test Vitest config that uses it (tests/fixtures/setup/vitest.config.ts):
 // a cluster the run started is stopped, one it found up (or DISAGG_KEEP_SLURM=1) stays, and a
 // process a test leaves running fails the run, named, and is killed, as does a process of a
-// cluster job that outlives the cluster. The cluster is a second
+// cluster job that outlives the cluster; a setup that fails after starting the cluster stops it. The cluster is a second
 // one, with its own folder and ports (faults-cluster.ts): the shared one is never touched.
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -89,6 +89,19 @@ describeCluster('the cluster at the end of a run (a cluster of its own)', () => 
     expect(foundUp.output).toMatch(/fixture: cluster nodes n1 n2 n3/);
     expect(foundUp.output).not.toContain('local SLURM cluster stopped');
     expect(await daemons()).toEqual(before); // the same daemons, not restarted
+  });
+
+  it('stops the cluster it started when the setup fails after it (Vitest runs no teardown then)', { timeout: 600_000 }, async () => {
+    const clusterEnv = await faultsClusterScriptEnv();
+    if (await isUp()) await faultsCluster('down');
+    // The Grid Engine cell's bring-up refuses a bad setting at once, before it touches any cell; the
+    // cluster comes up meanwhile, so the setup fails with the cluster up.
+    const run = await childRun({ ...clusterEnv, DISAGG_NO_GRIDENGINE: '', DISAGG_GE_HOSTS: 'x' });
+    expect(run.code, run.output).not.toBe(0);
+    expect(run.output).toMatch(/could not bring up the local Grid Engine cell \(bash \S+ netns-check: exit code 2\)[^]*DISAGG_GE_HOSTS=x is not 1\.\.9/);
+    expect(run.output).not.toMatch(/fixture: cluster nodes/); // no test ran
+    expect(await isUp()).toBe(false);
+    expect(await daemons()).toEqual([]);
   });
 
   it('kills a job\'s process that outlived the cluster it stopped, names it and fails the run', { timeout: 600_000 }, async () => {
