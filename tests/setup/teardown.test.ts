@@ -98,7 +98,7 @@ describeCluster('the cluster at the end of a run (a cluster of its own)', () => 
     // cluster comes up meanwhile, so the setup fails with the cluster up.
     const run = await childRun({ ...clusterEnv, DISAGG_NO_GRIDENGINE: '', DISAGG_GE_HOSTS: 'x' });
     expect(run.code, run.output).not.toBe(0);
-    expect(run.output).toMatch(/could not bring up the local Grid Engine cell \(bash \S+ netns-check: exit code 2\)[^]*DISAGG_GE_HOSTS=x is not 1\.\.9/);
+    expect(run.output).toMatch(/could not bring up the local Grid Engine cell \(bash \S+ netns-check: exit code 2\)[\s\S]*DISAGG_GE_HOSTS=x is not 1\.\.9/);
     expect(run.output).not.toMatch(/fixture: cluster nodes/); // no test ran
     expect(await isUp()).toBe(false);
     expect(await daemons()).toEqual([]);
