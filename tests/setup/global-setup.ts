@@ -66,18 +66,18 @@ async function bringUpGridEngine(): Promise<{ startedHere: boolean; hosts: strin
 /** Brings the cluster up; says whether this run started it (false: it was already up). */
 async function bringUpCluster(): Promise<{ startedHere: boolean; slurmConf: string }> {
   const wasUp = (await slurmLocal('status', 60_000)).exitCode === 0;
-  const up = await slurmLocal('up');
-  if (up.failed) {
+  try {
+    const up = await slurmLocal('up');
+    if (up.failed) throw bringUpError('the local SLURM cluster', `bash ${script} up`, up, 'DISAGG_NO_SLURM=1 to skip the tests that need the cluster');
+    const env = await execa('bash', [script, 'env'], { stdin: 'ignore', reject: false });
+    const slurmConf = /SLURM_CONF=(\S+)/.exec(String(env.stdout ?? ''))?.[1];
+    if (!slurmConf) throw new Error(`bash ${script} env printed no SLURM_CONF: ${env.stdout}`);
+    return { startedHere: !wasUp, slurmConf };
+  } catch (err) {
+    // a cluster this run began to start is not left running
     if (!wasUp) await slurmLocal('down', 180_000);
-    throw bringUpError('the local SLURM cluster', `bash ${script} up`, up, 'DISAGG_NO_SLURM=1 to skip the tests that need the cluster');
+    throw err;
   }
-  const env = await execa('bash', [script, 'env'], { stdin: 'ignore', reject: false });
-  const slurmConf = /SLURM_CONF=(\S+)/.exec(String(env.stdout ?? ''))?.[1];
-  if (!slurmConf) {
-    if (!wasUp) await slurmLocal('down', 180_000);
-    throw new Error(`bash ${script} env printed no SLURM_CONF: ${env.stdout}`);
-  }
-  return { startedHere: !wasUp, slurmConf };
 }
 
 /** Pids of the cluster's daemons (kept running: they are no leak). */
